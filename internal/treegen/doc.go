@@ -1,0 +1,2 @@
+// Package treegen writes synthetic dispatch trees for benchmarks and tests.
+package treegen

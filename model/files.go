@@ -1,0 +1,117 @@
+package model
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Heartbeat is the parsed `.heartbeat` file (SPEC §1).
+type Heartbeat struct {
+	PID             int     `json:"pid"`
+	ParentHeartbeat string  `json:"parent_heartbeat"`
+	Role            string  `json:"role"`
+	Started         float64 `json:"started"`
+	Status          string  `json:"status"`
+	// Team, TaskID and Worktree are optional fields some writers add.
+	Team     string `json:"team,omitempty"`
+	TaskID   string `json:"task_id,omitempty"`
+	Worktree string `json:"worktree,omitempty"`
+	// Extra keeps every field not named above, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// StartedTime converts Started (float seconds since the epoch) to a time.
+func (h Heartbeat) StartedTime() time.Time {
+	if h.Started <= 0 {
+		return time.Time{}
+	}
+	sec := int64(h.Started)
+	nsec := int64((h.Started - float64(sec)) * 1e9)
+	return time.Unix(sec, nsec)
+}
+
+// ChildEntry is one line of a parent's `.children` registry (SPEC §1).
+type ChildEntry struct {
+	Heartbeat string  `json:"heartbeat"`
+	Team      string  `json:"team"`
+	TaskID    *string `json:"task_id"`
+	Status    string  `json:"status"`
+	Worktree  string  `json:"worktree,omitempty"`
+}
+
+// RegistryLine is one line of a `.children` file as it is on disk.
+type RegistryLine struct {
+	Number int    // 1-based line number
+	Raw    []byte // the line verbatim, without its newline (CR kept)
+	// Entry is the parsed line; nil when the line does not parse.
+	Entry *ChildEntry
+	Err   string // why the line did not parse; "" when it did
+	// Torn marks a last line without its newline: an append in flight.
+	Torn bool
+}
+
+// TaskIDString is the entry's task id, or "" when null.
+func (e ChildEntry) TaskIDString() string {
+	if e.TaskID == nil {
+		return ""
+	}
+	return *e.TaskID
+}
+
+// CfA work-state outcomes.
+const (
+	OutcomeWorking = "working"
+	OutcomeSuccess = "success"
+	OutcomeFailure = "failure"
+)
+
+// CfaState is the parsed `.cfa-state.json` (SPEC §1).
+type CfaState struct {
+	State          string            `json:"state"`
+	History        []json.RawMessage `json:"history"`
+	BacktrackCount int               `json:"backtrack_count"`
+	TaskID         string            `json:"task_id"`
+	Phase          string            `json:"phase,omitempty"`
+	Actor          string            `json:"actor,omitempty"`
+	ParentID       string            `json:"parent_id,omitempty"`
+	TeamID         string            `json:"team_id,omitempty"`
+	Depth          int               `json:"depth,omitempty"`
+}
+
+// Outcome classifies the CfA state: working, success or failure.
+func (c CfaState) Outcome() string {
+	switch c.State {
+	case "DONE", "COMPLETED_WORK":
+		return OutcomeSuccess
+	case "WITHDRAWN", "FAILURE":
+		return OutcomeFailure
+	}
+	return OutcomeWorking
+}
+
+// RetryCount is the parsed `.retry-count` (SPEC §1).
+type RetryCount struct {
+	Total   int            `json:"total"`
+	ByPhase map[string]int `json:"by_phase,omitempty"`
+}
+
+// Blocked is a present blocked sentinel; Question is empty when unparseable.
+type Blocked struct {
+	Path     string `json:"path"`
+	Question string `json:"question"`
+	Context  string `json:"context,omitempty"`
+	Kind     string `json:"kind,omitempty"`
+}
+
+// ResumePending is the parsed `.resume-pending` marker (SPEC §5.2).
+type ResumePending struct {
+	PID  int       `json:"pid"`
+	Time time.Time `json:"time"`
+	User string    `json:"user"`
+}
+
+// Problem is a read or parse error with the path it concerns.
+type Problem struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
+}

@@ -1,0 +1,165 @@
+package model
+
+import "time"
+
+// Node is one agent instance: the facts read from its infra dir, its place in
+// the forest, and (once classified) its state, flags, reason and action.
+type Node struct {
+	// Identity.
+	ID       string // infra dir relative to its root, '/'-separated (SPEC §2)
+	Root     string // absolute root the node was found under
+	InfraDir string // absolute infra dir
+	// HeartbeatPath is where the heartbeat is or is expected ("" for a legacy
+	// node known from `.running` only).
+	HeartbeatPath string
+
+	// Facts from disk.
+	HasHeartbeat   bool       // the .heartbeat file exists
+	Heartbeat      *Heartbeat // nil when absent or unparseable
+	HeartbeatRaw   []byte     // the file as read (capped), for the detail pane
+	BeatMtime      time.Time  // mtime of .heartbeat (or .running for legacy)
+	Legacy         bool       // known from `.running` only
+	LegacyPID      int        // the pid in `.running`
+	Registry       []RegistryLine
+	RegistryPath   string // absolute path of this node's .children ("" when none)
+	RegistryMtime  time.Time
+	RegistrySize   int64
+	Entry          *ChildEntry // this node's line in its parent's registry
+	Cfa            *CfaState
+	Retries        RetryCount
+	Blocked        *Blocked
+	ActivityMtime  time.Time // newest *-stream.jsonl mtime
+	Merged         bool      // `.merged` exists
+	ResumePending  *ResumePending
+	ResumeMtime    time.Time // mtime of .resume-pending
+	Problems       []Problem
+	ScanFlags      []Flag   // flags found while scanning: conflict, cycle, outside_root, unreadable
+	OtherParents   []string // ids of the parents that lost a conflict (SPEC §2)
+	ParentID       string   // "" for a session
+	Parent         *Node    `json:"-"`
+	Children       []*Node  // sorted by id
+	DeclaredParent string   // parent_heartbeat as written, for the detail pane
+
+	// Classification (liveness fills these).
+	State  State
+	Flags  []Flag
+	Reason string
+	Action Action
+	// Process is what the process probe said, when it was asked.
+	Process ProcessStatus
+	// OrphanedSince is when the parent stopped running, for an orphaned node.
+	OrphanedSince time.Time
+}
+
+// ProcessStatus is the result of probing a pid against a heartbeat's started.
+type ProcessStatus int
+
+const (
+	ProcessNotProbed  ProcessStatus = iota
+	ProcessAlive                    // pid exists, create time matches started
+	ProcessGone                     // no such pid
+	ProcessReused                   // pid exists but belongs to another process
+	ProcessUnverified               // pid exists, create time unreadable: treated as alive
+)
+
+func (p ProcessStatus) String() string {
+	switch p {
+	case ProcessAlive:
+		return "alive"
+	case ProcessGone:
+		return "gone"
+	case ProcessReused:
+		return "reused"
+	case ProcessUnverified:
+		return "unverified"
+	}
+	return "not probed"
+}
+
+// PID is the pid the node names: the heartbeat's, else the legacy sentinel's.
+func (n *Node) PID() int {
+	if n.Heartbeat != nil {
+		return n.Heartbeat.PID
+	}
+	return n.LegacyPID
+}
+
+// Status is the raw heartbeat status, or "" when there is none.
+func (n *Node) Status() string {
+	if n.Heartbeat != nil {
+		return n.Heartbeat.Status
+	}
+	return ""
+}
+
+// Role is the heartbeat's role, else the last-but-one id segment.
+func (n *Node) Role() string {
+	if n.Heartbeat != nil && n.Heartbeat.Role != "" {
+		return n.Heartbeat.Role
+	}
+	return ""
+}
+
+// Team is the registry entry's team, else the heartbeat's.
+func (n *Node) Team() string {
+	if n.Entry != nil && n.Entry.Team != "" {
+		return n.Entry.Team
+	}
+	if n.Heartbeat != nil {
+		return n.Heartbeat.Team
+	}
+	return ""
+}
+
+// TaskID is the registry entry's task id, else the heartbeat's, else the CfA's.
+func (n *Node) TaskID() string {
+	if n.Entry != nil && n.Entry.TaskID != nil {
+		return *n.Entry.TaskID
+	}
+	if n.Heartbeat != nil && n.Heartbeat.TaskID != "" {
+		return n.Heartbeat.TaskID
+	}
+	if n.Cfa != nil {
+		return n.Cfa.TaskID
+	}
+	return ""
+}
+
+// HasFlag reports whether the classified flags hold f.
+func (n *Node) HasFlag(f Flag) bool {
+	for _, g := range n.Flags {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}
+
+// HasScanFlag reports whether the scan flags hold f.
+func (n *Node) HasScanFlag(f Flag) bool {
+	for _, g := range n.ScanFlags {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}
+
+// Walk calls fn for n and every descendant, depth first, in id order.
+func (n *Node) Walk(fn func(*Node)) {
+	fn(n)
+	for _, c := range n.Children {
+		c.Walk(fn)
+	}
+}
+
+// Transition is a change of a node's state or flags, or its appearance or
+// disappearance (From or To is "" then).
+type Transition struct {
+	Time      time.Time
+	ID        string
+	From, To  State
+	FromFlags []Flag
+	ToFlags   []Flag
+	Reason    string
+}

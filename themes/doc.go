@@ -1,0 +1,3 @@
+// Package themes holds the colour palettes (built-in and user TOML files)
+// from which the ui builds its styles.
+package themes

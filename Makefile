@@ -1,0 +1,43 @@
+# dispatchtop — the two commands a newcomer needs are `make demo` and `make test`.
+GO      ?= go
+BIN     ?= bin/dispatchtop
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/dispatchtop/dispatchtop/cli.Version=$(VERSION)
+
+.PHONY: all build deps test vet bench run demo fuzz clean
+
+all: build
+
+deps:
+	$(GO) mod download
+
+build: deps
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
+
+vet: deps
+	$(GO) vet ./...
+
+# The whole suite, race detector on; fuzz seed corpora run as plain tests.
+test: vet
+	$(GO) test -race -count=1 ./...
+
+# Prints the SPEC §8 figures (benchmarks, not timed tests: machines are noisy).
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5x ./scanner ./liveness
+	$(GO) test -run '^$$' -bench . -benchmem ./ui ./cli 2>/dev/null || true
+
+# A snapshot of the bundled example tree.
+run: build
+	./scripts/example-tree.sh $(BIN)
+
+demo: build
+	./$(BIN) demo
+
+# Short fuzzing runs of every parser.
+fuzz: deps
+	for f in FuzzHeartbeat FuzzRegistry FuzzCfa FuzzRetryCount FuzzBlocked; do \
+		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 20s ./scanner || exit 1; \
+	done
+
+clean:
+	rm -rf bin

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// binary is the dispatchtop built once for the end-to-end tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "dispatchtop-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "dispatchtop")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// run executes the binary and returns stdout, stderr and the exit code.
+func run(t *testing.T, dir string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+// e2eTree writes a small .sessions tree: a live session lead (this test's
+// own process, whose create time is read back through ps-free /proc), a
+// finished child and a dead child whose pid is gone.
+func e2eTree(t *testing.T) (root string, livePid int) {
+	t.Helper()
+	root = filepath.Join(t.TempDir(), ".sessions")
+	sleep := exec.Command("sleep", "300")
+	if err := sleep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sleep.Process.Kill(); sleep.Wait() })
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	started := processStart(t, sleep.Process.Pid)
+	now := time.Now()
+	lead := filepath.Join(root, "20261122-050000")
+	write := func(dir, name, body string, mtime time.Time) {
+		t.Helper()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leadHB := filepath.Join(lead, ".heartbeat")
+	write(lead, ".heartbeat", fmt.Sprintf(`{"pid": %d, "parent_heartbeat": "", "role": "lead", "started": %f, "status": "running"}`, sleep.Process.Pid, started), now.Add(-3*time.Second))
+	done := filepath.Join(lead, "plan", "20261122-050100")
+	dead := filepath.Join(lead, "code", "20261122-050200")
+	write(lead, ".children",
+		fmt.Sprintf(`{"heartbeat": %q, "team": "plan", "task_id": null, "status": "active"}`+"\n", filepath.Join(done, ".heartbeat"))+
+			fmt.Sprintf(`{"heartbeat": %q, "team": "code", "task_id": "t-2", "status": "active"}`+"\n", filepath.Join(dead, ".heartbeat")),
+		now.Add(-time.Minute))
+	write(done, ".heartbeat", fmt.Sprintf(`{"pid": 999999, "parent_heartbeat": %q, "role": "plan", "started": 1, "status": "completed"}`, leadHB), now.Add(-time.Minute))
+	write(done, ".cfa-state.json", `{"state": "DONE", "history": [], "backtrack_count": 0, "task_id": null}`, now.Add(-time.Minute))
+	write(dead, ".heartbeat", fmt.Sprintf(`{"pid": %d, "parent_heartbeat": %q, "role": "code", "started": 1, "status": "running"}`, gone.Process.Pid, leadHB), now.Add(-3*time.Minute))
+	return root, sleep.Process.Pid
+}
+
+// processStart reads a process's create time through the binary's own view:
+// the e2e test must not share code with what it checks, so it asks /proc.
+func processStart(t *testing.T, pid int) float64 {
+	t.Helper()
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
+	var ticks float64
+	fmt.Sscan(fields[19], &ticks) // starttime, field 22 of stat
+	uptime, err := os.ReadFile("/proc/uptime")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var up float64
+	fmt.Sscan(string(uptime), &up)
+	boot := float64(time.Now().UnixNano())/1e9 - up
+	return boot + ticks/100
+}
+
+func TestOnceJSONSchemaAndExitCodes(t *testing.T) {
+	root, livePid := e2eTree(t)
+	stdout, stderr, code := run(t, t.TempDir(), "--once", "--json", root)
+	if code != 1 {
+		t.Fatalf("exit code = %d, want 1 (a dead node, default --fail-on dead); stderr: %s", code, stderr)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
+	}
+	if doc["schema"] != "dispatchtop/v1" {
+		t.Errorf("schema = %v", doc["schema"])
+	}
+	for _, key := range []string{"generated_at", "roots", "thresholds", "summary", "sessions", "problems"} {
+		if _, ok := doc[key]; !ok {
+			t.Errorf("document lacks %q", key)
+		}
+	}
+	sum := doc["summary"].(map[string]any)
+	for key, want := range map[string]float64{"nodes": 3, "sessions": 1, "running": 1, "dead": 1, "finished": 1, "missing": 0} {
+		if sum[key] != want {
+			t.Errorf("summary.%s = %v, want %v", key, sum[key], want)
+		}
+	}
+	session := doc["sessions"].([]any)[0].(map[string]any)
+	nodeKeys := []string{"id", "infra_dir", "heartbeat", "state", "flags", "reason", "action", "role", "team",
+		"task_id", "pid", "started", "status", "beat_age_s", "activity_age_s", "cfa", "retries", "blocked",
+		"parent", "children"}
+	for _, key := range nodeKeys {
+		if _, ok := session[key]; !ok {
+			t.Errorf("node lacks %q", key)
+		}
+	}
+	if session["state"] != "running" || session["pid"] != float64(livePid) {
+		t.Errorf("lead = %v pid %v, want running pid %d", session["state"], session["pid"], livePid)
+	}
+	children := session["children"].([]any)
+	states := map[string]string{}
+	for _, c := range children {
+		c := c.(map[string]any)
+		states[c["id"].(string)] = c["state"].(string)
+		if c["parent"] != session["id"] {
+			t.Errorf("child %v parent = %v", c["id"], c["parent"])
+		}
+	}
+	want := map[string]string{"20261122-050000/code/20261122-050200": "dead", "20261122-050000/plan/20261122-050100": "finished"}
+	for id, st := range want {
+		if states[id] != st {
+			t.Errorf("node %s state = %q, want %q (all: %v)", id, states[id], st, states)
+		}
+	}
+	if !strings.Contains(stderr, "--fail-on") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("stderr should be one line naming --fail-on, got %q", stderr)
+	}
+}
+
+func TestOnceFailOnSelectsTheExitCode(t *testing.T) {
+	root, _ := e2eTree(t)
+	tests := []struct {
+		name   string
+		failOn string
+		want   int
+	}{
+		{"dead nodes fail by default", "", 1},
+		{"missing only: none here", "missing", 0},
+		{"finished present", "finished", 1},
+		{"a flag nobody has", "kill_candidate", 0},
+		{"empty list fails on nothing", "none", 0},
+		{"unknown name is a usage error", "zombie", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"--once", root}
+			if tt.failOn != "" {
+				args = append(args, "--fail-on", tt.failOn)
+			}
+			_, stderr, code := run(t, t.TempDir(), args...)
+			if code != tt.want {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tt.want, stderr)
+			}
+		})
+	}
+}
+
+func TestOnceTextHasNoColourWhenPiped(t *testing.T) {
+	root, _ := e2eTree(t)
+	stdout, _, _ := run(t, t.TempDir(), "--once", root)
+	if strings.Contains(stdout, "\x1b[") {
+		t.Errorf("piped text output has escape sequences:\n%q", stdout)
+	}
+	for _, want := range []string{"✖ dead", "✔ finished", "● running", "20261122-050000/code/20261122-050200", "wait"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("text output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestUnreadableRootIsAUsageError(t *testing.T) {
+	_, stderr, code := run(t, t.TempDir(), "--once", filepath.Join(t.TempDir(), "nope"))
+	if code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+	if lines := strings.Count(strings.TrimSpace(stderr), "\n") + 1; lines != 1 || !strings.Contains(stderr, "nope") {
+		t.Errorf("stderr should be one line that names the root, got %q", stderr)
+	}
+}
+
+func TestBadUsageExitsTwo(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"unknown flag", []string{"--bogus"}},
+		{"json without once", []string{"--json"}},
+		{"negative stale", []string{"--once", "--stale", "-1s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, code := run(t, t.TempDir(), tt.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+		})
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	out, _, code := run(t, t.TempDir(), "version")
+	if code != 0 || !strings.HasPrefix(out, "dispatchtop ") {
+		t.Errorf("version: %q exit %d", out, code)
+	}
+	out, _, code = run(t, t.TempDir(), "--help")
+	if code != 0 || !strings.Contains(out, "--once") || !strings.Contains(out, "--fail-on") {
+		t.Errorf("help lacks the flags: %q exit %d", out, code)
+	}
+	out, _, code = run(t, t.TempDir(), "completion", "bash")
+	if code != 0 || !strings.Contains(out, "dispatchtop") {
+		t.Errorf("bash completion: exit %d", code)
+	}
+}

@@ -1,0 +1,193 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// Schema names the JSON contract: fields are added, never renamed or removed.
+const Schema = "dispatchtop/v1"
+
+// Document is the --once --json output (SPEC §4.1).
+type Document struct {
+	Schema      string          `json:"schema"`
+	GeneratedAt string          `json:"generated_at"`
+	Roots       []string        `json:"roots"`
+	Thresholds  ThresholdsJSON  `json:"thresholds"`
+	PidCheck    bool            `json:"pid_check"`
+	Summary     model.Summary   `json:"summary"`
+	Sessions    []NodeJSON      `json:"sessions"`
+	Problems    []model.Problem `json:"problems"`
+}
+
+// ThresholdsJSON are the thresholds in seconds.
+type ThresholdsJSON struct {
+	BeatS           float64 `json:"beat_s"`
+	StaleS          float64 `json:"stale_s"`
+	KillAfterS      float64 `json:"kill_after_s"`
+	ExitGraceS      float64 `json:"exit_grace_s"`
+	StartToleranceS float64 `json:"start_tolerance_s"`
+}
+
+// NodeJSON is one node of the forest (SPEC §4.1 NODE).
+type NodeJSON struct {
+	ID           string                     `json:"id"`
+	InfraDir     string                     `json:"infra_dir"`
+	Heartbeat    *string                    `json:"heartbeat"`
+	State        model.State                `json:"state"`
+	Flags        []model.Flag               `json:"flags"`
+	Reason       string                     `json:"reason"`
+	Action       model.Action               `json:"action"`
+	Role         string                     `json:"role"`
+	Team         string                     `json:"team"`
+	TaskID       *string                    `json:"task_id"`
+	PID          *int                       `json:"pid"`
+	Started      *float64                   `json:"started"`
+	Status       *string                    `json:"status"`
+	BeatAgeS     *float64                   `json:"beat_age_s"`
+	ActivityAgeS *float64                   `json:"activity_age_s"`
+	Cfa          *CfaJSON                   `json:"cfa"`
+	Retries      RetriesJSON                `json:"retries"`
+	Blocked      *string                    `json:"blocked"`
+	Parent       *string                    `json:"parent"`
+	OtherParents []string                   `json:"other_parents,omitempty"`
+	Problems     []model.Problem            `json:"problems,omitempty"`
+	Extra        map[string]json.RawMessage `json:"extra,omitempty"`
+	Children     []NodeJSON                 `json:"children"`
+}
+
+// CfaJSON is the node's work state and its outcome.
+type CfaJSON struct {
+	State   string `json:"state"`
+	Outcome string `json:"outcome"`
+}
+
+// RetriesJSON counts resumes: in all, in the current CfA state, and left.
+type RetriesJSON struct {
+	Total int `json:"total"`
+	Phase int `json:"phase"`
+	Left  int `json:"left"`
+}
+
+// BuildDocument turns a snapshot into the JSON document.
+func BuildDocument(snap *model.Snapshot) Document {
+	th := snap.Thresholds
+	doc := Document{
+		Schema:      Schema,
+		GeneratedAt: snap.GeneratedAt.UTC().Format(time.RFC3339),
+		Roots:       nonNil(snap.Roots),
+		Thresholds: ThresholdsJSON{
+			BeatS:           th.Beat.Seconds(),
+			StaleS:          th.Stale.Seconds(),
+			KillAfterS:      th.KillAfter.Seconds(),
+			ExitGraceS:      th.ExitGrace.Seconds(),
+			StartToleranceS: th.StartTolerance.Seconds(),
+		},
+		PidCheck: !th.NoPidCheck,
+		Summary:  snap.Summarize(),
+		Sessions: make([]NodeJSON, 0, len(snap.Sessions)),
+		Problems: snap.Problems,
+	}
+	if doc.Problems == nil {
+		doc.Problems = []model.Problem{}
+	}
+	for _, s := range snap.Sessions {
+		doc.Sessions = append(doc.Sessions, nodeJSON(s, snap.GeneratedAt))
+	}
+	return doc
+}
+
+// WriteJSON writes the document, indented, with a trailing newline.
+func WriteJSON(w io.Writer, snap *model.Snapshot) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(BuildDocument(snap))
+}
+
+func nodeJSON(n *model.Node, now time.Time) NodeJSON {
+	out := NodeJSON{
+		ID:       n.ID,
+		InfraDir: n.InfraDir,
+		State:    n.State,
+		Flags:    nonNil(n.Flags),
+		Reason:   n.Reason,
+		Action:   n.Action,
+		Role:     n.Role(),
+		Team:     n.Team(),
+		Retries:  Retries(n),
+		Problems: n.Problems,
+		Children: make([]NodeJSON, 0, len(n.Children)),
+	}
+	if n.HeartbeatPath != "" {
+		out.Heartbeat = ptr(n.HeartbeatPath)
+	}
+	if id := n.TaskID(); id != "" {
+		out.TaskID = ptr(id)
+	}
+	if pid := n.PID(); pid != 0 {
+		out.PID = ptr(pid)
+	}
+	if hb := n.Heartbeat; hb != nil {
+		if hb.Started > 0 {
+			out.Started = ptr(hb.Started)
+		}
+		out.Status = ptr(hb.Status)
+		if len(hb.Extra) > 0 {
+			out.Extra = hb.Extra
+		}
+	}
+	if !n.BeatMtime.IsZero() {
+		out.BeatAgeS = ptr(ageSeconds(now, n.BeatMtime))
+	}
+	if !n.ActivityMtime.IsZero() {
+		out.ActivityAgeS = ptr(ageSeconds(now, n.ActivityMtime))
+	}
+	if n.Cfa != nil {
+		out.Cfa = &CfaJSON{State: n.Cfa.State, Outcome: n.Cfa.Outcome()}
+	}
+	if n.Blocked != nil {
+		out.Blocked = ptr(n.Blocked.Question)
+	}
+	if n.ParentID != "" {
+		out.Parent = ptr(n.ParentID)
+	}
+	out.OtherParents = n.OtherParents
+	for _, c := range n.Children {
+		out.Children = append(out.Children, nodeJSON(c, now))
+	}
+	return out
+}
+
+// Retries reports the node's resume counts and what is left of the budget
+// (3 per CfA state, 9 per node).
+func Retries(n *model.Node) RetriesJSON {
+	phase := 0
+	if n.Cfa != nil {
+		phase = n.Retries.ByPhase[n.Cfa.State]
+	}
+	left := min(model.RetriesPerState-phase, model.RetriesPerNode-n.Retries.Total)
+	return RetriesJSON{Total: n.Retries.Total, Phase: phase, Left: max(left, 0)}
+}
+
+// ageSeconds is now - t in seconds, rounded to milliseconds; never negative
+// (a clock a little ahead on the writer's side is not a future beat).
+func ageSeconds(now, t time.Time) float64 {
+	s := now.Sub(t).Seconds()
+	if s < 0 {
+		s = 0
+	}
+	return math.Round(s*1000) / 1000
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,112 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/dispatchtop/dispatchtop/liveness"
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// Glyphs mark each state so it reads without colour (SPEC §6: mono).
+var Glyphs = map[model.State]string{
+	model.StateRunning:  "●",
+	model.StateDead:     "✖",
+	model.StateFinished: "✔",
+	model.StateMissing:  "○",
+}
+
+// Painter colours a piece of a line by the node's state; nil prints plain.
+type Painter func(state model.State, text string) string
+
+// WriteText writes the forest as an indented tree, one node a line: glyph,
+// state word and flags, id, role, pid, beat age, action, reason.
+func WriteText(w io.Writer, snap *model.Snapshot, paint Painter) error {
+	sum := snap.Summarize()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d sessions, %d nodes: %d running, %d dead, %d finished, %d missing",
+		sum.Sessions, sum.Nodes, sum.Running, sum.Dead, sum.Finished, sum.Missing)
+	for _, f := range []model.Flag{model.FlagStalled, model.FlagKillCandidate, model.FlagBlocked, model.FlagOrphaned} {
+		if c := sum.ByFlag[f]; c > 0 {
+			fmt.Fprintf(&b, ", %d %s", c, f)
+		}
+	}
+	if snap.Thresholds.NoPidCheck {
+		b.WriteString(" (no pid check: liveness from mtimes alone)")
+	}
+	b.WriteString("\n")
+
+	var rows [][]string
+	var states []model.State
+	for _, s := range snap.Sessions {
+		s.Walk(func(n *model.Node) {
+			rows = append(rows, textRow(n, snap))
+			states = append(states, n.State)
+		})
+	}
+	widths := make([]int, 6)
+	for _, r := range rows {
+		for i := range widths {
+			widths[i] = max(widths[i], displayWidth(r[i]))
+		}
+	}
+	for i, r := range rows {
+		var line strings.Builder
+		for c := range widths {
+			line.WriteString(r[c])
+			line.WriteString(strings.Repeat(" ", widths[c]-displayWidth(r[c])+2))
+		}
+		line.WriteString(r[6])
+		text := strings.TrimRight(line.String(), " ")
+		if paint != nil {
+			text = paint(states[i], text)
+		}
+		b.WriteString(text)
+		b.WriteString("\n")
+	}
+	if len(snap.Problems) > 0 {
+		fmt.Fprintf(&b, "\n%d problems:\n", len(snap.Problems))
+		for _, p := range snap.Problems {
+			fmt.Fprintf(&b, "  %s: %s\n", p.Path, p.Error)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// textRow is the columns of one line: indented glyph+state+flags, id, role,
+// pid, beat age, action; then the reason.
+func textRow(n *model.Node, snap *model.Snapshot) []string {
+	depth := strings.Count(n.ID, "/")
+	if p := n.Parent; p != nil {
+		depth = 0
+		for a := p; a != nil; a = a.Parent {
+			depth++
+		}
+	}
+	state := Glyphs[n.State] + " " + string(n.State)
+	for _, f := range n.Flags {
+		state += " " + string(f)
+	}
+	pid := "-"
+	if n.PID() != 0 {
+		pid = "pid " + strconv.Itoa(n.PID())
+	}
+	age := "-"
+	if !n.BeatMtime.IsZero() {
+		age = "beat " + liveness.FormatAge(snap.GeneratedAt.Sub(n.BeatMtime))
+	}
+	role := n.Role()
+	if role == "" {
+		role = n.Team()
+	}
+	if role == "" {
+		role = "-"
+	}
+	return []string{strings.Repeat("  ", depth) + state, n.ID, role, pid, age, string(n.Action), n.Reason}
+}
+
+// displayWidth counts runes: the glyphs are one cell wide.
+func displayWidth(s string) int { return len([]rune(s)) }

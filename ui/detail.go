@@ -1,0 +1,195 @@
+package ui
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// historyTail is how many CfA history entries the detail pane shows.
+const historyTail = 5
+
+// detailLines is everything known about n, one line each, unstyled.
+func (m *Model) detailLines(n *model.Node) []string {
+	var out []string
+	add := func(label, value string) {
+		if value == "" {
+			value = "-"
+		}
+		out = append(out, fmt.Sprintf("%-13s %s", label, clean(value)))
+	}
+	section := func(title string) { out = append(out, "", "── "+title) }
+	stamp := func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.Format("2006-01-02 15:04:05") + " (" + formatAge(m.now.Sub(t)) + " ago)"
+	}
+
+	add("id", n.ID)
+	add("state", stateWords(n))
+	add("reason", n.Reason)
+	add("action", string(n.Action))
+	if !n.OrphanedSince.IsZero() {
+		add("orphaned", "since "+stamp(n.OrphanedSince))
+	}
+	add("role", n.Role())
+	add("team", n.Team())
+	add("task", n.TaskID())
+	pid := ""
+	if p := n.PID(); p != 0 {
+		pid = strconv.Itoa(p) + " (process " + n.Process.String() + ")"
+	}
+	add("pid", pid)
+	add("status", n.Status())
+	if n.Heartbeat != nil {
+		add("started", stamp(n.Heartbeat.StartedTime()))
+	}
+	add("beat", stamp(n.BeatMtime))
+	add("activity", stamp(n.ActivityMtime))
+	parent := n.ParentID
+	if n.DeclaredParent != "" {
+		parent += "  (declares " + n.DeclaredParent + ")"
+	}
+	add("parent", parent)
+	if len(n.OtherParents) > 0 {
+		add("also claimed", strings.Join(n.OtherParents, ", "))
+	}
+	add("children", strconv.Itoa(len(n.Children)))
+
+	section("paths")
+	add("root", n.Root)
+	add("infra dir", n.InfraDir)
+	add("heartbeat", n.HeartbeatPath)
+	add(".children", n.RegistryPath)
+	if n.RegistryPath != "" {
+		torn, bad := 0, 0
+		for _, l := range n.Registry {
+			if l.Torn {
+				torn++
+			}
+			if l.Entry == nil {
+				bad++
+			}
+		}
+		add("registry", fmt.Sprintf("%d lines, %d unparseable, %d torn; modified %s",
+			len(n.Registry), bad, torn, stamp(n.RegistryMtime)))
+	}
+
+	if n.Blocked != nil {
+		section("blocked")
+		add("question", n.Blocked.Question)
+		add("context", n.Blocked.Context)
+		add("kind", n.Blocked.Kind)
+		add("sentinel", n.Blocked.Path)
+	}
+
+	section("retries")
+	phase, left := retriesLeft(n)
+	add("retries", fmt.Sprintf("total %d, this CfA state %d, left %d", n.Retries.Total, phase, left))
+	if n.ResumePending != nil {
+		add("resume", fmt.Sprintf("pending since %s by %s (pid %d)",
+			stamp(n.ResumePending.Time), n.ResumePending.User, n.ResumePending.PID))
+	}
+	if n.Merged {
+		add("merged", "yes (.merged)")
+	}
+
+	section("CfA")
+	if n.Cfa == nil {
+		add("state", "")
+	} else {
+		add("state", n.Cfa.State+" ("+n.Cfa.Outcome()+")")
+		add("backtracks", strconv.Itoa(n.Cfa.BacktrackCount))
+		if n.Cfa.Phase != "" {
+			add("phase", n.Cfa.Phase)
+		}
+		start := max(0, len(n.Cfa.History)-historyTail)
+		if len(n.Cfa.History) > 0 {
+			add("history", fmt.Sprintf("last %d of %d", len(n.Cfa.History)-start, len(n.Cfa.History)))
+		}
+		for _, h := range n.Cfa.History[start:] {
+			out = append(out, "  "+clean(string(h)))
+		}
+	}
+
+	section("registry entry (in the parent's .children)")
+	if n.Entry == nil {
+		out = append(out, "  -")
+	} else if b, err := json.Marshal(n.Entry); err == nil {
+		out = append(out, "  "+clean(string(b)))
+	}
+
+	section("heartbeat (raw)")
+	out = append(out, rawJSONLines(n.HeartbeatRaw)...)
+
+	if len(n.Problems) > 0 {
+		section("problems")
+		for _, p := range n.Problems {
+			out = append(out, "  "+clean(p.Path+": "+p.Error))
+		}
+	}
+
+	section("journal")
+	j, ok := m.journal[n.ID]
+	switch {
+	case m.opts.Journal == nil:
+		out = append(out, "  (no journal reader)")
+	case !ok:
+		out = append(out, "  loading…")
+	case j.err != nil:
+		out = append(out, "  "+clean(j.err.Error()))
+	case len(j.lines) == 0:
+		out = append(out, "  no actions recorded for this node")
+	default:
+		for _, l := range j.lines {
+			out = append(out, "  "+clean(l))
+		}
+	}
+	return out
+}
+
+// rawJSONLines indents valid JSON and shows anything else as it is.
+func rawJSONLines(raw []byte) []string {
+	if len(raw) == 0 {
+		return []string{"  -"}
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "  ", "  "); err == nil {
+		return strings.Split("  "+buf.String(), "\n")
+	}
+	var out []string
+	for _, l := range strings.Split(string(raw), "\n") {
+		out = append(out, "  "+clean(l))
+	}
+	return out
+}
+
+// renderDetail shows the selected node's details, scrolled, in h lines.
+func (m *Model) renderDetail(w, h int) []string {
+	n := m.selectedNode()
+	if n == nil {
+		return []string{m.styles.Muted.Render("no node selected")}
+	}
+	// The node as of the latest snapshot (rows point into it).
+	all := m.detailLines(n)
+	m.detailOffset = max(0, min(m.detailOffset, len(all)-h))
+	out := make([]string, 0, h)
+	out = append(out, m.styles.PaneTitle.Render(fit("── details  "+clean(n.ID)+"  (enter/esc back, ↑↓ scroll) "+strings.Repeat("─", w), w)))
+	for _, l := range all[m.detailOffset:] {
+		if len(out) >= h {
+			break
+		}
+		style := m.styles.Text
+		if strings.HasPrefix(l, "── ") {
+			style = m.styles.Title
+		}
+		out = append(out, style.Render(truncate(l, w)))
+	}
+	return out
+}

@@ -1,0 +1,199 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// stateGlyph marks each state so it reads without colour (mono).
+func stateGlyph(s model.State) string {
+	switch s {
+	case model.StateRunning:
+		return "●"
+	case model.StateDead:
+		return "✖"
+	case model.StateFinished:
+		return "✔"
+	case model.StateMissing:
+		return "○"
+	}
+	return "?"
+}
+
+// flagGlyph marks a flag in the header counts; all are one cell wide.
+func flagGlyph(f model.Flag) string {
+	switch f {
+	case model.FlagStarting:
+		return "◔"
+	case model.FlagQuiet:
+		return "◌"
+	case model.FlagStalled:
+		return "◑"
+	case model.FlagKillCandidate:
+		return "◆"
+	case model.FlagBlocked:
+		return "⧗"
+	case model.FlagPaused:
+		return "‖"
+	case model.FlagOrphaned:
+		return "◇"
+	case model.FlagLegacy:
+		return "▫"
+	case model.FlagUnreadable:
+		return "!"
+	case model.FlagPidUnverified:
+		return "¿"
+	case model.FlagConflict:
+		return "≠"
+	case model.FlagCycle:
+		return "↻"
+	case model.FlagOutsideRoot:
+		return "↗"
+	}
+	return "·"
+}
+
+// formatAge is a compact age: 4s, 2m05s, 1h02m, 3d04h. Negative ages (a
+// writer's clock a little ahead) show as 0s.
+func formatAge(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int64(d / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	case s < 86400:
+		return fmt.Sprintf("%dh%02dm", s/3600, (s%3600)/60)
+	}
+	return fmt.Sprintf("%dd%02dh", s/86400, (s%86400)/3600)
+}
+
+// clean makes text read from disk safe to print: control characters
+// (escape sequences a hostile heartbeat could carry) become '�'.
+func clean(s string) string {
+	ok := true
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\t':
+			b.WriteByte(' ')
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			b.WriteRune('�')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// fit truncates s to w cells (with an ellipsis) and pads it to exactly w.
+func fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	sw := ansi.StringWidth(s)
+	if sw > w {
+		s = ansi.Truncate(s, w, "…")
+		sw = ansi.StringWidth(s)
+	}
+	if sw < w {
+		s += strings.Repeat(" ", w-sw)
+	}
+	return s
+}
+
+// truncate cuts s to w cells without padding.
+func truncate(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if ansi.StringWidth(s) <= w {
+		return s
+	}
+	return ansi.Truncate(s, w, "…")
+}
+
+// stateWords is the state followed by its flags: "running stalled kill_candidate".
+func stateWords(n *model.Node) string {
+	if len(n.Flags) == 0 {
+		return string(n.State)
+	}
+	parts := make([]string, 0, len(n.Flags)+1)
+	parts = append(parts, string(n.State))
+	for _, f := range n.Flags {
+		parts = append(parts, string(f))
+	}
+	return strings.Join(parts, " ")
+}
+
+// idTail is the last segment of a node id.
+func idTail(id string) string {
+	if i := strings.LastIndexByte(id, '/'); i >= 0 {
+		return id[i+1:]
+	}
+	return id
+}
+
+// nodeLabel is the row's name: role (and team when it differs) and the
+// id's tail, so siblings of one team stay apart.
+func nodeLabel(n *model.Node) string {
+	role, team := n.Role(), n.Team()
+	label := role
+	switch {
+	case role == "" && team != "":
+		label = team
+	case team != "" && team != role:
+		label = team + "/" + role
+	}
+	tail := idTail(n.ID)
+	if label == "" {
+		return clean(tail)
+	}
+	return clean(label + " " + tail)
+}
+
+// retriesLeft is the resume budget left: 3 per CfA state, 9 per node.
+func retriesLeft(n *model.Node) (phase, left int) {
+	if n.Cfa != nil {
+		phase = n.Retries.ByPhase[n.Cfa.State]
+	}
+	left = min(model.RetriesPerState-phase, model.RetriesPerNode-n.Retries.Total)
+	return phase, max(left, 0)
+}
+
+// isProblem is the `problems` state filter: anything an operator should look at.
+func isProblem(n *model.Node) bool {
+	if n.State == model.StateDead || n.State == model.StateMissing || len(n.Problems) > 0 {
+		return true
+	}
+	for _, f := range n.Flags {
+		switch f {
+		case model.FlagStalled, model.FlagKillCandidate, model.FlagBlocked, model.FlagOrphaned,
+			model.FlagUnreadable, model.FlagConflict, model.FlagCycle, model.FlagOutsideRoot,
+			model.FlagUnknownStatus:
+			return true
+		}
+	}
+	switch n.Action {
+	case model.ActionKill, model.ActionResume, model.ActionSurface, model.ActionCompact, model.ActionAnswer:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,69 @@
+package ui
+
+import "charm.land/bubbles/v2/key"
+
+// keyMap holds every binding; it is the help.KeyMap, so a disabled binding
+// (an action under --readonly) vanishes from the help.
+type keyMap struct {
+	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
+	Collapse, Expand, Toggle                key.Binding
+	CollapseAll, ExpandAll                  key.Binding
+	Filter, StateFilter                     key.Binding
+	Details, Events                         key.Binding
+	Kill, KillTree, Resume, Compact, Merge  key.Binding
+	Pause, Follow, Theme, Help, Quit        key.Binding
+	Back                                    key.Binding
+}
+
+func newKeyMap(readonly bool) keyMap {
+	k := keyMap{
+		Up:          key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:        key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		PageUp:      key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
+		PageDown:    key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn", "page down")),
+		Top:         key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "first")),
+		Bottom:      key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "last")),
+		Collapse:    key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "collapse")),
+		Expand:      key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "expand")),
+		Toggle:      key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "toggle")),
+		CollapseAll: key.NewBinding(key.WithKeys("-"), key.WithHelp("-", "collapse all")),
+		ExpandAll:   key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+", "expand all")),
+		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		StateFilter: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "state filter")),
+		Details:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
+		Events:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "events")),
+		Kill:        key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "kill")),
+		KillTree:    key.NewBinding(key.WithKeys("X"), key.WithHelp("X", "kill subtree")),
+		Resume:      key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")),
+		Compact:     key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "compact")),
+		Merge:       key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "merge")),
+		Pause:       key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause")),
+		Follow:      key.NewBinding(key.WithKeys("F"), key.WithHelp("F", "follow")),
+		Theme:       key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "theme")),
+		Help:        key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:        key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Back:        key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+	}
+	if readonly {
+		for _, b := range []*key.Binding{&k.Kill, &k.KillTree, &k.Resume, &k.Compact, &k.Merge} {
+			b.SetEnabled(false)
+		}
+	}
+	return k
+}
+
+// ShortHelp is the one-line help under the tree.
+func (k keyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Up, k.Down, k.Toggle, k.Details, k.Filter, k.StateFilter, k.Kill, k.Resume, k.Help, k.Quit}
+}
+
+// FullHelp is the `?` screen, in columns.
+func (k keyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Collapse, k.Expand, k.Toggle, k.CollapseAll, k.ExpandAll, k.Follow},
+		{k.Filter, k.StateFilter, k.Details, k.Events, k.Pause, k.Theme},
+		{k.Kill, k.KillTree, k.Resume, k.Compact, k.Merge},
+		{k.Help, k.Back, k.Quit},
+	}
+}

@@ -1,0 +1,699 @@
+package ui
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/themes"
+)
+
+// mode is what the body of the screen shows.
+type mode int
+
+const (
+	modeTree mode = iota
+	modeDetail
+	modeHelp
+)
+
+// Layout: three header lines and a column head above the body, a status
+// line and the short help below it.
+const (
+	headerLines = 5 // the usual height; the real one is measured per frame
+	footerLines = 2
+	maxEvents   = 500
+	wheelStep   = 3
+)
+
+// Messages of the program (unexported: only the ui sends them).
+type (
+	updateMsg struct {
+		update Update
+	}
+	feedClosedMsg struct{}
+	tickMsg       time.Time
+	dryRunMsg     struct {
+		req    ActionRequest
+		result ActionResult
+		err    error
+	}
+	actionDoneMsg struct {
+		req    ActionRequest
+		result ActionResult
+		err    error
+	}
+	journalMsg struct {
+		id    string
+		lines []string
+		err   error
+	}
+)
+
+// event is one line of the event pane: a transition or an action's outcome.
+type event struct {
+	time   time.Time
+	id     string
+	text   string // "running → dead" or "kill: refused"
+	reason string
+	bad    bool // a refusal or error
+}
+
+// Model is the top-level Bubble Tea model of the live view.
+type Model struct {
+	opts   Options
+	ctx    context.Context
+	now    time.Time
+	snap   *model.Snapshot
+	keys   keyMap
+	help   help.Model
+	themes themes.Set
+	theme  int
+	styles Styles
+
+	width, height int
+
+	// The tree as shown.
+	rows      []row
+	index     map[string]int // node id -> row
+	collapsed map[string]bool
+	cursor    int
+	offset    int
+	selected  string // the selected node's id: the cursor follows it across updates
+
+	textFilter string
+	typing     bool // the `/` prompt is open
+	state      stateFilter
+
+	mode         mode
+	detailOffset int
+	journal      map[string]journalMsg
+
+	eventsOpen bool
+	events     []event // newest last, at most maxEvents
+
+	paused    bool
+	pending   *Update // the latest update held back while paused
+	following string  // the followed node's id, or ""
+
+	dialog *dialog
+	status string
+	bad    bool // the status is a refusal or an error
+
+	feed   <-chan Update
+	closed bool
+
+	frame   string
+	dirty   bool
+	headerH int
+	sum     model.Summary // counts of snap, computed once per snapshot
+	// The widest name and state cells of all rows, for column widths.
+	nameMax, stateMax int
+}
+
+// New builds the model from opts.
+func New(opts Options) *Model {
+	if opts.Context == nil {
+		opts.Context = context.Background()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Tick == 0 {
+		opts.Tick = time.Second
+	}
+	set := opts.Themes
+	if len(set.Themes) == 0 {
+		set = themes.Set{Themes: themes.Builtins()}
+	}
+	m := &Model{
+		opts:      opts,
+		ctx:       opts.Context,
+		now:       opts.Now(),
+		snap:      opts.Initial,
+		keys:      newKeyMap(opts.Readonly),
+		help:      help.New(),
+		themes:    set,
+		theme:     set.Start,
+		collapsed: map[string]bool{},
+		journal:   map[string]journalMsg{},
+		width:     80,
+		height:    24,
+		dirty:     true,
+		headerH:   headerLines,
+	}
+	if m.snap != nil {
+		m.sum = m.snap.Summarize()
+	}
+	if opts.Feed != nil {
+		m.feed = opts.Feed.Updates()
+	}
+	m.applyTheme()
+	m.reflow()
+	return m
+}
+
+// Init starts the feed and the clock.
+func (m *Model) Init() tea.Cmd {
+	var cmds []tea.Cmd
+	if m.feed != nil {
+		cmds = append(cmds, waitFeed(m.feed))
+	}
+	if m.opts.Tick > 0 {
+		cmds = append(cmds, tick(m.opts.Tick))
+	}
+	return tea.Batch(cmds...)
+}
+
+// waitFeed blocks on the feed in a command and coalesces a burst: whatever
+// is already queued behind the first update joins it, so a thousand
+// heartbeat touches make one redraw.
+func waitFeed(ch <-chan Update) tea.Cmd {
+	return func() tea.Msg {
+		u, ok := <-ch
+		if !ok {
+			return feedClosedMsg{}
+		}
+		for {
+			select {
+			case next, ok := <-ch:
+				if !ok {
+					return updateMsg{update: u}
+				}
+				u = mergeUpdates(u, next)
+			default:
+				return updateMsg{update: u}
+			}
+		}
+	}
+}
+
+// mergeUpdates keeps the newer snapshot and every transition and change.
+func mergeUpdates(a, b Update) Update {
+	return Update{
+		Snapshot:    b.Snapshot,
+		Changed:     append(append([]string(nil), a.Changed...), b.Changed...),
+		Transitions: append(append([]model.Transition(nil), a.Transitions...), b.Transitions...),
+	}
+}
+
+func tick(d time.Duration) tea.Cmd {
+	return tea.Tick(d, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// Update handles one message. Nothing here does IO: reads and actions run
+// in commands.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.help.SetWidth(msg.Width)
+		m.scrollToCursor()
+		m.dirty = true
+		return m, nil
+	case tickMsg:
+		m.now = m.opts.Now()
+		m.dirty = true
+		return m, tick(m.opts.Tick)
+	case updateMsg:
+		if m.paused {
+			if m.pending != nil {
+				merged := mergeUpdates(*m.pending, msg.update)
+				m.pending = &merged
+			} else {
+				u := msg.update
+				m.pending = &u
+			}
+		} else {
+			m.apply(msg.update)
+		}
+		return m, waitFeed(m.feed)
+	case feedClosedMsg:
+		m.closed = true
+		m.dirty = true
+		return m, nil
+	case dryRunMsg:
+		if d := m.dialog; d != nil && d.req.NodeID == msg.req.NodeID && d.req.Action == msg.req.Action && d.req.Tree == msg.req.Tree {
+			d.loading = false
+			d.result, d.err = msg.result, msg.err
+			m.dirty = true
+		}
+		return m, nil
+	case actionDoneMsg:
+		m.actionDone(msg)
+		return m, nil
+	case journalMsg:
+		m.journal[msg.id] = msg
+		m.dirty = true
+		return m, nil
+	case tea.KeyPressMsg:
+		cmd := m.key(msg)
+		m.dirty = true
+		return m, cmd
+	case tea.MouseClickMsg:
+		m.click(msg.Mouse())
+		return m, nil
+	case tea.MouseWheelMsg:
+		m.wheel(msg.Mouse())
+		return m, nil
+	}
+	return m, nil
+}
+
+// apply takes in a new snapshot: rows are rebuilt, the selection stays on
+// the same node id, and transitions go to the event pane.
+func (m *Model) apply(u Update) {
+	for _, t := range u.Transitions {
+		m.addEvent(transitionEvent(t))
+	}
+	if u.Snapshot != nil {
+		m.snap = u.Snapshot
+		m.sum = m.snap.Summarize()
+		m.now = m.opts.Now()
+	}
+	m.reflow()
+}
+
+func transitionEvent(t model.Transition) event {
+	from, to := describe(t.From, t.FromFlags), describe(t.To, t.ToFlags)
+	return event{time: t.Time, id: t.ID, text: from + " → " + to, reason: t.Reason,
+		bad: t.To == model.StateDead || t.To == ""}
+}
+
+func describe(s model.State, flags []model.Flag) string {
+	if s == "" {
+		return "(none)"
+	}
+	parts := []string{string(s)}
+	for _, f := range flags {
+		parts = append(parts, string(f))
+	}
+	return strings.Join(parts, " ")
+}
+
+func (m *Model) addEvent(e event) {
+	m.events = append(m.events, e)
+	if len(m.events) > maxEvents {
+		// Keep the newest; copy so the dropped head can be collected.
+		m.events = append([]event(nil), m.events[len(m.events)-maxEvents:]...)
+	}
+	m.dirty = true
+}
+
+// reflow rebuilds the rows and puts the cursor back on the selected node.
+func (m *Model) reflow() {
+	var sessions []*model.Node
+	if m.snap != nil {
+		sessions = m.snap.Sessions
+	}
+	o := flatOptions{collapsed: m.collapsed, text: strings.ToLower(m.textFilter), state: m.state}
+	if m.following != "" {
+		o.pin = m.snap.Node(m.following)
+		if o.pin != nil {
+			m.selected = m.following
+		}
+	}
+	m.rows = flatten(sessions, o)
+	if m.index == nil {
+		m.index = make(map[string]int, len(m.rows))
+	} else {
+		clear(m.index)
+	}
+	m.nameMax, m.stateMax = 0, 0
+	for i, r := range m.rows {
+		m.index[r.node.ID] = i
+		m.nameMax = max(m.nameMax, r.nameWidth())
+		m.stateMax = max(m.stateMax, stateWidth(r.node))
+	}
+	if i, ok := m.index[m.selected]; ok {
+		m.cursor = i
+	} else {
+		// The selected node is gone or hidden: stay at the same height.
+		m.cursor = min(m.cursor, len(m.rows)-1)
+		m.cursor = max(m.cursor, 0)
+		m.selected = ""
+		if len(m.rows) > 0 {
+			m.selected = m.rows[m.cursor].node.ID
+		}
+	}
+	if m.following != "" {
+		m.centerCursor()
+	} else {
+		m.scrollToCursor()
+	}
+	m.dirty = true
+}
+
+// selectedNode is the node under the cursor, or nil.
+func (m *Model) selectedNode() *model.Node {
+	if m.cursor < 0 || m.cursor >= len(m.rows) {
+		return nil
+	}
+	return m.rows[m.cursor].node
+}
+
+func (m *Model) moveTo(i int) {
+	if len(m.rows) == 0 {
+		return
+	}
+	m.cursor = max(0, min(i, len(m.rows)-1))
+	m.selected = m.rows[m.cursor].node.ID
+	m.scrollToCursor()
+}
+
+// treeHeight is how many tree rows fit on screen.
+func (m *Model) treeHeight() int {
+	h := m.height - m.headerH - footerLines
+	if m.eventsOpen && m.mode == modeTree {
+		h -= m.eventPaneHeight()
+	}
+	return max(h, 1)
+}
+
+func (m *Model) eventPaneHeight() int {
+	body := m.height - m.headerH - footerLines
+	return max(3, body/3)
+}
+
+func (m *Model) scrollToCursor() {
+	h := m.treeHeight()
+	if m.cursor < m.offset {
+		m.offset = m.cursor
+	}
+	if m.cursor >= m.offset+h {
+		m.offset = m.cursor - h + 1
+	}
+	m.offset = max(0, min(m.offset, len(m.rows)-h))
+}
+
+func (m *Model) centerCursor() {
+	h := m.treeHeight()
+	m.offset = max(0, min(m.cursor-h/2, len(m.rows)-h))
+}
+
+func (m *Model) click(ms tea.Mouse) {
+	if ms.Button != tea.MouseLeft || m.dialog != nil || m.mode != modeTree {
+		return
+	}
+	line := ms.Y - m.headerH
+	if line < 0 || line >= m.treeHeight() {
+		return
+	}
+	if i := m.offset + line; i < len(m.rows) {
+		m.following = ""
+		m.moveTo(i)
+		m.dirty = true
+	}
+}
+
+func (m *Model) wheel(ms tea.Mouse) {
+	step := 0
+	switch ms.Button {
+	case tea.MouseWheelUp:
+		step = -wheelStep
+	case tea.MouseWheelDown:
+		step = wheelStep
+	default:
+		return
+	}
+	if m.mode == modeDetail {
+		m.detailOffset = max(0, m.detailOffset+step)
+		m.dirty = true
+		return
+	}
+	h := m.treeHeight()
+	m.offset = max(0, min(m.offset+step, len(m.rows)-h))
+	// The cursor stays on screen, so a key after scrolling acts on what is seen.
+	if m.cursor < m.offset {
+		m.moveTo(m.offset)
+	} else if m.cursor >= m.offset+h {
+		m.moveTo(m.offset + h - 1)
+	}
+	m.dirty = true
+}
+
+// key handles a key press; the dialog and the filter prompt take keys first.
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	if msg.String() == "ctrl+c" {
+		return tea.Quit
+	}
+	if m.dialog != nil {
+		return m.dialogKey(msg)
+	}
+	if m.typing {
+		m.filterKey(msg)
+		return nil
+	}
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		return tea.Quit
+	case key.Matches(msg, k.Help):
+		if m.mode == modeHelp {
+			m.mode = modeTree
+		} else {
+			m.mode = modeHelp
+		}
+		return nil
+	case key.Matches(msg, k.Back):
+		switch {
+		case m.mode != modeTree:
+			m.mode = modeTree
+		case m.textFilter != "" || m.state != filterAll:
+			m.textFilter, m.state = "", filterAll
+			m.reflow()
+		}
+		return nil
+	}
+	if m.mode == modeHelp {
+		return nil
+	}
+	if m.mode == modeDetail {
+		return m.detailKey(msg)
+	}
+	switch {
+	case key.Matches(msg, k.Up):
+		m.following = ""
+		m.moveTo(m.cursor - 1)
+	case key.Matches(msg, k.Down):
+		m.following = ""
+		m.moveTo(m.cursor + 1)
+	case key.Matches(msg, k.PageUp):
+		m.following = ""
+		m.moveTo(m.cursor - m.treeHeight())
+	case key.Matches(msg, k.PageDown):
+		m.following = ""
+		m.moveTo(m.cursor + m.treeHeight())
+	case key.Matches(msg, k.Top):
+		m.following = ""
+		m.moveTo(0)
+	case key.Matches(msg, k.Bottom):
+		m.following = ""
+		m.moveTo(len(m.rows) - 1)
+	case key.Matches(msg, k.Collapse):
+		m.collapse()
+	case key.Matches(msg, k.Expand):
+		if n := m.selectedNode(); n != nil && m.collapsed[n.ID] {
+			delete(m.collapsed, n.ID)
+			m.reflow()
+		}
+	case key.Matches(msg, k.Toggle):
+		if n := m.selectedNode(); n != nil && len(n.Children) > 0 {
+			if m.collapsed[n.ID] {
+				delete(m.collapsed, n.ID)
+			} else {
+				m.collapsed[n.ID] = true
+			}
+			m.reflow()
+		}
+	case key.Matches(msg, k.CollapseAll):
+		if m.snap != nil {
+			for _, s := range m.snap.Sessions {
+				s.Walk(func(n *model.Node) {
+					if len(n.Children) > 0 {
+						m.collapsed[n.ID] = true
+					}
+				})
+			}
+			// The selection moves up to its session, which stays visible.
+			if n := m.selectedNode(); n != nil {
+				for n.Parent != nil {
+					n = n.Parent
+				}
+				m.selected = n.ID
+			}
+		}
+		m.reflow()
+	case key.Matches(msg, k.ExpandAll):
+		clear(m.collapsed)
+		m.reflow()
+	case key.Matches(msg, k.Filter):
+		m.typing = true
+	case key.Matches(msg, k.StateFilter):
+		m.state = (m.state + 1) % filterCount
+		m.reflow()
+	case key.Matches(msg, k.Details):
+		if n := m.selectedNode(); n != nil {
+			m.mode = modeDetail
+			m.detailOffset = 0
+			return m.loadJournal(n)
+		}
+	case key.Matches(msg, k.Events):
+		m.eventsOpen = !m.eventsOpen
+		m.scrollToCursor()
+	case key.Matches(msg, k.Pause):
+		m.togglePause()
+	case key.Matches(msg, k.Follow):
+		if m.following != "" {
+			m.following = ""
+			m.setStatus("follow off", false)
+		} else if n := m.selectedNode(); n != nil {
+			m.following = n.ID
+			m.setStatus("following "+clean(n.ID), false)
+			m.reflow()
+		}
+	case key.Matches(msg, k.Theme):
+		m.theme = (m.theme + 1) % len(m.themes.Themes)
+		m.applyTheme()
+		m.setStatus("theme "+m.themes.Themes[m.theme].Name, false)
+	case key.Matches(msg, k.Kill):
+		return m.openDialog(model.ActionKill, false)
+	case key.Matches(msg, k.KillTree):
+		return m.openDialog(model.ActionKill, true)
+	case key.Matches(msg, k.Resume):
+		return m.openDialog(model.ActionResume, false)
+	case key.Matches(msg, k.Compact):
+		return m.openDialog(model.ActionCompact, false)
+	case key.Matches(msg, k.Merge):
+		return m.openDialog(model.ActionMerge, false)
+	}
+	return nil
+}
+
+// collapse folds the selected node, or moves to its parent when it is a
+// leaf or already folded (as file trees do).
+func (m *Model) collapse() {
+	n := m.selectedNode()
+	if n == nil {
+		return
+	}
+	if len(n.Children) > 0 && !m.collapsed[n.ID] {
+		m.collapsed[n.ID] = true
+		m.reflow()
+		return
+	}
+	if n.Parent != nil {
+		if i, ok := m.index[n.Parent.ID]; ok {
+			m.following = ""
+			m.moveTo(i)
+		}
+	}
+}
+
+func (m *Model) togglePause() {
+	m.paused = !m.paused
+	if m.paused {
+		m.setStatus("updates paused (p resumes)", false)
+		return
+	}
+	m.setStatus("updates resumed", false)
+	if m.pending != nil {
+		u := *m.pending
+		m.pending = nil
+		m.apply(u)
+	}
+}
+
+func (m *Model) filterKey(msg tea.KeyPressMsg) {
+	switch msg.String() {
+	case "enter":
+		m.typing = false
+	case "esc":
+		m.typing = false
+		m.textFilter = ""
+	case "backspace":
+		if r := []rune(m.textFilter); len(r) > 0 {
+			m.textFilter = string(r[:len(r)-1])
+		}
+	default:
+		if t := msg.Text; t != "" {
+			m.textFilter += clean(t)
+		} else if msg.String() == "space" {
+			m.textFilter += " "
+		}
+	}
+	m.reflow()
+}
+
+func (m *Model) detailKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Details):
+		m.mode = modeTree
+	case key.Matches(msg, k.Up):
+		m.detailOffset = max(0, m.detailOffset-1)
+	case key.Matches(msg, k.Down):
+		m.detailOffset++
+	case key.Matches(msg, k.PageUp):
+		m.detailOffset = max(0, m.detailOffset-m.treeHeight())
+	case key.Matches(msg, k.PageDown):
+		m.detailOffset += m.treeHeight()
+	case key.Matches(msg, k.Top):
+		m.detailOffset = 0
+	case key.Matches(msg, k.Events):
+		m.eventsOpen = !m.eventsOpen
+	case key.Matches(msg, k.Kill):
+		return m.openDialog(model.ActionKill, false)
+	case key.Matches(msg, k.KillTree):
+		return m.openDialog(model.ActionKill, true)
+	case key.Matches(msg, k.Resume):
+		return m.openDialog(model.ActionResume, false)
+	case key.Matches(msg, k.Compact):
+		return m.openDialog(model.ActionCompact, false)
+	case key.Matches(msg, k.Merge):
+		return m.openDialog(model.ActionMerge, false)
+	}
+	return nil
+}
+
+// loadJournal reads the node's journal lines in a command.
+func (m *Model) loadJournal(n *model.Node) tea.Cmd {
+	if m.opts.Journal == nil {
+		return nil
+	}
+	load, ctx, node := m.opts.Journal, m.ctx, n
+	return func() tea.Msg {
+		lines, err := load(ctx, node)
+		return journalMsg{id: node.ID, lines: lines, err: err}
+	}
+}
+
+func (m *Model) setStatus(s string, bad bool) {
+	m.status, m.bad = s, bad
+	m.dirty = true
+}
+
+func (m *Model) applyTheme() {
+	m.styles = NewStyles(m.themes.Themes[m.theme])
+	m.help.Styles = m.styles.Help
+	m.dirty = true
+}
+
+// View renders the screen; the frame is cached and rebuilt only after a
+// change, and only the rows on screen are rendered.
+func (m *Model) View() tea.View {
+	if m.dirty {
+		m.frame = m.render()
+		m.dirty = false
+	}
+	v := tea.NewView(m.frame)
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "dispatchtop"
+	return v
+}

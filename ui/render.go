@@ -1,0 +1,444 @@
+package ui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+var dialogBorder = lipgloss.RoundedBorder()
+
+// columns are the widths of the tree's columns at one screen width; the
+// reason takes what is left. Name and state are as wide as the widest row
+// needs, within bounds; narrow screens drop CfA and retries.
+type columns struct {
+	name, state, beat, pid, cfa, retries, action int
+}
+
+func layoutColumns(width, nameMax, stateMax int) columns {
+	c := columns{beat: 6, pid: 7, action: 7}
+	stateCap := 22
+	if width >= 110 {
+		c.cfa, c.retries = 12, 2
+		stateCap = 30
+	}
+	c.name = max(12, min(nameMax, width*2/5))
+	c.state = max(8, min(stateMax, stateCap))
+	return c
+}
+
+// reasonWidth is what the reason column gets at width w.
+func (c columns) reasonWidth(w int) int {
+	used := c.name + c.state + c.beat + c.pid + c.action + 5
+	if c.cfa > 0 {
+		used += c.cfa + c.retries + 2
+	}
+	return max(0, w-used)
+}
+
+// render builds the whole frame.
+func (m *Model) render() string {
+	w, h := m.width, m.height
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	lines := make([]string, 0, h)
+	lines = append(lines, m.renderHeader(w)...)
+	// The header's height depends on what it holds; keep the cursor on screen.
+	m.headerH = len(lines)
+	m.scrollToCursor()
+	var body []string
+	switch m.mode {
+	case modeDetail:
+		body = m.renderDetail(w, h-len(lines)-footerLines)
+	case modeHelp:
+		body = m.renderHelp(w, h-len(lines)-footerLines)
+	default:
+		body = m.renderTree(w)
+		if m.eventsOpen {
+			body = append(body, m.renderEvents(w, m.eventPaneHeight())...)
+		}
+	}
+	want := max(0, h-len(lines)-footerLines)
+	for len(body) < want {
+		body = append(body, "")
+	}
+	body = body[:want]
+	if m.dialog != nil {
+		overlay(body, m.renderDialog(w), w)
+	}
+	lines = append(lines, body...)
+	lines = append(lines, m.renderStatus(w), m.renderShortHelp(w))
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// overlay centres box over body, replacing the lines it covers.
+func overlay(body, box []string, w int) {
+	top := max(0, (len(body)-len(box))/2)
+	bw := 0
+	for _, l := range box {
+		bw = max(bw, ansi.StringWidth(l))
+	}
+	left := strings.Repeat(" ", max(0, (w-bw)/2))
+	for i, l := range box {
+		if top+i >= len(body) {
+			break
+		}
+		body[top+i] = truncate(left+l, w)
+	}
+}
+
+// renderHeader is the title line, the counts, and the watch line.
+func (m *Model) renderHeader(w int) []string {
+	st := m.styles
+	snap := m.snap
+	title := "dispatchtop"
+	clock := m.now.Format("15:04:05")
+	roots := "no snapshot yet"
+	if snap != nil && len(snap.Roots) > 0 {
+		roots = clean(strings.Join(snap.Roots, "  "))
+	}
+	room := max(0, w-len(title)-len(clock)-4)
+	line1 := title + "  " + fit(roots, room) + "  " + clock
+	header := []string{st.Header.Render(fit(line1, w))}
+
+	// Counts: every state, then the flags present, as glyph, number, word.
+	var tokens []string
+	var sum model.Summary
+	if snap != nil {
+		sum = m.sum
+	}
+	tokens = append(tokens, fmt.Sprintf("%d nodes/%d sessions", sum.Nodes, sum.Sessions))
+	for _, s := range model.States {
+		n := 0
+		switch s {
+		case model.StateRunning:
+			n = sum.Running
+		case model.StateDead:
+			n = sum.Dead
+		case model.StateFinished:
+			n = sum.Finished
+		case model.StateMissing:
+			n = sum.Missing
+		}
+		tokens = append(tokens, st.stateStyle(s).Render(fmt.Sprintf("%s %d %s", stateGlyph(s), n, s)))
+	}
+	for _, f := range model.Flags {
+		if n := sum.ByFlag[f]; n > 0 {
+			style := st.Warning
+			if f == model.FlagBlocked {
+				style = st.Blocked
+			}
+			tokens = append(tokens, style.Render(fmt.Sprintf("%s %d %s", flagGlyph(f), n, f)))
+		}
+	}
+	if sum.Problems > 0 {
+		tokens = append(tokens, st.Error.Render(fmt.Sprintf("! %d problems", sum.Problems)))
+	}
+	// Counts take one line, or two on a narrow screen; notes take the next.
+	line2, rest := pack(tokens, w)
+	header = append(header, line2)
+	if len(rest) > 0 {
+		line3, _ := pack(rest, w)
+		header = append(header, line3)
+	}
+	header = append(header, truncate(strings.Join(m.watchNotes(), "  "), w))
+
+	header = append(header, m.renderColumnHead(w))
+	return header
+}
+
+// pack puts tokens on one line of width w, two spaces apart, and returns
+// the ones that did not fit.
+func pack(tokens []string, w int) (string, []string) {
+	var b strings.Builder
+	used := 0
+	for i, t := range tokens {
+		tw := ansi.StringWidth(t)
+		sep := 0
+		if i > 0 {
+			sep = 2
+		}
+		if used+sep+tw > w {
+			return b.String(), tokens[i:]
+		}
+		if i > 0 {
+			b.WriteString("  ")
+		}
+		b.WriteString(t)
+		used += sep + tw
+	}
+	return b.String(), nil
+}
+
+// watchNotes say how the view is kept current and what to keep in mind.
+func (m *Model) watchNotes() []string {
+	st := m.styles
+	var notes []string
+	if m.snap != nil {
+		wi := m.snap.Watch
+		switch wi.Mode {
+		case "":
+			if m.opts.Feed == nil {
+				notes = append(notes, "still picture")
+			}
+		case "polling":
+			note := "watch: polling every " + wi.Interval.String()
+			if wi.Reason != "" {
+				note += " (" + clean(wi.Reason) + ")"
+			}
+			notes = append(notes, note)
+		default:
+			note := "watch: " + wi.Mode
+			if wi.Mode == "mixed" && wi.Interval > 0 {
+				note += ", polling every " + wi.Interval.String()
+			}
+			if wi.Reason != "" {
+				note += " (" + clean(wi.Reason) + ")"
+			}
+			notes = append(notes, note)
+		}
+		if wi.Overflows > 0 {
+			notes = append(notes, st.Warning.Render(fmt.Sprintf("%d event overflows re-stated", wi.Overflows)))
+		}
+		for _, warn := range wi.Warnings {
+			notes = append(notes, st.Warning.Render("⚠ "+clean(warn)))
+		}
+		if m.snap.Thresholds.NoPidCheck {
+			notes = append(notes, st.Warning.Render("--no-pid-check: liveness from mtimes alone"))
+		}
+	}
+	if m.closed {
+		notes = append(notes, st.Warning.Render("watcher stopped"))
+	}
+	if m.paused {
+		notes = append(notes, st.Warning.Render("‖ PAUSED"))
+	}
+	if m.following != "" {
+		notes = append(notes, "following "+clean(m.following))
+	}
+	if m.opts.Readonly {
+		notes = append(notes, "read-only")
+	}
+	if m.typing || m.textFilter != "" {
+		cursor := ""
+		if m.typing {
+			cursor = "▏"
+		}
+		notes = append(notes, st.Title.Render("/"+m.textFilter+cursor))
+	}
+	if m.state != filterAll {
+		notes = append(notes, st.Title.Render("show: "+m.state.String()))
+	}
+	for _, n := range m.opts.Notes {
+		notes = append(notes, st.Warning.Render(clean(n)))
+	}
+	return notes
+}
+
+func (m *Model) renderColumnHead(w int) string {
+	c := m.columns(w)
+	var b strings.Builder
+	b.WriteString(fit("NODE", c.name))
+	b.WriteString(" " + fit("STATE", c.state))
+	b.WriteString(" " + fit("BEAT", c.beat))
+	b.WriteString(" " + fit("PID", c.pid))
+	if c.cfa > 0 {
+		b.WriteString(" " + fit("CFA", c.cfa))
+		b.WriteString(" " + fit("RT", c.retries))
+	}
+	b.WriteString(" " + fit("ACTION", c.action))
+	b.WriteString(" REASON")
+	return m.styles.ColumnHead.Render(fit(b.String(), w))
+}
+
+func (m *Model) columns(w int) columns {
+	return layoutColumns(w, m.nameMax, m.stateMax)
+}
+
+// renderTree renders the rows on screen, and only those.
+func (m *Model) renderTree(w int) []string {
+	h := m.treeHeight()
+	if len(m.rows) == 0 {
+		msg := "no nodes"
+		if m.textFilter != "" || m.state != filterAll {
+			msg = "no node matches the filter (esc clears it)"
+		} else if m.snap == nil {
+			msg = "scanning…"
+		}
+		return []string{m.styles.Muted.Render(fit("  "+msg, w))}
+	}
+	c := m.columns(w)
+	out := make([]string, 0, h)
+	end := min(len(m.rows), m.offset+h)
+	for i := m.offset; i < end; i++ {
+		out = append(out, m.renderRow(m.rows[i], c, w, i == m.cursor))
+	}
+	return out
+}
+
+// rowCells are the plain texts of a row's columns.
+func (m *Model) rowCells(r row, c columns) (name, state, beat, pid, cfa, retries, action, reason string) {
+	n := r.node
+	marker := " "
+	if r.hasKids {
+		marker = "▾"
+		if r.collapsed {
+			marker = "▸"
+		}
+	}
+	name = r.guide + marker + stateGlyph(n.State) + " " + r.label
+	state = stateWords(n)
+	beat = "-"
+	if !n.BeatMtime.IsZero() {
+		beat = formatAge(m.now.Sub(n.BeatMtime))
+	}
+	pid = "-"
+	if p := n.PID(); p != 0 {
+		pid = strconv.Itoa(p)
+	}
+	cfa = "-"
+	if n.Cfa != nil && n.Cfa.State != "" {
+		cfa = clean(n.Cfa.State)
+	}
+	retries = "-"
+	if n.Retries.Total > 0 {
+		retries = strconv.Itoa(n.Retries.Total)
+	}
+	action = string(n.Action)
+	if n.Action == model.ActionNone || n.Action == "" {
+		action = "-"
+	}
+	reason = clean(n.Reason)
+	return
+}
+
+func (m *Model) renderRow(r row, c columns, w int, selected bool) string {
+	st := m.styles
+	name, state, beat, pid, cfa, retries, action, reason := m.rowCells(r, c)
+	reasonW := c.reasonWidth(w)
+	if selected {
+		var b strings.Builder
+		b.WriteString(fit(name, c.name) + " " + fit(state, c.state) + " " + fit(beat, c.beat) + " " + fit(pid, c.pid))
+		if c.cfa > 0 {
+			b.WriteString(" " + fit(cfa, c.cfa) + " " + fit(retries, c.retries))
+		}
+		b.WriteString(" " + fit(action, c.action) + " " + reason)
+		return st.Selected.Render(fit(b.String(), w))
+	}
+	stateStyle := st.stateStyle(r.node.State)
+	var b strings.Builder
+	// The name: guides muted, glyph in the state's colour, label plain.
+	nameCell := fit(name, c.name)
+	gw := ansi.StringWidth(r.guide) + 1
+	b.WriteString(st.Muted.Render(ansi.Cut(nameCell, 0, gw)))
+	b.WriteString(stateStyle.Render(ansi.Cut(nameCell, gw, gw+1)))
+	label := ansi.Cut(nameCell, gw+1, c.name)
+	if !r.match {
+		b.WriteString(st.Muted.Render(label))
+	} else {
+		b.WriteString(st.Text.Render(label))
+	}
+	b.WriteByte(' ')
+	// State word coloured, flags in the warning colour.
+	stateCell := fit(state, c.state)
+	sw := min(len(r.node.State), c.state)
+	b.WriteString(stateStyle.Render(ansi.Cut(stateCell, 0, sw)))
+	flagStyle := st.Warning
+	if r.node.HasFlag(model.FlagBlocked) {
+		flagStyle = st.Blocked
+	}
+	b.WriteString(flagStyle.Render(ansi.Cut(stateCell, sw, c.state)))
+	b.WriteByte(' ')
+	b.WriteString(st.Muted.Render(fit(beat, c.beat) + " " + fit(pid, c.pid)))
+	if c.cfa > 0 {
+		b.WriteString(" " + st.Text.Render(fit(cfa, c.cfa)) + " " + st.Muted.Render(fit(retries, c.retries)))
+	}
+	b.WriteByte(' ')
+	b.WriteString(st.Action.Render(fit(action, c.action)))
+	if reasonW > 0 {
+		b.WriteByte(' ')
+		b.WriteString(st.Text.Render(truncate(reason, reasonW)))
+	}
+	return b.String()
+}
+
+// renderEvents is the event pane: a title and the newest events.
+func (m *Model) renderEvents(w, h int) []string {
+	st := m.styles
+	out := []string{st.PaneTitle.Render(fit(fmt.Sprintf("── events (%d) ", len(m.events))+strings.Repeat("─", w), w))}
+	n := h - 1
+	if len(m.events) == 0 {
+		out = append(out, st.Muted.Render(fit("  no transitions yet", w)))
+		return out
+	}
+	start := max(0, len(m.events)-n)
+	for _, e := range m.events[start:] {
+		line := e.time.Format("15:04:05") + "  " + clean(e.id) + "  " + e.text
+		if e.reason != "" {
+			line += "  " + clean(e.reason)
+		}
+		style := st.Text
+		if e.bad {
+			style = st.Warning
+		}
+		out = append(out, style.Render(truncate(line, w)))
+	}
+	return out
+}
+
+// renderStatus is the status line: the last action's outcome or a notice.
+func (m *Model) renderStatus(w int) string {
+	st := m.styles
+	if m.status == "" {
+		if n := m.selectedNode(); n != nil && m.mode == modeTree {
+			return st.Muted.Render(truncate(fmt.Sprintf("%d/%d  %s", m.cursor+1, len(m.rows), clean(n.ID)), w))
+		}
+		return ""
+	}
+	if m.bad {
+		return st.Error.Render(truncate(m.status, w))
+	}
+	return st.Success.Render(truncate(m.status, w))
+}
+
+func (m *Model) renderShortHelp(w int) string {
+	if m.typing {
+		return m.styles.Muted.Render(truncate("type to filter · enter keep · esc clear", w))
+	}
+	if m.dialog != nil {
+		return m.styles.Muted.Render(truncate("y confirm · esc cancel", w))
+	}
+	h := m.help
+	h.SetWidth(w)
+	h.ShowAll = false
+	return h.View(m.keys)
+}
+
+// renderHelp is the `?` screen: every enabled binding.
+func (m *Model) renderHelp(w, h int) []string {
+	hm := m.help
+	hm.SetWidth(w)
+	hm.ShowAll = true
+	lines := []string{m.styles.Title.Render("Keys"), ""}
+	for _, l := range strings.Split(hm.View(m.keys), "\n") {
+		lines = append(lines, truncate(l, w))
+	}
+	lines = append(lines, "", m.styles.Muted.Render(truncate("Every action asks first: Cancel is the default, y confirms; the engine re-checks before it acts.", w)))
+	if m.opts.Readonly {
+		lines = append(lines, m.styles.Warning.Render(truncate("read-only: kill, resume, compact and merge are disabled.", w)))
+	}
+	lines = append(lines, m.styles.Muted.Render(truncate("theme: "+m.themes.Themes[m.theme].Name+" (t cycles)", w)))
+	if len(lines) > h {
+		lines = lines[:max(h, 0)]
+	}
+	return lines
+}

@@ -35,6 +35,15 @@ func (m *Model) detailLines(n *model.Node) []string {
 	add("state", stateWords(n))
 	add("reason", n.Reason)
 	add("action", string(n.Action))
+	if n.Blocked != nil {
+		add("blocked", n.Blocked.Question)
+		if n.Blocked.Context != "" {
+			add("context", n.Blocked.Context)
+		}
+		if n.Blocked.Kind != "" {
+			add("kind", n.Blocked.Kind)
+		}
+	}
 	if !n.OrphanedSince.IsZero() {
 		add("orphaned", "since "+stamp(n.OrphanedSince))
 	}
@@ -67,6 +76,9 @@ func (m *Model) detailLines(n *model.Node) []string {
 	add("infra dir", n.InfraDir)
 	add("heartbeat", n.HeartbeatPath)
 	add(".children", n.RegistryPath)
+	if n.Blocked != nil {
+		add("blocked", n.Blocked.Path)
+	}
 	if n.RegistryPath != "" {
 		torn, bad := 0, 0
 		for _, l := range n.Registry {
@@ -79,14 +91,6 @@ func (m *Model) detailLines(n *model.Node) []string {
 		}
 		add("registry", fmt.Sprintf("%d lines, %d unparseable, %d torn; modified %s",
 			len(n.Registry), bad, torn, stamp(n.RegistryMtime)))
-	}
-
-	if n.Blocked != nil {
-		section("blocked")
-		add("question", n.Blocked.Question)
-		add("context", n.Blocked.Context)
-		add("kind", n.Blocked.Kind)
-		add("sentinel", n.Blocked.Path)
 	}
 
 	section("retries")

@@ -152,7 +152,9 @@ func (m *Model) renderHeader(w int) []string {
 	}
 	header = append(header, truncate(strings.Join(m.watchNotes(), "  "), w))
 
-	header = append(header, m.renderColumnHead(w))
+	if m.mode == modeTree {
+		header = append(header, m.renderColumnHead(w))
+	}
 	return header
 }
 
@@ -426,13 +428,23 @@ func (m *Model) renderShortHelp(w int) string {
 // renderHelp is the `?` screen: every enabled binding.
 func (m *Model) renderHelp(w, h int) []string {
 	hm := m.help
-	hm.SetWidth(w)
+	hm.SetWidth(0) // measure unclipped; blocks are split to fit below
 	hm.ShowAll = true
 	lines := []string{m.styles.Title.Render("Keys"), ""}
-	for _, l := range strings.Split(hm.View(m.keys), "\n") {
-		lines = append(lines, truncate(l, w))
+	// Columns that do not fit beside each other go in a block below.
+	groups := m.keys.FullHelp()
+	for start := 0; start < len(groups); {
+		end := start + 1
+		for end < len(groups) && ansi.StringWidth(firstLine(hm.FullHelpView(groups[start:end+1]))) <= w {
+			end++
+		}
+		for _, l := range strings.Split(hm.FullHelpView(groups[start:end]), "\n") {
+			lines = append(lines, truncate(l, w))
+		}
+		lines = append(lines, "")
+		start = end
 	}
-	lines = append(lines, "", m.styles.Muted.Render(truncate("Every action asks first: Cancel is the default, y confirms; the engine re-checks before it acts.", w)))
+	lines = append(lines, m.styles.Muted.Render(truncate("Actions ask first: Cancel is the default, y confirms; the engine re-checks.", w)))
 	if m.opts.Readonly {
 		lines = append(lines, m.styles.Warning.Render(truncate("read-only: kill, resume, compact and merge are disabled.", w)))
 	}
@@ -441,4 +453,11 @@ func (m *Model) renderHelp(w, h int) []string {
 		lines = lines[:max(h, 0)]
 	}
 	return lines
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

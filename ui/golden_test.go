@@ -2,10 +2,10 @@ package ui
 
 import (
 	"context"
-	"regexp"
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 

@@ -446,7 +446,7 @@ func (m *Model) renderHelp(w, h int) []string {
 	}
 	lines = append(lines, m.styles.Muted.Render(truncate("Actions ask first: Cancel is the default, y confirms; the engine re-checks.", w)))
 	if m.opts.Readonly {
-		lines = append(lines, m.styles.Warning.Render(truncate("read-only: kill, resume, compact and merge are disabled.", w)))
+		lines = append(lines, m.styles.Warning.Render(truncate("read-only: the action keys are disabled.", w)))
 	}
 	lines = append(lines, m.styles.Muted.Render(truncate("theme: "+m.themes.Themes[m.theme].Name+" (t cycles)", w)))
 	if len(lines) > h {

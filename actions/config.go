@@ -1,0 +1,174 @@
+package actions
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// Duration is a TOML duration string such as "30s"; zero when absent.
+type Duration time.Duration
+
+// Duration converts d to a time.Duration.
+func (d Duration) Duration() time.Duration { return time.Duration(d) }
+
+// UnmarshalText parses a Go duration string ("30s", "2m").
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("duration %q: %w", string(b), err)
+	}
+	if v < 0 {
+		return fmt.Errorf("duration %q is negative", string(b))
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText writes d as a Go duration string.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// CommandConfig is the command a resume or merge runs: argv with placeholders.
+type CommandConfig struct {
+	Argv []string `toml:"argv"`
+}
+
+// Config is the operator's configuration (SPEC §5.5).
+type Config struct {
+	Resume    CommandConfig `toml:"resume"`
+	Merge     CommandConfig `toml:"merge"`
+	Beat      Duration      `toml:"beat"`
+	Stale     Duration      `toml:"stale"`
+	KillAfter Duration      `toml:"kill_after"`
+	ExitGrace Duration      `toml:"exit_grace"`
+	Ignore    []string      `toml:"ignore"`
+	Theme     string        `toml:"theme"`
+}
+
+// maxConfigSize bounds the config file we are willing to read.
+const maxConfigSize = 1 << 20
+
+// DefaultConfigPath is $XDG_CONFIG_HOME/dispatchtop/config.toml, with
+// XDG_CONFIG_HOME defaulting to ~/.config.
+func DefaultConfigPath() (string, error) {
+	base := os.Getenv("XDG_CONFIG_HOME")
+	if base == "" || !filepath.IsAbs(base) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("locate the config: no XDG_CONFIG_HOME and no home directory: %w", err)
+		}
+		base = filepath.Join(home, ".config")
+	}
+	return filepath.Join(base, "dispatchtop", "config.toml"), nil
+}
+
+// LoadConfig reads the configuration from explicitPath, or from the default
+// location when explicitPath is "". It returns the config, the path it was
+// read from ("" when no default file exists) and an error for an unreadable
+// or malformed file, a missing explicit file, or a file inside any of roots:
+// a writable sessions directory must not choose what an operator's keypress
+// runs.
+func LoadConfig(explicitPath string, roots []string) (Config, string, error) {
+	path := explicitPath
+	if path == "" {
+		p, err := DefaultConfigPath()
+		if err != nil {
+			return Config{}, "", err
+		}
+		path = p
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return Config{}, "", fmt.Errorf("config %s: %w", path, err)
+	}
+	// Refuse before reading: the file's content must never matter here.
+	if root, inside := insideAnyRoot(abs, roots); inside {
+		return Config{}, "", fmt.Errorf("config %s is inside the watched root %s: refused (config is read only from --config or $XDG_CONFIG_HOME, outside every root)", abs, root)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		if explicitPath == "" && errors.Is(err, os.ErrNotExist) {
+			return Config{}, "", nil
+		}
+		return Config{}, "", fmt.Errorf("read config: %w", err)
+	}
+	defer f.Close()
+	b, err := readCapped(f, maxConfigSize)
+	if err != nil {
+		return Config{}, "", fmt.Errorf("read config %s: %w", abs, err)
+	}
+	var cfg Config
+	dec := toml.NewDecoder(bytes.NewReader(b)).DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		var strict *toml.StrictMissingError
+		if errors.As(err, &strict) {
+			return Config{}, "", fmt.Errorf("config %s: unknown key: %s", abs, oneLine(strict.String()))
+		}
+		return Config{}, "", fmt.Errorf("config %s: %w", abs, err)
+	}
+	return cfg, abs, nil
+}
+
+// insideAnyRoot reports whether path lies in (or is) one of roots, comparing
+// both as given and with symlinks resolved, so a link cannot smuggle a
+// root's file in.
+func insideAnyRoot(path string, roots []string) (string, bool) {
+	candidates := []string{filepath.Clean(path)}
+	if real, err := resolveExisting(path); err == nil {
+		candidates = append(candidates, real)
+	}
+	for _, r := range roots {
+		absRoot, err := filepath.Abs(r)
+		if err != nil {
+			continue
+		}
+		rootForms := []string{filepath.Clean(absRoot)}
+		if real, err := filepath.EvalSymlinks(absRoot); err == nil {
+			rootForms = append(rootForms, real)
+		}
+		for _, c := range candidates {
+			for _, rf := range rootForms {
+				if within(rf, c) {
+					return absRoot, true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// resolveExisting resolves symlinks in the longest existing prefix of path.
+func resolveExisting(path string) (string, error) {
+	dir, rest := filepath.Clean(path), ""
+	for {
+		real, err := filepath.EvalSymlinks(dir)
+		if err == nil {
+			return filepath.Join(real, rest), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", err
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+}
+
+// within reports whether path is root or below it.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

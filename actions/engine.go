@@ -1,0 +1,305 @@
+package actions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/scanner"
+)
+
+// Request asks the engine for one action on one node.
+type Request struct {
+	Action model.Action  // kill, resume, compact or merge
+	Node   string        // node id, infra dir or .heartbeat path
+	All    bool          // compact: every registry under the roots
+	Tree   bool          // kill: every running node below too, bottom-up
+	Grace  time.Duration // kill: SIGTERM to SIGKILL; 10 s when zero
+	Force  bool          // resume: override the retry budget (only the budget)
+	DryRun bool          // say what would be done; change nothing
+}
+
+// Outcomes of an action, as results and journal lines say them.
+const (
+	OutcomeDone    = "done"
+	OutcomeRefused = "refused"
+	OutcomeFailed  = "failed"
+	OutcomeDryRun  = "dry-run"
+	OutcomeSkipped = "skipped"
+)
+
+// Result is what the engine did, would do, or refused.
+type Result struct {
+	Action  model.Action
+	NodeID  string
+	Root    string
+	PID     int  // the pid the node names (0 when none)
+	Refused bool // a precondition failed (exit 1)
+	// Outcome is done, refused, failed, dry-run or skipped.
+	Outcome string
+	Message string   // one line: what was done, or what was refused and why
+	Plan    []string // what it would do / did, one step a line (the dry-run text)
+	Checks  []string // the preconditions checked, as the journal records them
+}
+
+// DefaultGrace is the time between SIGTERM and SIGKILL when none is given.
+const DefaultGrace = 10 * time.Second
+
+// EngineOptions configure an Engine.
+type EngineOptions struct {
+	Scan     scanner.Options // roots, ignore, thresholds, probe, clock
+	Config   Config
+	Readonly bool
+}
+
+// Engine carries out actions. One engine serves the TUI, the subcommands and
+// recover; it holds no state between actions but its options.
+type Engine struct {
+	opts EngineOptions
+	self int
+	// hook, when set (tests), is called between the steps of an action; an
+	// error stops the action on the spot, as if the process had been killed.
+	hook func(step string) error
+	// scan reads the forest; scanner.Scan unless a test replaces it.
+	scan func(scanner.Options) (*model.Snapshot, error)
+}
+
+// New builds an engine.
+func New(opts EngineOptions) *Engine {
+	return &Engine{opts: opts, self: os.Getpid(), scan: scanner.Scan}
+}
+
+func (e *Engine) now() time.Time {
+	if e.opts.Scan.Now != nil {
+		return e.opts.Scan.Now()
+	}
+	return time.Now()
+}
+
+func (e *Engine) thresholds() model.Thresholds {
+	th := e.opts.Scan.Thresholds
+	def := model.DefaultThresholds()
+	if th.Stale <= 0 {
+		th.Stale = def.Stale
+	}
+	if th.StartTolerance <= 0 {
+		th.StartTolerance = def.StartTolerance
+	}
+	return th
+}
+
+// DryRun is Run with DryRun set: what the action would do, changing nothing.
+func (e *Engine) DryRun(ctx context.Context, req Request) (Result, error) {
+	req.DryRun = true
+	return e.Run(ctx, req)
+}
+
+// Run carries out one action: it re-reads the node from disk, re-checks the
+// action's preconditions, acts (or says what it would do) and appends the
+// outcome to the journal of the node's root. A refusal is a Result with
+// Refused set and a nil error; an error means the action could not be
+// attempted or failed part-way (the Result still says how far it got).
+func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
+	res := Result{Action: req.Action, NodeID: req.Node}
+	switch req.Action {
+	case model.ActionKill, model.ActionResume, model.ActionCompact, model.ActionMerge:
+	default:
+		return res, fmt.Errorf("unknown action %q (kill, resume, compact or merge)", req.Action)
+	}
+	if req.Action == model.ActionCompact && req.All {
+		return e.compactAll(ctx, req)
+	}
+	if req.Node == "" {
+		return res, fmt.Errorf("%s: no node given", req.Action)
+	}
+	snap, n, err := e.locate(req.Node)
+	if err != nil {
+		return res, err
+	}
+	res.NodeID, res.Root, res.PID = n.ID, n.Root, n.PID()
+	if e.opts.Readonly {
+		// Read-only promises that nothing is written, the journal included.
+		return refuse(res, "read-only mode: no action can run"), nil
+	}
+	if n.HasScanFlag(model.FlagOutsideRoot) {
+		res = refuse(res, fmt.Sprintf("node %s names a path outside every root: never acted on", n.ID))
+		return res, e.journalResult(req, res, nil)
+	}
+	switch req.Action {
+	case model.ActionKill:
+		return e.kill(ctx, req, snap, n)
+	case model.ActionResume:
+		return e.resume(ctx, req, n)
+	case model.ActionCompact:
+		return e.compactNode(ctx, req, n)
+	default:
+		return e.merge(ctx, req, n)
+	}
+}
+
+func refuse(res Result, msg string) Result {
+	res.Refused = true
+	res.Outcome = OutcomeRefused
+	res.Message = msg
+	return res
+}
+
+// locate re-reads the forest from disk and finds arg in it. A node found
+// under the configured roots belongs to its root; a path outside every root
+// is looked up under the directory that holds its session (its topmost
+// ancestor through parent_heartbeat).
+func (e *Engine) locate(arg string) (*model.Snapshot, *model.Node, error) {
+	opts := e.opts.Scan
+	var firstErr error
+	if len(opts.Roots) > 0 {
+		snap, err := e.scan(opts)
+		if err == nil {
+			if n, rerr := scanner.ResolveNode(snap, arg); rerr == nil && n != nil {
+				return snap, n, nil
+			} else if rerr != nil {
+				firstErr = rerr
+			}
+		} else {
+			firstErr = err
+		}
+	}
+	root, ok := sessionHolder(arg)
+	if !ok {
+		if firstErr == nil {
+			firstErr = fmt.Errorf("no node %q under %v", arg, opts.Roots)
+		}
+		return nil, nil, firstErr
+	}
+	opts.Roots = []string{root}
+	snap, err := e.scan(opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("scan %s for %s: %w", root, arg, err)
+	}
+	n, err := scanner.ResolveNode(snap, arg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n == nil {
+		return nil, nil, fmt.Errorf("no node %q under %s", arg, root)
+	}
+	return snap, n, nil
+}
+
+// sessionHolder finds the directory that holds the session of the node at
+// path (an infra dir or a .heartbeat): it follows parent_heartbeat up to the
+// topmost ancestor that exists and returns that ancestor's parent directory.
+func sessionHolder(path string) (string, bool) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", false
+	}
+	infra := abs
+	if st, err := os.Stat(abs); err != nil {
+		return "", false
+	} else if !st.IsDir() {
+		infra = filepath.Dir(abs)
+	}
+	if !isInfraDir(infra) {
+		return "", false
+	}
+	seen := map[string]bool{}
+	for i := 0; i < 64 && !seen[infra]; i++ {
+		seen[infra] = true
+		parent := declaredParent(infra)
+		if parent == "" {
+			break
+		}
+		if !filepath.IsAbs(parent) {
+			parent = filepath.Join(infra, parent)
+		}
+		pdir := filepath.Dir(filepath.Clean(parent))
+		if !isInfraDir(pdir) {
+			break
+		}
+		infra = pdir
+	}
+	return filepath.Dir(infra), true
+}
+
+func isInfraDir(dir string) bool {
+	for _, name := range []string{heartbeatFile, legacyFile} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// declaredParent is the parent_heartbeat of the heartbeat in infra, or "".
+func declaredParent(infra string) string {
+	b, err := readFileCapped(filepath.Join(infra, heartbeatFile), maxReadSize)
+	if err != nil {
+		return ""
+	}
+	var hb struct {
+		Parent string `json:"parent_heartbeat"`
+	}
+	if json.Unmarshal(b, &hb) != nil {
+		return ""
+	}
+	return hb.Parent
+}
+
+// File names of the on-disk contract the engine reads and writes.
+const (
+	heartbeatFile  = ".heartbeat"
+	legacyFile     = ".running"
+	registryFile   = ".children"
+	cfaFile        = ".cfa-state.json"
+	retryFile      = ".retry-count"
+	pendingFile    = ".resume-pending"
+	resumeLogFile  = ".resume.log"
+	mergeLogFile   = ".merge.log"
+	mergedFile     = ".merged"
+	journalDirName = ".dispatchtop"
+	journalName    = "journal.jsonl"
+)
+
+// maxReadSize caps reads of small contract files (SPEC §9).
+const maxReadSize = 1 << 20
+
+var errTooLarge = errors.New("file too large")
+
+// readCapped reads r up to limit bytes; more is an error.
+func readCapped(r io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%w: over %d bytes", errTooLarge, limit)
+	}
+	return b, nil
+}
+
+func readFileCapped(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := readCapped(f, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return b, nil
+}
+
+// step runs the test hook between steps of an action.
+func (e *Engine) step(name string) error {
+	if e.hook == nil {
+		return nil
+	}
+	return e.hook(name)
+}

@@ -2,41 +2,20 @@ package ui
 
 import (
 	"context"
-	"flag"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/themes"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current views")
-
-// checkGolden compares got with testdata/name.golden (or rewrites it).
-func checkGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run go test -update to create it): %v", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
-
+// Goldens live in testdata/<TestName>/<case>.golden; `go test -update`
+// rewrites them (the flag belongs to x/exp/golden).
 // newTestModel is the worked example at a fixed clock and size.
 func newTestModel(t testing.TB, w, h int, opts Options) *Model {
 	t.Helper()
@@ -119,7 +98,7 @@ func TestGoldenViews(t *testing.T) {
 				sc.setup(m)
 				frame := m.View().Content
 				checkFrame(t, frame, sz.w, sz.h)
-				checkGolden(t, sc.name+"_"+sz.name, ansi.Strip(frame))
+				golden.RequireEqual(t, ansi.Strip(frame))
 			})
 		}
 	}
@@ -139,7 +118,7 @@ func TestGoldenThemes(t *testing.T) {
 			m := newTestModel(t, 80, 24, Options{Themes: set})
 			frame := m.View().Content
 			checkFrame(t, frame, 80, 24)
-			checkGolden(t, "theme_"+th.Name, ansi.Strip(frame))
+			golden.RequireEqual(t, ansi.Strip(frame))
 			hasColour := carriesColour(frame)
 			if th.Name == themes.Mono && hasColour {
 				t.Errorf("mono frame carries colour: %q", frame)

@@ -34,11 +34,16 @@ func layoutColumns(width, nameMax, stateMax int) columns {
 
 // reasonWidth is what the reason column gets at width w.
 func (c columns) reasonWidth(w int) int {
+	return max(0, w-c.fixed())
+}
+
+// fixed is the width of every column but the reason, with separators.
+func (c columns) fixed() int {
 	used := c.name + c.state + c.beat + c.pid + c.action + 5
 	if c.cfa > 0 {
 		used += c.cfa + c.retries + 2
 	}
-	return max(0, w-used)
+	return used
 }
 
 // render builds the whole frame.
@@ -370,6 +375,10 @@ func (m *Model) renderRow(r row, c columns, w int, selected bool) string {
 		b.WriteByte(' ')
 		b.WriteString(st.Text.Render(truncate(reason, reasonW)))
 	}
+	if c.fixed() > w {
+		// The fixed columns alone overflow a very narrow screen: cut the row.
+		return truncate(b.String(), w)
+	}
 	return b.String()
 }
 
@@ -422,7 +431,7 @@ func (m *Model) renderShortHelp(w int) string {
 	h := m.help
 	h.SetWidth(w)
 	h.ShowAll = false
-	return h.View(m.keys)
+	return truncate(h.View(m.keys), w)
 }
 
 // renderHelp is the `?` screen: every enabled binding.

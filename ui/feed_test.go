@@ -1,0 +1,162 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// A burst of updates already queued makes one message: one redraw.
+func TestFeedCoalescesBursts(t *testing.T) {
+	ch := make(chan Update, 100)
+	for i := range 100 {
+		specs := exampleSpecs()[:1]
+		specs[0].reason = fmt.Sprintf("beat %d", i)
+		ch <- Update{
+			Snapshot:    buildSnapshot("/srv/fleet/.sessions", clock12, specs),
+			Changed:     []string{"A"},
+			Transitions: []model.Transition{{Time: clock12, ID: fmt.Sprintf("n%d", i), To: model.StateRunning}},
+		}
+	}
+	msg := waitFeed(ch)()
+	u, ok := msg.(updateMsg)
+	if !ok {
+		t.Fatalf("got %T", msg)
+	}
+	if len(u.update.Transitions) != 100 || len(u.update.Changed) != 100 {
+		t.Errorf("merged %d transitions, %d changes; want 100 each", len(u.update.Transitions), len(u.update.Changed))
+	}
+	if got := u.update.Snapshot.Node("A").Reason; got != "beat 99" {
+		t.Errorf("kept snapshot %q, want the newest", got)
+	}
+	if len(ch) != 0 {
+		t.Errorf("%d updates left behind", len(ch))
+	}
+}
+
+func TestFeedClosed(t *testing.T) {
+	ch := make(chan Update)
+	close(ch)
+	m := newTestModel(t, 80, 24, Options{})
+	m.feed = ch
+	m.Update(waitFeed(ch)())
+	if !m.closed || !strings.Contains(stripped(m), "watcher stopped") {
+		t.Errorf("closed feed not shown:\n%s", stripped(m))
+	}
+}
+
+// SPEC §6 Event pane: transitions as they happen, bounded.
+func TestEventsBounded(t *testing.T) {
+	m := newTestModel(t, 80, 24, Options{})
+	for i := range maxEvents + 50 {
+		m.Update(updateMsg{update: Update{Transitions: []model.Transition{
+			{Time: clock12.Add(time.Duration(i) * time.Second), ID: fmt.Sprintf("n%d", i), From: model.StateRunning, To: model.StateDead, Reason: "pid gone"},
+		}}})
+	}
+	if len(m.events) != maxEvents {
+		t.Fatalf("%d events kept, want %d", len(m.events), maxEvents)
+	}
+	if m.events[0].id != "n50" || m.events[len(m.events)-1].id != fmt.Sprintf("n%d", maxEvents+49) {
+		t.Errorf("kept %s..%s, want the newest", m.events[0].id, m.events[len(m.events)-1].id)
+	}
+	press(m, "e")
+	if !strings.Contains(stripped(m), fmt.Sprintf("n%d  running → dead  pid gone", maxEvents+49)) {
+		t.Errorf("newest event not on screen:\n%s", stripped(m))
+	}
+}
+
+// SPEC §3: ages move on the tick without any file event.
+func TestTickRedrawsAges(t *testing.T) {
+	now := clock12
+	m := New(Options{Initial: exampleSnapshot(), Now: func() time.Time { return now }, Tick: time.Second})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if !strings.Contains(stripped(m), "12:00:00") {
+		t.Fatal("clock not shown")
+	}
+	now = now.Add(65 * time.Second)
+	_, cmd := m.Update(tickMsg(now))
+	if cmd == nil {
+		t.Error("tick not re-armed")
+	}
+	view := stripped(m)
+	if !strings.Contains(view, "12:01:05") || !strings.Contains(view, "1m15s") {
+		t.Errorf("ages not advanced:\n%s", view)
+	}
+}
+
+// SPEC §6 Mouse: click selects, wheel scrolls.
+func TestMouse(t *testing.T) {
+	m := newTestModel(t, 80, 12, Options{Initial: bigSnapshot(100)})
+	m.View() // measure the header
+	top := m.headerH
+	m.Update(tea.MouseClickMsg{X: 5, Y: top + 2, Button: tea.MouseLeft})
+	if m.cursor != 2 {
+		t.Errorf("click on the third row selected row %d", m.cursor)
+	}
+	m.Update(tea.MouseClickMsg{X: 5, Y: 0, Button: tea.MouseLeft})
+	if m.cursor != 2 {
+		t.Errorf("click on the header moved the cursor to %d", m.cursor)
+	}
+	for range 3 {
+		m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
+	}
+	if m.offset != 3*wheelStep {
+		t.Errorf("offset %d after three wheel steps, want %d", m.offset, 3*wheelStep)
+	}
+	if m.cursor < m.offset || m.cursor >= m.offset+m.treeHeight() {
+		t.Errorf("cursor %d left the screen (offset %d)", m.cursor, m.offset)
+	}
+	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
+	if m.offset != 2*wheelStep {
+		t.Errorf("offset %d after wheel up", m.offset)
+	}
+}
+
+// SPEC §6: resizes reflow; rows never wrap.
+func TestResizeReflows(t *testing.T) {
+	m := newTestModel(t, 120, 40, Options{Initial: bigSnapshot(300)})
+	m.moveTo(200)
+	for _, sz := range [][2]int{{80, 24}, {60, 15}, {200, 60}, {40, 10}} {
+		m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		frame := m.View().Content
+		checkFrame(t, frame, sz[0], sz[1])
+		if !strings.Contains(stripped(m), idTail(m.selected)) {
+			t.Errorf("%dx%d: the selected row is off screen", sz[0], sz[1])
+		}
+	}
+}
+
+// Only the rows on screen are rendered, whatever the tree's size.
+func TestOnlyVisibleRowsRendered(t *testing.T) {
+	m := newTestModel(t, 80, 24, Options{Initial: bigSnapshot(10000)})
+	m.View()
+	body := m.renderTree(80)
+	if len(body) != m.treeHeight() {
+		t.Errorf("rendered %d rows, screen holds %d", len(body), m.treeHeight())
+	}
+}
+
+// Details load the journal through a command, never in Update.
+func TestDetailsLoadJournalThroughCommand(t *testing.T) {
+	calls := 0
+	m := newTestModel(t, 120, 60, Options{Journal: journalOf(`{"action":"resume","outcome":"done"}`)})
+	m.opts.Journal = func(ctx context.Context, n *model.Node) ([]string, error) { calls++; return journalOf(`{"action":"resume","outcome":"done"}`)(ctx, n) }
+	m.moveTo(m.index["B"])
+	cmd := press(m, "enter")
+	if calls != 0 {
+		t.Fatal("the journal was read inside Update")
+	}
+	if !strings.Contains(stripped(m), "loading…") {
+		t.Errorf("no loading note before the command ran")
+	}
+	run(m, cmd)
+	if calls != 1 || !strings.Contains(stripped(m), `"outcome":"done"`) {
+		t.Errorf("journal lines not shown (calls %d):\n%s", calls, stripped(m))
+	}
+}

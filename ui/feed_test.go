@@ -146,7 +146,10 @@ func TestOnlyVisibleRowsRendered(t *testing.T) {
 func TestDetailsLoadJournalThroughCommand(t *testing.T) {
 	calls := 0
 	m := newTestModel(t, 120, 60, Options{Journal: journalOf(`{"action":"resume","outcome":"done"}`)})
-	m.opts.Journal = func(ctx context.Context, n *model.Node) ([]string, error) { calls++; return journalOf(`{"action":"resume","outcome":"done"}`)(ctx, n) }
+	m.opts.Journal = func(ctx context.Context, n *model.Node) ([]string, error) {
+		calls++
+		return journalOf(`{"action":"resume","outcome":"done"}`)(ctx, n)
+	}
 	m.moveTo(m.index["B"])
 	cmd := press(m, "enter")
 	if calls != 0 {

@@ -78,6 +78,7 @@ func RunAgent(ctx context.Context, o AgentOptions) (int, error) {
 		return 1, fmt.Errorf("demo-agent: %w", err)
 	}
 	a := &agent{o: o, cfa: model.CfaState{TaskID: filepath.Base(o.Infra)}}
+	a.resumeCfa()
 	if o.Behave == BehaveLegacy {
 		sentinel := filepath.Join(o.Infra, ".running")
 		if err := os.WriteFile(sentinel, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
@@ -156,6 +157,23 @@ func (a *agent) leashReleased() bool {
 		return true
 	}
 	return false
+}
+
+// resumeCfa picks up the CfA state a previous incarnation left (a resumed
+// dispatch continues its history rather than starting over).
+func (a *agent) resumeCfa() {
+	data, err := os.ReadFile(filepath.Join(a.o.Infra, ".cfa-state.json"))
+	if err != nil {
+		return
+	}
+	var prev model.CfaState
+	if json.Unmarshal(data, &prev) != nil || prev.Outcome() != model.OutcomeWorking {
+		return
+	}
+	a.cfa = prev
+	for a.step < 3 && phase(a.step) != prev.State {
+		a.step++
+	}
 }
 
 // work is one step: advance the CfA phase and append to the event stream.

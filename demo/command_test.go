@@ -1,0 +1,96 @@
+package demo
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runDemoCommand runs `dispatchtop demo --headless` with TMPDIR pointed at
+// tmp, so that the temporary fleet dir lands where the test can look.
+func runDemoCommand(t *testing.T, tmp string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"demo", "--headless", "3s"}, args...)...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "XDG_CONFIG_HOME="+filepath.Join(tmp, "xdg"))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return out.String(), exit.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), 0
+	case <-time.After(40 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("demo did not end; output:\n%s", out.String())
+		return "", -1
+	}
+}
+
+func TestDemoCommandRemovesItsTempDirUnlessKept(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     func(dir string) []string
+		wantKept bool
+	}{
+		{"temporary dir is removed on quit", func(string) []string { return nil }, false},
+		{"--keep keeps the temporary dir", func(string) []string { return []string{"--keep"} }, true},
+		{"--dir is always kept", func(dir string) []string { return []string{"--dir", dir} }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			named := filepath.Join(t.TempDir(), "fleet")
+			out, code := runDemoCommand(t, tmp, tt.args(named)...)
+			if code != 0 {
+				t.Fatalf("exit %d:\n%s", code, out)
+			}
+			var fleetDirs []string
+			if entries, _ := filepath.Glob(filepath.Join(tmp, "dispatchtop-demo-*")); len(entries) > 0 {
+				fleetDirs = entries
+			}
+			if _, err := os.Stat(filepath.Join(named, ConfigFile)); err == nil {
+				fleetDirs = append(fleetDirs, named)
+			}
+			if tt.wantKept != (len(fleetDirs) == 1) {
+				t.Fatalf("fleet dirs left: %v, want kept = %v\n%s", fleetDirs, tt.wantKept, out)
+			}
+			if tt.wantKept && !strings.Contains(out, fleetDirs[0]) {
+				t.Errorf("output does not name the kept dir %s:\n%s", fleetDirs[0], out)
+			}
+			if tt.wantKept {
+				// Every process stopped: no heartbeat names a live agent.
+				f := &Fleet{dir: fleetDirs[0]}
+				if alive := f.liveAgents(); len(alive) > 0 {
+					t.Errorf("agents alive after the demo ended: %v", alive)
+				}
+			}
+		})
+	}
+}
+
+func TestDemoCommandRefusesADirWithAFleet(t *testing.T) {
+	tmp := t.TempDir()
+	named := filepath.Join(t.TempDir(), "fleet")
+	if err := os.MkdirAll(filepath.Join(named, SessionsRoot), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runDemoCommand(t, tmp, "--dir", named)
+	if code != 1 || !strings.Contains(out, "already holds a fleet") {
+		t.Errorf("exit %d, want 1 with a refusal:\n%s", code, out)
+	}
+}

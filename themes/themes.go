@@ -239,11 +239,21 @@ func Select(flagName, configName, dir string, getenv func(string) string) (Set, 
 		for k, t := range all {
 			names[k] = t.Name
 		}
-		errs = append(errs, fmt.Errorf("unknown theme %q (known: %s)", want, strings.Join(names, ", ")))
+		errs = append(errs, &UnknownError{Name: want, Known: names})
 		i = 0
 	}
 	set.Start = i
 	return set, errs
+}
+
+// UnknownError is a theme name that is neither built in nor a user file.
+type UnknownError struct {
+	Name  string
+	Known []string
+}
+
+func (e *UnknownError) Error() string {
+	return fmt.Sprintf("unknown theme %q (known: %s)", e.Name, strings.Join(e.Known, ", "))
 }
 
 func indexOf(ts []Theme, name string) int {

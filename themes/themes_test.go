@@ -1,6 +1,7 @@
 package themes
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -52,6 +53,12 @@ func TestSelect(t *testing.T) {
 			}
 			if len(errs) != tt.wantErrs {
 				t.Errorf("errors = %v, want %d", errs, tt.wantErrs)
+			}
+			var unknown *UnknownError
+			for _, err := range errs {
+				if errors.As(err, &unknown) && unknown.Name != tt.flag {
+					t.Errorf("unknown theme error names %q, want %q", unknown.Name, tt.flag)
+				}
 			}
 			if (set.Forced != "") != tt.forced {
 				t.Errorf("forced = %q, want forced %v", set.Forced, tt.forced)

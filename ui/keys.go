@@ -67,3 +67,14 @@ func (k keyMap) FullHelp() [][]key.Binding {
 		{k.Help, k.Back, k.Quit},
 	}
 }
+
+// detailKeys is the short help while the detail pane is open.
+type detailKeys struct{ k keyMap }
+
+func (d detailKeys) ShortHelp() []key.Binding {
+	back := key.NewBinding(key.WithKeys("enter", "esc"), key.WithHelp("enter/esc", "back"))
+	scroll := key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑↓", "scroll"))
+	return []key.Binding{back, scroll, d.k.Kill, d.k.KillTree, d.k.Resume, d.k.Compact, d.k.Merge, d.k.Events, d.k.Quit}
+}
+
+func (d detailKeys) FullHelp() [][]key.Binding { return d.k.FullHelp() }

@@ -431,6 +431,12 @@ func (m *Model) renderShortHelp(w int) string {
 	h := m.help
 	h.SetWidth(w)
 	h.ShowAll = false
+	if m.mode == modeDetail {
+		return truncate(h.View(detailKeys{m.keys}), w)
+	}
+	if m.mode == modeHelp {
+		return m.styles.Muted.Render(truncate("? or esc closes the help", w))
+	}
 	return truncate(h.View(m.keys), w)
 }
 

@@ -232,6 +232,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		} else {
 			m.apply(msg.update)
 		}
+		if m.feed == nil || m.closed {
+			return m, nil
+		}
 		return m, waitFeed(m.feed)
 	case feedClosedMsg:
 		m.closed = true

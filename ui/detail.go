@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -123,7 +124,9 @@ func (m *Model) detailLines(n *model.Node) []string {
 	}
 
 	section("registry entry (in the parent's .children)")
-	if n.Entry == nil {
+	if line, ok := registryLine(n); ok {
+		out = append(out, fmt.Sprintf("  line %d: %s", line.Number, clean(string(line.Raw))))
+	} else if n.Entry == nil {
 		out = append(out, "  -")
 	} else if b, err := json.Marshal(n.Entry); err == nil {
 		out = append(out, "  "+clean(string(b)))
@@ -156,6 +159,27 @@ func (m *Model) detailLines(n *model.Node) []string {
 		}
 	}
 	return out
+}
+
+// registryLine finds the node's line, verbatim, in its parent's registry.
+func registryLine(n *model.Node) (model.RegistryLine, bool) {
+	if n.Parent == nil || n.HeartbeatPath == "" {
+		return model.RegistryLine{}, false
+	}
+	want := filepath.Clean(n.HeartbeatPath)
+	for _, l := range n.Parent.Registry {
+		if l.Entry == nil {
+			continue
+		}
+		hb := l.Entry.Heartbeat
+		if !filepath.IsAbs(hb) {
+			hb = filepath.Join(n.Parent.InfraDir, hb)
+		}
+		if filepath.Clean(hb) == want {
+			return l, true
+		}
+	}
+	return model.RegistryLine{}, false
 }
 
 // rawJSONLines indents valid JSON and shows anything else as it is.

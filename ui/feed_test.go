@@ -163,3 +163,22 @@ func TestDetailsLoadJournalThroughCommand(t *testing.T) {
 		t.Errorf("journal lines not shown (calls %d):\n%s", calls, stripped(m))
 	}
 }
+
+// The detail pane shows the node's registry line verbatim, relative
+// heartbeat paths resolved against the parent's infra dir.
+func TestDetailsShowRegistryLineVerbatim(t *testing.T) {
+	snap := exampleSnapshot()
+	a := snap.Node("A")
+	a.Registry = []model.RegistryLine{
+		{Number: 1, Raw: []byte(`{"heartbeat":"plan/1/.heartbeat","team":"plan","task_id":null,"status":"completed"}`),
+			Entry: &model.ChildEntry{Heartbeat: "plan/1/.heartbeat", Team: "plan", Status: "completed"}},
+		{Number: 2, Raw: []byte(`{"heartbeat":"code/2/.heartbeat", "team":"code","task_id":"T-7","status":"active"}`),
+			Entry: &model.ChildEntry{Heartbeat: "code/2/.heartbeat", Team: "code", Status: "active"}},
+	}
+	m := newTestModel(t, 160, 80, Options{Initial: snap})
+	m.moveTo(m.index["A/code/2"])
+	press(m, "enter")
+	if want := `line 2: {"heartbeat":"code/2/.heartbeat", "team":"code","task_id":"T-7","status":"active"}`; !strings.Contains(stripped(m), want) {
+		t.Errorf("detail lacks %q:\n%s", want, stripped(m))
+	}
+}

@@ -1,9 +1,24 @@
 package scanner
 
-// API agreed between packages while they are being built (owner: scanner).
-// Bodies are filled in by scan.go, parse.go, tree.go; watch*.go adds Watcher.
+// The scanner's API. A full scan is Scan = Discover + BuildForest + Classify;
+// the watcher (watch*.go) uses the same building blocks to keep a snapshot
+// current without rescanning:
+//
+//   PrepareRoots(paths) ([]Root, []model.Problem, error)  absolute, deduplicated roots
+//   Discover(opts) (*Walk, error)                         walk every root, read every node dir
+//   DiscoverDir(roots, dir, opts) (*Walk, error)          the same, for one new subtree
+//   ReadNodeDir(root, dir) (*model.Node, error)           the facts of one infra dir
+//   CopyFacts(n) *model.Node                              a node's facts without tree or class
+//   BuildForest(roots, nodes, problems) *model.Snapshot   edges, ids, missing nodes, flags
+//   Classify(snap, opts)                                  liveness on the built forest
+//   ResolveNode(snap, arg) (*model.Node, error)           NODE argument -> node
+//   DefaultRoots(cwd) []string                            SPEC §1 default roots
+//
+// Parsers (pure, fuzzed): ParseHeartbeat, ParseRegistry, ParseCfa,
+// ParseRetryCount, ParseBlocked.
 
 import (
+	"io/fs"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/liveness"
@@ -18,18 +33,52 @@ type Options struct {
 	Thresholds model.Thresholds
 	Probe      liveness.Probe // nil means liveness.SystemProbe
 	Now        func() time.Time
+
+	// readDir replaces os.ReadDir in tests that need a read error root
+	// cannot provoke (an unreadable directory); nil means os.ReadDir.
+	readDir func(string) ([]fs.DirEntry, error)
 }
 
-// Scan reads every root once, builds the forest and classifies it.
-// It fails (usage-level, exit 2) only when no root could be read.
-//   func Scan(opts Options) (*model.Snapshot, error)
-//
-// ResolveNode finds a node in snap by id, infra dir or heartbeat path.
-//   func ResolveNode(snap *model.Snapshot, arg string) (*model.Node, error)
-//
-// Parsers (pure, fuzzed):
-//   func ParseHeartbeat(b []byte) (model.Heartbeat, error)
-//   func ParseRegistry(b []byte) []model.RegistryLine
-//   func ParseCfa(b []byte) (model.CfaState, error)
-//   func ParseRetryCount(b []byte) (model.RetryCount, error)
-//   func ParseBlocked(b []byte) (model.Blocked, error)
+// DefaultMaxDepth bounds how deep discovery descends below a root.
+const DefaultMaxDepth = 32
+
+// File names of the on-disk contract (SPEC §1).
+const (
+	HeartbeatFile     = ".heartbeat"
+	RunningFile       = ".running"
+	RegistryFile      = ".children"
+	CfaFile           = ".cfa-state.json"
+	RetryCountFile    = ".retry-count"
+	BlockedFile       = "blocked.json"
+	MiddleDir         = ".middle"
+	MergedFile        = ".merged"
+	ResumePendingFile = ".resume-pending"
+	StreamSuffix      = "-stream.jsonl"
+)
+
+// MaxDocumentSize caps the read of a single-document file (heartbeat, CfA
+// state, blocked sentinel, retry count); a larger file is a problem.
+const MaxDocumentSize = 1 << 20
+
+// Root is one root being scanned.
+type Root struct {
+	Path     string // absolute and clean, as given (symlinks not resolved)
+	Resolved string // Path with symlinks resolved, for containment checks
+	// Prefix is prepended to ids ("" with a single root, else the root's
+	// base name, made unique).
+	Prefix string
+}
+
+// Walk is what discovery found under the roots.
+type Walk struct {
+	Roots []Root
+	// Nodes holds the facts of every infra dir found (no tree fields),
+	// sorted by InfraDir.
+	Nodes []*model.Node
+	// Dirs lists every directory listed by the walk, sorted: the watcher
+	// puts a watch on each.
+	Dirs []string
+	// Problems are the walk's own problems (unreadable directories, depth
+	// bound, missing roots); node problems travel with the nodes.
+	Problems []model.Problem
+}

@@ -1,0 +1,332 @@
+package scanner
+
+// Discovery (SPEC §1): every directory under a root that holds `.heartbeat`
+// or `.running` is a node. The walk never descends into a git worktree (a
+// directory with a `.git` entry, the root itself excepted), `.git`,
+// `node_modules` or an ignored directory, never follows a directory symlink,
+// and stops at the depth bound. A small pool of workers lists directories
+// and reads node dirs in parallel.
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// PrepareRoots makes the given roots absolute and clean, resolves their
+// symlinks, drops a root given twice or nested in another (its nodes are
+// found through the outer one) and assigns id prefixes. A root that cannot
+// be used is a problem; the error says so when no root is left.
+func PrepareRoots(paths []string) ([]Root, []model.Problem, error) {
+	var problems []model.Problem
+	var roots []Root
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			problems = append(problems, model.Problem{Path: p, Error: oneLine("root: " + err.Error())})
+			continue
+		}
+		resolved, err := filepath.EvalSymlinks(abs)
+		if err == nil {
+			var fi os.FileInfo
+			if fi, err = os.Stat(resolved); err == nil && !fi.IsDir() {
+				err = errors.New("not a directory")
+			}
+		}
+		if err != nil {
+			problems = append(problems, model.Problem{Path: abs, Error: oneLine("root: " + err.Error())})
+			continue
+		}
+		roots = append(roots, Root{Path: abs, Resolved: resolved})
+	}
+	// Keep the outermost of nested or repeated roots, in the order given.
+	var kept []Root
+	for i, r := range roots {
+		covered := false
+		for j, o := range roots {
+			if i == j {
+				continue
+			}
+			if o.Resolved == r.Resolved && j < i || o.Resolved != r.Resolved && within(o.Resolved, r.Resolved) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) > 1 {
+		used := map[string]int{}
+		for i := range kept {
+			base := filepath.Base(kept[i].Path)
+			used[base]++
+			kept[i].Prefix = base
+			if used[base] > 1 {
+				kept[i].Prefix = fmt.Sprintf("%s-%d", base, used[base])
+			}
+		}
+	}
+	if len(kept) == 0 {
+		msg := "no root given"
+		if len(problems) > 0 {
+			msg = problems[0].Path + ": " + problems[0].Error
+		}
+		return nil, problems, fmt.Errorf("no root could be read (%s)", msg)
+	}
+	return kept, problems, nil
+}
+
+// within reports whether p is dir or below it (both clean and absolute).
+func within(dir, p string) bool {
+	if p == dir {
+		return true
+	}
+	if dir == string(filepath.Separator) {
+		return strings.HasPrefix(p, dir)
+	}
+	return strings.HasPrefix(p, dir) && p[len(dir)] == filepath.Separator
+}
+
+// Discover walks every root of opts and reads every node dir it finds.
+func Discover(opts Options) (*Walk, error) {
+	if err := checkIgnore(opts.Ignore); err != nil {
+		return nil, err
+	}
+	roots, problems, err := PrepareRoots(opts.Roots)
+	if err != nil {
+		return nil, err
+	}
+	w := newWalker(roots, opts)
+	jobs := make([]dirJob, len(roots))
+	for i := range roots {
+		jobs[i] = dirJob{root: &roots[i], dir: roots[i].Path}
+	}
+	walk := w.run(jobs)
+	walk.Roots = roots
+	walk.Problems = append(problems, walk.Problems...)
+	return walk, nil
+}
+
+// DiscoverDir walks one directory below a root (a directory that appeared
+// while watching) with the same rules as Discover: nothing is returned for a
+// directory the full walk would not have entered.
+func DiscoverDir(roots []Root, dir string, opts Options) (*Walk, error) {
+	if err := checkIgnore(opts.Ignore); err != nil {
+		return nil, err
+	}
+	dir = filepath.Clean(dir)
+	for i := range roots {
+		r := &roots[i]
+		if !within(r.Path, dir) {
+			continue
+		}
+		w := newWalker(roots, opts)
+		rel, err := filepath.Rel(r.Path, dir)
+		if err != nil {
+			return nil, fmt.Errorf("discover %s: %w", dir, err)
+		}
+		depth := 0
+		if rel != "." {
+			segs := strings.Split(filepath.ToSlash(rel), "/")
+			depth = len(segs)
+			for k, seg := range segs {
+				if w.skipDir(seg, strings.Join(segs[:k+1], "/")) {
+					return &Walk{Roots: roots}, nil
+				}
+			}
+			if depth > w.maxDepth {
+				return &Walk{Roots: roots}, nil
+			}
+		}
+		walk := w.run([]dirJob{{root: r, dir: dir, depth: depth}})
+		walk.Roots = roots
+		return walk, nil
+	}
+	return nil, fmt.Errorf("discover %s: not under any root", dir)
+}
+
+// checkIgnore rejects malformed globs up front (a usage error).
+func checkIgnore(globs []string) error {
+	for _, g := range globs {
+		if _, err := path.Match(g, ""); err != nil {
+			return fmt.Errorf("ignore glob %q: %w", g, err)
+		}
+	}
+	return nil
+}
+
+type dirJob struct {
+	root  *Root
+	dir   string
+	depth int
+}
+
+type walker struct {
+	ignore   []string
+	maxDepth int
+	readDir  func(string) ([]fs.DirEntry, error)
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   []dirJob
+	pending int // jobs queued or being processed
+}
+
+func newWalker(roots []Root, opts Options) *walker {
+	w := &walker{ignore: opts.Ignore, maxDepth: opts.MaxDepth, readDir: opts.readDir}
+	if w.maxDepth <= 0 {
+		w.maxDepth = DefaultMaxDepth
+	}
+	if w.readDir == nil {
+		w.readDir = os.ReadDir
+	}
+	w.cond = sync.NewCond(&w.mu)
+	return w
+}
+
+// result is one worker's share of the walk, merged at the end so workers
+// never contend on shared slices.
+type result struct {
+	nodes    []*model.Node
+	dirs     []string
+	problems []model.Problem
+}
+
+func (w *walker) run(jobs []dirJob) *Walk {
+	for _, j := range jobs {
+		w.push(j)
+	}
+	workers := max(2, runtime.GOMAXPROCS(0))
+	results := make([]result, workers)
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Add(1)
+		go func(res *result) {
+			defer wg.Done()
+			for {
+				j, ok := w.pop()
+				if !ok {
+					return
+				}
+				w.visit(j, res)
+				w.done()
+			}
+		}(&results[i])
+	}
+	wg.Wait()
+	walk := &Walk{}
+	for _, r := range results {
+		walk.Nodes = append(walk.Nodes, r.nodes...)
+		walk.Dirs = append(walk.Dirs, r.dirs...)
+		walk.Problems = append(walk.Problems, r.problems...)
+	}
+	sort.Slice(walk.Nodes, func(i, j int) bool { return walk.Nodes[i].InfraDir < walk.Nodes[j].InfraDir })
+	sort.Strings(walk.Dirs)
+	sort.Slice(walk.Problems, func(i, j int) bool { return walk.Problems[i].Path < walk.Problems[j].Path })
+	return walk
+}
+
+func (w *walker) push(j dirJob) {
+	w.mu.Lock()
+	w.queue = append(w.queue, j)
+	w.pending++
+	w.mu.Unlock()
+	w.cond.Signal()
+}
+
+func (w *walker) pop() (dirJob, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for len(w.queue) == 0 && w.pending > 0 {
+		w.cond.Wait()
+	}
+	if len(w.queue) == 0 {
+		return dirJob{}, false
+	}
+	j := w.queue[len(w.queue)-1]
+	w.queue = w.queue[:len(w.queue)-1]
+	return j, true
+}
+
+func (w *walker) done() {
+	w.mu.Lock()
+	w.pending--
+	last := w.pending == 0
+	w.mu.Unlock()
+	if last {
+		w.cond.Broadcast()
+	}
+}
+
+// visit lists one directory, reads it when it is a node and queues the
+// subdirectories the rules allow.
+func (w *walker) visit(j dirJob, res *result) {
+	entries, err := w.readDir(j.dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return // removed while the scan ran: nothing to report
+		}
+		res.problems = append(res.problems, model.Problem{Path: j.dir, Error: oneLine("read directory: " + err.Error())})
+		return
+	}
+	res.dirs = append(res.dirs, j.dir)
+	if isNodeDir(entries) {
+		if n := readNode(j.root.Path, j.dir, entries); n != nil {
+			res.nodes = append(res.nodes, n)
+		}
+	}
+	if j.depth > 0 {
+		for _, e := range entries {
+			if e.Name() == ".git" {
+				return // a git worktree: its checkout holds no nodes of ours
+			}
+		}
+	}
+	for _, e := range entries {
+		// Type() is from the listing: a symlink to a directory is not
+		// ModeDir, so directory symlinks are never followed.
+		if !e.IsDir() {
+			continue
+		}
+		name := e.Name()
+		child := filepath.Join(j.dir, name)
+		rel := strings.TrimPrefix(filepath.ToSlash(child[len(j.root.Path):]), "/")
+		if w.skipDir(name, rel) {
+			continue
+		}
+		if j.depth+1 > w.maxDepth {
+			res.problems = append(res.problems, model.Problem{Path: child,
+				Error: fmt.Sprintf("not scanned: deeper than the depth bound %d", w.maxDepth)})
+			continue
+		}
+		w.push(dirJob{root: j.root, dir: child, depth: j.depth + 1})
+	}
+}
+
+// skipDir applies the never-descend rules and the ignore globs (matched
+// against the base name and the root-relative path).
+func (w *walker) skipDir(name, rel string) bool {
+	if name == ".git" || name == "node_modules" {
+		return true
+	}
+	for _, g := range w.ignore {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+		if ok, _ := path.Match(g, rel); ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,366 @@
+package scanner
+
+// Pure parsers of the on-disk contract (SPEC §1). They take bytes and return
+// values or an error that names the field at fault; they never panic on any
+// input (each has a fuzz test).
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// MaxRegistryLine caps one `.children` line; a longer line is kept truncated
+// and marked unparseable (the contract promises lines under 4 KiB).
+const MaxRegistryLine = 64 << 10
+
+// errEmpty is the error of an empty single-document file.
+var errEmpty = errors.New("empty file")
+
+// ParseHeartbeat parses a `.heartbeat`. Unknown fields are kept verbatim in
+// Extra; a known field of the wrong type (`"pid": "abc"`) is an error naming
+// the field. A negative pid is an error too: such a heartbeat is treated as
+// unparseable (the node gets `unreadable` and is classified from its mtime),
+// so no negative pid ever reaches the probe or the kill path. null is
+// accepted for every field and means "not set".
+func ParseHeartbeat(b []byte) (model.Heartbeat, error) {
+	var hb model.Heartbeat
+	if len(bytes.TrimSpace(b)) == 0 {
+		return hb, errEmpty
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return hb, fmt.Errorf("not a JSON object: %w", err)
+	}
+	if fields == nil { // the document was `null`
+		return hb, errors.New("not a JSON object: null")
+	}
+	for name, raw := range fields {
+		var err error
+		switch name {
+		case "pid":
+			hb.PID, err = jsonInt(raw)
+			if err == nil && hb.PID < 0 {
+				err = fmt.Errorf("negative pid %d", hb.PID)
+			}
+		case "parent_heartbeat":
+			hb.ParentHeartbeat, err = jsonString(raw)
+		case "role":
+			hb.Role, err = jsonString(raw)
+		case "started":
+			hb.Started, err = jsonFloat(raw)
+		case "status":
+			hb.Status, err = jsonString(raw)
+		case "team":
+			hb.Team, err = jsonString(raw)
+		case "task_id":
+			hb.TaskID, err = jsonStringOrNumber(raw)
+		case "worktree":
+			hb.Worktree, err = jsonString(raw)
+		default:
+			if hb.Extra == nil {
+				hb.Extra = map[string]json.RawMessage{}
+			}
+			hb.Extra[name] = raw
+		}
+		if err != nil {
+			return model.Heartbeat{}, fmt.Errorf("field %q: %w", name, err)
+		}
+	}
+	return hb, nil
+}
+
+// ParseRegistry parses a whole `.children` file. Every line is kept with its
+// raw bytes (CR included, newline excluded); a line that does not parse
+// keeps Err; a last line without a newline is Torn (an append in flight).
+func ParseRegistry(b []byte) []model.RegistryLine {
+	lines, _ := readRegistry(bytes.NewReader(b))
+	return lines
+}
+
+// readRegistry streams a registry from r, line by line, so a registry of any
+// length is read without holding more than one line beyond the result.
+func readRegistry(r io.Reader) ([]model.RegistryLine, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var lines []model.RegistryLine
+	var long []byte // accumulates a line longer than the buffer
+	for n := 1; ; {
+		chunk, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if len(long) < MaxRegistryLine+1 {
+				long = append(long, chunk[:min(len(chunk), MaxRegistryLine+1-len(long))]...)
+			}
+			continue
+		}
+		if len(chunk) > 0 || len(long) > 0 {
+			full := chunk
+			if long != nil {
+				if len(long) < MaxRegistryLine+1 {
+					long = append(long, chunk[:min(len(chunk), MaxRegistryLine+1-len(long))]...)
+				}
+				full, long = long, nil
+			}
+			// ReadSlice returns its delimiter exactly when err is nil.
+			lines = append(lines, parseRegistryLine(n, full, err != nil))
+			n++
+		}
+		if err == io.EOF {
+			return lines, nil
+		}
+		if err != nil {
+			return lines, err
+		}
+	}
+}
+
+// parseRegistryLine parses one line; raw may still end with its newline.
+func parseRegistryLine(n int, raw []byte, torn bool) model.RegistryLine {
+	raw = bytes.TrimSuffix(raw, []byte{'\n'})
+	line := model.RegistryLine{Number: n, Torn: torn}
+	if len(raw) > MaxRegistryLine {
+		line.Raw = bytes.Clone(raw[:MaxRegistryLine])
+		line.Err = fmt.Sprintf("line longer than %d KiB", MaxRegistryLine>>10)
+		return line
+	}
+	line.Raw = bytes.Clone(raw)
+	body := bytes.TrimSpace(raw) // tolerates CRLF and stray blanks
+	if len(body) == 0 {
+		line.Err = "empty line"
+		return line
+	}
+	entry, err := parseChildEntry(body)
+	if err != nil {
+		line.Err = err.Error()
+		return line
+	}
+	line.Entry = &entry
+	return line
+}
+
+func parseChildEntry(b []byte) (model.ChildEntry, error) {
+	var e model.ChildEntry
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return e, fmt.Errorf("not a JSON object: %w", err)
+	}
+	if fields == nil {
+		return e, errors.New("not a JSON object: null")
+	}
+	for name, raw := range fields {
+		var err error
+		switch name {
+		case "heartbeat":
+			e.Heartbeat, err = jsonString(raw)
+		case "team":
+			e.Team, err = jsonString(raw)
+		case "status":
+			e.Status, err = jsonString(raw)
+		case "worktree":
+			e.Worktree, err = jsonString(raw)
+		case "task_id":
+			if !isNull(raw) {
+				var s string
+				s, err = jsonStringOrNumber(raw)
+				e.TaskID = &s
+			}
+		}
+		if err != nil {
+			return model.ChildEntry{}, fmt.Errorf("field %q: %w", name, err)
+		}
+	}
+	if e.Heartbeat == "" {
+		return model.ChildEntry{}, errors.New(`field "heartbeat": missing or empty`)
+	}
+	return e, nil
+}
+
+// ParseCfa parses a `.cfa-state.json`.
+func ParseCfa(b []byte) (model.CfaState, error) {
+	var c model.CfaState
+	if len(bytes.TrimSpace(b)) == 0 {
+		return c, errEmpty
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return model.CfaState{}, describeJSONError(err)
+	}
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		return model.CfaState{}, errors.New("not a JSON object: null")
+	}
+	return c, nil
+}
+
+// ParseRetryCount parses a `.retry-count`: a JSON object, or a bare integer
+// that means the total.
+func ParseRetryCount(b []byte) (model.RetryCount, error) {
+	var rc model.RetryCount
+	body := bytes.TrimSpace(b)
+	if len(body) == 0 {
+		return rc, errEmpty
+	}
+	if body[0] != '{' {
+		n, err := jsonInt(body)
+		if err != nil {
+			return rc, fmt.Errorf("neither an object nor an integer: %w", err)
+		}
+		if n < 0 {
+			return rc, fmt.Errorf("negative count %d", n)
+		}
+		return model.RetryCount{Total: n}, nil
+	}
+	if err := json.Unmarshal(body, &rc); err != nil {
+		return model.RetryCount{}, describeJSONError(err)
+	}
+	if rc.Total < 0 {
+		return model.RetryCount{}, fmt.Errorf(`field "total": negative count %d`, rc.Total)
+	}
+	return rc, nil
+}
+
+// ParseBlocked parses a blocked sentinel. The caller counts the sentinel as
+// present even when this fails (SPEC §1). A non-string context is kept as
+// its JSON text.
+func ParseBlocked(b []byte) (model.Blocked, error) {
+	var bl model.Blocked
+	if len(bytes.TrimSpace(b)) == 0 {
+		return bl, errEmpty
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return bl, fmt.Errorf("not a JSON object: %w", err)
+	}
+	if fields == nil {
+		return bl, errors.New("not a JSON object: null")
+	}
+	for name, raw := range fields {
+		var err error
+		switch name {
+		case "question":
+			bl.Question, err = jsonString(raw)
+		case "kind":
+			bl.Kind, err = jsonString(raw)
+		case "context":
+			if bl.Context, err = jsonString(raw); err != nil {
+				bl.Context, err = string(raw), nil
+			}
+		}
+		if err != nil {
+			return model.Blocked{}, fmt.Errorf("field %q: %w", name, err)
+		}
+	}
+	return bl, nil
+}
+
+// parseLegacyPID parses a `.running` sentinel: a decimal pid.
+func parseLegacyPID(b []byte) (int, error) {
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return 0, errEmpty
+	}
+	pid, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("not a decimal pid: %q", truncate(s, 40))
+	}
+	if pid < 0 {
+		return 0, fmt.Errorf("negative pid %d", pid)
+	}
+	return pid, nil
+}
+
+// parseResumePending parses `.resume-pending`. An empty marker is valid: the
+// resume that creates it (O_EXCL) may not have written it yet.
+func parseResumePending(b []byte) (model.ResumePending, error) {
+	var rp model.ResumePending
+	if len(bytes.TrimSpace(b)) == 0 {
+		return rp, nil
+	}
+	if err := json.Unmarshal(b, &rp); err != nil {
+		return model.ResumePending{}, describeJSONError(err)
+	}
+	return rp, nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+}
+
+func jsonString(raw json.RawMessage) (string, error) {
+	if isNull(raw) {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", fmt.Errorf("want a string, got %s", truncate(string(raw), 40))
+	}
+	return s, nil
+}
+
+// jsonStringOrNumber accepts ids that writers emit as strings or numbers.
+func jsonStringOrNumber(raw json.RawMessage) (string, error) {
+	if isNull(raw) {
+		return "", nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err == nil {
+		return n.String(), nil
+	}
+	return jsonString(raw)
+}
+
+func jsonInt(raw []byte) (int, error) {
+	if isNull(raw) {
+		return 0, nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return 0, fmt.Errorf("want an integer, got %s", truncate(string(raw), 40))
+	}
+	if i, err := strconv.ParseInt(n.String(), 10, 64); err == nil && i >= math.MinInt32 && i <= math.MaxInt32 {
+		return int(i), nil
+	}
+	// Writers in other languages may emit 1234.0.
+	f, err := n.Float64()
+	if err != nil || f != math.Trunc(f) || f < math.MinInt32 || f > math.MaxInt32 {
+		return 0, fmt.Errorf("want an integer, got %s", truncate(n.String(), 40))
+	}
+	return int(f), nil
+}
+
+func jsonFloat(raw json.RawMessage) (float64, error) {
+	if isNull(raw) {
+		return 0, nil
+	}
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return 0, fmt.Errorf("want a number, got %s", truncate(string(raw), 40))
+	}
+	return f, nil
+}
+
+// describeJSONError names the field of a type mismatch.
+func describeJSONError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Errorf("field %q: want %s, got %s: %w", te.Field, te.Type, te.Value, err)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("invalid JSON at byte %d: %w", se.Offset, err)
+	}
+	return fmt.Errorf("invalid JSON: %w", err)
+}
+
+// truncate shortens s for an error message.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

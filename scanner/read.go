@@ -1,0 +1,336 @@
+package scanner
+
+// Reading the facts of one infra dir (SPEC §1). Every read or parse error
+// becomes a problem of the node (and `unreadable` where the file is the
+// node's own); a file that vanished between listing and reading is skipped.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// errTooLarge is the problem of a single-document file over the cap.
+var errTooLarge = fmt.Errorf("file larger than %d MiB", MaxDocumentSize>>20)
+
+// ReadNodeDir reads the facts of the infra dir dir, found under root: its
+// heartbeat (or legacy `.running`), registry, CfA state, retry count,
+// blocked sentinels, stream activity, merge and resume markers. Tree fields
+// (ID, Parent, Children, Entry) are left for BuildForest. The error wraps
+// fs.ErrNotExist when dir is gone or holds neither `.heartbeat` nor
+// `.running`; read problems of its files are in the node's Problems.
+func ReadNodeDir(root, dir string) (*model.Node, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read node dir %s: %w", dir, err)
+	}
+	n := readNode(root, dir, entries)
+	if n == nil {
+		return nil, fmt.Errorf("read node dir %s: no %s or %s: %w", dir, HeartbeatFile, RunningFile, fs.ErrNotExist)
+	}
+	return n, nil
+}
+
+// isNodeDir reports whether a directory listing marks an infra dir.
+func isNodeDir(entries []fs.DirEntry) bool {
+	for _, e := range entries {
+		if name := e.Name(); name == HeartbeatFile || name == RunningFile {
+			return true
+		}
+	}
+	return false
+}
+
+// readNode reads an infra dir from its listing; nil when it is not (or no
+// longer) a node.
+func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
+	n := &model.Node{Root: root, InfraDir: dir}
+	var hasHeartbeat, hasRunning, hasMiddle bool
+	for _, e := range entries {
+		name := e.Name()
+		path := filepath.Join(dir, name)
+		switch name {
+		case HeartbeatFile:
+			hasHeartbeat = true
+		case RunningFile:
+			hasRunning = true
+		case RegistryFile:
+			readRegistryInto(n, path)
+		case CfaFile:
+			if b, ok := readDocInto(n, path); ok {
+				if c, err := ParseCfa(b); err != nil {
+					addProblem(n, path, fmt.Errorf("parse CfA state: %w", err), true)
+				} else {
+					n.Cfa = &c
+				}
+			}
+		case RetryCountFile:
+			if b, ok := readDocInto(n, path); ok {
+				if rc, err := ParseRetryCount(b); err != nil {
+					addProblem(n, path, fmt.Errorf("parse retry count: %w", err), true)
+				} else {
+					n.Retries = rc
+				}
+			}
+		case BlockedFile:
+			readBlockedInto(n, path)
+		case MiddleDir:
+			hasMiddle = e.IsDir()
+		case MergedFile:
+			n.Merged = true
+		case ResumePendingFile:
+			b, fi, err := readDocument(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if fi != nil {
+				n.ResumeMtime = fi.ModTime()
+			}
+			rp, perr := parseResumePending(b)
+			if err == nil && perr != nil {
+				err = fmt.Errorf("parse resume marker: %w", perr)
+			}
+			if err != nil {
+				addProblem(n, path, err, true)
+			}
+			n.ResumePending = &rp // present counts, parsed or not
+		default:
+			if strings.HasSuffix(name, StreamSuffix) {
+				if fi, err := e.Info(); err == nil && fi.ModTime().After(n.ActivityMtime) {
+					n.ActivityMtime = fi.ModTime()
+				}
+			}
+		}
+	}
+	if hasMiddle && n.Blocked == nil {
+		readBlockedInto(n, filepath.Join(dir, MiddleDir, BlockedFile))
+	}
+	switch {
+	case hasHeartbeat && readHeartbeatInto(n, filepath.Join(dir, HeartbeatFile)):
+	case hasRunning && readRunningInto(n, filepath.Join(dir, RunningFile)):
+	default:
+		return nil // both sentinels vanished: the dir is being removed
+	}
+	return n
+}
+
+// readHeartbeatInto reads the heartbeat; false when it vanished.
+func readHeartbeatInto(n *model.Node, path string) bool {
+	b, fi, err := readDocument(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	n.HeartbeatPath = path
+	n.HasHeartbeat = true
+	if fi != nil {
+		n.BeatMtime = fi.ModTime()
+	}
+	if err != nil {
+		addProblem(n, path, err, true)
+		return true
+	}
+	n.HeartbeatRaw = b
+	hb, err := ParseHeartbeat(b)
+	if err != nil {
+		addProblem(n, path, fmt.Errorf("parse heartbeat: %w", err), true)
+		return true
+	}
+	n.Heartbeat = &hb
+	n.DeclaredParent = hb.ParentHeartbeat
+	return true
+}
+
+// readRunningInto reads a legacy `.running`; false when it vanished.
+func readRunningInto(n *model.Node, path string) bool {
+	b, fi, err := readDocument(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	n.Legacy = true
+	if fi != nil {
+		n.BeatMtime = fi.ModTime()
+	}
+	if err != nil {
+		addProblem(n, path, err, true)
+		return true
+	}
+	pid, err := parseLegacyPID(b)
+	if err != nil {
+		addProblem(n, path, fmt.Errorf("parse legacy pid: %w", err), true)
+		return true
+	}
+	n.LegacyPID = pid
+	return true
+}
+
+// readBlockedInto records a blocked sentinel; its presence counts even when
+// it cannot be parsed.
+func readBlockedInto(n *model.Node, path string) {
+	b, _, err := readDocument(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	n.Blocked = &model.Blocked{Path: path}
+	if err != nil {
+		addProblem(n, path, err, true)
+		return
+	}
+	bl, err := ParseBlocked(b)
+	if err != nil {
+		addProblem(n, path, fmt.Errorf("parse blocked sentinel: %w", err), true)
+		return
+	}
+	bl.Path = path
+	n.Blocked = &bl
+}
+
+// readDocInto reads a single-document file, recording a problem on failure;
+// ok is false when the content is not usable (or the file vanished).
+func readDocInto(n *model.Node, path string) ([]byte, bool) {
+	b, _, err := readDocument(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false
+	}
+	if err != nil {
+		addProblem(n, path, err, true)
+		return nil, false
+	}
+	return b, true
+}
+
+// readRegistryInto streams the node's `.children` in full.
+func readRegistryInto(n *model.Node, path string) {
+	f, fi, err := openRegular(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	n.RegistryPath = path
+	if err != nil {
+		addProblem(n, path, err, true)
+		return
+	}
+	defer f.Close()
+	n.RegistryMtime, n.RegistrySize = fi.ModTime(), fi.Size()
+	lines, err := readRegistry(f)
+	n.Registry = lines
+	if err != nil {
+		addProblem(n, path, fmt.Errorf("read registry: %w", err), true)
+	}
+	var bad int
+	var first string
+	for _, l := range lines {
+		if l.Err == "" || l.Torn || l.Err == "empty line" {
+			continue // a torn last line is an append in flight, not corruption
+		}
+		if bad == 0 {
+			first = fmt.Sprintf("line %d: %s", l.Number, l.Err)
+		}
+		bad++
+	}
+	switch {
+	case bad == 1:
+		addProblem(n, path, errors.New("unparseable "+first), true)
+	case bad > 1:
+		addProblem(n, path, fmt.Errorf("%d unparseable lines, first %s", bad, first), true)
+	}
+}
+
+// openRegular opens path for reading, refusing anything but a regular file
+// (a FIFO or device behind a symlink must not block or flood the scan).
+func openRegular(path string) (*os.File, fs.FileInfo, error) {
+	// O_NONBLOCK: opening a FIFO must not wait for a writer.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fi, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+	}
+	return f, fi, nil
+}
+
+// readDocument reads a single-document file capped at MaxDocumentSize. The
+// file info is returned whenever the file could be opened, so the mtime of
+// an oversized heartbeat still counts.
+func readDocument(path string) ([]byte, fs.FileInfo, error) {
+	f, fi, err := openRegular(path)
+	if err != nil {
+		return nil, fi, err
+	}
+	defer f.Close()
+	if fi.Size() > MaxDocumentSize {
+		return nil, fi, errTooLarge
+	}
+	// Size+1 so a file that grew since the stat is still read whole (and
+	// caught by the cap), and io.ReadAll does not have to grow the buffer.
+	buf := make([]byte, 0, min(fi.Size(), MaxDocumentSize)+1)
+	b, err := readAllCapped(f, buf)
+	if err != nil {
+		return nil, fi, err
+	}
+	return b, fi, nil
+}
+
+func readAllCapped(r io.Reader, buf []byte) ([]byte, error) {
+	lr := io.LimitReader(r, MaxDocumentSize+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		k, err := lr.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+k]
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(buf) > MaxDocumentSize {
+		return nil, errTooLarge
+	}
+	return buf, nil
+}
+
+// addProblem records a problem on the node; unreadable marks the node's own
+// file as failing (the `unreadable` flag).
+func addProblem(n *model.Node, path string, err error, unreadable bool) {
+	n.Problems = append(n.Problems, model.Problem{Path: path, Error: oneLine(err.Error())})
+	if unreadable {
+		addScanFlag(n, model.FlagUnreadable)
+	}
+}
+
+func addScanFlag(n *model.Node, f model.Flag) {
+	if !n.HasScanFlag(f) {
+		n.ScanFlags = append(n.ScanFlags, f)
+	}
+}
+
+// oneLine keeps a message on one line for the problems list.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
+
+// mtimeOf is a small helper for tests and the tree: a file's mtime or zero.
+func mtimeOf(path string) time.Time {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
+}

@@ -1,0 +1,117 @@
+package actions
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// placeholders are the names an argv element may carry (SPEC §5.5).
+var placeholderNames = []string{
+	"infra_dir", "heartbeat", "worktree", "id", "role", "team", "task_id", "cfa_state", "parent_heartbeat",
+}
+
+// expandArgv substitutes the placeholders of argv with the node's values.
+// Each element stays one argument whatever the values hold: the command runs
+// without a shell. key names the config key for error messages.
+func expandArgv(key string, argv []string, n *model.Node) ([]string, error) {
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, fmt.Errorf("no command configured: set %s in the config file ([%s] argv = [...])", key, strings.TrimSuffix(key, ".argv"))
+	}
+	used := map[string]bool{}
+	for _, a := range argv {
+		for _, name := range placeholderNames {
+			if strings.Contains(a, "{"+name+"}") {
+				used[name] = true
+			}
+		}
+	}
+	values := map[string]string{}
+	for name := range used {
+		v, err := placeholderValue(name, n)
+		if err != nil {
+			return nil, err
+		}
+		if strings.ContainsAny(v, "\x00\n\r") {
+			return nil, fmt.Errorf("{%s} of node %s holds a NUL or newline: refused", name, n.ID)
+		}
+		values[name] = v
+	}
+	pairs := make([]string, 0, 2*len(values))
+	for name, v := range values {
+		pairs = append(pairs, "{"+name+"}", v)
+	}
+	// One pass: a value that itself looks like a placeholder stays literal.
+	r := strings.NewReplacer(pairs...)
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = r.Replace(a)
+	}
+	return out, nil
+}
+
+func placeholderValue(name string, n *model.Node) (string, error) {
+	hb := n.Heartbeat
+	switch name {
+	case "infra_dir":
+		return n.InfraDir, nil
+	case "heartbeat":
+		if n.HeartbeatPath != "" {
+			return n.HeartbeatPath, nil
+		}
+		return filepath.Join(n.InfraDir, heartbeatFile), nil
+	case "worktree":
+		return worktreeOf(n)
+	case "id":
+		return n.ID, nil
+	case "role":
+		return n.Role(), nil
+	case "team":
+		return n.Team(), nil
+	case "task_id":
+		return n.TaskID(), nil
+	case "cfa_state":
+		if n.Cfa != nil {
+			return n.Cfa.State, nil
+		}
+		return "", nil
+	case "parent_heartbeat":
+		if hb != nil && hb.ParentHeartbeat != "" {
+			return hb.ParentHeartbeat, nil
+		}
+		if n.Parent != nil && n.Parent.HeartbeatPath != "" {
+			return n.Parent.HeartbeatPath, nil
+		}
+		return "", nil
+	}
+	return "", fmt.Errorf("unknown placeholder {%s}", name)
+}
+
+// worktreeOf is the entry's or heartbeat's worktree field, else
+// <infra>/worktree when it exists; otherwise there is none and the action
+// is refused.
+func worktreeOf(n *model.Node) (string, error) {
+	if n.Entry != nil && n.Entry.Worktree != "" {
+		return n.Entry.Worktree, nil
+	}
+	if n.Heartbeat != nil && n.Heartbeat.Worktree != "" {
+		return n.Heartbeat.Worktree, nil
+	}
+	p := filepath.Join(n.InfraDir, "worktree")
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		return p, nil
+	}
+	return "", fmt.Errorf("node %s has no worktree (no worktree field in its registry entry or heartbeat, and no %s): refused", n.ID, p)
+}
+
+// quoteArgv renders argv for plans and journals, one quoted word each.
+func quoteArgv(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = fmt.Sprintf("%q", a)
+	}
+	return strings.Join(q, " ")
+}

@@ -1,0 +1,421 @@
+package actions
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/scanner"
+)
+
+// maxRegistrySize bounds the registry compaction will rewrite; compaction
+// carries every byte it keeps, so it reads the whole file.
+const maxRegistrySize = 512 << 20
+
+// compactTempPrefix names compaction's temp files, so a later compaction can
+// clear what a killed one left behind.
+const compactTempPrefix = registryFile + ".compact-"
+
+// Drain tuning: after the rename, the old file is read until it has been
+// quiet this many polls in a row, each this far apart; a torn tail is
+// waited for this long before it is carried over as it is.
+const (
+	drainQuietPolls = 3
+	drainPoll       = 2 * time.Millisecond
+	drainTornWait   = 200 * time.Millisecond
+)
+
+// removal is a registry line compaction drops, and why.
+type removal struct {
+	line   []byte
+	reason string
+}
+
+// compactNode rewrites one node's `.children` without its dead weight.
+func (e *Engine) compactNode(ctx context.Context, req Request, n *model.Node) (Result, error) {
+	res := Result{Action: model.ActionCompact, NodeID: n.ID, Root: n.Root, PID: n.PID()}
+	path := filepath.Join(n.InfraDir, registryFile)
+	st, err := os.Stat(path)
+	if err != nil {
+		res = refuse(res, fmt.Sprintf("node %s has no registry to compact: %v", n.ID, err))
+		if req.DryRun {
+			return res, nil
+		}
+		return res, e.journalResult(req, res, nil)
+	}
+	running := n.State == model.StateRunning
+	old := e.now().Sub(st.ModTime()) > e.thresholds().Stale
+	res.Checks = []string{
+		fmt.Sprintf("state %s", n.State),
+		fmt.Sprintf("registry mtime %s (older than stale: %t)", st.ModTime().UTC().Format(time.RFC3339), old),
+	}
+	decide := e.compactRule(n.InfraDir, running)
+	if req.DryRun {
+		b, err := readFileCapped(path, maxRegistrySize)
+		if err != nil {
+			return res, fmt.Errorf("compact %s: %w", n.ID, err)
+		}
+		_, removed := filterLines(b[:bytes.LastIndexByte(b, '\n')+1], old, decide)
+		res.Outcome = OutcomeDryRun
+		res.Plan = []string{fmt.Sprintf("rewrite %s without %d line(s), every other byte kept", path, len(removed))}
+		for _, r := range removed {
+			res.Plan = append(res.Plan, fmt.Sprintf("  drop (%s): %s", r.reason, r.line))
+		}
+		res.Message = fmt.Sprintf("would remove %d line(s) from %s", len(removed), path)
+		return res, nil
+	}
+	removed, err := e.compactFile(ctx, path, decide)
+	if err != nil {
+		res.Outcome, res.Message = OutcomeFailed, fmt.Sprintf("compact %s: %v", n.ID, err)
+		return res, errors.Join(err, e.journalResult(req, res, nil))
+	}
+	res.Outcome = OutcomeDone
+	res.Message = fmt.Sprintf("removed %d line(s) from %s", len(removed), path)
+	for _, r := range removed {
+		res.Plan = append(res.Plan, fmt.Sprintf("dropped (%s): %s", r.reason, r.line))
+	}
+	lines := make([]string, len(removed))
+	for i, r := range removed {
+		lines[i] = string(r.line)
+	}
+	return res, e.journalResult(req, res, func(j *JournalEntry) { j.Removed = lines })
+}
+
+// compactAll compacts every registry under the roots; the journal gets a
+// line for each registry that lost lines.
+func (e *Engine) compactAll(ctx context.Context, req Request) (Result, error) {
+	res := Result{Action: model.ActionCompact, NodeID: "--all"}
+	if e.opts.Readonly {
+		return refuse(res, "read-only mode: no action can run"), nil
+	}
+	snap, err := e.scan(e.opts.Scan)
+	if err != nil {
+		return res, fmt.Errorf("compact --all: %w", err)
+	}
+	var errs []error
+	total, files := 0, 0
+	for _, s := range snap.Sessions {
+		s.Walk(func(n *model.Node) {
+			if n.RegistryPath == "" || n.HasScanFlag(model.FlagOutsideRoot) {
+				return
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			sub := req
+			sub.All = false
+			r, err := e.compactNode(ctx, sub, n)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			removed := len(r.Plan)
+			if req.DryRun && removed > 0 {
+				removed-- // the first plan line is the summary
+			}
+			if removed > 0 {
+				files++
+				total += removed
+				res.Plan = append(res.Plan, r.Message)
+			}
+		})
+	}
+	res.Message = fmt.Sprintf("removed %d line(s) from %d registr(ies)", total, files)
+	res.Outcome = OutcomeDone
+	if req.DryRun {
+		res.Outcome = OutcomeDryRun
+		res.Message = "would have " + res.Message
+	}
+	if len(errs) > 0 {
+		res.Outcome = OutcomeFailed
+	}
+	return res, errors.Join(errs...)
+}
+
+// compactRule decides, for a registry of the node at infra, which complete
+// lines go: an entry whose heartbeat is terminal; an entry whose heartbeat
+// is gone and whose line is terminal; and an entry whose heartbeat is gone
+// and whose infra dir does not exist, but that one only when the registry
+// is older than stale or the node is not running (an optimistic
+// registration must have had time to start). Everything else stays,
+// unparseable lines included.
+func (e *Engine) compactRule(infra string, running bool) func(line []byte, fileOld bool) (bool, string) {
+	return func(line []byte, fileOld bool) (bool, string) {
+		parsed := scanner.ParseRegistry(line)
+		if len(parsed) != 1 || parsed[0].Entry == nil || parsed[0].Entry.Heartbeat == "" {
+			return false, ""
+		}
+		entry := parsed[0].Entry
+		hbPath := entry.Heartbeat
+		if !filepath.IsAbs(hbPath) {
+			hbPath = filepath.Join(infra, hbPath)
+		}
+		b, err := readFileCapped(hbPath, maxReadSize)
+		switch {
+		case err == nil:
+			hb, perr := scanner.ParseHeartbeat(b)
+			if perr == nil && model.TerminalStatus(hb.Status) {
+				return true, "heartbeat " + hb.Status
+			}
+			return false, ""
+		case !errors.Is(err, os.ErrNotExist):
+			return false, "" // unreadable is not gone
+		}
+		if model.TerminalStatus(entry.Status) {
+			return true, "registry says " + entry.Status + "; heartbeat gone"
+		}
+		if _, err := os.Lstat(filepath.Dir(hbPath)); !errors.Is(err, os.ErrNotExist) {
+			return false, ""
+		}
+		if fileOld || !running {
+			return true, "never started: no heartbeat, no infra dir"
+		}
+		return false, ""
+	}
+}
+
+// filterLines splits b into its complete lines and keeps or drops each; a
+// torn tail (no newline yet) is not looked at and not returned.
+func filterLines(b []byte, fileOld bool, decide func([]byte, bool) (bool, string)) ([]byte, []removal) {
+	var kept bytes.Buffer
+	var removed []removal
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			break
+		}
+		line := b[:i+1]
+		b = b[i+1:]
+		content := bytes.TrimRight(line[:len(line)-1], "\r")
+		if drop, why := decide(content, fileOld); drop {
+			removed = append(removed, removal{line: append([]byte(nil), line[:len(line)-1]...), reason: why})
+			continue
+		}
+		kept.Write(line)
+	}
+	return kept.Bytes(), removed
+}
+
+// compactFile rewrites path without the lines decide drops, losing nothing
+// that concurrent appenders (plain O_APPEND, no lock) write meanwhile:
+//
+//  1. open the registry and read it up to its last complete line;
+//  2. write the kept lines to a temp file in the same directory, fsync;
+//  3. copy whatever complete lines were appended meanwhile, fsync;
+//  4. rename the temp file over the registry;
+//  5. drain the old file through the descriptor opened in 1: appenders
+//     that opened it before the rename write there, and those lines are
+//     appended to the new file.
+//
+// Killed before 4 the registry is as it was (a stray temp file is cleared by
+// the next compaction); from 4 on it is as intended. Compactions of one
+// directory are serialised with a lock on the directory itself.
+func (e *Engine) compactFile(ctx context.Context, path string, decide func([]byte, bool) (bool, string)) ([]removal, error) {
+	dir := filepath.Dir(path)
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	clearStaleTemps(dir)
+
+	old, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer old.Close()
+	st, err := old.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat %s: %w", path, err)
+	}
+	if st.Size() > maxRegistrySize {
+		return nil, fmt.Errorf("%s is %d bytes, over the %d compaction handles", path, st.Size(), maxRegistrySize)
+	}
+	fileOld := e.now().Sub(st.ModTime()) > e.thresholds().Stale
+	data, err := io.ReadAll(io.LimitReader(old, maxRegistrySize))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	copied := int64(bytes.LastIndexByte(data, '\n') + 1)
+	kept, removed := filterLines(data[:copied], fileOld, decide)
+	if len(removed) == 0 {
+		return nil, nil // nothing to drop: leave the file alone
+	}
+	if err := e.step("compact:read"); err != nil {
+		return nil, err
+	}
+
+	// O_APPEND: after the rename, appenders write to this file too, and our
+	// carried-over lines must land after theirs, never over them.
+	tmpName := filepath.Join(dir, fmt.Sprintf("%s%d-%d.tmp", compactTempPrefix, e.self, time.Now().UnixNano()))
+	tmp, err := os.OpenFile(tmpName, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create temp file in %s: %w", dir, err)
+	}
+	committed := false
+	crashed := false
+	defer func() {
+		tmp.Close()
+		if !committed && !crashed {
+			os.Remove(tmpName)
+		}
+	}()
+	crash := func(step string) error {
+		if err := e.step(step); err != nil {
+			crashed = true // a killed process cleans nothing up
+			return err
+		}
+		return nil
+	}
+	if err := tmp.Chmod(st.Mode().Perm()); err != nil {
+		return nil, fmt.Errorf("chmod %s: %w", tmpName, err)
+	}
+	if _, err := tmp.Write(kept); err != nil {
+		return nil, fmt.Errorf("write %s: %w", tmpName, err)
+	}
+	if err := crash("compact:written"); err != nil {
+		return nil, err
+	}
+	if err := tmp.Sync(); err != nil {
+		return nil, fmt.Errorf("fsync %s: %w", tmpName, err)
+	}
+	if err := crash("compact:synced"); err != nil {
+		return nil, err
+	}
+	// Carry over what was appended while we filtered (complete lines only:
+	// a line must not be split between the old inode and the new one).
+	if copied, err = carryLines(old, tmp, copied, false); err != nil {
+		return nil, err
+	}
+	if err := tmp.Sync(); err != nil {
+		return nil, fmt.Errorf("fsync %s: %w", tmpName, err)
+	}
+	if err := crash("compact:carried"); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmpName, path); err != nil {
+		return nil, fmt.Errorf("rename %s over %s: %w", tmpName, path, err)
+	}
+	committed = true
+	if err := crash("compact:renamed"); err != nil {
+		return removed, err
+	}
+	// Appenders that opened the old file before the rename write to it;
+	// move their lines over until it has been quiet for a while.
+	quiet := 0
+	tornSince := time.Time{}
+	for quiet < drainQuietPolls && ctx.Err() == nil {
+		before := copied
+		if copied, err = carryLines(old, tmp, copied, false); err != nil {
+			return removed, err
+		}
+		size, err := fileSize(old)
+		if err != nil {
+			return removed, err
+		}
+		switch {
+		case copied != before:
+			quiet, tornSince = 0, time.Time{}
+		case size > copied:
+			// A torn tail: an append in flight, or one that died half-way.
+			if tornSince.IsZero() {
+				tornSince = time.Now()
+			} else if time.Since(tornSince) > drainTornWait {
+				if copied, err = carryLines(old, tmp, copied, true); err != nil {
+					return removed, err
+				}
+			}
+		default:
+			quiet++
+		}
+		time.Sleep(drainPoll)
+	}
+	if err := tmp.Sync(); err != nil {
+		return removed, fmt.Errorf("fsync %s: %w", path, err)
+	}
+	syncDir(dir)
+	return removed, nil
+}
+
+// carryLines appends old's bytes from offset to dst: complete lines only,
+// unless all is set. It returns the new offset.
+func carryLines(old, dst *os.File, offset int64, all bool) (int64, error) {
+	size, err := fileSize(old)
+	if err != nil {
+		return offset, err
+	}
+	if size <= offset {
+		return offset, nil
+	}
+	buf := make([]byte, size-offset)
+	k, err := old.ReadAt(buf, offset)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return offset, fmt.Errorf("read %s: %w", old.Name(), err)
+	}
+	buf = buf[:k]
+	if !all {
+		buf = buf[:bytes.LastIndexByte(buf, '\n')+1]
+	}
+	if len(buf) == 0 {
+		return offset, nil
+	}
+	// One O_APPEND write: concurrent appenders to the new file see whole
+	// lines either side of it.
+	if _, err := dst.Write(buf); err != nil {
+		return offset, fmt.Errorf("append to %s: %w", dst.Name(), err)
+	}
+	return offset + int64(len(buf)), nil
+}
+
+func fileSize(f *os.File) (int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("stat %s: %w", f.Name(), err)
+	}
+	return st.Size(), nil
+}
+
+// lockDir takes an exclusive flock on dir, serialising compactions of the
+// registries in it (appenders never lock and are not slowed).
+func lockDir(dir string) (func(), error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	return func() {
+		_ = syscall.Flock(int(d.Fd()), syscall.LOCK_UN)
+		d.Close()
+	}, nil
+}
+
+// clearStaleTemps removes temp files a killed compaction left; called under
+// the directory lock, so none of them belongs to a live compaction.
+func clearStaleTemps(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, en := range entries {
+		if strings.HasPrefix(en.Name(), compactTempPrefix) && strings.HasSuffix(en.Name(), ".tmp") {
+			_ = os.Remove(filepath.Join(dir, en.Name()))
+		}
+	}
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}

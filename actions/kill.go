@@ -1,0 +1,364 @@
+package actions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/shirou/gopsutil/v4/process"
+
+	"github.com/dispatchtop/dispatchtop/liveness"
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// pollEvery is how often kill looks whether its signals took effect.
+const pollEvery = 20 * time.Millisecond
+
+// victim is one process to signal, pinned by its create time so a pid that
+// is reused meanwhile is never signalled.
+type victim struct {
+	pid     int
+	created time.Time
+}
+
+// kill ends a running node's process and its descendants (SPEC §5.1); with
+// Tree, every running node below it first, bottom-up.
+func (e *Engine) kill(ctx context.Context, req Request, snap *model.Snapshot, n *model.Node) (Result, error) {
+	res := Result{Action: model.ActionKill, NodeID: n.ID, Root: n.Root, PID: n.PID()}
+	grace := req.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	targets := []*model.Node{n}
+	if req.Tree {
+		targets = killOrder(n)
+	}
+	protected := protectedPIDs(e.self)
+	var refusals, done []string
+	var firstErr error
+	for _, t := range targets {
+		r := Result{Action: model.ActionKill, NodeID: t.ID, Root: t.Root, PID: t.PID()}
+		victims, checks, why := e.killChecks(t, protected)
+		r.Checks = checks
+		if why != "" {
+			r = refuse(r, why)
+			if t == n || !req.DryRun {
+				refusals = append(refusals, why)
+			}
+			res.Plan = append(res.Plan, fmt.Sprintf("refuse %s: %s", t.ID, why))
+			if !req.DryRun {
+				if err := e.journalResult(req, r, nil); err != nil && firstErr == nil {
+					firstErr = err
+				}
+			}
+			continue
+		}
+		plan := fmt.Sprintf("SIGTERM %s (node %s, role %q)", pidList(victims), t.ID, t.Role())
+		res.Plan = append(res.Plan, plan, fmt.Sprintf("wait up to %s, re-verify each pid, SIGKILL the survivors", grace))
+		if req.DryRun {
+			continue
+		}
+		if err := e.step("kill:term " + t.ID); err != nil {
+			return res, err
+		}
+		signals, killed, err := terminate(ctx, victims, grace)
+		r.Checks = append(r.Checks, "re-verified identity before SIGKILL")
+		if err != nil {
+			r.Outcome, r.Message = OutcomeFailed, fmt.Sprintf("kill %s: %v", t.ID, err)
+			refusals = append(refusals, r.Message)
+			if firstErr == nil {
+				firstErr = errors.New(r.Message)
+			}
+		} else {
+			r.Outcome = OutcomeDone
+			r.Message = fmt.Sprintf("ended pid %d of %s and %d descendant(s)", t.PID(), t.ID, len(victims)-1)
+			if killed > 0 {
+				r.Message += fmt.Sprintf(" (%d needed SIGKILL)", killed)
+			}
+			done = append(done, t.ID)
+		}
+		if jerr := e.journalResult(req, r, func(j *JournalEntry) { j.Signals = signals }); jerr != nil && firstErr == nil {
+			firstErr = jerr
+		}
+	}
+	switch {
+	case req.DryRun && len(refusals) == 0:
+		res.Outcome = OutcomeDryRun
+		res.Message = fmt.Sprintf("would kill %d node(s): %s", len(targets), strings.Join(nodeIDs(targets), ", "))
+	case len(refusals) > 0 && len(done) == 0:
+		res = refuse(res, refusals[0])
+		if len(refusals) > 1 {
+			res.Message += fmt.Sprintf(" (and %d more refused)", len(refusals)-1)
+		}
+	case len(refusals) > 0:
+		res.Refused, res.Outcome = true, OutcomeFailed
+		res.Message = fmt.Sprintf("killed %s; refused %d: %s", strings.Join(done, ", "), len(refusals), refusals[0])
+	default:
+		res.Outcome = OutcomeDone
+		res.Message = fmt.Sprintf("killed %s", strings.Join(done, ", "))
+	}
+	return res, firstErr
+}
+
+// killOrder lists n's running descendants bottom-up (children before their
+// parent, siblings in id order), then n itself.
+func killOrder(n *model.Node) []*model.Node {
+	var out []*model.Node
+	var walk func(*model.Node)
+	walk = func(p *model.Node) {
+		for _, c := range p.Children {
+			walk(c)
+			if c.State == model.StateRunning {
+				out = append(out, c)
+			}
+		}
+	}
+	walk(n)
+	return append(out, n)
+}
+
+func nodeIDs(ns []*model.Node) []string {
+	ids := make([]string, len(ns))
+	for i, n := range ns {
+		ids[i] = n.ID
+	}
+	return ids
+}
+
+// killChecks re-checks a kill's preconditions at execution time and
+// collects the processes to signal: the node's pid and its descendants.
+// A non-empty reason refuses.
+func (e *Engine) killChecks(n *model.Node, protected map[int]bool) ([]victim, []string, string) {
+	var checks []string
+	checks = append(checks, fmt.Sprintf("state %s", n.State))
+	if n.State != model.StateRunning {
+		return nil, checks, fmt.Sprintf("node %s is %s, not running: %s", n.ID, n.State, n.Reason)
+	}
+	if e.thresholds().NoPidCheck {
+		return nil, checks, "--no-pid-check: the pids of this tree are not this host's to signal"
+	}
+	pid := n.PID()
+	checks = append(checks, fmt.Sprintf("pid %d", pid))
+	if pid <= 1 {
+		return nil, checks, fmt.Sprintf("pid %d of node %s is never signalled", pid, n.ID)
+	}
+	if protected[pid] {
+		return nil, checks, fmt.Sprintf("pid %d of node %s is dispatchtop itself or one of its ancestors: never signalled", pid, n.ID)
+	}
+	created, why := e.verifyIdentity(n)
+	if why != "" {
+		checks = append(checks, "identity: "+why)
+		return nil, checks, why
+	}
+	checks = append(checks, fmt.Sprintf("identity: pid %d created %s, within %s of started", pid, created.UTC().Format(time.RFC3339Nano), e.thresholds().StartTolerance))
+	victims := []victim{{pid: pid, created: created}}
+	desc := descendants(pid, protected)
+	victims = append(victims, desc...)
+	checks = append(checks, fmt.Sprintf("descendants: %d", len(desc)))
+	return victims, checks, ""
+}
+
+// verifyIdentity checks the node's pid is still the process the heartbeat
+// names; it returns the create time, or why it is not (or cannot be) sure.
+func (e *Engine) verifyIdentity(n *model.Node) (time.Time, string) {
+	pid := n.PID()
+	info := e.lookup(pid)
+	if !info.Exists {
+		return time.Time{}, fmt.Sprintf("pid %d of node %s is gone", pid, n.ID)
+	}
+	if info.CreateTimeErr != nil || info.CreateTime.IsZero() {
+		return time.Time{}, fmt.Sprintf("pid %d of node %s cannot be verified (create time unreadable): not signalled", pid, n.ID)
+	}
+	tol := e.thresholds().StartTolerance
+	if n.Heartbeat != nil && n.Heartbeat.Started > 0 {
+		if absDur(info.CreateTime.Sub(n.Heartbeat.StartedTime())) > tol {
+			return time.Time{}, fmt.Sprintf("pid %d now belongs to another process", pid)
+		}
+		return info.CreateTime, ""
+	}
+	if n.Legacy && !n.BeatMtime.IsZero() {
+		// A legacy sentinel has no started time: the process must have
+		// existed when `.running` was written.
+		if info.CreateTime.After(n.BeatMtime.Add(tol)) {
+			return time.Time{}, fmt.Sprintf("pid %d now belongs to another process", pid)
+		}
+		return info.CreateTime, ""
+	}
+	return time.Time{}, fmt.Sprintf("node %s has no started time to verify pid %d against: not signalled", n.ID, pid)
+}
+
+// lookup asks the configured probe, else the operating system.
+func (e *Engine) lookup(pid int) liveness.ProcessInfo {
+	if e.opts.Scan.Probe != nil {
+		return e.opts.Scan.Probe.Lookup(pid)
+	}
+	return osLookup(pid)
+}
+
+func osLookup(pid int) liveness.ProcessInfo {
+	if pid <= 0 {
+		return liveness.ProcessInfo{}
+	}
+	p, err := process.NewProcess(int32(pid))
+	if err != nil {
+		return liveness.ProcessInfo{}
+	}
+	ms, err := p.CreateTime()
+	if err != nil {
+		return liveness.ProcessInfo{Exists: true, CreateTimeErr: err}
+	}
+	return liveness.ProcessInfo{Exists: true, CreateTime: time.UnixMilli(ms)}
+}
+
+// descendants collects every process below pid (children first found,
+// breadth first), each pinned by its create time. Protected pids are left out.
+func descendants(pid int, protected map[int]bool) []victim {
+	var out []victim
+	seen := map[int]bool{pid: true}
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p, err := process.NewProcess(int32(queue[0]))
+		queue = queue[1:]
+		if err != nil {
+			continue
+		}
+		kids, err := p.Children()
+		if err != nil {
+			continue
+		}
+		for _, k := range kids {
+			kp := int(k.Pid)
+			if seen[kp] || kp <= 1 || protected[kp] {
+				continue
+			}
+			seen[kp] = true
+			ms, err := k.CreateTime()
+			if err != nil {
+				continue // cannot be pinned: never signalled
+			}
+			out = append(out, victim{pid: kp, created: time.UnixMilli(ms)})
+			queue = append(queue, kp)
+		}
+	}
+	return out
+}
+
+// protectedPIDs is dispatchtop itself and every ancestor of it.
+func protectedPIDs(self int) map[int]bool {
+	out := map[int]bool{self: true, 0: true, 1: true}
+	pid := self
+	for i := 0; i < 1024 && pid > 1; i++ {
+		p, err := process.NewProcess(int32(pid))
+		if err != nil {
+			break
+		}
+		pp, err := p.Ppid()
+		if err != nil {
+			break
+		}
+		pid = int(pp)
+		out[pid] = true
+	}
+	return out
+}
+
+// alive reports whether v is still the same, unreaped-and-running process.
+func alive(v victim) bool {
+	p, err := process.NewProcess(int32(v.pid))
+	if err != nil {
+		return false
+	}
+	ms, err := p.CreateTime()
+	if err != nil || absDur(time.UnixMilli(ms).Sub(v.created)) > 50*time.Millisecond {
+		return false
+	}
+	if st, err := p.Status(); err == nil {
+		for _, s := range st {
+			if s == process.Zombie {
+				return false // ended; its parent has yet to reap it
+			}
+		}
+	}
+	return true
+}
+
+// terminate sends SIGTERM to every victim still alive, waits up to grace for
+// them to end, re-verifies each survivor's identity and SIGKILLs it. It
+// returns the signals sent (for the journal) and how many needed SIGKILL.
+func terminate(ctx context.Context, victims []victim, grace time.Duration) ([]string, int, error) {
+	var signals []string
+	for _, v := range victims {
+		if !alive(v) {
+			continue
+		}
+		if err := syscall.Kill(v.pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return signals, 0, fmt.Errorf("SIGTERM pid %d: %w", v.pid, err)
+		}
+		signals = append(signals, fmt.Sprintf("TERM %d", v.pid))
+	}
+	deadline := time.NewTimer(grace)
+	defer deadline.Stop()
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+wait:
+	for anyAlive(victims) {
+		select {
+		case <-ctx.Done():
+			break wait // interrupted: still SIGKILL whoever survived
+		case <-deadline.C:
+			break wait
+		case <-tick.C:
+		}
+	}
+	killed := 0
+	for _, v := range victims {
+		if !alive(v) { // re-verified: a pid reused meanwhile is left alone
+			continue
+		}
+		if err := syscall.Kill(v.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return signals, killed, fmt.Errorf("SIGKILL pid %d: %w", v.pid, err)
+		}
+		signals = append(signals, fmt.Sprintf("KILL %d", v.pid))
+		killed++
+	}
+	// SIGKILL cannot be caught; give the kernel a moment to finish the job.
+	for i := 0; i < 50 && anyAlive(victims); i++ {
+		time.Sleep(pollEvery)
+	}
+	for _, v := range victims {
+		if alive(v) {
+			return signals, killed, fmt.Errorf("pid %d survived SIGKILL", v.pid)
+		}
+	}
+	return signals, killed, nil
+}
+
+func anyAlive(vs []victim) bool {
+	for _, v := range vs {
+		if alive(v) {
+			return true
+		}
+	}
+	return false
+}
+
+func pidList(vs []victim) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = fmt.Sprint(v.pid)
+	}
+	if len(vs) == 1 {
+		return "pid " + s[0]
+	}
+	return fmt.Sprintf("pid %s and descendants %s", s[0], strings.Join(s[1:], " "))
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}

@@ -1,0 +1,284 @@
+package actions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/google/renameio/v2"
+
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/scanner"
+)
+
+// resume re-dispatches a dead node (SPEC §5.2).
+func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, error) {
+	res := Result{Action: model.ActionResume, NodeID: n.ID, Root: n.Root, PID: n.PID()}
+	refused := func(msg string) (Result, error) {
+		res = refuse(res, msg)
+		if req.DryRun {
+			return res, nil
+		}
+		return res, e.journalResult(req, res, func(j *JournalEntry) { j.Force = req.Force })
+	}
+	res.Checks = append(res.Checks, fmt.Sprintf("state %s", n.State))
+	if n.State != model.StateDead {
+		return refused(fmt.Sprintf("node %s is %s, not dead: %s", n.ID, n.State, n.Reason))
+	}
+	phase := ""
+	if n.Cfa != nil {
+		phase = n.Cfa.State
+		res.Checks = append(res.Checks, fmt.Sprintf("cfa %s (%s)", n.Cfa.State, n.Cfa.Outcome()))
+		if n.Cfa.Outcome() == model.OutcomeFailure {
+			return refused(fmt.Sprintf("node %s: CfA state %s is a terminal failure, not retryable", n.ID, n.Cfa.State))
+		}
+	}
+	rc, err := readRetryCount(n.InfraDir)
+	if err != nil {
+		return refused(err.Error())
+	}
+	budget := budgetLine(rc, phase)
+	res.Checks = append(res.Checks, "budget "+budget)
+	if spent := budgetSpent(rc, phase); spent != "" {
+		if !req.Force {
+			return refused(fmt.Sprintf("node %s: retry budget spent (%s); --force overrides", n.ID, spent))
+		}
+		res.Checks = append(res.Checks, "budget spent ("+spent+"): overridden by --force")
+	}
+	argv, err := expandArgv("resume.argv", e.opts.Config.Resume.Argv, n)
+	if err != nil {
+		return refused(err.Error())
+	}
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		return refused(fmt.Sprintf("resume.argv: %v", err))
+	}
+	marker := filepath.Join(n.InfraDir, pendingFile)
+	if since, pending := e.pendingSince(n, marker); pending {
+		return refused(fmt.Sprintf("node %s: a resume is already pending since %s", n.ID, since.UTC().Format(time.RFC3339)))
+	}
+	res.Checks = append(res.Checks, "no resume pending")
+	next := bumped(rc, phase)
+	logPath := filepath.Join(n.InfraDir, resumeLogFile)
+	res.Plan = []string{
+		fmt.Sprintf("create %s (O_EXCL: one resume at a time)", marker),
+		fmt.Sprintf("bump %s: %s -> %s", filepath.Join(n.InfraDir, retryFile), budgetLine(rc, phase), budgetLine(next, phase)),
+		fmt.Sprintf("start %s detached, output to %s", quoteArgv(argv), logPath),
+	}
+	if req.Force {
+		res.Plan = append(res.Plan, "forced: the retry budget is overridden")
+	}
+	if req.DryRun {
+		res.Outcome = OutcomeDryRun
+		res.Message = fmt.Sprintf("would resume %s: %s", n.ID, quoteArgv(argv))
+		return res, nil
+	}
+
+	won, since, err := e.claimPending(n, marker)
+	if err != nil {
+		res.Outcome, res.Message = OutcomeFailed, err.Error()
+		return res, errors.Join(err, e.journalResult(req, res, nil))
+	}
+	if !won {
+		return refused(fmt.Sprintf("node %s: a resume is already pending since %s", n.ID, since.UTC().Format(time.RFC3339)))
+	}
+	if err := e.step("resume:claimed"); err != nil {
+		return res, err
+	}
+	// Re-read under the marker: another resume may have bumped it before
+	// ours won, and the count must not go backwards.
+	if cur, err := readRetryCount(n.InfraDir); err == nil {
+		next = bumped(cur, phase)
+	}
+	if err := writeRetryCount(n.InfraDir, next); err != nil {
+		res.Outcome, res.Message = OutcomeFailed, err.Error()
+		return res, errors.Join(err, e.journalResult(req, res, nil))
+	}
+	if err := e.step("resume:bumped"); err != nil {
+		return res, err
+	}
+	pid, err := startDetached(argv, n.InfraDir, logPath)
+	if err != nil {
+		// Nothing was dispatched: let the next resume try at once.
+		_ = os.Remove(marker)
+		res.Outcome, res.Message = OutcomeFailed, fmt.Sprintf("resume %s: %v", n.ID, err)
+		return res, errors.Join(errors.New(res.Message), e.journalResult(req, res, nil))
+	}
+	res.Outcome = OutcomeDone
+	res.Message = fmt.Sprintf("resumed %s: started pid %d (%s), retries %s", n.ID, pid, quoteArgv(argv), budgetLine(next, phase))
+	if req.Force {
+		res.Message += "; retry budget overridden by --force"
+	}
+	return res, e.journalResult(req, res, func(j *JournalEntry) { j.Force = req.Force })
+}
+
+func readRetryCount(infra string) (model.RetryCount, error) {
+	path := filepath.Join(infra, retryFile)
+	b, err := readFileCapped(path, maxReadSize)
+	if errors.Is(err, os.ErrNotExist) {
+		return model.RetryCount{}, nil
+	}
+	if err != nil {
+		return model.RetryCount{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	rc, err := scanner.ParseRetryCount(b)
+	if err != nil {
+		return model.RetryCount{}, fmt.Errorf("%s does not parse (%v): refused rather than reset the budget", path, err)
+	}
+	return rc, nil
+}
+
+func writeRetryCount(infra string, rc model.RetryCount) error {
+	path := filepath.Join(infra, retryFile)
+	b, err := json.Marshal(rc)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	if err := renameio.WriteFile(path, append(b, '\n'), 0o644, renameio.WithTempDir(infra)); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func bumped(rc model.RetryCount, phase string) model.RetryCount {
+	next := model.RetryCount{Total: rc.Total + 1, ByPhase: map[string]int{}}
+	for k, v := range rc.ByPhase {
+		next.ByPhase[k] = v
+	}
+	if phase != "" {
+		next.ByPhase[phase]++
+	}
+	return next
+}
+
+func budgetLine(rc model.RetryCount, phase string) string {
+	s := fmt.Sprintf("total %d/%d", rc.Total, model.RetriesPerNode)
+	if phase != "" {
+		s += fmt.Sprintf(", %s %d/%d", phase, rc.ByPhase[phase], model.RetriesPerState)
+	}
+	return s
+}
+
+// budgetSpent says which budget is spent, or "".
+func budgetSpent(rc model.RetryCount, phase string) string {
+	if rc.Total >= model.RetriesPerNode {
+		return fmt.Sprintf("%d of %d per node", rc.Total, model.RetriesPerNode)
+	}
+	if phase != "" && rc.ByPhase[phase] >= model.RetriesPerState {
+		return fmt.Sprintf("%d of %d in %s", rc.ByPhase[phase], model.RetriesPerState, phase)
+	}
+	return ""
+}
+
+// pendingMarker is the content of `.resume-pending`.
+type pendingMarker struct {
+	PID  int       `json:"pid"`
+	Time time.Time `json:"time"`
+	User string    `json:"user"`
+}
+
+// pendingSince reports whether a live resume marker exists: it exists, the
+// node has not beaten since it was written, and it is younger than stale.
+func (e *Engine) pendingSince(n *model.Node, marker string) (time.Time, bool) {
+	st, err := os.Stat(marker)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return e.markerLive(n, marker, st)
+}
+
+func (e *Engine) markerLive(n *model.Node, marker string, st os.FileInfo) (time.Time, bool) {
+	written := st.ModTime()
+	since := written
+	if b, err := readFileCapped(marker, maxReadSize); err == nil {
+		var m pendingMarker
+		if json.Unmarshal(b, &m) == nil && !m.Time.IsZero() {
+			since = m.Time
+		}
+	}
+	if e.now().Sub(written) >= e.thresholds().Stale {
+		return since, false
+	}
+	if hb, err := os.Stat(filepath.Join(n.InfraDir, heartbeatFile)); err == nil && hb.ModTime().After(written) {
+		return since, false // the node beat since: the resume took
+	}
+	return since, true
+}
+
+// claimPending creates the marker with O_EXCL. An expired marker is moved
+// aside and the claim retried; only one claimant can move a given marker,
+// and one that moved a marker it did not judge (a fresh one, created
+// meanwhile) puts it back and loses.
+func (e *Engine) claimPending(n *model.Node, marker string) (bool, time.Time, error) {
+	body, err := json.Marshal(pendingMarker{PID: e.self, Time: e.now().UTC(), User: currentUser()})
+	if err != nil {
+		return false, time.Time{}, fmt.Errorf("encode %s: %w", marker, err)
+	}
+	for attempt := 0; attempt < 3; attempt++ {
+		f, err := os.OpenFile(marker, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			_, werr := f.Write(append(body, '\n'))
+			cerr := f.Close()
+			if werr != nil || cerr != nil {
+				_ = os.Remove(marker)
+				return false, time.Time{}, fmt.Errorf("write %s: %w", marker, errors.Join(werr, cerr))
+			}
+			return true, time.Time{}, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return false, time.Time{}, fmt.Errorf("create %s: %w", marker, err)
+		}
+		st, err := os.Stat(marker)
+		if err != nil {
+			continue // removed meanwhile: try again
+		}
+		if since, live := e.markerLive(n, marker, st); live {
+			return false, since, nil
+		}
+		aside := fmt.Sprintf("%s.expired-%d-%d", marker, e.self, time.Now().UnixNano())
+		if err := os.Rename(marker, aside); err != nil {
+			continue // another claimant moved it first
+		}
+		moved, err := os.Stat(aside)
+		if err == nil && !os.SameFile(moved, st) {
+			// Not the marker we judged expired: restore it and lose.
+			_ = os.Link(aside, marker)
+			_ = os.Remove(aside)
+			since, _ := e.markerLive(n, marker, moved)
+			return false, since, nil
+		}
+		_ = os.Remove(aside)
+	}
+	return false, e.now(), nil
+}
+
+// startDetached starts argv in its own session, stdin from /dev/null and
+// output appended to logPath, and does not wait for it; a goroutine reaps it
+// should it end while we still run.
+func startDetached(argv []string, dir, logPath string) (int, error) {
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return 0, fmt.Errorf("open %s: %w", os.DevNull, err)
+	}
+	defer devnull.Close()
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("open %s: %w", logPath, err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	pid := cmd.Process.Pid
+	go func() { _ = cmd.Wait() }()
+	return pid, nil
+}

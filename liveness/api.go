@@ -1,12 +1,10 @@
 package liveness
 
-// API agreed between packages while they are being built (owner: liveness).
-// Implementations live in classify.go and probe.go.
+// The process probe: the one question classification asks the operating
+// system. SystemProbe (probe.go) answers it with gopsutil; tests inject fakes.
 
 import (
 	"time"
-
-	"github.com/dispatchtop/dispatchtop/model"
 )
 
 // ProcessInfo is what the operating system says about a pid.
@@ -22,4 +20,13 @@ type ProcessInfo struct {
 // Probe looks up processes. SystemProbe is the real one; tests inject fakes.
 type Probe interface {
 	Lookup(pid int) ProcessInfo
+}
+
+// BootTimer is implemented by a Probe that knows when the host last booted.
+// Only the legacy `.running` rule needs it (a sentinel older than the boot
+// is dead whatever its pid says); a probe without it skips that check. It is
+// a separate interface so that a fake Probe needs only Lookup.
+type BootTimer interface {
+	// BootTime is the last boot; zero when unknown.
+	BootTime() time.Time
 }

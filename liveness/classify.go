@@ -1,0 +1,404 @@
+package liveness
+
+// Classification (SPEC §3), in two passes over a forest the scanner built:
+//
+//  1. ClassifyNode: one node's state, flags, reason and probe result, from
+//     its own facts only.
+//  2. Recommend (and orphaned), node by node from the sessions down: what
+//     depends on the parent's or the children's state.
+//
+// Readings of SPEC §3 that the tables leave open, decided here:
+//   - kill_candidate: stalled and the beat older than kill-after.
+//   - blocked: never dead for idleness. A stale beat alone (no pid, or
+//     --no-pid-check) does not make a blocked node dead; a pid verified gone
+//     does. A finished node ignores a leftover sentinel: nobody is waiting.
+//   - pid_unverified: flagged when the beat is stale, i.e. when the node is
+//     running only because a pid that cannot be verified is taken as alive.
+//     Below stale the beat alone says running, and a flag that appeared after
+//     the exit grace and vanished at the next beat would blink all day.
+//   - legacy `.running` is never bumped, so quiet and stalled do not apply to
+//     it: it is running while its pid exists and it postdates the boot.
+//   - outside_root: shown, never acted on, so the recommendation is none.
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// ClassifyForest classifies every node of the forest: State, Flags, Reason,
+// Action, Process and OrphanedSince. Children and Parent links must already
+// be built (and cycles broken) by the scanner. probe nil means SystemProbe.
+// Pids are looked up only for nodes whose beat is older than the exit grace,
+// and never with th.NoPidCheck.
+func ClassifyForest(sessions []*model.Node, probe Probe, now time.Time, th model.Thresholds) {
+	if probe == nil {
+		probe = SystemProbe{}
+	}
+	for _, s := range sessions {
+		s.Walk(func(n *model.Node) { ClassifyNode(n, probe, now, th) })
+	}
+	// Walk visits a parent before its children, so a node's recommendation
+	// can name the one its dead parent was given.
+	for _, s := range sessions {
+		s.Walk(func(n *model.Node) { classifyInTree(n, now, th) })
+	}
+}
+
+// ClassifyNode sets n's State, Flags, Reason and Process from n's own facts.
+// The parts that depend on the tree — the orphaned flag, the action — are
+// left for Recommend; Action is reset to "" here.
+func ClassifyNode(n *model.Node, probe Probe, now time.Time, th model.Thresholds) {
+	var c verdict
+	switch {
+	case n.HasHeartbeat:
+		c = classifyHeartbeat(n, probe, now, th)
+	case n.Legacy:
+		c = classifyLegacy(n, probe, now, th)
+	default:
+		c = classifyUnstarted(n, now)
+	}
+	n.State, n.Reason, n.Process = c.state, c.reason, c.process
+	n.Flags = c.flags.with(n.ScanFlags)
+	n.Action = ""
+	n.OrphanedSince = time.Time{}
+}
+
+// verdict is one node's own classification.
+type verdict struct {
+	state   model.State
+	flags   flagSet
+	reason  string
+	process model.ProcessStatus
+}
+
+// classifyUnstarted: no heartbeat and no `.running`, so the node is known
+// from its parent's registry line only.
+func classifyUnstarted(n *model.Node, now time.Time) verdict {
+	if n.Entry != nil && model.TerminalStatus(n.Entry.Status) {
+		return verdict{state: model.StateFinished, reason: "registry says " + n.Entry.Status + "; heartbeat gone"}
+	}
+	reason := "registered but never started"
+	if n.Entry == nil {
+		reason = "no heartbeat file"
+	} else if n.Parent != nil && !n.Parent.RegistryMtime.IsZero() {
+		reason += " (" + FormatAge(now.Sub(n.Parent.RegistryMtime)) + " ago)"
+	}
+	return verdict{state: model.StateMissing, reason: reason}
+}
+
+// classifyHeartbeat applies the state and flag tables to a node with a
+// `.heartbeat` file, parseable or not.
+func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thresholds) verdict {
+	var v verdict
+	hb := n.Heartbeat
+	age := now.Sub(n.BeatMtime)
+	pid, started := 0, time.Time{}
+	subject := "" // what the reason says about the heartbeat before its age
+	if hb == nil {
+		v.flags.add(model.FlagUnreadable)
+		subject = "heartbeat unreadable"
+	} else {
+		pid, started = hb.PID, hb.StartedTime()
+		switch hb.Status {
+		case model.StatusCompleted, model.StatusWithdrawn:
+			return verdict{state: model.StateFinished, reason: hb.Status}
+		case model.StatusStarting:
+			v.flags.add(model.FlagStarting)
+			subject = "starting"
+		case model.StatusPaused:
+			v.flags.add(model.FlagPaused)
+			subject = "paused"
+		case model.StatusRunning:
+			subject = "beating"
+		default:
+			v.flags.add(model.FlagUnknownStatus)
+			subject = fmt.Sprintf("unknown status %q", hb.Status)
+		}
+	}
+	blocked := n.Blocked != nil
+	if blocked {
+		v.flags.add(model.FlagBlocked)
+	}
+
+	switch {
+	case th.NoPidCheck || pid <= 0:
+		// The mtime alone decides.
+		v.state = model.StateRunning
+		if age > th.Stale && !blocked {
+			v.state = model.StateDead
+			switch {
+			case hb == nil:
+				v.reason = subject + "; " + lastBeat(age)
+			case pid <= 0:
+				v.reason = "no pid; " + lastBeat(age)
+			default:
+				v.reason = "no beat for " + FormatAge(age) + " (pid not checked)"
+			}
+			return v
+		}
+	case age <= th.ExitGrace:
+		// A fresh beat is running without asking the probe.
+		v.state = model.StateRunning
+	default:
+		v.process = Verify(probe.Lookup(pid), started, th.StartTolerance)
+		switch v.process {
+		case model.ProcessGone:
+			v.state, v.reason = model.StateDead, pidGone(pid, age)
+			return v
+		case model.ProcessReused:
+			v.state, v.reason = model.StateDead, pidReused(pid, age)
+			return v
+		}
+		v.state = model.StateRunning
+	}
+
+	// Running. The pid is alive as the same process (or unverified) when it
+	// was probed; stalled needs that, so a node judged by mtime alone never is.
+	probedAlive := v.process == model.ProcessAlive || v.process == model.ProcessUnverified
+	switch {
+	case age > th.Stale && probedAlive:
+		v.flags.add(model.FlagStalled)
+		unverified := v.process == model.ProcessUnverified
+		if unverified {
+			v.flags.add(model.FlagPidUnverified)
+		}
+		if age > th.KillAfter && !blocked {
+			v.flags.add(model.FlagKillCandidate)
+		}
+		v.reason = stalledFor(pid, age, unverified)
+	case age > th.Beat && age <= th.Stale:
+		v.flags.add(model.FlagQuiet)
+		v.reason = subject + ", quiet: " + lastBeat(age)
+	default:
+		v.reason = subject + "; " + lastBeat(age)
+	}
+	if blocked {
+		v.reason = waitingForHuman(n.Blocked) + "; " + lastBeat(age)
+	}
+	return v
+}
+
+// classifyLegacy: a node known from `.running` (a pid, an mtime, nothing
+// else). Dead when the sentinel predates the last boot or the pid is gone
+// past the exit grace; there is no started to compare, so no reuse check.
+func classifyLegacy(n *model.Node, probe Probe, now time.Time, th model.Thresholds) verdict {
+	v := verdict{state: model.StateRunning}
+	v.flags.add(model.FlagLegacy)
+	blocked := n.Blocked != nil
+	if blocked {
+		v.flags.add(model.FlagBlocked)
+	}
+	age := now.Sub(n.BeatMtime)
+	pid := n.LegacyPID
+	written := ".running written " + FormatAge(age) + " ago"
+
+	switch {
+	case th.NoPidCheck || pid <= 0:
+		if age > th.Stale && !blocked {
+			v.state = model.StateDead
+			if pid <= 0 {
+				v.reason = "no pid in .running; " + written
+			} else {
+				v.reason = written + " (pid not checked)"
+			}
+			return v
+		}
+		v.reason = written
+	default:
+		if boot := bootTime(probe); !boot.IsZero() && n.BeatMtime.Before(boot) {
+			v.state = model.StateDead
+			v.reason = fmt.Sprintf(".running predates the last boot (%s); pid %d is not its process", clock(boot, now), pid)
+			return v
+		}
+		if age <= th.ExitGrace {
+			v.reason = written
+			break
+		}
+		if !probe.Lookup(pid).Exists {
+			v.state, v.process = model.StateDead, model.ProcessGone
+			v.reason = fmt.Sprintf("pid %d gone; %s", pid, written)
+			return v
+		}
+		v.process = model.ProcessAlive
+		v.reason = fmt.Sprintf("pid %d alive; %s", pid, written)
+	}
+	if blocked {
+		v.reason = waitingForHuman(n.Blocked) + "; " + written
+	}
+	return v
+}
+
+func bootTime(probe Probe) time.Time {
+	if bt, ok := probe.(BootTimer); ok {
+		return bt.BootTime()
+	}
+	return time.Time{}
+}
+
+// classifyInTree adds what depends on the tree: orphaned, then the action.
+func classifyInTree(n *model.Node, now time.Time, th model.Thresholds) {
+	if since, word, ok := orphanedBy(n); ok {
+		n.Flags = addFlag(n.Flags, model.FlagOrphaned)
+		n.OrphanedSince = since
+		lead := "lead " + word
+		if !since.IsZero() {
+			lead += " since " + clock(since, now) + " (" + FormatAge(now.Sub(since)) + " ago)"
+		}
+		n.Reason = lead + "; " + n.Reason
+	}
+	action, note := Recommend(n, now, th)
+	n.Action = action
+	if note != "" {
+		n.Reason += "; " + note
+	}
+}
+
+// orphanedBy reports whether n is orphaned — running under a dead or
+// finished parent — with the parent's state word and when it stopped (its
+// last beat; zero when its heartbeat is gone).
+func orphanedBy(n *model.Node) (since time.Time, word string, ok bool) {
+	p := n.Parent
+	if n.State != model.StateRunning || p == nil {
+		return time.Time{}, "", false
+	}
+	switch p.State {
+	case model.StateDead:
+		return p.BeatMtime, "dead", true
+	case model.StateFinished:
+		word = "finished"
+		if s := p.Status(); s != "" {
+			word = s
+		} else if p.Entry != nil {
+			word = p.Entry.Status
+		}
+		return p.BeatMtime, word, true
+	}
+	return time.Time{}, "", false
+}
+
+// Recommend returns n's recommended action (SPEC §3, the first row that
+// matches wins, then the compact override) and a short note for the reason
+// when the action needs explaining. It reads n's classification, its
+// parent's (state and action) and its children's states: ClassifyForest
+// calls it parents first.
+func Recommend(n *model.Node, now time.Time, th model.Thresholds) (model.Action, string) {
+	if n.HasScanFlag(model.FlagOutsideRoot) || n.HasFlag(model.FlagOutsideRoot) {
+		return model.ActionNone, "outside every root: never acted on"
+	}
+	action, note := recommendRow(n, now, th)
+	if action == model.ActionNone {
+		if k := unstartedRegistrations(n, now, th); k > 0 {
+			return model.ActionCompact, fmt.Sprintf("%d registered %s never started", k, plural(k, "child", "children"))
+		}
+	}
+	return action, note
+}
+
+// recommendRow is the first-match table of SPEC §3.
+func recommendRow(n *model.Node, now time.Time, th model.Thresholds) (model.Action, string) {
+	parentState := model.State("")
+	if n.Parent != nil {
+		parentState = n.Parent.State
+	}
+	switch {
+	case n.HasFlag(model.FlagBlocked):
+		return model.ActionAnswer, ""
+	case n.HasFlag(model.FlagKillCandidate):
+		return model.ActionKill, ""
+	case n.HasFlag(model.FlagStalled):
+		return model.ActionWait, "kill candidate in " + FormatAge(th.KillAfter-now.Sub(n.BeatMtime))
+	case n.State == model.StateRunning:
+		return model.ActionNone, ""
+	case n.State == model.StateDead:
+		return recommendDead(n, parentState)
+	case n.State == model.StateFinished:
+		if n.Status() == model.StatusCompleted && parentState != model.StateRunning {
+			if n.Merged {
+				return model.ActionNone, "merged"
+			}
+			return model.ActionMerge, "ready to merge"
+		}
+		return model.ActionNone, ""
+	}
+	// missing
+	return model.ActionWait, ""
+}
+
+func recommendDead(n *model.Node, parentState model.State) (model.Action, string) {
+	outcome := model.OutcomeWorking
+	if n.Cfa != nil {
+		outcome = n.Cfa.Outcome()
+	}
+	switch {
+	case parentState == model.StateRunning:
+		return model.ActionWait, "its lead is running and owns the recovery"
+	case outcome == model.OutcomeSuccess:
+		if n.Merged {
+			return model.ActionNone, "CfA " + n.Cfa.State + ", merged"
+		}
+		return model.ActionMerge, "CfA " + n.Cfa.State + ": ready to merge"
+	case outcome == model.OutcomeFailure:
+		return model.ActionSurface, "CfA " + n.Cfa.State + ": not retryable"
+	}
+	if _, left := RetriesLeft(n); left <= 0 {
+		return model.ActionSurface, "retry budget spent (" + retrySummary(n) + ")"
+	}
+	if parentState == model.StateDead {
+		top := topmostDeadAncestor(n)
+		if top.Action == model.ActionResume {
+			return model.ActionWait, "resume goes on " + top.ID
+		}
+		return model.ActionWait, "its lead " + top.ID + " is dead too"
+	}
+	return model.ActionResume, retrySummary(n)
+}
+
+// topmostDeadAncestor climbs from n's parent while the ancestors are dead.
+func topmostDeadAncestor(n *model.Node) *model.Node {
+	top := n.Parent
+	for top.Parent != nil && top.Parent.State == model.StateDead {
+		top = top.Parent
+	}
+	return top
+}
+
+// unstartedRegistrations counts n's registered children that are missing,
+// when n's `.children` is older than stale: an optimistic registration that
+// had its time to start and did not. Zero otherwise.
+func unstartedRegistrations(n *model.Node, now time.Time, th model.Thresholds) int {
+	if n.RegistryMtime.IsZero() || now.Sub(n.RegistryMtime) <= th.Stale {
+		return 0
+	}
+	k := 0
+	for _, c := range n.Children {
+		// A missing node exists only through a registry line; under n it is
+		// one of n's own lines (the parent-declared edge wins, SPEC §2).
+		if c.State == model.StateMissing && c.Entry != nil {
+			k++
+		}
+	}
+	return k
+}
+
+// RetriesLeft reports the resumes already spent in the node's current CfA
+// state and how many are left of both budgets (3 per CfA state, 9 per
+// node), never below zero. The JSON `retries` object is
+// {"total": n.Retries.Total, "phase": phase, "left": left}.
+func RetriesLeft(n *model.Node) (phase, left int) {
+	state := ""
+	if n.Cfa != nil {
+		state = n.Cfa.State
+	}
+	phase = n.Retries.ByPhase[state]
+	left = min(model.RetriesPerState-phase, model.RetriesPerNode-n.Retries.Total)
+	return phase, max(left, 0)
+}
+
+func plural(k int, one, many string) string {
+	if k == 1 {
+		return one
+	}
+	return many
+}

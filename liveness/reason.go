@@ -1,0 +1,77 @@
+package liveness
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// FormatAge renders a duration compactly for reasons, the tree and the text
+// output: "12s", "3m12s", "2h5m", "3d4h". It truncates to whole units; a
+// negative duration (an mtime in the future, clock skew) renders as "0s".
+func FormatAge(d time.Duration) string {
+	if d < time.Second {
+		return "0s"
+	}
+	s := int64(d / time.Second)
+	switch {
+	case s < 60:
+		return strconv.FormatInt(s, 10) + "s"
+	case s < 3600:
+		return strconv.FormatInt(s/60, 10) + "m" + strconv.FormatInt(s%60, 10) + "s"
+	case s < 86400:
+		return strconv.FormatInt(s/3600, 10) + "h" + strconv.FormatInt(s%3600/60, 10) + "m"
+	}
+	return strconv.FormatInt(s/86400, 10) + "d" + strconv.FormatInt(s%86400/3600, 10) + "h"
+}
+
+// clock renders a wall time the way the reasons name it: "11:58:30" in the
+// location of now, with the date when it is another day.
+func clock(t, now time.Time) string {
+	t = t.In(now.Location())
+	if y, m, d := t.Date(); y == now.Year() && m == now.Month() && d == now.Day() {
+		return t.Format("15:04:05")
+	}
+	return t.Format("2006-01-02 15:04:05")
+}
+
+func lastBeat(age time.Duration) string {
+	return "last beat " + FormatAge(age) + " ago"
+}
+
+func waitingForHuman(b *model.Blocked) string {
+	if b == nil || b.Question == "" {
+		return "waiting for a human (no question given)"
+	}
+	return "waiting for a human: " + b.Question
+}
+
+func pidGone(pid int, age time.Duration) string {
+	return fmt.Sprintf("pid %d gone; %s", pid, lastBeat(age))
+}
+
+func pidReused(pid int, age time.Duration) string {
+	return fmt.Sprintf("pid %d now belongs to another process; %s", pid, lastBeat(age))
+}
+
+func stalledFor(pid int, age time.Duration, unverified bool) string {
+	r := "alive but not beating for " + FormatAge(age)
+	if unverified {
+		r += fmt.Sprintf(" (pid %d unverified)", pid)
+	}
+	return r
+}
+
+// retrySummary says where the node stands against both budgets:
+// "retries 1/3 in EXECUTE, 4/9 in all".
+func retrySummary(n *model.Node) string {
+	phase, _ := RetriesLeft(n)
+	state := "this state"
+	if n.Cfa != nil && n.Cfa.State != "" {
+		state = n.Cfa.State
+	}
+	return fmt.Sprintf("retries %d/%d in %s, %d/%d in all",
+		phase, model.RetriesPerState, state, n.Retries.Total, model.RetriesPerNode)
+}

@@ -1,0 +1,78 @@
+package scanner
+
+import (
+	"bytes"
+	"testing"
+)
+
+// The fuzz targets check that no input panics and that the parsers keep
+// their promises; the committed seed corpus under testdata/fuzz runs as a
+// plain test.
+
+func FuzzHeartbeat(f *testing.F) {
+	f.Add([]byte(`{"pid": 42, "parent_heartbeat": "", "role": "lead", "started": 1.5, "status": "running"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		hb, err := ParseHeartbeat(b)
+		if err == nil && hb.PID < 0 {
+			t.Fatalf("negative pid %d accepted", hb.PID)
+		}
+	})
+}
+
+func FuzzRegistry(f *testing.F) {
+	f.Add([]byte("{\"heartbeat\":\"a/.heartbeat\",\"status\":\"active\"}\n{\"heart"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		lines := ParseRegistry(b)
+		// Raw bytes plus newlines rebuild the input when no line was capped.
+		var rebuilt []byte
+		for i, l := range lines {
+			if l.Number != i+1 {
+				t.Fatalf("line %d numbered %d", i+1, l.Number)
+			}
+			if l.Torn && i != len(lines)-1 {
+				t.Fatalf("torn line %d is not the last", l.Number)
+			}
+			if (l.Entry == nil) == (l.Err == "") {
+				t.Fatalf("line %d: entry %v with err %q", l.Number, l.Entry, l.Err)
+			}
+			rebuilt = append(rebuilt, l.Raw...)
+			if !l.Torn {
+				rebuilt = append(rebuilt, '\n')
+			}
+		}
+		if len(b) < MaxRegistryLine && !bytes.Equal(rebuilt, b) {
+			t.Fatalf("raw lines rebuild %q, want %q", rebuilt, b)
+		}
+	})
+}
+
+func FuzzCfa(f *testing.F) {
+	f.Add([]byte(`{"state":"DONE","history":[],"backtrack_count":0,"task_id":"x"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := ParseCfa(b)
+		if err != nil && c.State != "" {
+			t.Fatalf("error %v with a state %q", err, c.State)
+		}
+	})
+}
+
+func FuzzRetryCount(f *testing.F) {
+	f.Add([]byte(`{"total": 2, "by_phase": {"EXECUTE": 2}}`))
+	f.Add([]byte("3"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rc, err := ParseRetryCount(b)
+		if err == nil && rc.Total < 0 {
+			t.Fatalf("negative total %d accepted", rc.Total)
+		}
+	})
+}
+
+func FuzzBlocked(f *testing.F) {
+	f.Add([]byte(`{"question":"Which DB?","context":"ctx","kind":"choice"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		bl, err := ParseBlocked(b)
+		if err != nil && bl.Question != "" {
+			t.Fatalf("error %v with a question %q", err, bl.Question)
+		}
+	})
+}

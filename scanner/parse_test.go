@@ -1,0 +1,260 @@
+package scanner
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+func TestParseHeartbeat(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		wantErr string // substring; "" means no error
+		check   func(t *testing.T, got model.Heartbeat)
+	}{
+		{name: "full heartbeat", in: `{"pid": 4242, "parent_heartbeat": "/r/a/.heartbeat", "role": "coder", "started": 1700000000.25, "status": "running"}`,
+			check: func(t *testing.T, got model.Heartbeat) {
+				if got.PID != 4242 || got.ParentHeartbeat != "/r/a/.heartbeat" || got.Role != "coder" || got.Started != 1700000000.25 || got.Status != "running" {
+					t.Errorf("fields = %+v", got)
+				}
+			}},
+		{name: "unknown fields kept in Extra", in: `{"pid": 1, "model": "opus", "cost": {"usd": 2}}`,
+			check: func(t *testing.T, got model.Heartbeat) {
+				if string(got.Extra["model"]) != `"opus"` || string(got.Extra["cost"]) != `{"usd": 2}` {
+					t.Errorf("Extra = %q", got.Extra)
+				}
+			}},
+		{name: "null fields mean unset", in: `{"pid": null, "parent_heartbeat": null, "task_id": null}`,
+			check: func(t *testing.T, got model.Heartbeat) {
+				if got.PID != 0 || got.ParentHeartbeat != "" {
+					t.Errorf("fields = %+v", got)
+				}
+			}},
+		{name: "integral float pid accepted", in: `{"pid": 77.0}`,
+			check: func(t *testing.T, got model.Heartbeat) {
+				if got.PID != 77 {
+					t.Errorf("pid = %d", got.PID)
+				}
+			}},
+		{name: "numeric task id kept as text", in: `{"task_id": 12}`,
+			check: func(t *testing.T, got model.Heartbeat) {
+				if got.TaskID != "12" {
+					t.Errorf("task_id = %q", got.TaskID)
+				}
+			}},
+		{name: "pid 0 parses (no pid)", in: `{"pid": 0}`},
+		{name: "pid 1 parses (never signalled, probed as any pid)", in: `{"pid": 1}`},
+		{name: "empty file", in: ``, wantErr: "empty file"},
+		{name: "empty object parses", in: `{}`},
+		{name: "truncated", in: `{"pid": 12, "sta`, wantErr: "not a JSON object"},
+		{name: "binary", in: "\x00\xff\xfe\x01", wantErr: "not a JSON object"},
+		{name: "array", in: `[1,2]`, wantErr: "not a JSON object"},
+		{name: "null document", in: `null`, wantErr: "not a JSON object"},
+		{name: "wrong type pid names the field", in: `{"pid": "abc"}`, wantErr: `field "pid": want an integer`},
+		{name: "wrong type status names the field", in: `{"status": 3}`, wantErr: `field "status": want a string`},
+		{name: "wrong type started names the field", in: `{"started": "yesterday"}`, wantErr: `field "started": want a number`},
+		{name: "fractional pid", in: `{"pid": 1.5}`, wantErr: `field "pid"`},
+		{name: "huge pid", in: `{"pid": 1e30}`, wantErr: `field "pid"`},
+		{name: "negative pid is an error", in: `{"pid": -5}`, wantErr: "negative pid -5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hb, err := ParseHeartbeat([]byte(tt.in))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error %v", err)
+			}
+			if tt.check != nil {
+				tt.check(t, hb)
+			}
+		})
+	}
+}
+
+func TestParseRegistry(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    string
+		check func(t *testing.T, lines []model.RegistryLine)
+	}{
+		{name: "empty file has no lines", in: "", check: func(t *testing.T, l []model.RegistryLine) {
+			if len(l) != 0 {
+				t.Errorf("lines = %+v", l)
+			}
+		}},
+		{name: "two lines parse with null task id", in: "{\"heartbeat\":\"/a/.heartbeat\",\"team\":\"t\",\"task_id\":null,\"status\":\"active\"}\n{\"heartbeat\":\"b/.heartbeat\",\"task_id\":\"7\",\"status\":\"completed\"}\n",
+			check: func(t *testing.T, l []model.RegistryLine) {
+				if len(l) != 2 || l[0].Entry == nil || l[1].Entry == nil {
+					t.Fatalf("lines = %+v", l)
+				}
+				if l[0].Entry.TaskID != nil || *l[1].Entry.TaskID != "7" || l[1].Number != 2 || l[0].Torn || l[1].Torn {
+					t.Errorf("lines = %+v", l)
+				}
+			}},
+		{name: "CRLF lines tolerated, CR kept in raw", in: "{\"heartbeat\":\"a/.heartbeat\"}\r\n{\"heartbeat\":\"b/.heartbeat\"}\r\n",
+			check: func(t *testing.T, l []model.RegistryLine) {
+				if len(l) != 2 || l[0].Entry == nil || l[1].Entry == nil {
+					t.Fatalf("lines = %+v", l)
+				}
+				if !bytes.HasSuffix(l[0].Raw, []byte("\r")) {
+					t.Errorf("raw = %q, want CR kept", l[0].Raw)
+				}
+			}},
+		{name: "torn last line is an append in flight", in: "{\"heartbeat\":\"a/.heartbeat\"}\n{\"heartbeat\":\"b/.hea",
+			check: func(t *testing.T, l []model.RegistryLine) {
+				if len(l) != 2 || !l[1].Torn || l[0].Torn || l[1].Entry != nil {
+					t.Fatalf("lines = %+v", l)
+				}
+				if string(l[1].Raw) != `{"heartbeat":"b/.hea` {
+					t.Errorf("raw = %q", l[1].Raw)
+				}
+			}},
+		{name: "unparseable line kept with error", in: "garbage\n{\"heartbeat\":\"a/.heartbeat\"}\n",
+			check: func(t *testing.T, l []model.RegistryLine) {
+				if len(l) != 2 || l[0].Entry != nil || l[0].Err == "" || string(l[0].Raw) != "garbage" || l[1].Entry == nil {
+					t.Fatalf("lines = %+v", l)
+				}
+			}},
+		{name: "line without heartbeat is an error", in: "{\"team\":\"x\"}\n",
+			check: func(t *testing.T, l []model.RegistryLine) {
+				if len(l) != 1 || !strings.Contains(l[0].Err, `"heartbeat"`) {
+					t.Fatalf("lines = %+v", l)
+				}
+			}},
+		{name: "wrong type names the field", in: "{\"heartbeat\":5}\n",
+			check: func(t *testing.T, l []model.RegistryLine) {
+				if len(l) != 1 || !strings.Contains(l[0].Err, `field "heartbeat"`) {
+					t.Fatalf("lines = %+v", l)
+				}
+			}},
+		{name: "over-long line kept truncated with error", in: `{"heartbeat":"` + strings.Repeat("x", 70<<10) + "\"}\n{\"heartbeat\":\"a/.heartbeat\"}\n",
+			check: func(t *testing.T, l []model.RegistryLine) {
+				if len(l) != 2 || !strings.Contains(l[0].Err, "longer than 64 KiB") || len(l[0].Raw) != MaxRegistryLine || l[0].Torn {
+					t.Fatalf("line 1: err %q raw %d torn %v", l[0].Err, len(l[0].Raw), l[0].Torn)
+				}
+				if l[1].Entry == nil || l[1].Number != 2 {
+					t.Errorf("line 2 = %+v", l[1])
+				}
+			}},
+		{name: "blank line kept, not an entry", in: "\n{\"heartbeat\":\"a/.heartbeat\"}\n",
+			check: func(t *testing.T, l []model.RegistryLine) {
+				if len(l) != 2 || l[0].Err != "empty line" || l[1].Entry == nil {
+					t.Fatalf("lines = %+v", l)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lines := ParseRegistry([]byte(tt.in))
+			tt.check(t, lines)
+		})
+	}
+}
+
+func TestParseCfa(t *testing.T) {
+	tests := []struct {
+		name        string
+		in          string
+		wantState   string
+		wantOutcome string
+		wantErr     string
+	}{
+		{name: "terminal success", in: `{"state":"DONE","history":[{"s":"PLAN"}],"backtrack_count":1,"task_id":"t1"}`, wantState: "DONE", wantOutcome: "success"},
+		{name: "terminal failure", in: `{"state":"WITHDRAWN"}`, wantState: "WITHDRAWN", wantOutcome: "failure"},
+		{name: "older writer fields", in: `{"state":"EXECUTE","phase":"exec","actor":"lead","depth":2}`, wantState: "EXECUTE", wantOutcome: "working"},
+		{name: "empty", in: "", wantErr: "empty file"},
+		{name: "wrong type names the field", in: `{"state": 5}`, wantErr: `field "state"`},
+		{name: "history not a list", in: `{"state":"DONE","history":"x"}`, wantErr: `field "history"`},
+		{name: "truncated", in: `{"state":"DO`, wantErr: "invalid JSON"},
+		{name: "null", in: `null`, wantErr: "null"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := ParseCfa([]byte(tt.in))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || c.State != tt.wantState || c.Outcome() != tt.wantOutcome {
+				t.Fatalf("got %+v (%s), %v", c, c.Outcome(), err)
+			}
+		})
+	}
+}
+
+func TestParseRetryCount(t *testing.T) {
+	tests := []struct {
+		name      string
+		in        string
+		wantTotal int
+		wantPhase map[string]int
+		wantErr   string
+	}{
+		{name: "object", in: `{"total": 4, "by_phase": {"EXECUTE": 3, "PLAN": 1}}`, wantTotal: 4, wantPhase: map[string]int{"EXECUTE": 3, "PLAN": 1}},
+		{name: "bare integer means total", in: "2\n", wantTotal: 2},
+		{name: "empty", in: "", wantErr: "empty file"},
+		{name: "garbage", in: "two", wantErr: "neither an object nor an integer"},
+		{name: "negative", in: "-1", wantErr: "negative"},
+		{name: "wrong type names the field", in: `{"total": "3"}`, wantErr: `field "total"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rc, err := ParseRetryCount([]byte(tt.in))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || rc.Total != tt.wantTotal || len(rc.ByPhase) != len(tt.wantPhase) {
+				t.Fatalf("got %+v, %v", rc, err)
+			}
+			for k, v := range tt.wantPhase {
+				if rc.ByPhase[k] != v {
+					t.Errorf("by_phase[%s] = %d, want %d", k, rc.ByPhase[k], v)
+				}
+			}
+		})
+	}
+}
+
+func TestParseBlocked(t *testing.T) {
+	tests := []struct {
+		name         string
+		in           string
+		wantQuestion string
+		wantContext  string
+		wantErr      string
+	}{
+		{name: "question and kind", in: `{"question":"Which DB?","kind":"choice"}`, wantQuestion: "Which DB?"},
+		{name: "object context kept as JSON text", in: `{"question":"q","context":{"a":1}}`, wantQuestion: "q", wantContext: `{"a":1}`},
+		{name: "empty", in: "", wantErr: "empty file"},
+		{name: "wrong type names the field", in: `{"question": 1}`, wantErr: `field "question"`},
+		{name: "not JSON", in: "please help", wantErr: "not a JSON object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := ParseBlocked([]byte(tt.in))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || b.Question != tt.wantQuestion || b.Context != tt.wantContext {
+				t.Fatalf("got %+v, %v", b, err)
+			}
+		})
+	}
+}
+

@@ -1,0 +1,1093 @@
+package scanner
+
+// The live engine (SPEC §1 "Watching", §3 time-based states, §8): a Watcher
+// keeps a classified model of every root current from fsnotify events, or by
+// polling where inotify cannot be used, and hands out immutable snapshots.
+//
+// API for the UI:
+//
+//	w, err := NewWatcher(opts, WatchOptions{Tick: time.Second})
+//	go w.Run(ctx)                  // blocks until ctx is done; closes Updates
+//	for u := range w.Updates() {   // the newest pending update, merged
+//		u.Snapshot                 // immutable: safe to read while the watcher goes on
+//		u.Changed                  // ids whose facts or classification changed
+//		u.Transitions              // state/flag changes, appearances, vanishings
+//	}
+//	w.Refresh()                    // re-stat everything now (after an action)
+//
+// One goroutine (Run) owns all mutable state; fsnotify adds its own reader
+// goroutine, closed when Run returns. The receiver may be slow: Updates has
+// room for one update and an unread one is merged with the next, so the
+// watcher never blocks on its consumer.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/dispatchtop/dispatchtop/liveness"
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// Watch defaults.
+const (
+	DefaultTick         = time.Second
+	DefaultDebounce     = 50 * time.Millisecond
+	DefaultFallbackPoll = 2 * time.Second
+	// maxPendingTransitions bounds what an unread update accumulates.
+	maxPendingTransitions = 10000
+	// maxDrain bounds how many queued events one loop turn takes at once.
+	maxDrain = 4096
+)
+
+// Watch modes (model.WatchInfo.Mode).
+const (
+	ModeFsnotify = "fsnotify"
+	ModePolling  = "polling"
+	ModeMixed    = "mixed"
+)
+
+// WatchOptions tune the live engine.
+type WatchOptions struct {
+	// Poll > 0 polls every directory at this interval instead of using
+	// fsnotify (--poll).
+	Poll time.Duration
+	// Tick is the re-classification interval (no file IO); 0 means 1 s.
+	Tick time.Duration
+	// Debounce is the minimum spacing of updates caused by file events: the
+	// first event of a burst is published at once, the rest of the burst
+	// coalesces into one more update. 0 means 50 ms.
+	Debounce time.Duration
+	// MaxWatches > 0 caps the fsnotify watches; directories past it are
+	// polled (as when the kernel's inotify limit is hit).
+	MaxWatches int
+	// FallbackPoll is the interval for directories that cannot be watched
+	// (watch limit, network file systems) when Poll is 0; 0 means 2 s.
+	FallbackPoll time.Duration
+
+	// netFS replaces the statfs check of a root in tests: it returns the
+	// name of the network file system the path is on, or "".
+	netFS func(path string) string
+}
+
+// Update is one change of the live model.
+type Update struct {
+	// Snapshot is the classified forest; never mutated after it is sent.
+	Snapshot *model.Snapshot
+	// Changed lists (sorted) the ids whose files changed or whose state,
+	// flags, reason or action changed. The first update lists every id.
+	Changed []string
+	// Transitions are state or flag changes, appearances and vanishings, in
+	// the order they were seen.
+	Transitions []model.Transition
+}
+
+// Watcher keeps a live model of the roots. Build it with NewWatcher and
+// call Run once.
+type Watcher struct {
+	opts   Options
+	wo     WatchOptions
+	roots  []Root
+	probe  *liveness.CachingProbe
+	now    func() time.Time
+	fsw    *fsnotify.Watcher // nil when everything is polled
+	netFS  func(string) string
+	netErr map[string]bool // roots on a network file system, by path
+
+	updates chan Update
+	refresh chan struct{}
+	latest  atomic.Pointer[model.Snapshot]
+	ran     atomic.Bool
+	stats   watchStats
+
+	// Below: owned by the goroutine running Run (or NewWatcher before).
+	dirs      map[string]*watchDir
+	nodes     map[string]*liveNode // by infra dir
+	walkProbs map[string]model.Problem
+	dirty     map[string]dirtyKind // infra dir -> what to re-read
+	touched   map[string]bool      // infra dirs changed since the last publish
+	forest    *model.Snapshot      // built, unclassified; nil when edges changed
+	tmplByDir map[string]*model.Node
+	prev      *model.Snapshot
+	nWatched  int
+	nPolled   int
+	limitHit  string // why directories are polled past a watch limit
+	mode      model.WatchInfo
+	lastFlush time.Time
+}
+
+// watchStats are counters for tests and benchmarks.
+type watchStats struct {
+	mu          sync.Mutex
+	rebuilds    int
+	publishes   int
+	rereads     int
+	lastLatency time.Duration // first event of a batch -> update published
+}
+
+type watchDir struct {
+	path    string
+	root    string
+	polled  bool
+	mtime   time.Time
+	subdirs map[string]bool // base names of known subdirectories
+}
+
+// liveNode is the engine's record of one infra dir: its facts (never handed
+// out; copies are) and what polling compares against.
+type liveNode struct {
+	n    *model.Node
+	sigs map[string]fileSig // by name relative to the infra dir
+	// The registry tail: bytes of complete lines consumed, their newlines,
+	// and the file's inode. regOff < 0 means "read it whole next time".
+	regOff      int64
+	regNewlines int
+	regIno      uint64
+}
+
+type fileSig struct {
+	mtime time.Time
+	size  int64
+	ino   uint64
+}
+
+// dirtyKind says what of an infra dir must be re-read.
+type dirtyKind uint8
+
+const (
+	kindBeat     dirtyKind = 1 << iota // heartbeat mtime only (a beat)
+	kindActivity                       // a stream file's mtime
+	kindRegistry                       // .children changed: read the new bytes
+	kindNode                           // anything else: re-read the node
+)
+
+// NewWatcher discovers every root, puts a watch on (or polls) every
+// directory, and classifies the forest. It fails when no root can be read.
+func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
+	if wo.Tick <= 0 {
+		wo.Tick = DefaultTick
+	}
+	if wo.Debounce <= 0 {
+		wo.Debounce = DefaultDebounce
+	}
+	if wo.FallbackPoll <= 0 {
+		wo.FallbackPoll = DefaultFallbackPoll
+	}
+	if wo.Poll > 0 {
+		wo.FallbackPoll = wo.Poll
+	}
+	if opts.Thresholds == (model.Thresholds{}) {
+		opts.Thresholds = model.DefaultThresholds()
+	}
+	w := &Watcher{
+		opts:      opts,
+		wo:        wo,
+		now:       opts.Now,
+		netFS:     wo.netFS,
+		netErr:    map[string]bool{},
+		updates:   make(chan Update, 1),
+		refresh:   make(chan struct{}, 1),
+		dirs:      map[string]*watchDir{},
+		nodes:     map[string]*liveNode{},
+		walkProbs: map[string]model.Problem{},
+		dirty:     map[string]dirtyKind{},
+		touched:   map[string]bool{},
+	}
+	if w.now == nil {
+		w.now = time.Now
+	}
+	if w.netFS == nil {
+		w.netFS = networkFS
+	}
+	// A probe result is reused for a little under one tick, so each tick
+	// asks the system at most once per pid.
+	w.probe = liveness.NewCachingProbe(opts.Probe, wo.Tick*9/10)
+	w.mode = model.WatchInfo{Mode: ModeFsnotify}
+	if wo.Poll > 0 {
+		w.mode = model.WatchInfo{Mode: ModePolling, Interval: wo.Poll, Reason: "polling requested"}
+	} else {
+		fsw, err := fsnotify.NewBufferedWatcher(1024)
+		if err != nil {
+			w.mode = model.WatchInfo{Mode: ModePolling, Interval: wo.FallbackPoll,
+				Reason: "fsnotify unavailable: " + err.Error()}
+		} else {
+			w.fsw = fsw
+		}
+	}
+
+	start := time.Now()
+	walk, err := Discover(opts)
+	if err != nil {
+		w.closeFS()
+		return nil, fmt.Errorf("watch: %w", err)
+	}
+	w.roots = walk.Roots
+	for _, r := range w.roots {
+		if fsName := w.netFS(r.Path); fsName != "" {
+			w.netErr[r.Path] = true
+			w.mode.Warnings = append(w.mode.Warnings,
+				fmt.Sprintf("%s is on %s: mtimes and inotify are unreliable there, it is polled", r.Path, fsName))
+		}
+	}
+	w.adopt(walk, start)
+	w.rebuild()
+	w.publish(w.now(), true)
+	return w, nil
+}
+
+// Updates delivers the changes of the model; it is closed when Run returns.
+func (w *Watcher) Updates() <-chan Update { return w.updates }
+
+// Snapshot is the newest published snapshot (never nil after NewWatcher).
+func (w *Watcher) Snapshot() *model.Snapshot { return w.latest.Load() }
+
+// Refresh asks the watcher to re-stat everything it holds now, e.g. after
+// an action changed files. It never blocks.
+func (w *Watcher) Refresh() {
+	select {
+	case w.refresh <- struct{}{}:
+	default:
+	}
+}
+
+// Run follows the roots until ctx is done, then releases the watches and
+// closes Updates. It may be called once.
+func (w *Watcher) Run(ctx context.Context) error {
+	if !w.ran.CompareAndSwap(false, true) {
+		return errors.New("watch: Run called twice")
+	}
+	defer close(w.updates)
+	defer w.closeFS()
+
+	tick := time.NewTicker(w.wo.Tick)
+	defer tick.Stop()
+	poll := time.NewTicker(w.wo.FallbackPoll)
+	defer poll.Stop()
+	flush := time.NewTimer(time.Hour)
+	flush.Stop()
+	defer flush.Stop()
+	flushArmed := false
+	var batchStart time.Time
+
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if w.fsw != nil {
+		events, errs = w.fsw.Events, w.fsw.Errors
+	}
+
+	// afterChange publishes now when the last publish is a debounce ago,
+	// else once the debounce has passed: a burst makes at most two updates.
+	afterChange := func() {
+		if len(w.dirty) == 0 && len(w.touched) == 0 && w.forest != nil {
+			return
+		}
+		if wait := w.wo.Debounce - time.Since(w.lastFlush); wait > 0 {
+			if !flushArmed {
+				flush.Reset(wait)
+				flushArmed = true
+			}
+			return
+		}
+		w.flush(batchStart)
+		batchStart = time.Time{}
+	}
+
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			if batchStart.IsZero() {
+				batchStart = time.Now()
+			}
+			w.handleEvent(ev)
+			// Take what is already queued before deciding: a burst is one batch.
+		drain:
+			for i := 0; i < maxDrain; i++ {
+				select {
+				case ev, ok := <-events:
+					if !ok {
+						events = nil
+						break drain
+					}
+					w.handleEvent(ev)
+				default:
+					break drain
+				}
+			}
+			afterChange()
+		case err, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				// Events were lost: re-stat what is held, not a full rescan.
+				w.mode.Overflows++
+				w.restat(false)
+			} else {
+				w.addWalkProblem("fsnotify", fmt.Errorf("watch: %w", err))
+			}
+			afterChange()
+		case <-flush.C:
+			flushArmed = false
+			w.flush(batchStart)
+			batchStart = time.Time{}
+		case <-poll.C:
+			if w.nPolled > 0 {
+				w.restat(true)
+				afterChange()
+			}
+		case <-w.refresh:
+			w.restat(false)
+			w.flush(time.Time{})
+		case <-tick.C:
+			// Ages advance with no file event: re-classify, no file IO.
+			if !flushArmed {
+				w.publish(w.now(), false)
+			}
+		}
+	}
+}
+
+func (w *Watcher) closeFS() {
+	if w.fsw != nil {
+		_ = w.fsw.Close()
+	}
+}
+
+// flush re-reads what events marked and publishes.
+func (w *Watcher) flush(batchStart time.Time) {
+	w.processDirty()
+	w.publish(w.now(), false)
+	if !batchStart.IsZero() {
+		w.stats.mu.Lock()
+		w.stats.lastLatency = time.Since(batchStart)
+		w.stats.mu.Unlock()
+	}
+}
+
+// handleEvent turns one fsnotify event into dirty marks (or a new or lost
+// directory). It reads nothing but the Lstat of a created path.
+func (w *Watcher) handleEvent(ev fsnotify.Event) {
+	path := filepath.Clean(ev.Name)
+	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+		if _, ok := w.dirs[path]; ok {
+			w.dropDir(path)
+			return
+		}
+	}
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	if ev.Has(fsnotify.Create) {
+		if _, known := w.dirs[dir]; known {
+			if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+				if _, have := w.dirs[path]; !have {
+					w.discover(path)
+				}
+				return
+			}
+		}
+	}
+	kind := kindOf(base)
+	if kind == 0 {
+		return
+	}
+	if base == BlockedFile && filepath.Base(dir) == MiddleDir {
+		dir = filepath.Dir(dir)
+	}
+	// Only a bare Chmod of an existing heartbeat is a beat; a create, write
+	// or rename replaces its content.
+	if kind == kindBeat && ev.Op != fsnotify.Chmod {
+		kind = kindNode
+	}
+	w.dirty[dir] |= kind
+}
+
+// kindOf says what a change of a file named base means for its infra dir;
+// 0 for files that do not matter (temporaries included).
+func kindOf(base string) dirtyKind {
+	switch base {
+	case HeartbeatFile, RunningFile:
+		return kindBeat
+	case RegistryFile:
+		return kindRegistry
+	case CfaFile, RetryCountFile, BlockedFile, MergedFile, ResumePendingFile:
+		return kindNode
+	}
+	if hasSuffix(base, StreamSuffix) {
+		return kindActivity
+	}
+	return 0
+}
+
+func hasSuffix(s, suffix string) bool {
+	return len(s) >= len(suffix) && s[len(s)-len(suffix):] == suffix
+}
+
+// processDirty re-reads the marked infra dirs: a beat is one stat updating
+// the mtime in place; a registry change reads only the appended bytes.
+func (w *Watcher) processDirty() {
+	for dir, kind := range w.dirty {
+		delete(w.dirty, dir)
+		ln := w.nodes[dir]
+		if ln == nil {
+			if _, ok := w.dirs[dir]; ok {
+				w.readNode(dir)
+			}
+			continue
+		}
+		w.touched[dir] = true
+		if kind&kindNode != 0 {
+			w.readNode(dir)
+			continue
+		}
+		if kind&kindBeat != 0 && !w.restatBeat(ln) {
+			w.readNode(dir)
+			continue
+		}
+		if kind&kindActivity != 0 {
+			w.restatActivity(ln)
+		}
+		if kind&kindRegistry != 0 {
+			w.readRegistryTail(ln)
+		}
+	}
+}
+
+// restatBeat updates a node's beat mtime in place; false when the file is
+// not what was read (gone, or replaced): the node must be re-read.
+func (w *Watcher) restatBeat(ln *liveNode) bool {
+	name := HeartbeatFile
+	if ln.n.Legacy {
+		name = RunningFile
+	}
+	sig, err := statSig(filepath.Join(ln.n.InfraDir, name))
+	old, had := ln.sigs[name]
+	if err != nil || !had || sig.ino != old.ino || sig.size != old.size {
+		return false
+	}
+	ln.sigs[name] = sig
+	ln.n.BeatMtime = sig.mtime
+	if t := w.tmplNode(ln); t != nil {
+		t.BeatMtime = sig.mtime
+	}
+	return true
+}
+
+// restatActivity recomputes the newest stream mtime of a node.
+func (w *Watcher) restatActivity(ln *liveNode) {
+	entries, err := os.ReadDir(ln.n.InfraDir)
+	if err != nil {
+		return
+	}
+	var newest time.Time
+	for _, e := range entries {
+		if !hasSuffix(e.Name(), StreamSuffix) {
+			continue
+		}
+		if sig, err := statSig(filepath.Join(ln.n.InfraDir, e.Name())); err == nil {
+			ln.sigs[e.Name()] = sig
+			if sig.mtime.After(newest) {
+				newest = sig.mtime
+			}
+		}
+	}
+	ln.n.ActivityMtime = newest
+	if t := w.tmplNode(ln); t != nil {
+		t.ActivityMtime = newest
+	}
+}
+
+// tmplNode is the node of the built forest for ln, or nil when the forest
+// is to be rebuilt anyway.
+func (w *Watcher) tmplNode(ln *liveNode) *model.Node {
+	if w.forest == nil {
+		return nil
+	}
+	return w.tmplByDir[ln.n.InfraDir]
+}
+
+// readNode (re-)reads an infra dir whole. When what it changed leaves the
+// edges as they were, the built forest's node is patched in place;
+// otherwise the forest is rebuilt before the next publish.
+func (w *Watcher) readNode(dir string) {
+	d := w.dirs[dir]
+	if d == nil {
+		return
+	}
+	w.stats.mu.Lock()
+	w.stats.rereads++
+	w.stats.mu.Unlock()
+	w.touched[dir] = true
+	// Signatures first: a change racing the read then shows up at the next
+	// comparison instead of being lost.
+	sigs := nodeSigs(dir)
+	n, err := ReadNodeDir(d.root, dir)
+	old := w.nodes[dir]
+	if err != nil {
+		if old != nil {
+			delete(w.nodes, dir)
+			w.forest = nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			w.addWalkProblem(dir, err)
+		}
+		return
+	}
+	ln := &liveNode{n: n, sigs: sigs, regOff: -1}
+	w.nodes[dir] = ln
+	if old == nil || !sameEdges(old.n, n) {
+		w.forest = nil
+		return
+	}
+	if t := w.tmplNode(old); t != nil {
+		patchFacts(t, n)
+	}
+}
+
+// sameEdges reports whether replacing a node's facts a by b leaves every
+// edge of the forest as it was.
+func sameEdges(a, b *model.Node) bool {
+	if a.HasHeartbeat != b.HasHeartbeat || a.Legacy != b.Legacy || a.DeclaredParent != b.DeclaredParent ||
+		a.HeartbeatPath != b.HeartbeatPath || a.RegistryPath != b.RegistryPath ||
+		len(a.Registry) != len(b.Registry) || a.HasScanFlag(model.FlagUnreadable) != b.HasScanFlag(model.FlagUnreadable) {
+		return false
+	}
+	if (a.Heartbeat == nil) != (b.Heartbeat == nil) {
+		return false
+	}
+	for i := range a.Registry {
+		if string(a.Registry[i].Raw) != string(b.Registry[i].Raw) || a.Registry[i].Torn != b.Registry[i].Torn {
+			return false
+		}
+	}
+	return true
+}
+
+// patchFacts replaces the facts of a built node, keeping its tree fields,
+// so parent and children pointers stay valid.
+func patchFacts(t, facts *model.Node) {
+	c := CopyFacts(facts)
+	c.ID, c.Parent, c.Children, c.ParentID = t.ID, t.Parent, t.Children, t.ParentID
+	c.Entry, c.OtherParents = t.Entry, t.OtherParents
+	for _, f := range t.ScanFlags {
+		if f != model.FlagUnreadable && !c.HasScanFlag(f) {
+			c.ScanFlags = append(c.ScanFlags, f)
+		}
+	}
+	*t = *c
+}
+
+// rebuild links copies of the facts into a new forest (BuildForest).
+func (w *Watcher) rebuild() {
+	facts := make([]*model.Node, 0, len(w.nodes))
+	for _, ln := range w.nodes {
+		facts = append(facts, CopyFacts(ln.n))
+	}
+	probs := make([]model.Problem, 0, len(w.walkProbs))
+	for _, p := range w.walkProbs {
+		probs = append(probs, p)
+	}
+	sort.Slice(probs, func(i, j int) bool { return probs[i].Path < probs[j].Path })
+	w.forest = BuildForest(w.roots, facts, probs)
+	w.tmplByDir = make(map[string]*model.Node, len(facts))
+	for _, n := range facts {
+		w.tmplByDir[n.InfraDir] = n
+	}
+	w.stats.mu.Lock()
+	w.stats.rebuilds++
+	w.stats.mu.Unlock()
+}
+
+// publish classifies a copy of the forest at now, diffs it against the
+// previous snapshot and hands it out. first marks the initial snapshot.
+func (w *Watcher) publish(now time.Time, first bool) {
+	if w.forest == nil {
+		w.rebuild()
+	}
+	snap := cloneForest(w.forest)
+	opts := w.opts
+	opts.Probe = w.probe
+	opts.Now = func() time.Time { return now }
+	Classify(snap, opts)
+	snap.Watch = w.watchInfo()
+
+	changed := map[string]bool{}
+	for dir := range w.touched {
+		if n := w.tmplByDir[dir]; n != nil {
+			changed[n.ID] = true
+		}
+	}
+	clear(w.touched)
+	var trans []model.Transition
+	if first {
+		for id := range snap.ByID {
+			changed[id] = true
+		}
+	} else {
+		trans = diffSnapshots(w.prev, snap, now, changed)
+	}
+	w.prev = snap
+	w.latest.Store(snap)
+	w.lastFlush = time.Now()
+	ids := make([]string, 0, len(changed))
+	for id := range changed {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	w.send(Update{Snapshot: snap, Changed: ids, Transitions: trans})
+	w.stats.mu.Lock()
+	w.stats.publishes++
+	w.stats.mu.Unlock()
+}
+
+// send hands u to the consumer without blocking: an update still unread is
+// merged into u. Run is the only sender, so after the drain the buffer of
+// one has room.
+func (w *Watcher) send(u Update) {
+	select {
+	case old := <-w.updates:
+		u = mergeUpdates(old, u)
+	default:
+	}
+	w.updates <- u
+}
+
+// mergeUpdates folds an unread update into the next one.
+func mergeUpdates(old, u Update) Update {
+	ids := append(append([]string(nil), old.Changed...), u.Changed...)
+	sort.Strings(ids)
+	u.Changed = slices.Compact(ids)
+	tr := append(append([]model.Transition(nil), old.Transitions...), u.Transitions...)
+	if len(tr) > maxPendingTransitions {
+		tr = tr[len(tr)-maxPendingTransitions:]
+	}
+	u.Transitions = tr
+	return u
+}
+
+// diffSnapshots lists the transitions from prev to next and adds to changed
+// every id whose state, flags, reason or action moved.
+func diffSnapshots(prev, next *model.Snapshot, now time.Time, changed map[string]bool) []model.Transition {
+	var out []model.Transition
+	for _, s := range next.Sessions {
+		s.Walk(func(n *model.Node) {
+			var p *model.Node
+			if prev != nil {
+				p = prev.ByID[n.ID]
+			}
+			if p == nil {
+				changed[n.ID] = true
+				out = append(out, model.Transition{Time: now, ID: n.ID, To: n.State,
+					ToFlags: n.Flags, Reason: n.Reason})
+				return
+			}
+			if p.State != n.State || !slices.Equal(p.Flags, n.Flags) {
+				changed[n.ID] = true
+				out = append(out, model.Transition{Time: now, ID: n.ID, From: p.State, To: n.State,
+					FromFlags: p.Flags, ToFlags: n.Flags, Reason: n.Reason})
+				return
+			}
+			if p.Reason != n.Reason || p.Action != n.Action {
+				changed[n.ID] = true
+			}
+		})
+	}
+	if prev == nil {
+		return out
+	}
+	var gone []string
+	for id := range prev.ByID {
+		if next.ByID[id] == nil {
+			gone = append(gone, id)
+		}
+	}
+	sort.Strings(gone)
+	for _, id := range gone {
+		p := prev.ByID[id]
+		changed[id] = true
+		out = append(out, model.Transition{Time: now, ID: id, From: p.State, FromFlags: p.Flags,
+			Reason: "vanished from disk"})
+	}
+	return out
+}
+
+// cloneForest copies every node of a built forest into fresh structs, so
+// classification and the consumer never share a node with the engine. The
+// nodes' slices are shared: neither side mutates them in place.
+func cloneForest(t *model.Snapshot) *model.Snapshot {
+	count, kids := 0, 0
+	for _, s := range t.Sessions {
+		s.Walk(func(n *model.Node) { count++; kids += len(n.Children) })
+	}
+	arr := make([]model.Node, count)
+	kidArr := make([]*model.Node, kids)
+	byID := make(map[string]*model.Node, count)
+	i := 0
+	var clone func(src, parent *model.Node) *model.Node
+	clone = func(src, parent *model.Node) *model.Node {
+		c := &arr[i]
+		i++
+		*c = *src
+		c.Parent = parent
+		c.Flags = nil
+		c.ScanFlags = slices.Clip(src.ScanFlags)
+		c.Problems = slices.Clip(src.Problems)
+		c.Registry = slices.Clip(src.Registry)
+		if len(src.Children) > 0 {
+			c.Children = kidArr[:len(src.Children):len(src.Children)]
+			kidArr = kidArr[len(src.Children):]
+			for k, ch := range src.Children {
+				c.Children[k] = clone(ch, c)
+			}
+		}
+		byID[c.ID] = c
+		return c
+	}
+	snap := *t
+	snap.Sessions = make([]*model.Node, len(t.Sessions))
+	for k, s := range t.Sessions {
+		snap.Sessions[k] = clone(s, nil)
+	}
+	snap.ByID = byID
+	snap.Problems = slices.Clip(t.Problems)
+	return &snap
+}
+
+// watchInfo is the current mode, with the polled share explained.
+func (w *Watcher) watchInfo() model.WatchInfo {
+	info := w.mode
+	info.Warnings = slices.Clone(w.mode.Warnings)
+	if w.mode.Mode == ModePolling {
+		return info
+	}
+	switch {
+	case w.nPolled > 0 && w.nWatched == 0:
+		info.Mode = ModePolling
+	case w.nPolled > 0:
+		info.Mode = ModeMixed
+	}
+	if w.nPolled > 0 {
+		info.Interval = w.wo.FallbackPoll
+		var why []string
+		if w.limitHit != "" {
+			why = append(why, w.limitHit)
+		}
+		if len(w.netErr) > 0 {
+			why = append(why, "network file system")
+		}
+		info.Reason = fmt.Sprintf("%d of %d directories polled (%s)", w.nPolled, w.nPolled+w.nWatched, joinComma(why))
+	}
+	return info
+}
+
+func joinComma(s []string) string {
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += ", "
+		}
+		out += x
+	}
+	return out
+}
+
+// adopt takes in what a walk found: every directory gets a watch (or is
+// polled), every node its record. start is when the walk began: a directory
+// changed since then is listed again, and a node whose files moved since it
+// was read is re-read, so nothing falls between the walk and the watch.
+func (w *Watcher) adopt(walk *Walk, start time.Time) {
+	for _, p := range walk.Problems {
+		w.walkProbs[p.Path] = p
+	}
+	var recheck []*watchDir
+	for _, dir := range walk.Dirs {
+		if _, ok := w.dirs[dir]; ok {
+			continue
+		}
+		d := w.addDir(dir)
+		if d == nil {
+			continue
+		}
+		if !d.mtime.Before(start) {
+			recheck = append(recheck, d)
+		}
+	}
+	for _, n := range walk.Nodes {
+		if _, ok := w.dirs[n.InfraDir]; !ok {
+			continue
+		}
+		ln := &liveNode{n: n, sigs: nodeSigs(n.InfraDir), regOff: -1}
+		w.nodes[n.InfraDir] = ln
+		w.touched[n.InfraDir] = true
+		if stale(ln) {
+			w.dirty[n.InfraDir] |= kindNode
+		}
+	}
+	for _, d := range recheck {
+		w.relist(d)
+	}
+	w.forest = nil
+}
+
+// stale reports whether a node's files moved since its facts were read.
+func stale(ln *liveNode) bool {
+	n := ln.n
+	name := HeartbeatFile
+	if n.Legacy {
+		name = RunningFile
+	}
+	if s, ok := ln.sigs[name]; ok && !s.mtime.Equal(n.BeatMtime) {
+		return true
+	}
+	if s, ok := ln.sigs[RegistryFile]; ok && (s.size != n.RegistrySize || !s.mtime.Equal(n.RegistryMtime)) {
+		return true
+	}
+	return false
+}
+
+// addDir registers a directory: an fsnotify watch when possible, else it
+// is polled. nil when the directory is gone.
+func (w *Watcher) addDir(dir string) *watchDir {
+	d := &watchDir{path: dir, root: w.rootOf(dir), subdirs: map[string]bool{}}
+	watched := false
+	if w.fsw != nil && !w.netErr[d.root] && w.limitHit == "" {
+		if w.wo.MaxWatches > 0 && w.nWatched >= w.wo.MaxWatches {
+			w.limitHit = fmt.Sprintf("watch limit of %d reached", w.wo.MaxWatches)
+		} else if err := w.fsw.Add(dir); err == nil {
+			watched = true
+		} else if errors.Is(err, syscall.ENOSPC) {
+			w.limitHit = fmt.Sprintf("inotify watch limit reached after %d watches", w.nWatched)
+		} else if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		} else {
+			w.addWalkProblem(dir, fmt.Errorf("watch: %w", err))
+		}
+	}
+	d.polled = !watched
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		if !d.polled {
+			_ = w.fsw.Remove(dir)
+		}
+		return nil
+	}
+	d.mtime = fi.ModTime()
+	if d.polled {
+		w.nPolled++
+	} else {
+		w.nWatched++
+	}
+	w.dirs[dir] = d
+	if parent, ok := w.dirs[filepath.Dir(dir)]; ok && dir != d.root {
+		parent.subdirs[filepath.Base(dir)] = true
+	}
+	return d
+}
+
+// rootOf is the path of the root holding dir.
+func (w *Watcher) rootOf(dir string) string {
+	best := ""
+	for _, r := range w.roots {
+		if within(r.Path, dir) && len(r.Path) > len(best) {
+			best = r.Path
+		}
+	}
+	return best
+}
+
+// dropDir forgets a directory and everything below it.
+func (w *Watcher) dropDir(dir string) {
+	d, ok := w.dirs[dir]
+	if !ok {
+		return
+	}
+	for sub := range d.subdirs {
+		w.dropDir(filepath.Join(dir, sub))
+	}
+	delete(w.dirs, dir)
+	if d.polled {
+		w.nPolled--
+	} else {
+		w.nWatched--
+		// The kernel drops the watch of a deleted directory itself; a
+		// renamed one is removed here. Either way the error is moot.
+		_ = w.fsw.Remove(dir)
+	}
+	if parent, ok := w.dirs[filepath.Dir(dir)]; ok {
+		delete(parent.subdirs, filepath.Base(dir))
+	}
+	if _, ok := w.nodes[dir]; ok {
+		delete(w.nodes, dir)
+		w.forest = nil
+	}
+	delete(w.dirty, dir)
+	for p := range w.walkProbs {
+		if within(dir, p) {
+			delete(w.walkProbs, p)
+		}
+	}
+}
+
+// discover walks a directory that appeared and adopts what it holds.
+func (w *Watcher) discover(dir string) {
+	start := time.Now()
+	walk, err := DiscoverDir(w.roots, dir, w.opts)
+	if err != nil {
+		w.addWalkProblem(dir, err)
+		return
+	}
+	w.adopt(walk, start)
+}
+
+// relist lists a directory again: new subdirectories are discovered,
+// vanished ones dropped, and the infra dir re-read.
+func (w *Watcher) relist(d *watchDir) {
+	entries, err := os.ReadDir(d.path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			w.dropDir(d.path)
+		}
+		return
+	}
+	seen := map[string]bool{}
+	isNode := false
+	for _, e := range entries {
+		name := e.Name()
+		if name == HeartbeatFile || name == RunningFile {
+			isNode = true
+		}
+		if !e.IsDir() {
+			continue
+		}
+		seen[name] = true
+		if !d.subdirs[name] {
+			if _, ok := w.dirs[filepath.Join(d.path, name)]; !ok {
+				w.discover(filepath.Join(d.path, name))
+			}
+		}
+	}
+	for name := range d.subdirs {
+		if !seen[name] {
+			w.dropDir(filepath.Join(d.path, name))
+		}
+	}
+	if isNode || w.nodes[d.path] != nil {
+		w.dirty[d.path] |= kindNode
+	}
+}
+
+// restat compares what is held with the disk: every directory's mtime
+// (relisting the changed ones) and every node's files. polledOnly limits it
+// to the polled directories (the poll tick); an overflow or Refresh covers
+// all of them.
+func (w *Watcher) restat(polledOnly bool) {
+	dirs := make([]*watchDir, 0, len(w.dirs))
+	for _, d := range w.dirs {
+		if !polledOnly || d.polled {
+			dirs = append(dirs, d)
+		}
+	}
+	for _, d := range dirs {
+		if _, still := w.dirs[d.path]; !still {
+			continue // dropped with a parent meanwhile
+		}
+		fi, err := os.Lstat(d.path)
+		if err != nil {
+			w.dropDir(d.path)
+			continue
+		}
+		if !fi.ModTime().Equal(d.mtime) {
+			d.mtime = fi.ModTime()
+			w.relist(d)
+		}
+		if base := filepath.Base(d.path); base == MiddleDir {
+			if ln := w.nodes[filepath.Dir(d.path)]; ln != nil {
+				w.restatNode(ln)
+			}
+		}
+		if ln := w.nodes[d.path]; ln != nil {
+			w.restatNode(ln)
+		}
+	}
+}
+
+// restatNode stats the files a node was read from and marks what moved.
+func (w *Watcher) restatNode(ln *liveNode) {
+	dir := ln.n.InfraDir
+	for name, old := range ln.sigs {
+		sig, err := statSig(filepath.Join(dir, name))
+		if err != nil {
+			w.dirty[dir] |= kindNode
+			continue
+		}
+		if sig == old {
+			continue
+		}
+		switch kind := kindOf(filepath.Base(name)); {
+		case kind == kindBeat && sig.ino == old.ino && sig.size == old.size:
+			w.dirty[dir] |= kindBeat
+		case kind == kindActivity || kind == kindRegistry:
+			w.dirty[dir] |= kind
+		default:
+			w.dirty[dir] |= kindNode
+		}
+	}
+}
+
+func (w *Watcher) addWalkProblem(path string, err error) {
+	w.walkProbs[path] = model.Problem{Path: path, Error: oneLine(err.Error())}
+	w.forest = nil
+}
+
+// nodeSigs stats the files of an infra dir that matter for its facts.
+func nodeSigs(dir string) map[string]fileSig {
+	sigs := map[string]fileSig{}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return sigs
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if name == MiddleDir {
+			if s, err := statSig(filepath.Join(dir, MiddleDir, BlockedFile)); err == nil {
+				sigs[filepath.Join(MiddleDir, BlockedFile)] = s
+			}
+			continue
+		}
+		if kindOf(name) == 0 || e.IsDir() {
+			continue
+		}
+		if s, err := statSig(filepath.Join(dir, name)); err == nil {
+			sigs[name] = s
+		}
+	}
+	return sigs
+}
+
+func statSig(path string) (fileSig, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileSig{}, err
+	}
+	return sigOf(fi), nil
+}
+
+func sigOf(fi os.FileInfo) fileSig {
+	return fileSig{mtime: fi.ModTime(), size: fi.Size(), ino: fileIno(fi)}
+}

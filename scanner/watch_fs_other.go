@@ -1,0 +1,12 @@
+//go:build !linux
+
+package scanner
+
+import "os"
+
+// networkFS is not detected on this platform.
+func networkFS(string) string { return "" }
+
+// fileIno is unknown on this platform: compaction is then seen as a shrink
+// (compaction only removes lines).
+func fileIno(os.FileInfo) uint64 { return 0 }

@@ -1,0 +1,137 @@
+package scanner
+
+// Following an append-only `.children` (SPEC §1): only the bytes past the
+// last complete line are read; a shrunk file or a new inode (compaction
+// rewrote it) is read whole again.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// maxRegistryTail caps one read of a registry (a 100,000-line registry is
+// about 20 MiB); the rest is read at the next change.
+const maxRegistryTail = 64 << 20
+
+// readRegistryTail brings ln's registry up to date with the file. It marks
+// the forest for a rebuild when lines were added or replaced (entries are
+// edges), and otherwise only updates the size and mtime in place.
+func (w *Watcher) readRegistryTail(ln *liveNode) {
+	n := ln.n
+	path := filepath.Join(n.InfraDir, RegistryFile)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if n.RegistryPath != "" || len(n.Registry) > 0 {
+			w.readNode(n.InfraDir) // the registry went away: re-read the node
+		}
+		return
+	}
+	if err != nil {
+		w.readNode(n.InfraDir)
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		w.readNode(n.InfraDir)
+		return
+	}
+	ino := fileIno(fi)
+	whole := ln.regOff < 0 || ino != ln.regIno || fi.Size() < ln.regOff
+	var kept []model.RegistryLine
+	off, newlines := ln.regOff, ln.regNewlines
+	if whole {
+		off, newlines = 0, 0
+	} else {
+		kept = n.Registry
+		if k := len(kept); k > 0 && kept[k-1].Torn {
+			kept = kept[:k-1] // a torn line is read again, whole this time
+		}
+	}
+	want := fi.Size() - off
+	if want > maxRegistryTail {
+		want = maxRegistryTail
+	}
+	buf := make([]byte, max(want, 0))
+	got, err := f.ReadAt(buf, off)
+	buf = buf[:got]
+	if err != nil && !errors.Is(err, io.EOF) {
+		w.readNode(n.InfraDir)
+		return
+	}
+	consumed := bytes.LastIndexByte(buf, '\n') + 1
+	added := ParseRegistry(buf)
+	for i := range added {
+		added[i].Number += newlines
+	}
+	lines := make([]model.RegistryLine, 0, len(kept)+len(added))
+	lines = append(append(lines, kept...), added...)
+
+	changed := whole || len(added) > 0 || len(lines) != len(n.Registry)
+	ln.regOff = off + int64(consumed)
+	ln.regNewlines = newlines + bytes.Count(buf[:consumed], []byte{'\n'})
+	ln.regIno = ino
+	ln.sigs[RegistryFile] = sigOf(fi)
+
+	// The facts are replaced, never edited: published snapshots share them.
+	facts := *n
+	facts.Registry = lines
+	facts.RegistryPath = path
+	facts.RegistryMtime, facts.RegistrySize = fi.ModTime(), fi.Size()
+	facts.Problems, facts.ScanFlags = withRegistryProblems(n, path, lines)
+	ln.n = &facts
+	w.touched[n.InfraDir] = true
+	if changed {
+		w.forest = nil
+		return
+	}
+	if t := w.tmplNode(ln); t != nil {
+		patchFacts(t, ln.n)
+	}
+}
+
+// withRegistryProblems replaces the registry's problems of n by those of
+// lines (the wording the full read uses) and keeps `unreadable` only while
+// some problem is left.
+func withRegistryProblems(n *model.Node, path string, lines []model.RegistryLine) ([]model.Problem, []model.Flag) {
+	var probs []model.Problem
+	for _, p := range n.Problems {
+		if p.Path != path {
+			probs = append(probs, p)
+		}
+	}
+	var bad int
+	var first string
+	for _, l := range lines {
+		if l.Err == "" || l.Torn || l.Err == "empty line" {
+			continue
+		}
+		if bad == 0 {
+			first = fmt.Sprintf("line %d: %s", l.Number, l.Err)
+		}
+		bad++
+	}
+	switch {
+	case bad == 1:
+		probs = append(probs, model.Problem{Path: path, Error: oneLine("unparseable " + first)})
+	case bad > 1:
+		probs = append(probs, model.Problem{Path: path, Error: oneLine(fmt.Sprintf("%d unparseable lines, first %s", bad, first))})
+	}
+	var flags []model.Flag
+	for _, f := range n.ScanFlags {
+		if f != model.FlagUnreadable {
+			flags = append(flags, f)
+		}
+	}
+	if len(probs) > 0 {
+		flags = append(flags, model.FlagUnreadable)
+	}
+	return probs, flags
+}

@@ -289,9 +289,12 @@ func (e *Engine) compactFile(ctx context.Context, path string, decide func([]byt
 	if err := crash("compact:synced"); err != nil {
 		return nil, err
 	}
-	// Carry over what was appended while we filtered (complete lines only:
-	// a line must not be split between the old inode and the new one).
-	if copied, err = carryLines(old, tmp, copied, false); err != nil {
+	// Carry over what was appended while we filtered. Complete lines only at
+	// first: a line must not be split between the old inode and the new
+	// one. A torn tail is given time to complete; one that does not is a
+	// dead writer's leftover and is carried as it is, so that no byte
+	// depends on the drain after the rename.
+	if copied, err = carryTail(old, tmp, copied); err != nil {
 		return nil, err
 	}
 	if err := tmp.Sync(); err != nil {
@@ -342,6 +345,30 @@ func (e *Engine) compactFile(ctx context.Context, path string, decide func([]byt
 	}
 	syncDir(dir)
 	return removed, nil
+}
+
+// carryTail carries old's complete lines from offset to dst, waits up to
+// drainTornWait for a torn tail to complete, and carries the tail as it is
+// when it does not.
+func carryTail(old, dst *os.File, offset int64) (int64, error) {
+	deadline := time.Now().Add(drainTornWait)
+	for {
+		var err error
+		if offset, err = carryLines(old, dst, offset, false); err != nil {
+			return offset, err
+		}
+		size, err := fileSize(old)
+		if err != nil {
+			return offset, err
+		}
+		if size <= offset {
+			return offset, nil
+		}
+		if time.Now().After(deadline) {
+			return carryLines(old, dst, offset, true)
+		}
+		time.Sleep(drainPoll)
+	}
 }
 
 // carryLines appends old's bytes from offset to dst: complete lines only,

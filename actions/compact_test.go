@@ -1,0 +1,282 @@
+package actions
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// dropMarked is a rule for compactFile tests: lines whose status is "drop" go.
+func dropMarked(line []byte, _ bool) (bool, string) {
+	if bytes.Contains(line, []byte(`"status":"drop"`)) {
+		return true, "marked"
+	}
+	return false, ""
+}
+
+// SPEC §9: compaction while another process appends 10,000 lines with plain
+// O_APPEND and no lock, compactions running as fast as they can: no line
+// lost, none duplicated, every line whole.
+func TestCompactionLosesNoLineUnderConcurrentAppenders(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, ".children")
+	if err := os.WriteFile(path, []byte(`{"heartbeat":"/nowhere/seed/.heartbeat","team":"t","task_id":"0","status":"drop"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const lines = 10000
+	appender := helperCmd("append", path, "a", fmt.Sprint(lines))
+	var stderr bytes.Buffer
+	appender.Stderr = &stderr
+	if err := appender.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- appender.Wait() }()
+
+	e := testEngine(dir, model.Thresholds{}, Config{})
+	compactions, rewrites := 0, 0
+	var appendErr error
+loop:
+	for {
+		select {
+		case appendErr = <-done:
+			break loop
+		default:
+		}
+		removed, err := e.compactFile(context.Background(), path, dropMarked)
+		if err != nil {
+			t.Fatalf("compaction %d: %v", compactions, err)
+		}
+		compactions++
+		if len(removed) > 0 {
+			rewrites++
+		}
+	}
+	if appendErr != nil {
+		t.Fatalf("appender: %v: %s", appendErr, stderr.String())
+	}
+	if _, err := e.compactFile(context.Background(), path, dropMarked); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d compactions, %d rewrites while %d lines were appended", compactions, rewrites, lines)
+	if rewrites < 10 {
+		t.Fatalf("only %d rewrites ran during the appends: the test did not exercise concurrency", rewrites)
+	}
+
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) == 0 || b[len(b)-1] != '\n' {
+		t.Fatalf("registry does not end with a newline")
+	}
+	seen := map[string]int{}
+	for i, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		var entry map[string]any
+		if err := json.Unmarshal([]byte(line), &entry); err != nil {
+			t.Fatalf("line %d is not whole: %q: %v", i+1, line, err)
+		}
+		if entry["status"] == "drop" {
+			t.Fatalf("line %d should have been compacted away: %s", i+1, line)
+		}
+		seen[line]++
+	}
+	want := 0
+	for i := 0; i < lines; i++ {
+		if i%3 == 0 {
+			continue
+		}
+		want++
+		line := fmt.Sprintf(`{"heartbeat":"/nowhere/a-%06d/.heartbeat","team":"t","task_id":"%d","status":"active"}`, i, i)
+		switch seen[line] {
+		case 1:
+		case 0:
+			t.Fatalf("line %d lost", i)
+		default:
+			t.Fatalf("line %d duplicated %d times", i, seen[line])
+		}
+	}
+	if len(seen) != want {
+		t.Fatalf("registry holds %d distinct lines, want %d", len(seen), want)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(dir, compactTempPrefix+"*"))
+	if len(leftovers) != 0 {
+		t.Fatalf("temp files left behind: %v", leftovers)
+	}
+}
+
+// SPEC §9: a dispatchtop killed mid-action leaves every file as it was or as
+// intended. The hook stops the compaction at each step as a kill would (no
+// cleanup); the registry must be the original or the compacted one, and the
+// next compaction must finish the job and clear the temp file.
+func TestCompactionKilledAtEveryStepLeavesTheFileAsItWasOrAsIntended(t *testing.T) {
+	original := strings.Join([]string{
+		`{"heartbeat":"/nowhere/1/.heartbeat","team":"a","task_id":"1","status":"drop"}`,
+		`not json at all`,
+		`{"heartbeat":"/nowhere/2/.heartbeat","team":"b","task_id":"2","status":"active"}`,
+		`{"heartbeat":"/nowhere/3/.heartbeat","team":"c","task_id":"3","status":"drop"}`,
+		`{"heartbeat":"/nowhere/4/.heartbeat","team":"d","task_id":"4","status":"active"}`,
+		`{"heartbeat":"/nowhere/5/.heart`, // torn: an append in flight
+	}, "\n")
+	intended := strings.Join([]string{
+		`not json at all`,
+		`{"heartbeat":"/nowhere/2/.heartbeat","team":"b","task_id":"2","status":"active"}`,
+		`{"heartbeat":"/nowhere/4/.heartbeat","team":"d","task_id":"4","status":"active"}`,
+		`{"heartbeat":"/nowhere/5/.heart`,
+	}, "\n")
+	errKilled := errors.New("killed")
+	for _, step := range []string{"compact:read", "compact:written", "compact:synced", "compact:carried", "compact:renamed"} {
+		t.Run(step, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, ".children")
+			if err := os.WriteFile(path, []byte(original), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			e := testEngine(dir, model.Thresholds{}, Config{})
+			e.hook = func(s string) error {
+				if s == step {
+					return errKilled
+				}
+				return nil
+			}
+			if _, err := e.compactFile(context.Background(), path, dropMarked); !errors.Is(err, errKilled) {
+				t.Fatalf("compaction did not stop at %s: %v", step, err)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != original && string(got) != intended {
+				t.Fatalf("after a kill at %s the registry is neither as it was nor as intended:\n%s", step, got)
+			}
+			e.hook = nil
+			if _, err := e.compactFile(context.Background(), path, dropMarked); err != nil {
+				t.Fatal(err)
+			}
+			got, _ = os.ReadFile(path)
+			if string(got) != intended {
+				t.Fatalf("the next compaction left:\n%s\nwant:\n%s", got, intended)
+			}
+			if left, _ := filepath.Glob(filepath.Join(dir, compactTempPrefix+"*")); len(left) != 0 {
+				t.Fatalf("temp files left after the next compaction: %v", left)
+			}
+		})
+	}
+}
+
+// SPEC §5.3: which registry entries compaction removes, and that every
+// other byte (unparseable lines, CRLF, a torn last line) stays.
+func TestCompactRemovesTerminalAndNeverStartedEntriesOnly(t *testing.T) {
+	tests := []struct {
+		name       string
+		nodeStatus string        // the compacted node's own heartbeat status
+		regAge     time.Duration // age of its .children
+		wantGone   []string      // children whose lines go
+	}{
+		{name: "running node, fresh registry keeps never-started lines", nodeStatus: "running", regAge: 0,
+			wantGone: []string{"done", "withdrawn", "gone-completed"}},
+		{name: "running node, registry older than stale drops never-started lines", nodeStatus: "running", regAge: 10 * time.Minute,
+			wantGone: []string{"done", "withdrawn", "gone-completed", "never"}},
+		{name: "finished node drops never-started lines at once", nodeStatus: "completed", regAge: 0,
+			wantGone: []string{"done", "withdrawn", "gone-completed", "never"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			self := startHelper(t, "sleep")
+			writeNode(t, root, nodeSpec{dir: "s", pid: self.Process.Pid, started: startedOf(t, self.Process.Pid), status: tc.nodeStatus})
+			writeNode(t, root, nodeSpec{dir: "s/done", pid: 0, status: "completed", parent: "s"})
+			writeNode(t, root, nodeSpec{dir: "s/withdrawn", pid: 0, status: "withdrawn", parent: "s"})
+			writeNode(t, root, nodeSpec{dir: "s/live", pid: self.Process.Pid, started: startedOf(t, self.Process.Pid), status: "running", parent: "s"})
+			// A started child with an unparseable heartbeat: not gone, kept.
+			if err := os.MkdirAll(filepath.Join(root, "s/garbled"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, "s/garbled/.heartbeat"), []byte("{\"pid\":"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// A registered child whose infra dir exists but has no heartbeat yet.
+			if err := os.MkdirAll(filepath.Join(root, "s/booting"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []string{"done", "withdrawn", "live", "garbled", "booting", "never"} {
+				register(t, root, "s", "s/"+c, "team "+c, "task-"+c, "active")
+			}
+			register(t, root, "s", "s/gone-completed", "t", "x", "completed")
+			reg := filepath.Join(root, "s", ".children")
+			f, _ := os.OpenFile(reg, os.O_WRONLY|os.O_APPEND, 0)
+			f.WriteString("garbage line\r\n{\"heartbeat\": \"torn")
+			f.Close()
+			age(t, reg, tc.regAge)
+			before, _ := os.ReadFile(reg)
+
+			e := testEngine(root, model.Thresholds{}, Config{})
+			res, err := e.Run(context.Background(), Request{Action: model.ActionCompact, Node: "s"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Outcome != OutcomeDone {
+				t.Fatalf("outcome %s: %s", res.Outcome, res.Message)
+			}
+			after, _ := os.ReadFile(reg)
+			var wantAfter []byte
+			var wantRemoved []string
+			for _, line := range bytes.SplitAfter(before, []byte("\n")) {
+				gone := false
+				for _, c := range tc.wantGone {
+					if bytes.Contains(line, []byte(`/s/`+c+`/.heartbeat"`)) {
+						gone = true
+					}
+				}
+				if gone {
+					wantRemoved = append(wantRemoved, strings.TrimSuffix(string(line), "\n"))
+					continue
+				}
+				wantAfter = append(wantAfter, line...)
+			}
+			if !bytes.Equal(after, wantAfter) {
+				t.Fatalf("registry after compaction:\n%s\nwant:\n%s", after, wantAfter)
+			}
+			js := journalFor(t, root, "s")
+			if len(js) != 1 {
+				t.Fatalf("journal holds %d lines for s, want 1", len(js))
+			}
+			if strings.Join(js[0].Removed, "\n") != strings.Join(wantRemoved, "\n") {
+				t.Fatalf("journal removed lines:\n%s\nwant verbatim:\n%s", strings.Join(js[0].Removed, "\n"), strings.Join(wantRemoved, "\n"))
+			}
+		})
+	}
+}
+
+// SPEC §5.3 (compact --all): every registry under the roots is compacted.
+func TestCompactAllCompactsEveryRegistry(t *testing.T) {
+	root := t.TempDir()
+	for _, s := range []string{"a", "b"} {
+		writeNode(t, root, nodeSpec{dir: s, pid: 0, status: "completed"})
+		writeNode(t, root, nodeSpec{dir: s + "/c", pid: 0, status: "completed", parent: s})
+		register(t, root, s, s+"/c", "t", "1", "active")
+	}
+	e := testEngine(root, model.Thresholds{}, Config{})
+	if _, err := e.Run(context.Background(), Request{Action: model.ActionCompact, All: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"a", "b"} {
+		b, err := os.ReadFile(filepath.Join(root, s, ".children"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) != 0 {
+			t.Fatalf("%s/.children still holds %q", s, b)
+		}
+	}
+}
+

@@ -279,4 +279,3 @@ func TestCompactAllCompactsEveryRegistry(t *testing.T) {
 		}
 	}
 }
-

@@ -37,7 +37,7 @@ func (e *Engine) kill(ctx context.Context, req Request, snap *model.Snapshot, n 
 		targets = killOrder(n)
 	}
 	protected := protectedPIDs(e.self)
-	var refusals, done []string
+	var refusals, done, doneMsgs []string
 	var firstErr error
 	for _, t := range targets {
 		r := Result{Action: model.ActionKill, NodeID: t.ID, Root: t.Root, PID: t.PID()}
@@ -79,6 +79,7 @@ func (e *Engine) kill(ctx context.Context, req Request, snap *model.Snapshot, n 
 				r.Message += fmt.Sprintf(" (%d needed SIGKILL)", killed)
 			}
 			done = append(done, t.ID)
+			doneMsgs = append(doneMsgs, r.Message)
 		}
 		if jerr := e.journalResult(req, r, func(j *JournalEntry) { j.Signals = signals }); jerr != nil && firstErr == nil {
 			firstErr = jerr
@@ -98,7 +99,7 @@ func (e *Engine) kill(ctx context.Context, req Request, snap *model.Snapshot, n 
 		res.Message = fmt.Sprintf("killed %s; refused %d: %s", strings.Join(done, ", "), len(refusals), refusals[0])
 	default:
 		res.Outcome = OutcomeDone
-		res.Message = fmt.Sprintf("killed %s", strings.Join(done, ", "))
+		res.Message = strings.Join(doneMsgs, "; ")
 	}
 	return res, firstErr
 }

@@ -257,4 +257,3 @@ func TestParseBlocked(t *testing.T) {
 		})
 	}
 }
-

@@ -54,9 +54,10 @@ func (d dispatch) heartbeat(dir string) string {
 // scenario is the demo fleet. Times count from the start; with beat 1 s,
 // stale 4 s, kill-after 10 s and exit-grace 1 s:
 //
-//   - session 090000 stays healthy: its coding worker beats, planning
-//     completes (CfA DONE) at 6 s, testing hangs at 3 s (quiet, stalled at
-//     7 s, kill candidate at 17 s), review asks a human at 2 s and hangs at
+//   - session 090000 stays healthy: its coding sub-lead beats (with a
+//     unit-tests worker of its own below it), planning completes (CfA DONE)
+//     at 6 s, testing hangs at 3 s (quiet, stalled at 7 s, kill candidate
+//     once its beat is older than kill-after, at 13 s), review asks a human at 2 s and hangs at
 //     5 s (stalled but blocked: answer, never kill), design pauses at 3 s,
 //     deploy stays starting for 20 s, lint beats every 2.5 s (quiet between
 //     beats), and docs was registered but never started (missing; the lead
@@ -83,6 +84,7 @@ func scenario() []dispatch {
 	return []dispatch{
 		{id: s1, role: "lead", behave: BehaveWork},
 		{id: s1 + "/coding/20261122-090105", parent: s1, role: "coding", team: "coding", taskID: "t-101", behave: BehaveWork},
+		{id: s1 + "/coding/20261122-090105/unit-tests/20261122-090210", parent: s1 + "/coding/20261122-090105", role: "unit-tests", team: "unit-tests", behave: BehaveWork},
 		{id: s1 + "/planning/20261122-090050", parent: s1, role: "planning", team: "planning", behave: BehaveComplete, after: 6 * time.Second},
 		{id: s1 + "/testing/20261122-090110", parent: s1, role: "testing", team: "testing", taskID: "t-102", behave: BehaveWork, wrap: hang(3 * time.Second)},
 		{id: s1 + "/review/20261122-090120", parent: s1, role: "review", team: "review", behave: BehaveBlock, after: 2 * time.Second, wrap: hang(5 * time.Second)},

@@ -240,7 +240,11 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 				fmt.Sprintf("%s is on %s: mtimes and inotify are unreliable there, it is polled", r.Path, fsName))
 		}
 	}
-	w.adopt(walk, start)
+	// Directory mtimes come from the kernel's coarse clock and may lag
+	// time.Now by a tick: look back a generous margin.
+	w.adopt(walk, start.Add(-2*time.Second))
+	w.processDirty()
+	clear(w.touched)
 	w.rebuild()
 	w.publish(w.now(), true)
 	return w, nil
@@ -808,8 +812,8 @@ func joinComma(s []string) string {
 }
 
 // adopt takes in what a walk found: every directory gets a watch (or is
-// polled), every node its record. start is when the walk began: a directory
-// changed since then is listed again, and a node whose files moved since it
+// polled), every node its record. A directory changed since start (every
+// one when start is zero) is listed again, and a node whose files moved since it
 // was read is re-read, so nothing falls between the walk and the watch.
 func (w *Watcher) adopt(walk *Walk, start time.Time) {
 	for _, p := range walk.Problems {
@@ -824,7 +828,7 @@ func (w *Watcher) adopt(walk *Walk, start time.Time) {
 		if d == nil {
 			continue
 		}
-		if !d.mtime.Before(start) {
+		if start.IsZero() || !d.mtime.Before(start) {
 			recheck = append(recheck, d)
 		}
 	}
@@ -946,13 +950,14 @@ func (w *Watcher) dropDir(dir string) {
 
 // discover walks a directory that appeared and adopts what it holds.
 func (w *Watcher) discover(dir string) {
-	start := time.Now()
 	walk, err := DiscoverDir(w.roots, dir, w.opts)
 	if err != nil {
 		w.addWalkProblem(dir, err)
 		return
 	}
-	w.adopt(walk, start)
+	// A new subtree is small and still being filled: list every directory
+	// again once its watch is on.
+	w.adopt(walk, time.Time{})
 }
 
 // relist lists a directory again: new subdirectories are discovered,
@@ -966,13 +971,20 @@ func (w *Watcher) relist(d *watchDir) {
 		return
 	}
 	seen := map[string]bool{}
-	isNode := false
+	isNode, moved := false, false
+	ln := w.nodes[d.path]
 	for _, e := range entries {
 		name := e.Name()
 		if name == HeartbeatFile || name == RunningFile {
 			isNode = true
 		}
 		if !e.IsDir() {
+			// A file of the node that was not there when it was read.
+			if ln != nil && kindOf(name) != 0 {
+				if _, had := ln.sigs[name]; !had {
+					moved = true
+				}
+			}
 			continue
 		}
 		seen[name] = true
@@ -987,8 +999,11 @@ func (w *Watcher) relist(d *watchDir) {
 			w.dropDir(filepath.Join(d.path, name))
 		}
 	}
-	if isNode || w.nodes[d.path] != nil {
+	switch {
+	case isNode != (ln != nil), moved:
 		w.dirty[d.path] |= kindNode
+	case ln != nil:
+		w.restatNode(ln) // replaced or removed files show in their signatures
 	}
 }
 

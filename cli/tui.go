@@ -1,12 +1,147 @@
 package cli
 
-// Placeholder until the TUI lands; replaced by its owner.
-
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dispatchtop/dispatchtop/actions"
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/scanner"
+	"github.com/dispatchtop/dispatchtop/themes"
+	"github.com/dispatchtop/dispatchtop/ui"
 )
 
+// runTUI is the live view: the watcher keeps a snapshot current, the
+// recovery engine acts, the ui shows both.
 func runTUI(ctx context.Context, g *Globals) error {
-	return failure(errors.New("the live view is not built yet; use --once"))
+	opts, err := g.ScanOptions()
+	if err != nil {
+		return err
+	}
+	cfg, _, err := g.Config()
+	if err != nil {
+		return err
+	}
+	set, notes, err := selectTheme(g.Theme, cfg.Theme, os.Getenv)
+	if err != nil {
+		return usageError(err)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := scanner.NewWatcher(opts, scanner.WatchOptions{Poll: g.Poll})
+	if err != nil {
+		return usageError(err)
+	}
+	watchErr := make(chan error, 1)
+	go func() { watchErr <- w.Run(ctx) }()
+
+	engine := actions.New(actions.EngineOptions{Scan: opts, Config: cfg, Readonly: g.Readonly})
+	m := ui.New(ui.Options{
+		Context:  ctx,
+		Initial:  w.Snapshot(),
+		Feed:     newWatcherFeed(ctx, w),
+		Runner:   engineRunner{engine: engine},
+		Journal:  readNodeJournal,
+		Readonly: g.Readonly,
+		Themes:   set,
+		Notes:    notes,
+	})
+	progOpts := []tea.ProgramOption{tea.WithContext(ctx)}
+	if g.Stdin != nil {
+		progOpts = append(progOpts, tea.WithInput(g.Stdin))
+	}
+	if g.Stdout != nil {
+		progOpts = append(progOpts, tea.WithOutput(g.Stdout))
+	}
+	_, runErr := tea.NewProgram(m, progOpts...).Run()
+	cancel()
+	if werr := <-watchErr; werr != nil && !errors.Is(werr, context.Canceled) {
+		return failure(fmt.Errorf("watch: %w", werr))
+	}
+	// An interrupt cancels the context: that is a normal way out.
+	if runErr != nil && !(errors.Is(runErr, tea.ErrProgramKilled) && ctx.Err() != nil) {
+		return failure(fmt.Errorf("terminal: %w", runErr))
+	}
+	return nil
+}
+
+// selectTheme picks the starting theme: --theme, else the config's, else
+// dark; NO_COLOR forces mono. An unknown --theme is a usage error; an unknown
+// config theme or a broken user theme file becomes a header note.
+func selectTheme(flagName, configName string, getenv func(string) string) (themes.Set, []string, error) {
+	set, errs := themes.Select(flagName, configName, themes.Dir(getenv), getenv)
+	var notes []string
+	for _, err := range errs {
+		var unknown *themes.UnknownError
+		if errors.As(err, &unknown) && unknown.Name == flagName {
+			return set, nil, fmt.Errorf("--theme: %w", err)
+		}
+		notes = append(notes, err.Error())
+	}
+	return set, notes, nil
+}
+
+// watcherFeed turns the watcher's updates into the ui's.
+type watcherFeed struct {
+	w  *scanner.Watcher
+	ch chan ui.Update
+}
+
+func newWatcherFeed(ctx context.Context, w *scanner.Watcher) *watcherFeed {
+	f := &watcherFeed{w: w, ch: make(chan ui.Update, 1)}
+	go func() {
+		defer close(f.ch)
+		src := w.Updates()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case u, ok := <-src:
+				if !ok {
+					return
+				}
+				select {
+				case f.ch <- ui.Update{Snapshot: u.Snapshot, Changed: u.Changed, Transitions: u.Transitions}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return f
+}
+
+func (f *watcherFeed) Updates() <-chan ui.Update { return f.ch }
+
+// Refresh asks the watcher to re-read now (after an action).
+func (f *watcherFeed) Refresh() { f.w.Refresh() }
+
+// engineRunner puts the recovery engine behind the ui's Runner.
+type engineRunner struct {
+	engine *actions.Engine
+}
+
+func (r engineRunner) Run(ctx context.Context, req ui.ActionRequest) (ui.ActionResult, error) {
+	res, err := r.engine.Run(ctx, actions.Request{
+		Action: req.Action, Node: req.NodeID, Tree: req.Tree, DryRun: req.DryRun,
+	})
+	return ui.ActionResult{
+		Action: res.Action, NodeID: res.NodeID, Refused: res.Refused,
+		Message: res.Message, Plan: res.Plan,
+	}, err
+}
+
+// readNodeJournal is the journal of the node's root, the lines about it.
+func readNodeJournal(_ context.Context, n *model.Node) ([]string, error) {
+	entries, err := actions.ReadJournal(n.Root, n.ID)
+	lines := make([]string, 0, len(entries))
+	for _, e := range entries {
+		lines = append(lines, e.Line())
+	}
+	return lines, err
 }

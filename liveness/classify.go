@@ -18,6 +18,9 @@ package liveness
 //     the exit grace and vanished at the next beat would blink all day.
 //   - legacy `.running` is never bumped, so quiet and stalled do not apply to
 //     it: it is running while its pid exists and it postdates the boot.
+//   - orphaned: a running child of a dead or finished lead that is still
+//     beating. A stalled child is reported as stalled, with its own wait or
+//     kill advice (the appendix: B/code/1 is orphaned, stalled B/ask/3 is not).
 //   - outside_root: shown, never acted on, so the recommendation is none.
 
 import (
@@ -145,10 +148,10 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 		v.process = Verify(probe.Lookup(pid), started, th.StartTolerance)
 		switch v.process {
 		case model.ProcessGone:
-			v.state, v.reason = model.StateDead, pidGone(pid, age)
+			v.state, v.reason = model.StateDead, reasonPidGone(pid, age)
 			return v
 		case model.ProcessReused:
-			v.state, v.reason = model.StateDead, pidReused(pid, age)
+			v.state, v.reason = model.StateDead, reasonPidReused(pid, age)
 			return v
 		}
 		v.state = model.StateRunning
@@ -255,12 +258,12 @@ func classifyInTree(n *model.Node, now time.Time, th model.Thresholds) {
 	}
 }
 
-// orphanedBy reports whether n is orphaned — running under a dead or
-// finished parent — with the parent's state word and when it stopped (its
-// last beat; zero when its heartbeat is gone).
+// orphanedBy reports whether n is orphaned — running and not stalled under
+// a dead or finished parent — with the parent's state word and when it
+// stopped (its last beat; zero when its heartbeat is gone).
 func orphanedBy(n *model.Node) (since time.Time, word string, ok bool) {
 	p := n.Parent
-	if n.State != model.StateRunning || p == nil {
+	if n.State != model.StateRunning || p == nil || n.HasFlag(model.FlagStalled) {
 		return time.Time{}, "", false
 	}
 	switch p.State {

@@ -48,11 +48,11 @@ func waitingForHuman(b *model.Blocked) string {
 	return "waiting for a human: " + b.Question
 }
 
-func pidGone(pid int, age time.Duration) string {
+func reasonPidGone(pid int, age time.Duration) string {
 	return fmt.Sprintf("pid %d gone; %s", pid, lastBeat(age))
 }
 
-func pidReused(pid int, age time.Duration) string {
+func reasonPidReused(pid int, age time.Duration) string {
 	return fmt.Sprintf("pid %d now belongs to another process; %s", pid, lastBeat(age))
 }
 

@@ -1,0 +1,177 @@
+package liveness
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// The fixed instant of the tests and of SPEC's appendix: 12:00:00.
+var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+// started is when every fake process was created.
+var started = now.Add(-time.Hour)
+
+// Fake pids, one per answer a probe can give.
+const (
+	pidAlive      = 4121 // exists, created at started
+	pidGone       = 4122 // no such process
+	pidReused     = 4123 // exists, created a minute after started
+	pidUnverified = 4124 // exists, create time unreadable
+	pidNear       = 4125 // exists, created 1.5 s after started (within tolerance)
+	pidFar        = 4126 // exists, created 2.5 s after started (outside tolerance)
+)
+
+// fakeProbe answers from a table and records every pid it was asked about.
+type fakeProbe struct {
+	mu    sync.Mutex
+	boot  time.Time
+	asked []int
+}
+
+func newFakeProbe() *fakeProbe { return &fakeProbe{boot: now.Add(-24 * time.Hour)} }
+
+func (f *fakeProbe) Lookup(pid int) ProcessInfo {
+	f.mu.Lock()
+	f.asked = append(f.asked, pid)
+	f.mu.Unlock()
+	switch pid {
+	case pidAlive:
+		return ProcessInfo{Exists: true, CreateTime: started}
+	case pidReused:
+		return ProcessInfo{Exists: true, CreateTime: started.Add(time.Minute)}
+	case pidUnverified:
+		return ProcessInfo{Exists: true, CreateTimeErr: errors.New("open /proc/4124/stat: permission denied")}
+	case pidNear:
+		return ProcessInfo{Exists: true, CreateTime: started.Add(1500 * time.Millisecond)}
+	case pidFar:
+		return ProcessInfo{Exists: true, CreateTime: started.Add(2500 * time.Millisecond)}
+	}
+	return ProcessInfo{}
+}
+
+func (f *fakeProbe) BootTime() time.Time { return f.boot }
+
+func (f *fakeProbe) askedAbout() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.asked)
+}
+
+// beating is a node whose heartbeat has status and pid and was last touched
+// age ago; opts add the other facts.
+func beating(id, status string, pid int, age time.Duration, opts ...func(*model.Node)) *model.Node {
+	n := &model.Node{
+		ID:            id,
+		InfraDir:      "/r/" + id,
+		HeartbeatPath: "/r/" + id + "/.heartbeat",
+		HasHeartbeat:  true,
+		Heartbeat: &model.Heartbeat{
+			PID: pid, Status: status, Role: "agent",
+			Started: float64(started.UnixNano()) / 1e9,
+		},
+		BeatMtime: now.Add(-age),
+	}
+	for _, o := range opts {
+		o(n)
+	}
+	return n
+}
+
+// registered is a node known only from its parent's registry line.
+func registered(id, lineStatus string) *model.Node {
+	return &model.Node{
+		ID:            id,
+		InfraDir:      "/r/" + id,
+		HeartbeatPath: "/r/" + id + "/.heartbeat",
+		Entry:         &model.ChildEntry{Heartbeat: "/r/" + id + "/.heartbeat", Team: "t", Status: lineStatus},
+	}
+}
+
+// legacy is a node known from `.running` only, written age ago.
+func legacy(id string, pid int, age time.Duration) *model.Node {
+	return &model.Node{ID: id, InfraDir: "/r/" + id, Legacy: true, LegacyPID: pid, BeatMtime: now.Add(-age)}
+}
+
+func unreadable(id string, age time.Duration) *model.Node {
+	return &model.Node{
+		ID: id, InfraDir: "/r/" + id, HeartbeatPath: "/r/" + id + "/.heartbeat",
+		HasHeartbeat: true, BeatMtime: now.Add(-age),
+		ScanFlags: []model.Flag{model.FlagUnreadable},
+		Problems:  []model.Problem{{Path: "/r/" + id + "/.heartbeat", Error: "unexpected end of JSON input"}},
+	}
+}
+
+func blocked(q string) func(*model.Node) {
+	return func(n *model.Node) { n.Blocked = &model.Blocked{Path: n.InfraDir + "/blocked.json", Question: q} }
+}
+
+func cfa(state string) func(*model.Node) {
+	return func(n *model.Node) { n.Cfa = &model.CfaState{State: state} }
+}
+
+func retries(total int, byPhase map[string]int) func(*model.Node) {
+	return func(n *model.Node) { n.Retries = model.RetryCount{Total: total, ByPhase: byPhase} }
+}
+
+func merged(n *model.Node) { n.Merged = true }
+
+func noStarted(n *model.Node) { n.Heartbeat.Started = 0 }
+
+func scanFlags(fs ...model.Flag) func(*model.Node) {
+	return func(n *model.Node) { n.ScanFlags = fs }
+}
+
+// registryAge gives the node a `.children` last written age ago.
+func registryAge(age time.Duration) func(*model.Node) {
+	return func(n *model.Node) {
+		n.RegistryPath = n.InfraDir + "/.children"
+		n.RegistryMtime = now.Add(-age)
+	}
+}
+
+// adopt links children under parent (in id order, as the scanner does) and
+// returns parent. A registered child also gets a line in parent's registry.
+func adopt(parent *model.Node, children ...*model.Node) *model.Node {
+	for _, c := range children {
+		c.Parent, c.ParentID = parent, parent.ID
+		parent.Children = append(parent.Children, c)
+		if c.Entry != nil {
+			parent.Registry = append(parent.Registry, model.RegistryLine{Number: len(parent.Registry) + 1, Entry: c.Entry})
+		}
+	}
+	slices.SortFunc(parent.Children, func(a, b *model.Node) int {
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+	return parent
+}
+
+// entry gives a node with a heartbeat its parent's registry line.
+func entry(status string) func(*model.Node) {
+	return func(n *model.Node) {
+		n.Entry = &model.ChildEntry{Heartbeat: n.HeartbeatPath, Team: "t", Status: status}
+	}
+}
+
+func flagsOf(n *model.Node) []model.Flag {
+	if n.Flags == nil {
+		return []model.Flag{}
+	}
+	return n.Flags
+}
+
+func fl(fs ...model.Flag) []model.Flag {
+	if fs == nil {
+		return []model.Flag{}
+	}
+	return fs
+}

@@ -1,0 +1,258 @@
+package scanner
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// SPEC §9, read side: bad input never crashes; each case becomes a node
+// flag or a problem with a clear message.
+func TestBadInput(t *testing.T) {
+	now := time.Now()
+	big := strings.Repeat("x", 10<<20)
+	tests := []struct {
+		name  string
+		build func(t *testing.T, root string)
+		opts  func(root string) Options
+		check func(t *testing.T, root string, snap *model.Snapshot)
+	}{
+		{name: "empty heartbeat", build: func(t *testing.T, root string) {
+			writeFile(t, filepath.Join(root, "S", HeartbeatFile), "", now, 0)
+		}, check: unreadableWith("S", HeartbeatFile, "empty file")},
+		{name: "{} heartbeat parses, nothing to flag", build: func(t *testing.T, root string) {
+			writeFile(t, filepath.Join(root, "S", HeartbeatFile), "{}", now, 0)
+		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
+			if n := mustNode(t, snap, "S"); n.Heartbeat == nil || n.PID() != 0 || len(n.Problems) != 0 {
+				t.Errorf("node = %+v", n)
+			}
+		}},
+		{name: "truncated heartbeat", build: func(t *testing.T, root string) {
+			writeFile(t, filepath.Join(root, "S", HeartbeatFile), `{"pid": 12, "sta`, now, 0)
+		}, check: unreadableWith("S", HeartbeatFile, "not a JSON object")},
+		{name: "binary heartbeat", build: func(t *testing.T, root string) {
+			writeFile(t, filepath.Join(root, "S", HeartbeatFile), "\x00\x01\xff\xfe", now, 0)
+		}, check: unreadableWith("S", HeartbeatFile, "not a JSON object")},
+		{name: "10 MiB heartbeat is capped, its mtime still counts", build: func(t *testing.T, root string) {
+			writeFile(t, filepath.Join(root, "S", HeartbeatFile), big, now, 0)
+		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
+			unreadableWith("S", HeartbeatFile, "file larger than 1 MiB")(t, root, snap)
+			if n := mustNode(t, snap, "S"); n.BeatMtime.IsZero() || n.HeartbeatRaw != nil {
+				t.Errorf("node mtime %v raw %d bytes", n.BeatMtime, len(n.HeartbeatRaw))
+			}
+		}},
+		{name: "10 MiB CfA, blocked and retry files are capped", build: func(t *testing.T, root string) {
+			node(t, root, "S", "")
+			for _, f := range []string{CfaFile, BlockedFile, RetryCountFile} {
+				writeFile(t, filepath.Join(root, "S", f), big, now, 0)
+			}
+		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
+			n := mustNode(t, snap, "S")
+			for _, f := range []string{CfaFile, BlockedFile, RetryCountFile} {
+				if !hasProblem(n.Problems, f, "file larger than 1 MiB") {
+					t.Errorf("%s: problems %v", f, n.Problems)
+				}
+			}
+			if n.Blocked == nil || !n.HasScanFlag(model.FlagUnreadable) {
+				t.Errorf("an oversized blocked sentinel still counts: %+v", n.Blocked)
+			}
+		}},
+		{name: "wrong type pid", build: func(t *testing.T, root string) {
+			writeFile(t, filepath.Join(root, "S", HeartbeatFile), `{"pid": "abc"}`, now, 0)
+		}, check: unreadableWith("S", HeartbeatFile, `field "pid": want an integer, got "abc"`)},
+		{name: "negative pid", build: func(t *testing.T, root string) {
+			writeFile(t, filepath.Join(root, "S", HeartbeatFile), `{"pid": -42, "status": "running"}`, now, 0)
+		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
+			unreadableWith("S", HeartbeatFile, "negative pid -42")(t, root, snap)
+			if n := mustNode(t, snap, "S"); n.PID() != 0 {
+				t.Errorf("pid = %d reached the node", n.PID())
+			}
+		}},
+		{name: "pid 0 and pid 1 are read as written", build: func(t *testing.T, root string) {
+			writeFile(t, filepath.Join(root, "zero", HeartbeatFile), heartbeat(0, "", "running"), now, 0)
+			writeFile(t, filepath.Join(root, "one", HeartbeatFile), heartbeat(1, "", "running"), now, 0)
+		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
+			if z, o := mustNode(t, snap, "zero"), mustNode(t, snap, "one"); z.PID() != 0 || o.PID() != 1 || len(z.Problems)+len(o.Problems) != 0 {
+				t.Errorf("zero %d one %d problems %v %v", z.PID(), o.PID(), z.Problems, o.Problems)
+			}
+		}},
+		{name: "negative legacy pid", build: func(t *testing.T, root string) {
+			writeFile(t, filepath.Join(root, "old", RunningFile), "-3\n", now, 0)
+		}, check: unreadableWith("old", RunningFile, "negative pid -3")},
+		{name: "CRLF registry lines", build: func(t *testing.T, root string) {
+			node(t, root, "A", "")
+			node(t, root, "B", "")
+			reg := strings.ReplaceAll(registry(filepath.Join(root, "B", HeartbeatFile)), "\n", "\r\n")
+			writeFile(t, filepath.Join(root, "A", RegistryFile), reg, now, 0)
+		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
+			if b := mustNode(t, snap, "B"); b.ParentID != "A" || len(mustNode(t, snap, "A").Problems) != 0 {
+				t.Errorf("B parent %q", b.ParentID)
+			}
+		}},
+		{name: "torn last registry line is not a problem", build: func(t *testing.T, root string) {
+			node(t, root, "A", "")
+			writeFile(t, filepath.Join(root, "A", RegistryFile), `{"heartbeat": "x/.hea`, now, 0)
+		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
+			a := mustNode(t, snap, "A")
+			if len(a.Registry) != 1 || !a.Registry[0].Torn || len(a.Problems) != 0 || len(snap.ByID) != 1 {
+				t.Errorf("A = %+v", a)
+			}
+		}},
+		{name: "garbage registry lines are one problem", build: func(t *testing.T, root string) {
+			node(t, root, "A", "")
+			writeFile(t, filepath.Join(root, "A", RegistryFile), "garbage\n\x00\xff\n"+registry("b/.heartbeat"), now, 0)
+		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
+			a := mustNode(t, snap, "A")
+			if len(a.Problems) != 1 || !strings.Contains(a.Problems[0].Error, "2 unparseable lines, first line 1") {
+				t.Errorf("problems = %v", a.Problems)
+			}
+			if mustNode(t, snap, "A/b").ParentID != "A" {
+				t.Error("the good line was lost")
+			}
+		}},
+		{name: "100,000-line registry", build: func(t *testing.T, root string) {
+			node(t, root, "A", "")
+			var sb strings.Builder
+			for i := range 100_000 {
+				fmt.Fprintf(&sb, `{"heartbeat": "c/%d/.heartbeat", "team": "t", "task_id": null, "status": "completed"}`+"\n", i)
+			}
+			writeFile(t, filepath.Join(root, "A", RegistryFile), sb.String(), now, 0)
+		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
+			a := mustNode(t, snap, "A")
+			if len(a.Registry) != 100_000 || len(a.Children) != 100_000 || a.Registry[99_999].Number != 100_000 {
+				t.Errorf("registry %d lines, %d children", len(a.Registry), len(a.Children))
+			}
+		}},
+		{name: "heartbeat symlinked out of the root to a device is refused", build: func(t *testing.T, root string) {
+			if err := os.MkdirAll(filepath.Join(root, "S"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("/dev/zero", filepath.Join(root, "S", HeartbeatFile)); err != nil {
+				t.Fatal(err)
+			}
+		}, check: unreadableWith("S", HeartbeatFile, "not a regular file")},
+		{name: "heartbeat that is a FIFO does not block the scan", build: func(t *testing.T, root string) {
+			if err := os.MkdirAll(filepath.Join(root, "S"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(filepath.Join(root, "S", HeartbeatFile), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, check: unreadableWith("S", HeartbeatFile, "not a regular file")},
+		{name: "symlink loop as a heartbeat", build: func(t *testing.T, root string) {
+			if err := os.MkdirAll(filepath.Join(root, "S"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(HeartbeatFile, filepath.Join(root, "S", HeartbeatFile)); err != nil {
+				t.Fatal(err)
+			}
+		}, check: unreadableWith("S", HeartbeatFile, "too many levels of symbolic links")},
+		{name: "registry entry through a symlink loop is outside every root", build: func(t *testing.T, root string) {
+			node(t, root, "A", "")
+			if err := os.Symlink("loop", filepath.Join(root, "loop")); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(root, "A", RegistryFile), registry(filepath.Join(root, "loop/x/.heartbeat")), now, 0)
+		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
+			a := mustNode(t, snap, "A")
+			if len(a.Children) != 1 || !a.Children[0].HasScanFlag(model.FlagOutsideRoot) {
+				t.Errorf("children = %v", a.Children)
+			}
+		}},
+		{name: "unreadable directory is a problem", build: func(t *testing.T, root string) {
+			node(t, root, "S", "")
+			node(t, root, "locked/N", "")
+		}, opts: func(root string) Options {
+			// Root reads any directory, so the permission error is injected.
+			locked := filepath.Join(root, "locked")
+			return Options{readDir: func(dir string) ([]fs.DirEntry, error) {
+				if dir == locked {
+					return nil, &fs.PathError{Op: "open", Path: dir, Err: syscall.EACCES}
+				}
+				return os.ReadDir(dir)
+			}}
+		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
+			if !hasProblem(snap.Problems, "locked", "read directory: open "+filepath.Join(root, "locked")+": permission denied") {
+				t.Errorf("problems = %v", snap.Problems)
+			}
+			if len(snap.ByID) != 1 {
+				t.Errorf("nodes = %v", ids(snap))
+			}
+		}},
+		{name: "session deleted during the scan is skipped quietly", build: func(t *testing.T, root string) {
+			node(t, root, "S", "")
+			node(t, root, "gone", "")
+			node(t, root, "gone/team/W", "")
+		}, opts: func(root string) Options {
+			gone := filepath.Join(root, "gone")
+			return Options{readDir: func(dir string) ([]fs.DirEntry, error) {
+				entries, err := os.ReadDir(dir)
+				if dir == gone {
+					// Listed, then removed before its files are read.
+					if rerr := os.RemoveAll(gone); rerr != nil {
+						return nil, rerr
+					}
+				}
+				return entries, err
+			}}
+		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
+			if got := ids(snap); len(got) != 1 || got[0] != "S" || len(snap.Problems) != 0 {
+				t.Errorf("nodes %v problems %v", got, snap.Problems)
+			}
+		}},
+	}
+	if os.Geteuid() != 0 {
+		tests = append(tests, struct {
+			name  string
+			build func(t *testing.T, root string)
+			opts  func(root string) Options
+			check func(t *testing.T, root string, snap *model.Snapshot)
+		}{name: "chmod 000 directory is a problem", build: func(t *testing.T, root string) {
+			node(t, root, "S", "")
+			node(t, root, "locked/N", "")
+			if err := os.Chmod(filepath.Join(root, "locked"), 0); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = os.Chmod(filepath.Join(root, "locked"), 0o755) })
+		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
+			if !hasProblem(snap.Problems, "locked", "permission denied") {
+				t.Errorf("problems = %v", snap.Problems)
+			}
+		}})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			tt.build(t, root)
+			opts := Options{}
+			if tt.opts != nil {
+				opts = tt.opts(root)
+			}
+			opts.Roots = []string{root}
+			tt.check(t, root, forest(t, opts))
+		})
+	}
+}
+
+// unreadableWith checks that node id has the unreadable flag and a problem
+// about file saying msg, found in the snapshot's problems too.
+func unreadableWith(id, file, msg string) func(t *testing.T, root string, snap *model.Snapshot) {
+	return func(t *testing.T, root string, snap *model.Snapshot) {
+		t.Helper()
+		n := mustNode(t, snap, id)
+		if !n.HasScanFlag(model.FlagUnreadable) {
+			t.Errorf("%s: scan flags %v, want unreadable", id, n.ScanFlags)
+		}
+		path := filepath.Join(root, id, file)
+		if !hasProblem(n.Problems, path, msg) || !hasProblem(snap.Problems, path, msg) {
+			t.Errorf("%s: problems %v, want %q about %s", id, n.Problems, msg, path)
+		}
+	}
+}

@@ -148,6 +148,14 @@ func (p unverifiedProbe) Lookup(pid int) liveness.ProcessInfo {
 	return info
 }
 
+// BootTime forwards the base probe's boot time, which the legacy rule needs.
+func (p unverifiedProbe) BootTime() time.Time {
+	if bt, ok := p.base.(liveness.BootTimer); ok {
+		return bt.BootTime()
+	}
+	return time.Time{}
+}
+
 func readJSON(t testing.TB, path string, v any) {
 	t.Helper()
 	b, err := os.ReadFile(path)

@@ -182,3 +182,28 @@ func TestDetailsShowRegistryLineVerbatim(t *testing.T) {
 		t.Errorf("detail lacks %q:\n%s", want, stripped(m))
 	}
 }
+
+// A beat a little late flaps `quiet` with every beat: such transitions stay
+// out of the event pane; every other change goes in.
+func TestQuietOnlyTransitionsSkipped(t *testing.T) {
+	tests := []struct {
+		name string
+		tr   model.Transition
+		want bool // shown
+	}{
+		{name: "quiet set", tr: model.Transition{ID: "a", From: model.StateRunning, To: model.StateRunning, ToFlags: []model.Flag{model.FlagQuiet}}},
+		{name: "quiet cleared", tr: model.Transition{ID: "a", From: model.StateRunning, To: model.StateRunning, FromFlags: []model.Flag{model.FlagQuiet}}},
+		{name: "quiet to stalled", want: true, tr: model.Transition{ID: "a", From: model.StateRunning, To: model.StateRunning, FromFlags: []model.Flag{model.FlagQuiet}, ToFlags: []model.Flag{model.FlagStalled}}},
+		{name: "state change", want: true, tr: model.Transition{ID: "a", From: model.StateRunning, To: model.StateDead, FromFlags: []model.Flag{model.FlagQuiet}}},
+		{name: "appearance", want: true, tr: model.Transition{ID: "a", To: model.StateRunning, ToFlags: []model.Flag{model.FlagQuiet}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newTestModel(t, 80, 24, Options{})
+			m.Update(updateMsg{update: Update{Transitions: []model.Transition{tt.tr}}})
+			if got := len(m.events) == 1; got != tt.want {
+				t.Errorf("shown %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -272,6 +273,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // the same node id, and transitions go to the event pane.
 func (m *Model) apply(u Update) {
 	for _, t := range u.Transitions {
+		if quietOnly(t) {
+			continue
+		}
 		m.addEvent(transitionEvent(t))
 	}
 	if u.Snapshot != nil {
@@ -280,6 +284,25 @@ func (m *Model) apply(u Update) {
 		m.now = m.opts.Now()
 	}
 	m.reflow()
+}
+
+// quietOnly is a transition that only sets or clears `quiet`: a beat a
+// little late, which flaps with every beat and would drown the event pane.
+func quietOnly(t model.Transition) bool {
+	if t.From != t.To || t.From == "" {
+		return false
+	}
+	strip := func(fs []model.Flag) []model.Flag {
+		out := make([]model.Flag, 0, len(fs))
+		for _, f := range fs {
+			if f != model.FlagQuiet {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	a, b := strip(t.FromFlags), strip(t.ToFlags)
+	return slices.Equal(a, b)
 }
 
 func transitionEvent(t model.Transition) event {

@@ -27,7 +27,11 @@ func layoutColumns(width, nameMax, stateMax int) columns {
 		c.cfa, c.retries = 12, 2
 		stateCap = 30
 	}
-	c.name = max(12, min(nameMax, width*2/5))
+	nameCap := width * 2 / 5
+	if width < 100 {
+		nameCap = width * 3 / 10 // leave the reason room on a small screen
+	}
+	c.name = max(12, min(nameMax, nameCap))
 	c.state = max(8, min(stateMax, stateCap))
 	return c
 }
@@ -392,8 +396,14 @@ func (m *Model) renderEvents(w, h int) []string {
 		return out
 	}
 	start := max(0, len(m.events)-n)
+	idW := max(12, w/3)
 	for _, e := range m.events[start:] {
-		line := e.time.Format("15:04:05") + "  " + clean(e.id) + "  " + e.text
+		id := clean(e.id)
+		if ansi.StringWidth(id) > idW {
+			// The tail of an id says which node; the root prefix rarely does.
+			id = ansi.TruncateLeft(id, ansi.StringWidth(id)-idW+1, "…")
+		}
+		line := e.time.Format("15:04:05") + "  " + id + "  " + e.text
 		if e.reason != "" {
 			line += "  " + clean(e.reason)
 		}

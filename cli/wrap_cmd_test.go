@@ -147,7 +147,7 @@ func TestWrapStartingRunningBeatingCompleted(t *testing.T) {
 	infra := filepath.Join(t.TempDir(), "node")
 	hbPath := filepath.Join(infra, ".heartbeat")
 	p := startWrap(t, "wrap", "--infra", infra, "--role", "coder", "--beat", "100ms",
-		"--launch-delay", "400ms", "--", "sh", "-c", "sleep 1; echo out-$DISPATCHTOP_HEARTBEAT")
+		"--launch-delay", "1s", "--", "sh", "-c", "sleep 1; echo out-$DISPATCHTOP_HEARTBEAT")
 
 	// Before launch: starting, with the wrapper's own pid and create time.
 	starting := wrapWaitStatus(t, p, hbPath, model.StatusStarting, 5*time.Second)
@@ -241,11 +241,19 @@ func TestWrapForwardsSignalsToTheChild(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			infra := t.TempDir()
 			hbPath := filepath.Join(infra, ".heartbeat")
-			script := fmt.Sprintf(`trap 'echo got-%s; exit %d' %s; while :; do sleep 0.05; done`,
+			// The child says it is ready once its trap is installed.
+			script := fmt.Sprintf(`trap 'echo got-%s; exit %d' %s; touch "$DISPATCHTOP_INFRA/ready"; while :; do sleep 0.05; done`,
 				strings.TrimPrefix(tt.name, "SIG"), tt.code, strings.TrimPrefix(tt.name, "SIG"))
 			p := startWrap(t, "wrap", "--infra", infra, "--beat", "100ms", "--", "sh", "-c", script)
 			running := wrapWaitStatus(t, p, hbPath, model.StatusRunning, 5*time.Second)
-			time.Sleep(200 * time.Millisecond) // let sh install its trap
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Stat(filepath.Join(infra, "ready")); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the child never installed its trap")
+				}
+			}
 			if err := p.cmd.Process.Signal(tt.sig); err != nil {
 				t.Fatal(err)
 			}
@@ -276,7 +284,7 @@ func TestWrapRegistersInTheParentsChildrenBeforeStarting(t *testing.T) {
 	wrapWriteParent(t, parentHB, os.Getpid(), self, time.Now())
 	infra := filepath.Join(parentDir, "coding", "20261122-080000")
 	p := startWrap(t, "wrap", "--infra", infra, "--parent", parentHB, "--team", "coding", "--task-id", "t-7",
-		"--beat", "100ms", "--launch-delay", "300ms", "--", "true")
+		"--beat", "100ms", "--launch-delay", "1s", "--", "true")
 	// The registration is there while the node is still starting.
 	wrapWaitStatus(t, p, filepath.Join(infra, ".heartbeat"), model.StatusStarting, 5*time.Second)
 	data, err := os.ReadFile(filepath.Join(parentDir, ".children"))

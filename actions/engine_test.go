@@ -1,0 +1,241 @@
+package actions
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/scanner"
+)
+
+// fleet writes a root with one node for every action:
+//
+//	run     running (a live helper), its registry holding a finished child
+//	run/old finished: compactable from run's registry
+//	dead    dead, CfA EXECUTE: resumable
+//	p, p/c  a finished parent and its completed child: mergeable
+//	stuck   alive but not beating for an hour: a kill candidate
+func fleet(t *testing.T, root string) map[string]int {
+	t.Helper()
+	run := startHelper(t, "sleep")
+	stuck := startHelper(t, "sleep")
+	writeNode(t, root, nodeSpec{dir: "run", pid: run.Process.Pid, started: startedOf(t, run.Process.Pid), status: "running"})
+	writeNode(t, root, nodeSpec{dir: "run/old", status: "completed", parent: "run"})
+	register(t, root, "run", "run/old", "t", "1", "active")
+	writeNode(t, root, nodeSpec{dir: "dead", pid: gonePID(t), started: float64(time.Now().Add(-time.Hour).Unix()), status: "running", age: 10 * time.Minute, cfa: "EXECUTE"})
+	finishedChild(t, root, "t", "2", true)
+	writeNode(t, root, nodeSpec{dir: "stuck", pid: stuck.Process.Pid, started: startedOf(t, stuck.Process.Pid), status: "running", age: time.Hour})
+	return map[string]int{"run": run.Process.Pid, "stuck": stuck.Process.Pid}
+}
+
+func fleetConfig(out string) Config {
+	return Config{
+		Resume: CommandConfig{Argv: helperArgv("argv", out, "resume", "{id}")},
+		Merge:  CommandConfig{Argv: helperArgv("argv", out, "merge", "{id}")},
+	}
+}
+
+// SPEC §5, §9: --dry-run prints what it would do and changes nothing on disk.
+func TestDryRunChangesNothingOnDisk(t *testing.T) {
+	root := t.TempDir()
+	pids := fleet(t, root)
+	out := filepath.Join(t.TempDir(), "argv")
+	e := testEngine(root, model.Thresholds{}, fleetConfig(out))
+	tests := []struct {
+		name string
+		req  Request
+	}{
+		{"kill", Request{Action: model.ActionKill, Node: "run", Tree: true}},
+		{"resume", Request{Action: model.ActionResume, Node: "dead"}},
+		{"compact", Request{Action: model.ActionCompact, Node: "run"}},
+		{"compact --all", Request{Action: model.ActionCompact, All: true}},
+		{"merge", Request{Action: model.ActionMerge, Node: "p/c"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := treeHash(t, root)
+			res, err := e.DryRun(context.Background(), tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Outcome != OutcomeDryRun || res.Refused || len(res.Plan) == 0 {
+				t.Fatalf("dry run: %s %q plan %q", res.Outcome, res.Message, res.Plan)
+			}
+			if treeHash(t, root) != before {
+				t.Fatalf("a dry run changed the tree")
+			}
+		})
+	}
+	t.Run("recover", func(t *testing.T) {
+		before := treeHash(t, root)
+		results, err := e.Recover(context.Background(), false, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(results) == 0 {
+			t.Fatal("recover planned nothing")
+		}
+		if treeHash(t, root) != before {
+			t.Fatalf("recover without --apply changed the tree")
+		}
+	})
+	for name, pid := range pids {
+		if !processAlive(pid) {
+			t.Fatalf("a dry run ended %s", name)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	if d := dispatches(t, out); len(d) != 0 {
+		t.Fatalf("a dry run ran commands: %v", d)
+	}
+}
+
+// SPEC §4: --readonly refuses every action (and writes nothing).
+func TestReadonlyRefusesEveryAction(t *testing.T) {
+	root := t.TempDir()
+	fleet(t, root)
+	out := filepath.Join(t.TempDir(), "argv")
+	e := New(EngineOptions{Scan: scanner.Options{Roots: []string{root}}, Config: fleetConfig(out), Readonly: true})
+	before := treeHash(t, root)
+	for _, req := range []Request{
+		{Action: model.ActionKill, Node: "stuck"},
+		{Action: model.ActionResume, Node: "dead"},
+		{Action: model.ActionCompact, Node: "run"},
+		{Action: model.ActionCompact, All: true},
+		{Action: model.ActionMerge, Node: "p/c"},
+	} {
+		res, err := e.Run(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Refused || !strings.Contains(res.Message, "read-only") {
+			t.Fatalf("%s under --readonly: %s %q", req.Action, res.Outcome, res.Message)
+		}
+	}
+	if treeHash(t, root) != before {
+		t.Fatalf("--readonly changed the tree")
+	}
+}
+
+// SPEC §5: the journal holds one line for each action and each refusal,
+// with who, where, what was checked and the outcome.
+func TestJournalHoldsALineForEachActionAndRefusal(t *testing.T) {
+	root := t.TempDir()
+	fleet(t, root)
+	out := filepath.Join(t.TempDir(), "argv")
+	e := testEngine(root, model.Thresholds{}, fleetConfig(out))
+	steps := []struct {
+		req  Request
+		want string
+	}{
+		{Request{Action: model.ActionCompact, Node: "run"}, OutcomeDone},
+		{Request{Action: model.ActionResume, Node: "run"}, OutcomeRefused},
+		{Request{Action: model.ActionKill, Node: "dead"}, OutcomeRefused},
+		{Request{Action: model.ActionResume, Node: "dead"}, OutcomeDone},
+		{Request{Action: model.ActionMerge, Node: "dead"}, OutcomeRefused},
+		{Request{Action: model.ActionMerge, Node: "p/c"}, OutcomeDone},
+	}
+	for _, s := range steps {
+		if _, err := e.Run(context.Background(), s.req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := journalFor(t, root, "")
+	if len(all) != len(steps) {
+		t.Fatalf("journal holds %d lines, want %d", len(all), len(steps))
+	}
+	for i, j := range all {
+		s := steps[i]
+		if j.Action != s.req.Action || j.Node != s.req.Node || j.Outcome != s.want {
+			t.Fatalf("line %d: %s %s %s, want %s %s %s", i+1, j.Action, j.Node, j.Outcome, s.req.Action, s.req.Node, s.want)
+		}
+		if j.User == "" || j.Host == "" || j.Time.IsZero() || j.Message == "" || len(j.Checks) == 0 || j.By != os.Getpid() {
+			t.Fatalf("line %d lacks who/where/what: %+v", i+1, j)
+		}
+		if j.Line() == "" {
+			t.Fatal("empty rendering")
+		}
+	}
+	if js := journalFor(t, root, "dead"); len(js) != 3 {
+		t.Fatalf("journal lines for dead: %d, want 3", len(js))
+	}
+}
+
+// SPEC §4: a NODE outside every root belongs to the directory that holds
+// its session (its topmost ancestor through parent_heartbeat).
+func TestNodeOutsideEveryRootActsInItsSessionHolder(t *testing.T) {
+	holder := t.TempDir()
+	writeNode(t, holder, nodeSpec{dir: "sess", status: "completed", age: time.Minute})
+	infra := writeNode(t, holder, nodeSpec{dir: "sess/team/1", pid: gonePID(t), started: 1, status: "running", parent: "sess", age: 10 * time.Minute, cfa: "PLAN"})
+	out := filepath.Join(t.TempDir(), "argv")
+	elsewhere := t.TempDir()
+	e := testEngine(elsewhere, model.Thresholds{}, fleetConfig(out))
+	res, err := e.Run(context.Background(), Request{Action: model.ActionResume, Node: filepath.Join(infra, ".heartbeat")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != OutcomeDone || res.Root != holder || res.NodeID != "sess/team/1" {
+		t.Fatalf("resume outside the roots: %s %q root %s id %s", res.Outcome, res.Message, res.Root, res.NodeID)
+	}
+	if js := journalFor(t, holder, "sess/team/1"); len(js) != 1 {
+		t.Fatalf("journal in the session holder: %+v", js)
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere, ".dispatchtop")); err == nil {
+		t.Fatal("the journal went to a root that does not hold the node")
+	}
+}
+
+// SPEC §3, §4 (recover): the plan lists the recommended actions; --apply
+// carries out merge, resume and compact, and kill only with --kill-stalled.
+func TestRecoverAppliesThePlan(t *testing.T) {
+	for _, killStalled := range []bool{false, true} {
+		t.Run(map[bool]string{false: "without --kill-stalled", true: "with --kill-stalled"}[killStalled], func(t *testing.T) {
+			root := t.TempDir()
+			pids := fleet(t, root)
+			out := filepath.Join(t.TempDir(), "argv")
+			e := testEngine(root, model.Thresholds{}, fleetConfig(out))
+			plan, err := e.Plan(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]model.Action{}
+			for _, s := range plan {
+				got[s.NodeID] = s.Action
+			}
+			want := map[string]model.Action{"dead": model.ActionResume, "p/c": model.ActionMerge, "stuck": model.ActionKill}
+			for id, a := range want {
+				if got[id] != a {
+					t.Fatalf("plan for %s: %q, want %q (plan %+v)", id, got[id], a, plan)
+				}
+			}
+			results, err := e.Recover(context.Background(), true, killStalled)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outcome := map[string]string{}
+			for _, r := range results {
+				outcome[r.NodeID] = r.Outcome
+			}
+			if outcome["dead"] != OutcomeDone || outcome["p/c"] != OutcomeDone {
+				t.Fatalf("recover --apply: %+v", results)
+			}
+			wantKill := OutcomeSkipped
+			if killStalled {
+				wantKill = OutcomeDone
+			}
+			if outcome["stuck"] != wantKill {
+				t.Fatalf("stuck: %s, want %s", outcome["stuck"], wantKill)
+			}
+			if alive := waitFor(3*time.Second, func() bool { return processAlive(pids["stuck"]) != killStalled }); !alive {
+				t.Fatalf("stuck alive=%v with killStalled=%v", processAlive(pids["stuck"]), killStalled)
+			}
+			if !processAlive(pids["run"]) {
+				t.Fatal("recover killed a healthy node")
+			}
+		})
+	}
+}

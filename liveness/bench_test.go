@@ -1,0 +1,124 @@
+package liveness
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// benchProbe answers without locking or recording: pids divisible by 3 are
+// gone, the rest alive as the same process.
+type benchProbe struct{}
+
+func (benchProbe) Lookup(pid int) ProcessInfo {
+	if pid%3 == 0 {
+		return ProcessInfo{}
+	}
+	return ProcessInfo{Exists: true, CreateTime: started}
+}
+
+func (benchProbe) BootTime() time.Time { return now.Add(-24 * time.Hour) }
+
+// generateForest builds sessions × 10 nodes in memory, nested 3 deep (a
+// session lead, 3 team leads, 2 workers under each), with beat ages spread
+// over fresh, quiet, stale and kill-after, so that every rule runs: some
+// nodes are probed, some dead, some stalled, some missing or finished.
+func generateForest(sessions int, pid func(i int) int) []*model.Node {
+	ages := []time.Duration{2 * time.Second, 20 * time.Second, 45 * time.Second, 3 * time.Minute, 7 * time.Minute}
+	out := make([]*model.Node, 0, sessions)
+	i := 0
+	next := func(id string) *model.Node {
+		i++
+		var n *model.Node
+		switch i % 17 {
+		case 0:
+			n = registered(id, "active")
+		case 5:
+			n = beating(id, "completed", pid(i), time.Hour, cfa("DONE"))
+		default:
+			n = beating(id, "running", pid(i), ages[i%len(ages)], cfa("EXECUTE"))
+		}
+		if i%23 == 0 {
+			n.Blocked = &model.Blocked{Question: "q"}
+		}
+		return n
+	}
+	for s := range sessions {
+		sid := fmt.Sprintf("2026112%d-%06d", s%10, s)
+		lead := next(sid)
+		lead.HasHeartbeat, lead.Entry = true, nil
+		if lead.Heartbeat == nil {
+			lead.Heartbeat = &model.Heartbeat{PID: pid(i), Status: "running"}
+		}
+		lead.RegistryMtime = now.Add(-10 * time.Minute)
+		for t := range 3 {
+			team := next(fmt.Sprintf("%s/team%d/%d", sid, t, t))
+			for w := range 2 {
+				adopt(team, next(fmt.Sprintf("%s/team%d/%d/w/%d", sid, t, t, w)))
+			}
+			adopt(lead, team)
+		}
+		out = append(out, lead)
+	}
+	return out
+}
+
+func countNodes(sessions []*model.Node) int {
+	k := 0
+	for _, s := range sessions {
+		s.Walk(func(*model.Node) { k++ })
+	}
+	return k
+}
+
+// BenchmarkClassifyForest: the classification of 10,000 nodes, the probe
+// answering from memory (what the live engine pays every tick on top of
+// its cached pid lookups).
+func BenchmarkClassifyForest(b *testing.B) {
+	forest := generateForest(1000, func(i int) int { return 1000 + i })
+	if k := countNodes(forest); k != 10000 {
+		b.Fatalf("generated %d nodes, want 10000", k)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		ClassifyForest(forest, benchProbe{}, now, model.DefaultThresholds())
+	}
+}
+
+// BenchmarkClassifyForestSystemProbe: the same forest against the real
+// process table through a warm CachingProbe (pids are this process's, so
+// every probed node is alive or reused).
+func BenchmarkClassifyForestSystemProbe(b *testing.B) {
+	forest := generateForest(1000, func(i int) int { return 1 + i%64 })
+	probe := NewCachingProbe(SystemProbe{}, time.Hour)
+	ClassifyForest(forest, probe, now, model.DefaultThresholds())
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		ClassifyForest(forest, probe, now, model.DefaultThresholds())
+	}
+}
+
+// BenchmarkClassifyForestColdSystemProbe: every pid looked up in /proc.
+func BenchmarkClassifyForestColdSystemProbe(b *testing.B) {
+	forest := generateForest(1000, func(i int) int { return 1 + i%64 })
+	b.ReportAllocs()
+	for b.Loop() {
+		ClassifyForest(forest, SystemProbe{}, now, model.DefaultThresholds())
+	}
+}
+
+// TestGeneratedForestCoversTheStates keeps the benchmark honest: the
+// generated forest has every state and the main flags in it.
+func TestGeneratedForestCoversTheStates(t *testing.T) {
+	forest := generateForest(1000, func(i int) int { return 1000 + i })
+	ClassifyForest(forest, benchProbe{}, now, model.DefaultThresholds())
+	snap := &model.Snapshot{Sessions: forest}
+	sum := snap.Summarize()
+	if sum.Nodes != 10000 || sum.Running == 0 || sum.Dead == 0 || sum.Finished == 0 || sum.Missing == 0 ||
+		sum.Stalled == 0 || sum.KillCandidate == 0 || sum.Blocked == 0 || sum.Orphaned == 0 {
+		t.Errorf("generated forest does not cover the states: %+v", sum)
+	}
+}

@@ -1,0 +1,285 @@
+package liveness
+
+import (
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// startSleep starts a real `sleep` and returns its pid and a stop function
+// that kills and reaps it (so its pid is then gone).
+func startSleep(t *testing.T) (pid int, stop func()) {
+	t.Helper()
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start sleep: %v", err)
+	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+	}
+	t.Cleanup(stop)
+	return cmd.Process.Pid, stop
+}
+
+// goneProcess returns the pid of a process that was started, killed and reaped.
+func goneProcess(t *testing.T) int {
+	t.Helper()
+	pid, stop := startSleep(t)
+	stop()
+	return pid
+}
+
+func TestSystemProbeVerifiesRealProcesses(t *testing.T) {
+	livePid, _ := startSleep(t)
+	launched := time.Now()
+	info := SystemProbe{}.Lookup(livePid)
+	if !info.Exists || info.CreateTimeErr != nil {
+		t.Fatalf("live sleep %d: %+v", livePid, info)
+	}
+	if d := info.CreateTime.Sub(launched); d > 2*time.Second || d < -2*time.Second {
+		t.Fatalf("create time %v is %v away from the launch", info.CreateTime, d)
+	}
+	realStarted := info.CreateTime
+	gonePid := goneProcess(t)
+
+	tests := []struct {
+		name    string
+		pid     int
+		started time.Time
+		want    model.ProcessStatus
+	}{
+		{name: "live sleep with its real create time as started: alive", pid: livePid, started: realStarted, want: model.ProcessAlive},
+		{name: "live sleep, started off by 1s (within tolerance): alive", pid: livePid, started: realStarted.Add(time.Second), want: model.ProcessAlive},
+		{name: "live sleep with a wrong started: reused", pid: livePid, started: realStarted.Add(-time.Hour), want: model.ProcessReused},
+		{name: "live sleep, started off by 3s (outside tolerance): reused", pid: livePid, started: realStarted.Add(3 * time.Second), want: model.ProcessReused},
+		{name: "live sleep without started: unverified", pid: livePid, want: model.ProcessUnverified},
+		{name: "reaped pid: gone", pid: gonePid, started: realStarted, want: model.ProcessGone},
+		{name: "pid 0: gone", pid: 0, started: realStarted, want: model.ProcessGone},
+		{name: "negative pid: gone", pid: -1, started: realStarted, want: model.ProcessGone},
+		{name: "pid beyond pid_t: gone", pid: math.MaxInt32 + 1, started: realStarted, want: model.ProcessGone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			info := SystemProbe{}.Lookup(tt.pid)
+			if got := Verify(info, tt.started, 2*time.Second); got != tt.want {
+				t.Errorf("Verify(Lookup(%d) = %+v) = %s, want %s", tt.pid, info, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSystemProbePidOneExists(t *testing.T) {
+	info := SystemProbe{}.Lookup(1)
+	if !info.Exists {
+		t.Fatalf("pid 1 should exist: %+v", info)
+	}
+	if info.CreateTime.IsZero() == (info.CreateTimeErr == nil) {
+		t.Fatalf("pid 1: want either a create time or an error saying why not, got %+v", info)
+	}
+	// pid 1 is never the process a heartbeat started a minute ago names.
+	want := model.ProcessReused
+	if info.CreateTimeErr != nil {
+		want = model.ProcessUnverified
+	}
+	if got := Verify(info, time.Now().Add(-time.Minute), 2*time.Second); got != want {
+		t.Errorf("Verify(pid 1) = %s, want %s", got, want)
+	}
+}
+
+func TestSystemProbeBootTime(t *testing.T) {
+	boot := SystemProbe{}.BootTime()
+	self := SystemProbe{}.Lookup(os.Getpid())
+	if boot.IsZero() || !boot.Before(time.Now()) {
+		t.Fatalf("boot time %v", boot)
+	}
+	// Boot time has whole-second resolution; the test process came later.
+	if self.CreateTime.Before(boot.Add(-time.Second)) {
+		t.Errorf("this process (created %v) predates the boot (%v)", self.CreateTime, boot)
+	}
+}
+
+func TestVerify(t *testing.T) {
+	at := time.Unix(1711234567, 0)
+	tests := []struct {
+		name string
+		info ProcessInfo
+		want model.ProcessStatus
+	}{
+		{"no such pid: gone", ProcessInfo{}, model.ProcessGone},
+		{"same create time: alive", ProcessInfo{Exists: true, CreateTime: at}, model.ProcessAlive},
+		{"2s later, exactly the tolerance: alive", ProcessInfo{Exists: true, CreateTime: at.Add(2 * time.Second)}, model.ProcessAlive},
+		{"2s earlier, exactly the tolerance: alive", ProcessInfo{Exists: true, CreateTime: at.Add(-2 * time.Second)}, model.ProcessAlive},
+		{"2.001s later: reused", ProcessInfo{Exists: true, CreateTime: at.Add(2001 * time.Millisecond)}, model.ProcessReused},
+		{"create time unreadable: unverified", ProcessInfo{Exists: true, CreateTimeErr: errors.New("permission denied")}, model.ProcessUnverified},
+		{"exists, zero create time: unverified", ProcessInfo{Exists: true}, model.ProcessUnverified},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Verify(tt.info, at, 2*time.Second); got != tt.want {
+				t.Errorf("Verify = %s, want %s", got, tt.want)
+			}
+		})
+	}
+	if got := Verify(ProcessInfo{Exists: true, CreateTime: at}, time.Time{}, 2*time.Second); got != model.ProcessUnverified {
+		t.Errorf("Verify without started = %s, want unverified", got)
+	}
+}
+
+// TestClassifyWithRealProcesses runs the dead and stalled rules of SPEC §3
+// through SystemProbe on real pids.
+func TestClassifyWithRealProcesses(t *testing.T) {
+	livePid, _ := startSleep(t)
+	liveStarted := SystemProbe{}.Lookup(livePid).CreateTime
+	gonePid := goneProcess(t)
+	now := time.Now()
+	hb := func(pid int, started time.Time, age time.Duration) *model.Node {
+		return &model.Node{
+			ID: "s", HasHeartbeat: true, BeatMtime: now.Add(-age),
+			Heartbeat: &model.Heartbeat{PID: pid, Status: model.StatusRunning, Started: float64(started.UnixNano()) / 1e9},
+		}
+	}
+	tests := []struct {
+		name      string
+		node      *model.Node
+		wantState model.State
+		wantFlag  model.Flag // "" for none
+	}{
+		{"dead (b): reaped pid, beat 10s old", hb(gonePid, liveStarted, 10*time.Second), model.StateDead, ""},
+		{"dead (b): live pid with another create time, beat 40s old", hb(livePid, liveStarted.Add(-time.Hour), 40*time.Second), model.StateDead, ""},
+		{"running: live pid as the same process, beat 3m old: stalled", hb(livePid, liveStarted, 3*time.Minute), model.StateRunning, model.FlagStalled},
+		{"running: live pid, beat 6m old: kill candidate", hb(livePid, liveStarted, 6*time.Minute), model.StateRunning, model.FlagKillCandidate},
+		{"legacy: live pid after boot: running", &model.Node{ID: "c", Legacy: true, LegacyPID: livePid, BeatMtime: now.Add(-time.Minute)}, model.StateRunning, model.FlagLegacy},
+		{"legacy: reaped pid: dead", &model.Node{ID: "c", Legacy: true, LegacyPID: gonePid, BeatMtime: now.Add(-time.Minute)}, model.StateDead, model.FlagLegacy},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ClassifyForest([]*model.Node{tt.node}, nil, now, model.DefaultThresholds())
+			if tt.node.State != tt.wantState {
+				t.Errorf("state = %s, want %s (%s)", tt.node.State, tt.wantState, tt.node.Reason)
+			}
+			if tt.wantFlag != "" && !tt.node.HasFlag(tt.wantFlag) {
+				t.Errorf("flags = %v, want %s", tt.node.Flags, tt.wantFlag)
+			}
+		})
+	}
+}
+
+// countingProbe counts lookups per pid.
+type countingProbe struct {
+	mu    sync.Mutex
+	calls map[int]int
+	boots int
+}
+
+func (c *countingProbe) Lookup(pid int) ProcessInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.calls == nil {
+		c.calls = map[int]int{}
+	}
+	c.calls[pid]++
+	return ProcessInfo{Exists: pid%2 == 0, CreateTime: started}
+}
+
+func (c *countingProbe) BootTime() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.boots++
+	return now.Add(-time.Hour)
+}
+
+func (c *countingProbe) count(pid int) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.calls[pid]
+}
+
+func TestCachingProbe(t *testing.T) {
+	inner := &countingProbe{}
+	clock := now
+	c := newCachingProbe(inner, 2*time.Second, func() time.Time { return clock })
+
+	steps := []struct {
+		name      string
+		advance   time.Duration
+		pid       int
+		wantCalls int // the inner probe's count for pid after the lookup
+		wantLen   int
+	}{
+		{name: "first lookup asks", pid: 10, wantCalls: 1, wantLen: 1},
+		{name: "within the TTL answers from the cache", advance: time.Second, pid: 10, wantCalls: 1, wantLen: 1},
+		{name: "another pid asks", pid: 11, wantCalls: 1, wantLen: 2},
+		{name: "past the TTL asks again", advance: 1500 * time.Millisecond, pid: 10, wantCalls: 2, wantLen: 2},
+		{name: "a later lookup sweeps expired pids", advance: 5 * time.Second, pid: 12, wantCalls: 1, wantLen: 1},
+	}
+	for _, s := range steps {
+		clock = clock.Add(s.advance)
+		info := c.Lookup(s.pid)
+		if info.Exists != (s.pid%2 == 0) {
+			t.Errorf("%s: Exists = %v for pid %d", s.name, info.Exists, s.pid)
+		}
+		if got := inner.count(s.pid); got != s.wantCalls {
+			t.Errorf("%s: inner lookups of %d = %d, want %d", s.name, s.pid, got, s.wantCalls)
+		}
+		if got := c.Len(); got != s.wantLen {
+			t.Errorf("%s: cached pids = %d, want %d", s.name, got, s.wantLen)
+		}
+	}
+
+	for range 3 {
+		if got := c.BootTime(); !got.Equal(now.Add(-time.Hour)) {
+			t.Errorf("BootTime = %v", got)
+		}
+	}
+	if inner.boots != 1 {
+		t.Errorf("boot time read %d times, want once", inner.boots)
+	}
+	if bt := NewCachingProbe(fakeLookupOnly{}, time.Second).BootTime(); !bt.IsZero() {
+		t.Errorf("a probe without BootTime gives boot time %v, want zero", bt)
+	}
+}
+
+type fakeLookupOnly struct{}
+
+func (fakeLookupOnly) Lookup(int) ProcessInfo { return ProcessInfo{} }
+
+func TestCachingProbeConcurrentUse(t *testing.T) {
+	inner := &countingProbe{}
+	c := NewCachingProbe(inner, time.Hour)
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 1000 {
+				pid := (g*7 + i) % 50
+				if got := c.Lookup(pid); got.Exists != (pid%2 == 0) {
+					t.Errorf("pid %d: Exists = %v", pid, got.Exists)
+					return
+				}
+				_ = c.BootTime()
+			}
+		}()
+	}
+	wg.Wait()
+	if c.Len() != 50 {
+		t.Errorf("cached pids = %d, want 50", c.Len())
+	}
+	// With an hour's TTL each pid is asked at most by the goroutines that
+	// missed it together, never once per lookup.
+	for pid := range 50 {
+		if n := inner.count(pid); n < 1 || n > 16 {
+			t.Errorf("pid %d asked %d times", pid, n)
+		}
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -182,6 +184,23 @@ func registryLine(n *model.Node) (model.RegistryLine, bool) {
 	return model.RegistryLine{}, false
 }
 
+// detailIndent is where a detail line's value starts ("%-13s ").
+const detailIndent = 14
+
+// wrapIndent cuts l into lines of w cells, continuation lines indented.
+func wrapIndent(l string, w, indent int) []string {
+	total := ansi.StringWidth(l)
+	if total <= w || w <= indent+8 {
+		return []string{l}
+	}
+	out := []string{ansi.Cut(l, 0, w)}
+	pad := strings.Repeat(" ", indent)
+	for pos := w; pos < total; pos += w - indent {
+		out = append(out, pad+ansi.Cut(l, pos, pos+w-indent))
+	}
+	return out
+}
+
 // rawJSONLines indents valid JSON and shows anything else as it is.
 func rawJSONLines(raw []byte) []string {
 	if len(raw) == 0 {
@@ -204,8 +223,12 @@ func (m *Model) renderDetail(w, h int) []string {
 	if n == nil {
 		return []string{m.styles.Muted.Render("no node selected")}
 	}
-	// The node as of the latest snapshot (rows point into it).
-	all := m.detailLines(n)
+	// The node as of the latest snapshot (rows point into it). Long values
+	// (paths, reasons) wrap under their label rather than lose their end.
+	var all []string
+	for _, l := range m.detailLines(n) {
+		all = append(all, wrapIndent(l, w, detailIndent)...)
+	}
 	m.detailOffset = max(0, min(m.detailOffset, len(all)-h))
 	out := make([]string, 0, h)
 	out = append(out, m.styles.PaneTitle.Render(fit("── details  "+clean(n.ID)+"  (enter/esc back, ↑↓ scroll) "+strings.Repeat("─", w), w)))

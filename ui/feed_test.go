@@ -207,3 +207,16 @@ func TestQuietOnlyTransitionsSkipped(t *testing.T) {
 		})
 	}
 }
+
+// Long detail values wrap under their label instead of losing their end.
+func TestDetailsWrapLongValues(t *testing.T) {
+	specs := exampleSpecs()
+	specs[0].reason = "pid 4101 gone; last beat 36s ago; its lead is running and owns the recovery END"
+	m := newTestModel(t, 60, 30, Options{Initial: buildSnapshot("/srv/fleet/.sessions", clock12, specs)})
+	press(m, "enter")
+	view := stripped(m)
+	checkFrame(t, m.View().Content, 60, 30)
+	if !strings.Contains(view, "recovery END") {
+		t.Errorf("the end of a long reason is lost:\n%s", view)
+	}
+}

@@ -307,6 +307,10 @@ func recommendRow(n *model.Node, now time.Time, th model.Thresholds) (model.Acti
 	}
 	switch {
 	case n.HasFlag(model.FlagBlocked):
+		if n.State != model.StateRunning {
+			// The state reason is about the pid; the answer is about this.
+			return model.ActionAnswer, waitingForHuman(n.Blocked)
+		}
 		return model.ActionAnswer, ""
 	case n.HasFlag(model.FlagKillCandidate):
 		return model.ActionKill, ""
@@ -351,9 +355,9 @@ func recommendDead(n *model.Node, parentState model.State) (model.Action, string
 	if parentState == model.StateDead {
 		top := topmostDeadAncestor(n)
 		if top.Action == model.ActionResume {
-			return model.ActionWait, "resume goes on " + top.ID
+			return model.ActionWait, "resume goes on " + oneLine(top.ID, maxID)
 		}
-		return model.ActionWait, "its lead " + top.ID + " is dead too"
+		return model.ActionWait, "its lead " + oneLine(top.ID, maxID) + " is dead too"
 	}
 	return model.ActionResume, retrySummary(n)
 }

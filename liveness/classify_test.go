@@ -295,7 +295,7 @@ func TestRecommendedActionTable(t *testing.T) {
 			build: single(beating("s", "running", pidAlive, time.Second, blocked("deploy to prod?")))},
 		{name: "blocked: answer, never kill (stalled past kill-after)", want: model.ActionAnswer,
 			build: single(beating("s", "running", pidAlive, time.Hour, blocked("q")))},
-		{name: "blocked: answer, never fail (dead, pid gone)", want: model.ActionAnswer,
+		{name: "blocked: answer, never fail (dead, pid gone)", want: model.ActionAnswer, wantReason: "pid 4122 gone; last beat 1h0m ago; waiting for a human: q",
 			build: single(beating("s", "running", pidGone, time.Hour, blocked("q"), cfa("FAILURE")))},
 		{name: "kill_candidate: kill", want: model.ActionKill, wantReason: "alive but not beating for 6m0s",
 			build: single(beating("s", "running", pidAlive, 6*time.Minute))},
@@ -595,6 +595,31 @@ func TestRetriesLeft(t *testing.T) {
 			phase, left := RetriesLeft(tt.node)
 			if phase != tt.wantPhase || left != tt.wantLeft {
 				t.Errorf("RetriesLeft = (%d, %d), want (%d, %d)", phase, left, tt.wantPhase, tt.wantLeft)
+			}
+		})
+	}
+}
+
+// TestBlockedQuestionIsOneSafeLine: the question comes from a file any agent
+// writes; the reason stays one line with no terminal control in it.
+func TestBlockedQuestionIsOneSafeLine(t *testing.T) {
+	tests := []struct {
+		name     string
+		question string
+		want     string
+	}{
+		{"plain", "merge now?", "waiting for a human: merge now?"},
+		{"newlines and tabs collapse", "  line one\n\n\tline two \r\n", "waiting for a human: line one line two"},
+		{"terminal escapes lose their ESC", "\x1b[2Jwipe\x07", "waiting for a human: [2Jwipe"},
+		{"only whitespace: no question", " \n\t", "waiting for a human (no question given)"},
+		{"long: cut with an ellipsis", strings.Repeat("a", 300), "waiting for a human: " + strings.Repeat("a", 200) + "…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := beating("s", "running", pidAlive, time.Second, blocked(tt.question))
+			ClassifyForest([]*model.Node{n}, newFakeProbe(), now, th)
+			if !strings.HasPrefix(n.Reason, tt.want+"; last beat") {
+				t.Errorf("reason = %q, want it to start with %q", n.Reason, tt.want)
 			}
 		})
 	}

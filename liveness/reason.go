@@ -3,7 +3,9 @@ package liveness
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -42,10 +44,47 @@ func lastBeat(age time.Duration) string {
 }
 
 func waitingForHuman(b *model.Blocked) string {
-	if b == nil || b.Question == "" {
+	q := ""
+	if b != nil {
+		q = oneLine(b.Question, maxQuestion)
+	}
+	if q == "" {
 		return "waiting for a human (no question given)"
 	}
-	return "waiting for a human: " + b.Question
+	return "waiting for a human: " + q
+}
+
+// maxQuestion caps the question quoted in a reason; the detail pane shows it
+// whole.
+const maxQuestion = 200
+
+// maxID caps a node id named in a reason (a directory name may hold anything).
+const maxID = 512
+
+// oneLine makes text written by an agent safe for a one-line reason: control
+// characters (newlines, terminal escapes) become spaces, runs of space
+// collapse, and it is cut at max runes with an ellipsis.
+func oneLine(text string, max int) string {
+	var b strings.Builder
+	space, runes := false, 0
+	for _, r := range text {
+		if unicode.IsControl(r) || unicode.IsSpace(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if runes >= max {
+			b.WriteRune('…')
+			break
+		}
+		if space {
+			b.WriteByte(' ')
+			runes++
+			space = false
+		}
+		b.WriteRune(r)
+		runes++
+	}
+	return b.String()
 }
 
 func reasonPidGone(pid int, age time.Duration) string {

@@ -1,21 +1,219 @@
 package cli
 
-// Placeholder until the recovery engine lands; replaced by its owner.
+// The action subcommands: kill, resume, compact, merge and recover, all
+// through the one recovery engine (SPEC §4, §5).
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dispatchtop/dispatchtop/actions"
+	"github.com/dispatchtop/dispatchtop/model"
 )
 
-func notYet(use string) *cobra.Command {
-	return &cobra.Command{Use: use, RunE: func(*cobra.Command, []string) error {
-		return failure(errors.New(use + ": not built yet"))
-	}}
+// newEngine builds the recovery engine from the shared flags and config.
+func newEngine(g *Globals) (*actions.Engine, error) {
+	opts, err := g.ScanOptions()
+	if err != nil {
+		return nil, err
+	}
+	cfg, _, err := g.Config()
+	if err != nil {
+		return nil, err
+	}
+	return actions.New(actions.EngineOptions{Scan: opts, Config: cfg, Readonly: g.Readonly}), nil
 }
 
-func newKillCmd(g *Globals) *cobra.Command    { return notYet("kill") }
-func newResumeCmd(g *Globals) *cobra.Command  { return notYet("resume") }
-func newCompactCmd(g *Globals) *cobra.Command { return notYet("compact") }
-func newMergeCmd(g *Globals) *cobra.Command   { return notYet("merge") }
-func newRecoverCmd(g *Globals) *cobra.Command { return notYet("recover") }
+// runAction runs one request and reports it: the plan and the outcome on
+// stdout, a refusal or failure as one line on stderr (exit 1).
+func runAction(cmd *cobra.Command, g *Globals, req actions.Request) error {
+	e, err := newEngine(g)
+	if err != nil {
+		return err
+	}
+	res, err := e.Run(cmd.Context(), req)
+	what := string(req.Action)
+	if res.NodeID != "" {
+		what += " " + res.NodeID
+	} else if req.Node != "" {
+		what += " " + req.Node
+	}
+	if req.DryRun || res.Outcome == actions.OutcomeDone {
+		for _, line := range res.Plan {
+			fmt.Fprintln(g.Stdout, "  "+line)
+		}
+	}
+	switch {
+	case err != nil:
+		return failure(fmt.Errorf("%s: %w", what, err))
+	case res.Refused:
+		return failure(fmt.Errorf("%s refused: %s", what, res.Message))
+	}
+	fmt.Fprintln(g.Stdout, res.Message)
+	return nil
+}
+
+// exactlyOneNode is cobra's argument check with a usage message of ours.
+func exactlyOneNode(cmd *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return usageError(fmt.Errorf("%s needs exactly one NODE (a node id, an infra dir or a .heartbeat path), got %d", cmd.Name(), len(args)))
+	}
+	return nil
+}
+
+func newKillCmd(g *Globals) *cobra.Command {
+	var tree, dryRun bool
+	var grace time.Duration
+	cmd := &cobra.Command{
+		Use:   "kill [--tree] [--grace 10s] [--dry-run] NODE",
+		Short: "End a running node's process and its descendants",
+		Long: "kill re-reads NODE, checks it is running and that its pid is still the process its\n" +
+			"heartbeat names, then sends SIGTERM to it and its descendants, waits --grace and sends\n" +
+			"SIGKILL to the survivors. --tree kills every running node below it first, bottom-up.\n" +
+			"The heartbeat is left as it is: the node turns dead (and resumable) on its own.",
+		Args: exactlyOneNode,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if grace <= 0 {
+				return usageError(fmt.Errorf("--grace must be positive, got %s", grace))
+			}
+			return runAction(cmd, g, actions.Request{Action: model.ActionKill, Node: args[0], Tree: tree, Grace: grace, DryRun: dryRun})
+		},
+	}
+	cmd.Flags().BoolVar(&tree, "tree", false, "also kill every running node below NODE, bottom-up")
+	cmd.Flags().DurationVar(&grace, "grace", actions.DefaultGrace, "time between SIGTERM and SIGKILL")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be done and change nothing")
+	return cmd
+}
+
+func newResumeCmd(g *Globals) *cobra.Command {
+	var force, dryRun bool
+	cmd := &cobra.Command{
+		Use:   "resume [--force] [--dry-run] NODE",
+		Short: "Re-dispatch a dead node with the configured resume command",
+		Long: "resume re-reads NODE, checks it is dead, its CfA state is not a terminal failure, its\n" +
+			"retry budget is not spent (3 per CfA state, 9 per node) and no resume is pending, then\n" +
+			"bumps .retry-count and starts resume.argv from the config, detached, with its output in\n" +
+			"<infra>/.resume.log. --force overrides the budget, and only the budget.",
+		Args: exactlyOneNode,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAction(cmd, g, actions.Request{Action: model.ActionResume, Node: args[0], Force: force, DryRun: dryRun})
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "resume even when the retry budget is spent")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be done and change nothing")
+	return cmd
+}
+
+func newCompactCmd(g *Globals) *cobra.Command {
+	var all, dryRun bool
+	cmd := &cobra.Command{
+		Use:   "compact [--dry-run] NODE | --all",
+		Short: "Drop finished and never-started entries from a node's .children",
+		Long: "compact rewrites NODE's .children without the entries whose heartbeat is terminal and\n" +
+			"the registrations that never started (no heartbeat, no infra dir, older than --stale or\n" +
+			"under a node that is not running). Every other byte stays; appends made meanwhile are\n" +
+			"kept. The removed lines go to the journal verbatim. --all compacts every registry.",
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case all && len(args) > 0:
+				return usageError(errors.New("compact takes a NODE or --all, not both"))
+			case !all && len(args) != 1:
+				return usageError(errors.New("compact needs exactly one NODE, or --all"))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req := actions.Request{Action: model.ActionCompact, All: all, DryRun: dryRun}
+			if !all {
+				req.Node = args[0]
+			}
+			return runAction(cmd, g, req)
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "compact every registry under the roots")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be done and change nothing")
+	return cmd
+}
+
+func newMergeCmd(g *Globals) *cobra.Command {
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "merge [--dry-run] NODE",
+		Short: "Run the configured merge command for a node whose work succeeded",
+		Long: "merge re-reads NODE, checks its CfA state is a terminal success (or its heartbeat says\n" +
+			"completed) and its parent is not running, runs merge.argv from the config and waits for\n" +
+			"it (output in <infra>/.merge.log), then writes <infra>/.merged.",
+		Args: exactlyOneNode,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAction(cmd, g, actions.Request{Action: model.ActionMerge, Node: args[0], DryRun: dryRun})
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be done and change nothing")
+	return cmd
+}
+
+func newRecoverCmd(g *Globals) *cobra.Command {
+	var apply, killStalled bool
+	cmd := &cobra.Command{
+		Use:   "recover [--apply] [--kill-stalled] [ROOT...]",
+		Short: "The recovery scan: print the plan; --apply carries it out",
+		Long: "recover lists every node's recommended action (merge, resume, compact, kill; answer\n" +
+			"and surface need a person) as a dry run. --apply carries out merge, resume and compact,\n" +
+			"each re-checked at execution; kill only with --kill-stalled.",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			g.Roots = append(g.Roots, args...)
+			e, err := newEngine(g)
+			if err != nil {
+				return err
+			}
+			results, err := e.Recover(cmd.Context(), apply, killStalled)
+			printRecover(g.Stdout, results, apply)
+			if err != nil {
+				return failure(fmt.Errorf("recover: %w", err))
+			}
+			if !apply {
+				return nil
+			}
+			bad := 0
+			for _, r := range results {
+				if r.Refused || r.Outcome == actions.OutcomeFailed {
+					bad++
+				}
+			}
+			if bad > 0 {
+				return failure(fmt.Errorf("recover: %d of %d step(s) refused or failed", bad, len(results)))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&apply, "apply", false, "carry out the plan (merge, resume, compact)")
+	cmd.Flags().BoolVar(&killStalled, "kill-stalled", false, "with --apply, also kill the kill candidates")
+	return cmd
+}
+
+// printRecover prints the plan or its outcome as a table.
+func printRecover(w io.Writer, results []actions.Result, applied bool) {
+	if len(results) == 0 {
+		fmt.Fprintln(w, "nothing to recover")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tACTION\tOUTCOME\tMESSAGE")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.NodeID, r.Action, r.Outcome, oneLineMsg(r.Message))
+	}
+	tw.Flush()
+	if !applied {
+		fmt.Fprintln(w, "dry run: nothing was changed; --apply carries out merge, resume and compact (kill with --kill-stalled)")
+	}
+}
+
+func oneLineMsg(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -124,6 +124,9 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 	if blocked {
 		v.flags.add(model.FlagBlocked)
 	}
+	if n.BeatMtime.IsZero() {
+		return unknownMtime(v, subject, n.Blocked)
+	}
 
 	switch {
 	case th.NoPidCheck || pid <= 0:
@@ -193,6 +196,9 @@ func classifyLegacy(n *model.Node, probe Probe, now time.Time, th model.Threshol
 	if blocked {
 		v.flags.add(model.FlagBlocked)
 	}
+	if n.BeatMtime.IsZero() {
+		return unknownMtime(v, ".running unreadable", n.Blocked)
+	}
 	age := now.Sub(n.BeatMtime)
 	pid := n.LegacyPID
 	written := ".running written " + FormatAge(age) + " ago"
@@ -229,6 +235,19 @@ func classifyLegacy(n *model.Node, probe Probe, now time.Time, th model.Threshol
 	}
 	if blocked {
 		v.reason = waitingForHuman(n.Blocked) + "; " + written
+	}
+	return v
+}
+
+// unknownMtime: the sentinel exists but could not even be opened (the
+// scanner then has no mtime). Nothing says the agent stopped, so it is
+// running — flagged unreadable, its error in problems — and nothing is
+// recommended against it.
+func unknownMtime(v verdict, subject string, b *model.Blocked) verdict {
+	v.state = model.StateRunning
+	v.reason = subject + "; mtime unknown"
+	if b != nil {
+		v.reason = waitingForHuman(b) + "; " + v.reason
 	}
 	return v
 }

@@ -104,7 +104,12 @@ func TestStateTable(t *testing.T) {
 		{name: "unreadable heartbeat, stale mtime: dead", node: unreadable("s", 3*time.Minute),
 			want: model.StateDead, wantReason: "heartbeat unreadable; last beat 3m0s ago"},
 
+		{name: "unreadable heartbeat that could not be opened (no mtime): running, not probed", node: unreadable("s", 0),
+			want: model.StateRunning, wantReason: "heartbeat unreadable; mtime unknown"},
+
 		// legacy `.running`
+		{name: "legacy: .running that could not be opened (no mtime): running", node: legacy("c", 0, 0),
+			want: model.StateRunning, wantReason: ".running unreadable; mtime unknown"},
 		{name: "legacy: live pid, written after boot: running", node: legacy("c", pidAlive, 3*time.Hour),
 			want: model.StateRunning, wantProcess: model.ProcessAlive, wantReason: "pid 4121 alive; .running written 3h0m ago"},
 		{name: "legacy: live pid with another create time is not called reused (no started)", node: legacy("c", pidReused, time.Hour),
@@ -541,6 +546,7 @@ func TestProbeOnlyWhenThePidIsDecisive(t *testing.T) {
 		{name: "finished: not asked", node: beating("s", "completed", pidAlive, time.Hour), th: th},
 		{name: "missing: not asked", node: registered("s", "active"), th: th},
 		{name: "unreadable heartbeat: not asked", node: unreadable("s", time.Hour), th: th},
+		{name: "heartbeat without an mtime: not asked", node: beating("s", "running", pidGone, 0, func(n *model.Node) { n.BeatMtime = time.Time{} }), th: th},
 		{name: "no-pid-check, stale: not asked", node: beating("s", "running", pidAlive, time.Hour), th: noPidCheck()},
 		{name: "no-pid-check, legacy: not asked", node: legacy("c", pidAlive, time.Hour), th: noPidCheck()},
 		{name: "legacy predating the boot: not asked", node: legacy("c", pidAlive, 72*time.Hour), th: th},

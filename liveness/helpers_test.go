@@ -91,18 +91,28 @@ func registered(id, lineStatus string) *model.Node {
 	}
 }
 
-// legacy is a node known from `.running` only, written age ago.
+// legacy is a node known from `.running` only, written age ago (age 0: the
+// scanner could not open it, so it has no mtime).
 func legacy(id string, pid int, age time.Duration) *model.Node {
-	return &model.Node{ID: id, InfraDir: "/r/" + id, Legacy: true, LegacyPID: pid, BeatMtime: now.Add(-age)}
+	return &model.Node{ID: id, InfraDir: "/r/" + id, Legacy: true, LegacyPID: pid, BeatMtime: mtimeAgo(age)}
 }
 
+// unreadable is a node whose heartbeat does not parse, last touched age ago
+// (age 0: it could not be opened, so it has no mtime).
 func unreadable(id string, age time.Duration) *model.Node {
 	return &model.Node{
 		ID: id, InfraDir: "/r/" + id, HeartbeatPath: "/r/" + id + "/.heartbeat",
-		HasHeartbeat: true, BeatMtime: now.Add(-age),
+		HasHeartbeat: true, BeatMtime: mtimeAgo(age),
 		ScanFlags: []model.Flag{model.FlagUnreadable},
 		Problems:  []model.Problem{{Path: "/r/" + id + "/.heartbeat", Error: "unexpected end of JSON input"}},
 	}
+}
+
+func mtimeAgo(age time.Duration) time.Time {
+	if age == 0 {
+		return time.Time{}
+	}
+	return now.Add(-age)
 }
 
 func blocked(q string) func(*model.Node) {

@@ -107,6 +107,8 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Glo
 			"one snapshot (--json for the dispatchtop/v1 schema) for CI and scripts.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Positional arguments are roots, not subcommand names.
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			g.Roots = append(g.Roots, args...)
 			if asJSON && !once {

@@ -136,13 +136,20 @@ func EncodeHeartbeat(hb model.Heartbeat) ([]byte, error) {
 	return append(out, '\n'), nil
 }
 
+// tmpWait bounds how long WriteFileAtomic waits for another writer's temp
+// file before it takes it for a leftover of a crashed writer.
+const tmpWait = time.Second
+
 // WriteFileAtomic replaces path with data so that a reader sees the old file
 // or the new one, never a part: write tmpName (in the same directory), fsync
-// it, rename it over path, fsync the directory.
+// it, rename it over path, fsync the directory. The temp file is created
+// exclusively, so two writers of the same file (a wrapper finalizing while
+// its agent reports `paused`) take turns instead of truncating each other's
+// temp file.
 func WriteFileAtomic(path, tmpName string, data []byte) error {
 	dir := filepath.Dir(path)
 	tmp := filepath.Join(dir, tmpName)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := createExclusive(tmp)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -168,6 +175,23 @@ func WriteFileAtomic(path, tmpName string, data []byte) error {
 		d.Close()
 	}
 	return nil
+}
+
+func createExclusive(tmp string) (*os.File, error) {
+	deadline := time.Now().Add(tmpWait)
+	for {
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if !errors.Is(err, os.ErrExist) {
+			return f, err
+		}
+		if time.Now().After(deadline) {
+			// Nobody finished it in time: a leftover of a writer that died
+			// between create and rename.
+			os.Remove(tmp)
+			return os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // SetHeartbeatStatus rewrites an existing heartbeat with a new status,

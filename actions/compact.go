@@ -64,6 +64,9 @@ func (e *Engine) compactNode(ctx context.Context, req Request, n *model.Node) (R
 			return res, fmt.Errorf("compact %s: %w", n.ID, err)
 		}
 		_, removed := filterLines(b[:bytes.LastIndexByte(b, '\n')+1], old, decide)
+		for _, r := range removed {
+			res.Removed = append(res.Removed, string(r.line))
+		}
 		res.Outcome = OutcomeDryRun
 		res.Plan = []string{fmt.Sprintf("rewrite %s without %d line(s), every other byte kept", path, len(removed))}
 		for _, r := range removed {
@@ -82,11 +85,13 @@ func (e *Engine) compactNode(ctx context.Context, req Request, n *model.Node) (R
 	for _, r := range removed {
 		res.Plan = append(res.Plan, fmt.Sprintf("dropped (%s): %s", r.reason, r.line))
 	}
-	lines := make([]string, len(removed))
-	for i, r := range removed {
-		lines[i] = string(r.line)
+	for _, r := range removed {
+		res.Removed = append(res.Removed, string(r.line))
 	}
-	return res, e.journalResult(req, res, func(j *JournalEntry) { j.Removed = lines })
+	if len(removed) == 0 && req.quietNoop {
+		return res, nil
+	}
+	return res, e.journalResult(req, res, func(j *JournalEntry) { j.Removed = res.Removed })
 }
 
 // compactAll compacts every registry under the roots; the journal gets a
@@ -111,16 +116,12 @@ func (e *Engine) compactAll(ctx context.Context, req Request) (Result, error) {
 				return
 			}
 			sub := req
-			sub.All = false
+			sub.All, sub.quietNoop = false, true
 			r, err := e.compactNode(ctx, sub, n)
 			if err != nil {
 				errs = append(errs, err)
 			}
-			removed := len(r.Plan)
-			if req.DryRun && removed > 0 {
-				removed-- // the first plan line is the summary
-			}
-			if removed > 0 {
+			if removed := len(r.Removed); removed > 0 {
 				files++
 				total += removed
 				res.Plan = append(res.Plan, r.Message)

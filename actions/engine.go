@@ -23,6 +23,10 @@ type Request struct {
 	Grace  time.Duration // kill: SIGTERM to SIGKILL; 10 s when zero
 	Force  bool          // resume: override the retry budget (only the budget)
 	DryRun bool          // say what would be done; change nothing
+
+	// quietNoop: a compaction that removes nothing is not journaled
+	// (compact --all visits every registry).
+	quietNoop bool
 }
 
 // Outcomes of an action, as results and journal lines say them.
@@ -46,6 +50,8 @@ type Result struct {
 	Message string   // one line: what was done, or what was refused and why
 	Plan    []string // what it would do / did, one step a line (the dry-run text)
 	Checks  []string // the preconditions checked, as the journal records them
+	// Removed holds the registry lines compaction removed (or would remove).
+	Removed []string
 }
 
 // DefaultGrace is the time between SIGTERM and SIGKILL when none is given.

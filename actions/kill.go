@@ -35,6 +35,12 @@ func (e *Engine) kill(ctx context.Context, req Request, snap *model.Snapshot, n 
 	targets := []*model.Node{n}
 	if req.Tree {
 		targets = killOrder(n)
+		// A lead that is no longer running may still have running
+		// descendants (orphans): --tree ends those and skips the lead.
+		if n.State != model.StateRunning && len(targets) > 1 {
+			targets = targets[:len(targets)-1]
+			res.Plan = append(res.Plan, fmt.Sprintf("skip %s: %s, not running", n.ID, n.State))
+		}
 	}
 	protected := protectedPIDs(e.self)
 	var refusals, done, doneMsgs []string

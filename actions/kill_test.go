@@ -219,3 +219,28 @@ func TestKillTreeGoesBottomUp(t *testing.T) {
 		t.Fatalf("journal order %v, want bottom-up", journaled)
 	}
 }
+
+// SPEC §5.1 (--tree): a lead that is no longer running is skipped, and the
+// running nodes below it (its orphans) are still ended.
+func TestKillTreeOfADeadLeadEndsItsRunningOrphans(t *testing.T) {
+	root := t.TempDir()
+	writeNode(t, root, nodeSpec{dir: "s", pid: gonePID(t), started: 1, status: "running", age: 10 * time.Minute})
+	orphan := startHelper(t, "sleep")
+	writeNode(t, root, nodeSpec{dir: "s/a", pid: orphan.Process.Pid, started: startedOf(t, orphan.Process.Pid), status: "running", parent: "s"})
+	e := testEngine(root, model.Thresholds{}, Config{})
+	res, err := e.Run(context.Background(), Request{Action: model.ActionKill, Node: "s", Tree: true, Grace: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != OutcomeDone || res.Refused {
+		t.Fatalf("kill --tree of a dead lead: %s %q", res.Outcome, res.Message)
+	}
+	if !waitFor(2*time.Second, func() bool { return !processAlive(orphan.Process.Pid) }) {
+		t.Fatal("the orphan survived")
+	}
+	// Without --tree the dead lead is refused.
+	res, _ = e.Run(context.Background(), Request{Action: model.ActionKill, Node: "s"})
+	if !res.Refused {
+		t.Fatalf("kill of a dead lead without --tree: %s %q", res.Outcome, res.Message)
+	}
+}

@@ -65,6 +65,17 @@ func (e *Engine) merge(ctx context.Context, req Request, n *model.Node) (Result,
 		res.Message = fmt.Sprintf("would merge %s: %s", n.ID, quoteArgv(argv))
 		return res, nil
 	}
+	// Two dashboards merging at once: the second waits here and then finds
+	// the marker the first wrote.
+	unlock, err := lockDir(n.InfraDir)
+	if err != nil {
+		res.Outcome, res.Message = OutcomeFailed, fmt.Sprintf("merge %s: %v", n.ID, err)
+		return res, errors.Join(err, e.journalResult(req, res, nil))
+	}
+	defer unlock()
+	if _, err := os.Lstat(marker); err == nil {
+		return refused(fmt.Sprintf("node %s is already merged (%s exists)", n.ID, marker))
+	}
 	if err := runLogged(ctx, argv, n.InfraDir, logPath); err != nil {
 		res.Outcome, res.Message = OutcomeFailed, fmt.Sprintf("merge %s: %v (see %s)", n.ID, err, logPath)
 		return res, errors.Join(errors.New(res.Message), e.journalResult(req, res, nil))

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -112,5 +113,35 @@ func TestMerge(t *testing.T) {
 				t.Fatalf("journal: %+v", js)
 			}
 		})
+	}
+}
+
+// SPEC §5.4: merges of one node racing from several engines run the merge
+// command once; the others find it merged.
+func TestConcurrentMergesRunOnce(t *testing.T) {
+	root := t.TempDir()
+	finishedChild(t, root, "t", "1", true)
+	out := filepath.Join(t.TempDir(), "argv")
+	cfg := Config{Merge: CommandConfig{Argv: helperArgv("argv", out, "{id}")}}
+	var wg sync.WaitGroup
+	results := make([]Result, 6)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], _ = testEngine(root, model.Thresholds{}, cfg).Run(context.Background(), Request{Action: model.ActionMerge, Node: "p/c"})
+		}()
+	}
+	wg.Wait()
+	done := 0
+	for _, r := range results {
+		if r.Outcome == OutcomeDone {
+			done++
+		} else if !strings.Contains(r.Message, "already merged") {
+			t.Fatalf("unexpected: %s %q", r.Outcome, r.Message)
+		}
+	}
+	if done != 1 || len(dispatches(t, out)) != 1 {
+		t.Fatalf("%d merges done, command ran %d times; want 1 and 1", done, len(dispatches(t, out)))
 	}
 }

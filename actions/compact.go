@@ -43,10 +43,14 @@ type removal struct {
 func (e *Engine) compactNode(ctx context.Context, req Request, n *model.Node) (Result, error) {
 	res := Result{Action: model.ActionCompact, NodeID: n.ID, Root: n.Root, PID: n.PID()}
 	path := filepath.Join(n.InfraDir, registryFile)
-	st, err := os.Stat(path)
+	st, err := os.Lstat(path)
+	if err == nil && !st.Mode().IsRegular() {
+		// A symlink could point out of the root: never rewritten.
+		err = fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
+	}
 	if err != nil {
 		res = refuse(res, fmt.Sprintf("node %s has no registry to compact: %v", n.ID, err))
-		if req.DryRun {
+		if req.DryRun || req.quietNoop {
 			return res, nil
 		}
 		return res, e.journalResult(req, res, nil)

@@ -239,3 +239,46 @@ func TestRecoverAppliesThePlan(t *testing.T) {
 		})
 	}
 }
+
+// SPEC §1, §9: actions write only inside the roots — a registry, journal
+// or log planted as a symlink to a file outside is never written through.
+func TestActionsNeverWriteThroughSymlinksOutOfTheRoot(t *testing.T) {
+	tests := []struct {
+		name  string
+		plant func(t *testing.T, root, target string)
+		req   Request
+	}{
+		{name: "registry", req: Request{Action: model.ActionCompact, Node: "fin"}, plant: func(t *testing.T, root, target string) {
+			os.Remove(filepath.Join(root, "fin", ".children"))
+			os.Symlink(target, filepath.Join(root, "fin", ".children"))
+		}},
+		{name: "journal directory", req: Request{Action: model.ActionKill, Node: "dead"}, plant: func(t *testing.T, root, target string) {
+			os.Symlink(filepath.Dir(target), filepath.Join(root, ".dispatchtop"))
+		}},
+		{name: "resume log", req: Request{Action: model.ActionResume, Node: "dead"}, plant: func(t *testing.T, root, target string) {
+			os.Symlink(target, filepath.Join(root, "dead", ".resume.log"))
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			deadNode(t, root, "EXECUTE")
+			writeNode(t, root, nodeSpec{dir: "fin", status: "completed", age: time.Minute})
+			writeNode(t, root, nodeSpec{dir: "fin/c", status: "completed", parent: "fin", age: time.Minute})
+			outsideDir := t.TempDir()
+			target := filepath.Join(outsideDir, "journal.jsonl")
+			line := `{"heartbeat":"` + filepath.Join(root, "fin/c/.heartbeat") + `","team":"t","task_id":"1","status":"active"}` + "\n"
+			os.WriteFile(target, []byte(line), 0o644)
+			tc.plant(t, root, target)
+			before := treeHash(t, outsideDir)
+			out := filepath.Join(t.TempDir(), "argv")
+			res, err := testEngine(root, model.Thresholds{}, fleetConfig(out)).Run(context.Background(), tc.req)
+			if err == nil && res.Outcome == OutcomeDone {
+				t.Fatalf("%s through a symlink succeeded: %q", tc.req.Action, res.Message)
+			}
+			if treeHash(t, outsideDir) != before {
+				t.Fatalf("a file outside the root was written through the %s symlink", tc.name)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -60,11 +61,16 @@ func appendJournal(root string, entry JournalEntry) error {
 	}
 	b = append(b, '\n')
 	dir := filepath.Join(root, journalDirName)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("journal: create %s: %w", dir, err)
 	}
+	// The root is writable by agents: a journal planted as a symlink must
+	// not make us append elsewhere.
+	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("journal: %s is not a directory", dir)
+	}
 	path := filepath.Join(dir, journalName)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return fmt.Errorf("journal: open: %w", err)
 	}

@@ -49,6 +49,9 @@ func (e *Engine) kill(ctx context.Context, req Request, snap *model.Snapshot, n 
 		r := Result{Action: model.ActionKill, NodeID: t.ID, Root: t.Root, PID: t.PID()}
 		victims, checks, why := e.killChecks(t, protected)
 		r.Checks = checks
+		if t == n {
+			res.Checks = checks
+		}
 		if why != "" {
 			r = refuse(r, why)
 			if t == n || !req.DryRun {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/google/renameio/v2"
@@ -100,7 +101,8 @@ func (e *Engine) merge(ctx context.Context, req Request, n *model.Node) (Result,
 // runLogged runs argv in dir without a shell, output appended to logPath,
 // and waits for it.
 func runLogged(ctx context.Context, argv []string, dir, logPath string) error {
-	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	// O_NOFOLLOW: a log planted as a symlink must not redirect output.
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", logPath, err)
 	}

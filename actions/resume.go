@@ -266,7 +266,8 @@ func startDetached(argv []string, dir, logPath string) (int, error) {
 		return 0, fmt.Errorf("open %s: %w", os.DevNull, err)
 	}
 	defer devnull.Close()
-	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	// O_NOFOLLOW: a log planted as a symlink must not redirect output.
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return 0, fmt.Errorf("open %s: %w", logPath, err)
 	}

@@ -35,8 +35,9 @@ const maxRegistryLine = 4096
 // maxReadSize caps what the writer reads back (a heartbeat, a registry).
 const maxReadSize = 1 << 20
 
-// HeartbeatWriter owns one node's `.heartbeat`. It is not safe for concurrent
-// use by several goroutines; Beat may run beside nothing else that writes.
+// HeartbeatWriter owns one node's `.heartbeat`. Write, SetStatus and
+// SetExtra must not run concurrently with each other; Beat only touches the
+// file's mtime and may run beside them (a beat loop beside the lifecycle).
 type HeartbeatWriter struct {
 	dir  string
 	path string

@@ -25,6 +25,7 @@ package liveness
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -117,7 +118,7 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 			subject = "beating"
 		default:
 			v.flags.add(model.FlagUnknownStatus)
-			subject = fmt.Sprintf("unknown status %q", hb.Status)
+			subject = "unknown status " + strconv.Quote(oneLine(hb.Status, maxQuestion))
 		}
 	}
 	blocked := n.Blocked != nil
@@ -227,11 +228,11 @@ func classifyLegacy(n *model.Node, probe Probe, now time.Time, th model.Threshol
 		}
 		if !probe.Lookup(pid).Exists {
 			v.state, v.process = model.StateDead, model.ProcessGone
-			v.reason = fmt.Sprintf("pid %d gone; %s", pid, written)
+			v.reason = "pid " + strconv.Itoa(pid) + " gone; " + written
 			return v
 		}
 		v.process = model.ProcessAlive
-		v.reason = fmt.Sprintf("pid %d alive; %s", pid, written)
+		v.reason = "pid " + strconv.Itoa(pid) + " alive; " + written
 	}
 	if blocked {
 		v.reason = waitingForHuman(n.Blocked) + "; " + written
@@ -312,7 +313,7 @@ func Recommend(n *model.Node, now time.Time, th model.Thresholds) (model.Action,
 	action, note := recommendRow(n, now, th)
 	if action == model.ActionNone {
 		if k := unstartedRegistrations(n, now, th); k > 0 {
-			return model.ActionCompact, fmt.Sprintf("%d registered %s never started", k, plural(k, "child", "children"))
+			return model.ActionCompact, strconv.Itoa(k) + " registered " + plural(k, "child", "children") + " never started"
 		}
 	}
 	return action, note

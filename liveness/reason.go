@@ -1,11 +1,11 @@
 package liveness
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -65,6 +65,13 @@ const maxID = 512
 // characters (newlines, terminal escapes) become spaces, runs of space
 // collapse, and it is cut at max runes with an ellipsis.
 func oneLine(text string, max int) string {
+	if isOneLine(text, max) {
+		return text
+	}
+	return rewriteOneLine(text, max)
+}
+
+func rewriteOneLine(text string, max int) string {
 	var b strings.Builder
 	space, runes := false, 0
 	for _, r := range text {
@@ -72,7 +79,11 @@ func oneLine(text string, max int) string {
 			space = b.Len() > 0
 			continue
 		}
-		if runes >= max {
+		need := 1
+		if space {
+			need = 2
+		}
+		if runes+need > max {
 			b.WriteRune('…')
 			break
 		}
@@ -88,17 +99,17 @@ func oneLine(text string, max int) string {
 }
 
 func reasonPidGone(pid int, age time.Duration) string {
-	return fmt.Sprintf("pid %d gone; %s", pid, lastBeat(age))
+	return "pid " + strconv.Itoa(pid) + " gone; " + lastBeat(age)
 }
 
 func reasonPidReused(pid int, age time.Duration) string {
-	return fmt.Sprintf("pid %d now belongs to another process; %s", pid, lastBeat(age))
+	return "pid " + strconv.Itoa(pid) + " now belongs to another process; " + lastBeat(age)
 }
 
 func stalledFor(pid int, age time.Duration, unverified bool) string {
 	r := "alive but not beating for " + FormatAge(age)
 	if unverified {
-		r += fmt.Sprintf(" (pid %d unverified)", pid)
+		r += " (pid " + strconv.Itoa(pid) + " unverified)"
 	}
 	return r
 }
@@ -111,6 +122,26 @@ func retrySummary(n *model.Node) string {
 	if n.Cfa != nil && n.Cfa.State != "" {
 		state = n.Cfa.State
 	}
-	return fmt.Sprintf("retries %d/%d in %s, %d/%d in all",
-		phase, model.RetriesPerState, state, n.Retries.Total, model.RetriesPerNode)
+	return "retries " + strconv.Itoa(phase) + "/" + strconv.Itoa(model.RetriesPerState) + " in " + oneLine(state, maxID) +
+		", " + strconv.Itoa(n.Retries.Total) + "/" + strconv.Itoa(model.RetriesPerNode) + " in all"
+}
+
+// isOneLine reports whether oneLine would return text unchanged (the common
+// case: nothing to copy).
+func isOneLine(text string, max int) bool {
+	if len(text) > max || text == "" {
+		return text == ""
+	}
+	prevSpace := true // a leading space is trimmed
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c >= utf8.RuneSelf {
+			return false // let the rune-aware path decide
+		}
+		if c < 0x20 || c == 0x7f || (c == ' ' && prevSpace) {
+			return false
+		}
+		prevSpace = c == ' '
+	}
+	return !prevSpace
 }

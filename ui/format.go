@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -167,6 +168,23 @@ func nodeLabel(n *model.Node) string {
 		return clean(tail)
 	}
 	return clean(label + " " + tail)
+}
+
+// labelWidth is the rune count of nodeLabel(n), without building it.
+func labelWidth(n *model.Node) int {
+	role, team := n.Role(), n.Team()
+	w := utf8.RuneCountInString(role)
+	switch {
+	case role == "" && team != "":
+		w = utf8.RuneCountInString(team)
+	case team != "" && team != role:
+		w += 1 + utf8.RuneCountInString(team)
+	}
+	tail := utf8.RuneCountInString(idTail(n.ID))
+	if w == 0 {
+		return tail
+	}
+	return w + 1 + tail
 }
 
 // retriesLeft is the resume budget left: 3 per CfA state, 9 per node.

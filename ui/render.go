@@ -291,13 +291,13 @@ func (m *Model) renderTree(w int) []string {
 	out := make([]string, 0, h)
 	end := min(len(m.rows), m.offset+h)
 	for i := m.offset; i < end; i++ {
-		out = append(out, m.renderRow(m.rows[i], c, w, i == m.cursor))
+		out = append(out, m.renderRow(m.rows[i], guide(m.rows, i), c, w, i == m.cursor))
 	}
 	return out
 }
 
 // rowCells are the plain texts of a row's columns.
-func (m *Model) rowCells(r row, c columns) (name, state, beat, pid, cfa, retries, action, reason string) {
+func (m *Model) rowCells(r row, guide string, c columns) (name, state, beat, pid, cfa, retries, action, reason string) {
 	n := r.node
 	marker := " "
 	if r.hasKids {
@@ -306,7 +306,7 @@ func (m *Model) rowCells(r row, c columns) (name, state, beat, pid, cfa, retries
 			marker = "▸"
 		}
 	}
-	name = r.guide + marker + stateGlyph(n.State) + " " + r.label
+	name = guide + marker + stateGlyph(n.State) + " " + nodeLabel(n)
 	state = stateWords(n)
 	beat = "-"
 	if !n.BeatMtime.IsZero() {
@@ -332,9 +332,9 @@ func (m *Model) rowCells(r row, c columns) (name, state, beat, pid, cfa, retries
 	return
 }
 
-func (m *Model) renderRow(r row, c columns, w int, selected bool) string {
+func (m *Model) renderRow(r row, guide string, c columns, w int, selected bool) string {
 	st := m.styles
-	name, state, beat, pid, cfa, retries, action, reason := m.rowCells(r, c)
+	name, state, beat, pid, cfa, retries, action, reason := m.rowCells(r, guide, c)
 	reasonW := c.reasonWidth(w)
 	if selected {
 		var b strings.Builder
@@ -349,7 +349,7 @@ func (m *Model) renderRow(r row, c columns, w int, selected bool) string {
 	var b strings.Builder
 	// The name: guides muted, glyph in the state's colour, label plain.
 	nameCell := fit(name, c.name)
-	gw := ansi.StringWidth(r.guide) + 1
+	gw := ansi.StringWidth(guide) + 1
 	b.WriteString(st.Muted.Render(ansi.Cut(nameCell, 0, gw)))
 	b.WriteString(stateStyle.Render(ansi.Cut(nameCell, gw, gw+1)))
 	label := ansi.Cut(nameCell, gw+1, c.name)

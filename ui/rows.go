@@ -2,7 +2,6 @@ package ui
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -43,17 +42,41 @@ func (f stateFilter) match(n *model.Node) bool {
 // row is one line of the tree as flattened for display.
 type row struct {
 	node      *model.Node
-	guide     string // tree guides before the node
+	depth     int  // 0 for a session
+	last      bool // the last of its siblings as shown
+	parent    int  // row index of the parent, -1 for a session
 	hasKids   bool
 	collapsed bool
-	match     bool   // false for an ancestor shown only for context
-	label     string // nodeLabel, computed once per flatten
+	match     bool // false for an ancestor shown only for context
 }
 
 // nameWidth is the cells the row's name cell needs: guides, marker, glyph,
-// space, label. Runes approximate cells; only the widest row matters.
+// space, label. Runes approximate cells; only the widest row matters, so
+// nothing is built here (flatten runs over every node).
 func (r row) nameWidth() int {
-	return utf8.RuneCountInString(r.guide) + 3 + utf8.RuneCountInString(r.label)
+	return 2*r.depth + 3 + labelWidth(r.node)
+}
+
+// guide draws the tree guides of rows[i]: built only for rows on screen.
+func guide(rows []row, i int) string {
+	r := rows[i]
+	if r.depth == 0 {
+		return ""
+	}
+	segs := make([]string, r.depth)
+	if r.last {
+		segs[r.depth-1] = "└─"
+	} else {
+		segs[r.depth-1] = "├─"
+	}
+	for d, p := r.depth-2, r.parent; d >= 0 && p >= 0; d, p = d-1, rows[p].parent {
+		if rows[p].last {
+			segs[d] = "  "
+		} else {
+			segs[d] = "│ "
+		}
+	}
+	return strings.Join(segs, "")
 }
 
 // stateWidth is len(stateWords(n)) without building the string.
@@ -128,8 +151,8 @@ func flatten(sessions []*model.Node, o flatOptions) []row {
 	}
 	visible := func(n *model.Node) bool { return keep == nil || keep[n] }
 	rows := make([]row, 0, 64)
-	var walk func(n *model.Node, guide, indent string)
-	walk = func(n *model.Node, guide, indent string) {
+	var walk func(n *model.Node, depth, parent int, last bool)
+	walk = func(n *model.Node, depth, parent int, last bool) {
 		kids := n.Children
 		if keep != nil {
 			kids = kids[:0:0]
@@ -140,25 +163,22 @@ func flatten(sessions []*model.Node, o flatOptions) []row {
 			}
 		}
 		collapsed := o.collapsed[n.ID] && !onPath[n.ID]
+		self := len(rows)
 		rows = append(rows, row{
-			node: n, guide: guide, hasKids: len(kids) > 0, collapsed: collapsed && len(kids) > 0,
-			match: keep == nil || o.matches(n), label: nodeLabel(n),
+			node: n, depth: depth, last: last, parent: parent,
+			hasKids: len(kids) > 0, collapsed: collapsed && len(kids) > 0,
+			match: keep == nil || o.matches(n),
 		})
 		if collapsed {
 			return
 		}
 		for i, c := range kids {
-			last := i == len(kids)-1
-			g, in := indent+"├─", indent+"│ "
-			if last {
-				g, in = indent+"└─", indent+"  "
-			}
-			walk(c, g, in)
+			walk(c, depth+1, self, i == len(kids)-1)
 		}
 	}
 	for _, s := range sessions {
 		if visible(s) {
-			walk(s, "", "")
+			walk(s, 0, -1, true)
 		}
 	}
 	return rows

@@ -473,7 +473,11 @@ func (m *Model) renderHelp(w, h int) []string {
 	if m.opts.Readonly {
 		lines = append(lines, m.styles.Warning.Render(truncate("read-only: the action keys are disabled.", w)))
 	}
-	lines = append(lines, m.styles.Muted.Render(truncate("theme: "+m.themes.Themes[m.theme].Name+" (t cycles)", w)))
+	theme := "theme: " + m.themes.Themes[m.theme].Name + " (t cycles)"
+	if m.themes.Forced != "" && m.theme == m.themes.Start {
+		theme += "; " + m.themes.Forced
+	}
+	lines = append(lines, m.styles.Muted.Render(truncate(theme, w)))
 	if len(lines) > h {
 		lines = lines[:max(h, 0)]
 	}

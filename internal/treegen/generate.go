@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/dispatchtop/dispatchtop/liveness"
 )
 
 // Generate writes a realistic `.sessions` tree under dir: sessions trees
@@ -24,8 +26,12 @@ func Generate(dir string, sessions, perSession, depth int, now time.Time) error 
 		return fmt.Errorf("generate tree: %w", err)
 	}
 	fanout := fanoutFor(perSession, depth)
+	// The heartbeats name this process, as a live agent would.
 	pid := os.Getpid()
-	started := float64(now.Add(-time.Hour).UnixNano()) / 1e9
+	started, err := liveness.ProcessStarted(pid)
+	if err != nil {
+		started = float64(now.Add(-time.Hour).UnixNano()) / 1e9
+	}
 	for s := range sessions {
 		ts := fmt.Sprintf("20260308-%06d", s)
 		// Heap layout: node i's parent is (i-1)/fanout, which keeps the

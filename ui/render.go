@@ -24,10 +24,10 @@ func layoutColumns(width, nameMax, stateMax int) columns {
 	c := columns{beat: 6, pid: 7, action: 7}
 	stateCap := 22
 	if width >= 110 {
-		c.cfa, c.retries = 12, 2
+		c.cfa, c.retries = 10, 2
 		stateCap = 30
 	}
-	nameCap := width * 2 / 5
+	nameCap := width / 3
 	if width < 100 {
 		nameCap = width * 3 / 10 // leave the reason room on a small screen
 	}

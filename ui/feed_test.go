@@ -220,3 +220,20 @@ func TestDetailsWrapLongValues(t *testing.T) {
 		t.Errorf("the end of a long reason is lost:\n%s", view)
 	}
 }
+
+// A scan problem shows once in the event pane, however many snapshots carry it.
+func TestProblemsInEventPane(t *testing.T) {
+	m := newTestModel(t, 120, 40, Options{})
+	for range 3 {
+		snap := exampleSnapshot()
+		snap.Problems = []model.Problem{{Path: "/srv/fleet/.sessions/X", Error: "open /srv/fleet/.sessions/X: permission denied"}}
+		m.Update(updateMsg{update: Update{Snapshot: snap}})
+	}
+	if len(m.events) != 1 || m.events[0].text != "problem" {
+		t.Fatalf("events %+v, want the problem once", m.events)
+	}
+	press(m, "e")
+	if !strings.Contains(stripped(m), "permission denied") {
+		t.Errorf("problem not in the event pane:\n%s", stripped(m))
+	}
+}

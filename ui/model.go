@@ -30,6 +30,8 @@ const (
 	footerLines = 2
 	maxEvents   = 500
 	wheelStep   = 3
+	// maxSeenProblems bounds the memory of problems already shown.
+	maxSeenProblems = 10000
 )
 
 // Messages of the program (unexported: only the ui sends them).
@@ -98,6 +100,8 @@ type Model struct {
 	eventsOpen bool
 	events     []event // newest last, at most maxEvents
 
+	seenProblems map[model.Problem]bool
+
 	paused    bool
 	pending   *Update // the latest update held back while paused
 	following string  // the followed node's id, or ""
@@ -150,6 +154,7 @@ func New(opts Options) *Model {
 	}
 	if m.snap != nil {
 		m.sum = m.snap.Summarize()
+		m.noteProblems()
 	}
 	if opts.Feed != nil {
 		m.feed = opts.Feed.Updates()
@@ -282,6 +287,7 @@ func (m *Model) apply(u Update) {
 		m.snap = u.Snapshot
 		m.sum = m.snap.Summarize()
 		m.now = m.opts.Now()
+		m.noteProblems()
 	}
 	m.reflow()
 }
@@ -303,6 +309,21 @@ func quietOnly(t model.Transition) bool {
 	}
 	a, b := strip(t.FromFlags), strip(t.ToFlags)
 	return slices.Equal(a, b)
+}
+
+// noteProblems puts each problem of the scan in the event pane once, so a
+// read error that belongs to no row is still seen.
+func (m *Model) noteProblems() {
+	if m.seenProblems == nil || len(m.seenProblems) > maxSeenProblems {
+		m.seenProblems = map[model.Problem]bool{}
+	}
+	for _, p := range m.snap.Problems {
+		if m.seenProblems[p] {
+			continue
+		}
+		m.seenProblems[p] = true
+		m.addEvent(event{time: m.snap.GeneratedAt, id: p.Path, text: "problem", reason: p.Error, bad: true})
+	}
 }
 
 func transitionEvent(t model.Transition) event {

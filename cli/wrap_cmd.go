@@ -316,7 +316,7 @@ func (r *wrapRun) watchParent(ctx context.Context, exited <-chan struct{}, signa
 			switch {
 			case dead && deadSince.IsZero():
 				deadSince = now
-				r.logf("parent %s is dead (%s); ending the child in %s", r.o.parent, why, r.o.parentGrace)
+				r.logf("parent %s is gone (%s); ending the child in %s", r.o.parent, why, r.o.parentGrace)
 			case !dead && !deadSince.IsZero():
 				deadSince = time.Time{}
 				r.logf("parent %s is alive again; the child runs on", r.o.parent)
@@ -346,10 +346,13 @@ func (r *wrapRun) parentThresholds() model.Thresholds {
 	return th
 }
 
-// parentDead applies SPEC §3's dead rule to the parent's heartbeat: stale
-// and not alive as the same process, or verified gone and older than the
-// exit grace. A parent heartbeat that does not exist counts as dead once it
-// has been absent for longer than stale since the watch began.
+// parentDead classifies the parent's heartbeat with the liveness rules
+// (SPEC §3): a dead parent (stale and not alive as the same process, or
+// verified gone past the exit grace) counts, and so does a finished one,
+// since nobody will consume the child's work either way. A parent heartbeat
+// that does not exist counts once it has been absent for longer than stale
+// since the watch began (a parent may register its child before its own
+// heartbeat is written).
 func parentDead(path string, probe liveness.Probe, th model.Thresholds, now, watchStart time.Time) (bool, string) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -358,33 +361,21 @@ func parentDead(path string, probe liveness.Probe, th model.Thresholds, now, wat
 		}
 		return false, ""
 	}
-	age := now.Sub(st.ModTime())
-	var hb model.Heartbeat
-	data, err := readSmall(path)
-	if err == nil {
-		err = json.Unmarshal(data, &hb)
+	n := &model.Node{
+		InfraDir: filepath.Dir(path), HeartbeatPath: path, HasHeartbeat: true, BeatMtime: st.ModTime(),
 	}
-	if err != nil || hb.PID <= 0 || th.NoPidCheck {
-		if age > th.Stale {
-			return true, fmt.Sprintf("no beat for %s", age.Round(time.Second))
+	if data, err := readSmall(path); err == nil {
+		var hb model.Heartbeat
+		if json.Unmarshal(data, &hb) == nil {
+			n.Heartbeat = &hb
 		}
-		return false, ""
 	}
-	info := probe.Lookup(hb.PID)
-	same := info.Exists
-	if same && info.CreateTimeErr == nil && !info.CreateTime.IsZero() && hb.Started > 0 {
-		d := info.CreateTime.Sub(hb.StartedTime())
-		same = d <= th.StartTolerance && d >= -th.StartTolerance
-	}
-	if same {
-		return false, ""
-	}
-	if age > th.ExitGrace {
-		what := "gone"
-		if info.Exists {
-			what = "reused by another process"
-		}
-		return true, fmt.Sprintf("pid %d %s, no beat for %s", hb.PID, what, age.Round(time.Second))
+	liveness.ClassifyNode(n, probe, now, th)
+	switch n.State {
+	case model.StateDead:
+		return true, n.Reason
+	case model.StateFinished:
+		return true, "it is " + n.Reason
 	}
 	return false, ""
 }

@@ -378,8 +378,8 @@ func TestWrapEndsTheChildAfterTheParentGraceWhenTheParentDies(t *testing.T) {
 			if wrapPidAlive(running.PID) {
 				t.Errorf("child %d survived", running.PID)
 			}
-			if !strings.Contains(p.stderr.String(), "is dead") {
-				t.Errorf("stderr does not say the parent is dead:\n%s", p.stderr)
+			if !strings.Contains(p.stderr.String(), "is gone") {
+				t.Errorf("stderr does not say the parent is gone:\n%s", p.stderr)
 			}
 		})
 	}
@@ -390,7 +390,7 @@ type wrapFakeProbe map[int]liveness.ProcessInfo
 
 func (f wrapFakeProbe) Lookup(pid int) liveness.ProcessInfo { return f[pid] }
 
-func TestParentDeadFollowsTheDeadRule(t *testing.T) {
+func TestParentDeadFollowsTheLivenessRules(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	started := now.Add(-time.Hour)
 	th := model.DefaultThresholds() // stale 120s, exit grace 5s, tolerance 2s
@@ -417,6 +417,7 @@ func TestParentDeadFollowsTheDeadRule(t *testing.T) {
 		{name: "no pid, fresh", body: `{"pid": 0, "status": "running"}`, age: 10 * time.Second, want: false},
 		{name: "unparseable and stale", body: `{"pid":`, age: 10 * time.Minute, want: true},
 		{name: "no-pid-check: stale is dead even if alive", age: 10 * time.Minute, probe: wrapFakeProbe{10: alive}, noPidCheck: true, want: true},
+		{name: "finished parent: nobody will consume the work", body: fmt.Sprintf(`{"pid": 10, "started": %d, "status": "withdrawn"}`, started.Unix()), age: 10 * time.Second, probe: wrapFakeProbe{10: alive}, want: true},
 		{name: "no heartbeat yet, just started watching", body: "", watched: 10 * time.Second, want: false},
 		{name: "no heartbeat for longer than stale", body: "", watched: 10 * time.Minute, want: true},
 	}

@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -187,5 +189,21 @@ func TestDialogWithoutEngine(t *testing.T) {
 	}
 	if !strings.Contains(stripped(m), "no recovery engine") {
 		t.Errorf("dialog does not say why:\n%s", stripped(m))
+	}
+}
+
+// An action confirmed from the detail pane reloads the node's journal.
+func TestActionFromDetailsReloadsJournal(t *testing.T) {
+	loads := 0
+	m := newTestModel(t, 120, 60, Options{Runner: &fakeRunner{}, Journal: func(ctx context.Context, n *model.Node) ([]string, error) {
+		loads++
+		return []string{fmt.Sprintf("journal read %d", loads)}, nil
+	}})
+	m.moveTo(m.index["B"])
+	run(m, press(m, "enter"))
+	run(m, press(m, "r"))
+	run(m, press(m, "y"))
+	if loads != 2 || !strings.Contains(stripped(m), "journal read 2") {
+		t.Errorf("journal loaded %d times; view:\n%s", loads, stripped(m))
 	}
 }

@@ -29,13 +29,15 @@ func newTestModel(t testing.TB, w, h int, opts Options) *Model {
 	return m
 }
 
-// run delivers the message a command produces, the way the program would.
+// run delivers the message a command produces, the way the program would,
+// and the messages of the commands that follow from it.
 func run(m *Model, cmd tea.Cmd) {
-	if cmd == nil {
-		return
-	}
-	if msg := cmd(); msg != nil {
-		m.Update(msg)
+	for depth := 0; cmd != nil && depth < 8; depth++ {
+		msg := cmd()
+		if msg == nil {
+			return
+		}
+		_, cmd = m.Update(msg)
 	}
 }
 

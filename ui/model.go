@@ -255,6 +255,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case actionDoneMsg:
 		m.actionDone(msg)
+		// The action wrote a journal line: an open detail pane shows it.
+		if n := m.selectedNode(); m.mode == modeDetail && n != nil {
+			return m, m.loadJournal(n)
+		}
 		return m, nil
 	case journalMsg:
 		m.journal[msg.id] = msg

@@ -30,7 +30,8 @@ func newDemoCmd(g *Globals) *cobra.Command {
 			"started, a paused agent and a legacy .running writer. Its own config wires resume and\n" +
 			"merge, so every action works for real. On quit it stops its processes and removes\n" +
 			"the directory unless --keep (a --dir is always kept).",
-		Args: cobra.NoArgs,
+		DisableFlagsInUseLine: true,
+		Args:                  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDemo(cmd.Context(), g, dir, keep || dir != "", headless)
 		},

@@ -51,13 +51,14 @@ func newWrapCmd(g *Globals) *cobra.Command {
 			"parent's .children, writes DIR/.heartbeat (starting, with its own pid) before launch,\n" +
 			"switches it to the child's pid and running after, bumps its mtime every --beat while\n" +
 			"the child lives, and writes completed (exit 0) or withdrawn (non-zero) when it ends.\n" +
-			"SIGINT, SIGTERM and SIGHUP are forwarded to the child. When the parent's heartbeat\n" +
-			"is dead (stale and its pid gone), the child gets --parent-grace, then is ended\n" +
-			"(SIGTERM, then SIGKILL) and the node is finalized as withdrawn.\n\n" +
+			"SIGINT, SIGTERM and SIGHUP are forwarded to the child. When the parent is dead\n" +
+			"(its beat stale and its pid gone) or finished, the child gets --parent-grace, then\n" +
+			"is ended (SIGTERM, then SIGKILL) and the node is finalized as withdrawn.\n\n" +
 			"The child's environment carries DISPATCHTOP_HEARTBEAT (its heartbeat, to pass as\n" +
 			"--parent to its own dispatches) and DISPATCHTOP_INFRA. wrap exits with the child's\n" +
 			"exit code (128+N when a signal N ended it).",
-		Args: cobra.MinimumNArgs(1),
+		DisableFlagsInUseLine: true,
+		Args:                  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.infra == "" {
 				return usageError(errors.New("wrap: --infra DIR is required"))

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -118,7 +119,10 @@ type Watcher struct {
 	dirty     map[string]dirtyKind // infra dir -> what to re-read
 	touched   map[string]bool      // infra dirs changed since the last publish
 	forest    *model.Snapshot      // built, unclassified; nil when edges changed
+	gen       int                  // bumped by every rebuild of forest
 	tmplByDir map[string]*model.Node
+	sessionOf map[string]*model.Node // infra dir -> its session in forest
+	prevGen   int                    // gen of the forest prev was cloned from
 	prev      *model.Snapshot
 	nWatched  int
 	nPolled   int
@@ -363,7 +367,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-tick.C:
 			// Ages advance with no file event: re-classify, no file IO.
 			if !flushArmed {
-				w.publish(w.now(), false)
+				w.publish(w.now(), true)
 			}
 		}
 	}
@@ -572,7 +576,8 @@ func sameEdges(a, b *model.Node) bool {
 		len(a.Registry) != len(b.Registry) || a.HasScanFlag(model.FlagUnreadable) != b.HasScanFlag(model.FlagUnreadable) {
 		return false
 	}
-	if (a.Heartbeat == nil) != (b.Heartbeat == nil) {
+	// The snapshot's problem list is assembled by BuildForest.
+	if (a.Heartbeat == nil) != (b.Heartbeat == nil) || !slices.Equal(a.Problems, b.Problems) {
 		return false
 	}
 	for i := range a.Registry {
@@ -609,9 +614,14 @@ func (w *Watcher) rebuild() {
 	}
 	sort.Slice(probs, func(i, j int) bool { return probs[i].Path < probs[j].Path })
 	w.forest = BuildForest(w.roots, facts, probs)
+	w.gen++
 	w.tmplByDir = make(map[string]*model.Node, len(facts))
-	for _, n := range facts {
-		w.tmplByDir[n.InfraDir] = n
+	w.sessionOf = make(map[string]*model.Node, len(facts))
+	for _, s := range w.forest.Sessions {
+		s.Walk(func(n *model.Node) {
+			w.tmplByDir[n.InfraDir] = n
+			w.sessionOf[n.InfraDir] = s
+		})
 	}
 	w.stats.mu.Lock()
 	w.stats.rebuilds++
@@ -619,17 +629,29 @@ func (w *Watcher) rebuild() {
 }
 
 // publish classifies a copy of the forest at now, diffs it against the
-// previous snapshot and hands it out. first marks the initial snapshot.
-func (w *Watcher) publish(now time.Time, first bool) {
+// previous snapshot and hands it out. full re-classifies every session (the
+// initial snapshot, a tick, a rebuilt forest); otherwise only the sessions
+// holding a touched node are copied and classified again, and the others
+// are shared with the previous snapshot (trees are scoped, SPEC §2: a
+// change in one session never changes another).
+func (w *Watcher) publish(now time.Time, full bool) {
 	if w.forest == nil {
 		w.rebuild()
 	}
-	snap := cloneForest(w.forest)
-	opts := w.opts
-	opts.Probe = w.probe
-	opts.Now = func() time.Time { return now }
-	Classify(snap, opts)
-	snap.Watch = w.watchInfo()
+	sameTree := w.prev != nil && w.prevGen == w.gen
+	var affected map[*model.Node]bool
+	if !full && sameTree {
+		affected = map[*model.Node]bool{}
+		for dir := range w.touched {
+			if s := w.sessionOf[dir]; s != nil {
+				affected[s] = true
+			}
+		}
+		if len(affected) == 0 {
+			clear(w.touched)
+			return // nothing the model shows has changed
+		}
+	}
 
 	changed := map[string]bool{}
 	for dir := range w.touched {
@@ -638,15 +660,43 @@ func (w *Watcher) publish(now time.Time, first bool) {
 		}
 	}
 	clear(w.touched)
+
+	var snap *model.Snapshot
 	var trans []model.Transition
-	if first {
-		for id := range snap.ByID {
-			changed[id] = true
+	if affected == nil {
+		snap = cloneForest(w.forest)
+		liveness.ClassifyForest(snap.Sessions, w.probe, now, w.opts.Thresholds)
+		switch {
+		case w.prev == nil:
+			for id := range snap.ByID {
+				changed[id] = true
+			}
+		case sameTree:
+			for i := range snap.Sessions {
+				trans = diffNodes(w.prev.Sessions[i], snap.Sessions[i], now, changed, trans)
+			}
+		default:
+			trans = diffSnapshots(w.prev, snap, now, changed)
 		}
 	} else {
-		trans = diffSnapshots(w.prev, snap, now, changed)
+		cp := *w.prev
+		snap = &cp
+		snap.Sessions = slices.Clone(w.prev.Sessions)
+		snap.ByID = maps.Clone(w.prev.ByID)
+		for i, ts := range w.forest.Sessions {
+			if !affected[ts] {
+				continue
+			}
+			c := cloneSession(ts, snap.ByID)
+			liveness.ClassifyForest([]*model.Node{c}, w.probe, now, w.opts.Thresholds)
+			trans = diffNodes(w.prev.Sessions[i], c, now, changed, trans)
+			snap.Sessions[i] = c
+		}
 	}
-	w.prev = snap
+	snap.GeneratedAt = now
+	snap.Thresholds = w.opts.Thresholds
+	snap.Watch = w.watchInfo()
+	w.prev, w.prevGen = snap, w.gen
 	w.latest.Store(snap)
 	w.lastFlush = time.Now()
 	ids := make([]string, 0, len(changed))
@@ -685,35 +735,44 @@ func mergeUpdates(old, u Update) Update {
 	return u
 }
 
-// diffSnapshots lists the transitions from prev to next and adds to changed
-// every id whose state, flags, reason or action moved.
+// diffNodes compares two classifications of the same tree (same shape,
+// node by node) and appends the transitions; changed gets every id whose
+// state, flags, reason or action moved.
+func diffNodes(p, n *model.Node, now time.Time, changed map[string]bool, out []model.Transition) []model.Transition {
+	out = diffNode(p, n, now, changed, out)
+	for i := range n.Children {
+		out = diffNodes(p.Children[i], n.Children[i], now, changed, out)
+	}
+	return out
+}
+
+func diffNode(p, n *model.Node, now time.Time, changed map[string]bool, out []model.Transition) []model.Transition {
+	if p.State != n.State || !slices.Equal(p.Flags, n.Flags) {
+		changed[n.ID] = true
+		return append(out, model.Transition{Time: now, ID: n.ID, From: p.State, To: n.State,
+			FromFlags: p.Flags, ToFlags: n.Flags, Reason: n.Reason})
+	}
+	if p.Reason != n.Reason || p.Action != n.Action {
+		changed[n.ID] = true
+	}
+	return out
+}
+
+// diffSnapshots lists the transitions from prev to next, matched by id (the
+// forest was rebuilt in between): appearances, vanishings and changes.
 func diffSnapshots(prev, next *model.Snapshot, now time.Time, changed map[string]bool) []model.Transition {
 	var out []model.Transition
 	for _, s := range next.Sessions {
 		s.Walk(func(n *model.Node) {
-			var p *model.Node
-			if prev != nil {
-				p = prev.ByID[n.ID]
-			}
+			p := prev.ByID[n.ID]
 			if p == nil {
 				changed[n.ID] = true
 				out = append(out, model.Transition{Time: now, ID: n.ID, To: n.State,
 					ToFlags: n.Flags, Reason: n.Reason})
 				return
 			}
-			if p.State != n.State || !slices.Equal(p.Flags, n.Flags) {
-				changed[n.ID] = true
-				out = append(out, model.Transition{Time: now, ID: n.ID, From: p.State, To: n.State,
-					FromFlags: p.Flags, ToFlags: n.Flags, Reason: n.Reason})
-				return
-			}
-			if p.Reason != n.Reason || p.Action != n.Action {
-				changed[n.ID] = true
-			}
+			out = diffNode(p, n, now, changed, out)
 		})
-	}
-	if prev == nil {
-		return out
 	}
 	var gone []string
 	for id := range prev.ByID {
@@ -739,38 +798,51 @@ func cloneForest(t *model.Snapshot) *model.Snapshot {
 	for _, s := range t.Sessions {
 		s.Walk(func(n *model.Node) { count++; kids += len(n.Children) })
 	}
-	arr := make([]model.Node, count)
-	kidArr := make([]*model.Node, kids)
-	byID := make(map[string]*model.Node, count)
-	i := 0
-	var clone func(src, parent *model.Node) *model.Node
-	clone = func(src, parent *model.Node) *model.Node {
-		c := &arr[i]
-		i++
-		*c = *src
-		c.Parent = parent
-		c.Flags = nil
-		c.ScanFlags = slices.Clip(src.ScanFlags)
-		c.Problems = slices.Clip(src.Problems)
-		c.Registry = slices.Clip(src.Registry)
-		if len(src.Children) > 0 {
-			c.Children = kidArr[:len(src.Children):len(src.Children)]
-			kidArr = kidArr[len(src.Children):]
-			for k, ch := range src.Children {
-				c.Children[k] = clone(ch, c)
-			}
-		}
-		byID[c.ID] = c
-		return c
-	}
+	c := &cloner{arr: make([]model.Node, count), kids: make([]*model.Node, kids),
+		byID: make(map[string]*model.Node, count)}
 	snap := *t
 	snap.Sessions = make([]*model.Node, len(t.Sessions))
 	for k, s := range t.Sessions {
-		snap.Sessions[k] = clone(s, nil)
+		snap.Sessions[k] = c.clone(s, nil)
 	}
-	snap.ByID = byID
+	snap.ByID = c.byID
 	snap.Problems = slices.Clip(t.Problems)
 	return &snap
+}
+
+// cloneSession copies one session tree, entering its nodes in byID.
+func cloneSession(s *model.Node, byID map[string]*model.Node) *model.Node {
+	count, kids := 0, 0
+	s.Walk(func(n *model.Node) { count++; kids += len(n.Children) })
+	c := &cloner{arr: make([]model.Node, count), kids: make([]*model.Node, kids), byID: byID}
+	return c.clone(s, nil)
+}
+
+// cloner hands out nodes and child slices from two preallocated arrays.
+type cloner struct {
+	arr  []model.Node
+	kids []*model.Node
+	byID map[string]*model.Node
+}
+
+func (c *cloner) clone(src, parent *model.Node) *model.Node {
+	n := &c.arr[0]
+	c.arr = c.arr[1:]
+	*n = *src
+	n.Parent = parent
+	n.Flags = nil
+	n.ScanFlags = slices.Clip(src.ScanFlags)
+	n.Problems = slices.Clip(src.Problems)
+	n.Registry = slices.Clip(src.Registry)
+	if k := len(src.Children); k > 0 {
+		n.Children = c.kids[:k:k]
+		c.kids = c.kids[k:]
+		for i, ch := range src.Children {
+			n.Children[i] = c.clone(ch, n)
+		}
+	}
+	c.byID[n.ID] = n
+	return n
 }
 
 // watchInfo is the current mode, with the polled share explained.

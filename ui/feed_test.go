@@ -29,8 +29,8 @@ func TestFeedCoalescesBursts(t *testing.T) {
 	if !ok {
 		t.Fatalf("got %T", msg)
 	}
-	if len(u.update.Transitions) != 100 || len(u.update.Changed) != 100 {
-		t.Errorf("merged %d transitions, %d changes; want 100 each", len(u.update.Transitions), len(u.update.Changed))
+	if len(u.update.Transitions) != 100 {
+		t.Errorf("merged %d transitions, want 100", len(u.update.Transitions))
 	}
 	if got := u.update.Snapshot.Node("A").Reason; got != "beat 99" {
 		t.Errorf("kept snapshot %q, want the newest", got)
@@ -235,5 +235,27 @@ func TestProblemsInEventPane(t *testing.T) {
 	press(m, "e")
 	if !strings.Contains(stripped(m), "permission denied") {
 		t.Errorf("problem not in the event pane:\n%s", stripped(m))
+	}
+}
+
+// A long pause holds one snapshot and at most an event pane of transitions.
+func TestPauseStaysBounded(t *testing.T) {
+	m := newTestModel(t, 80, 24, Options{})
+	press(m, "p")
+	for i := range 3 * maxEvents {
+		m.Update(updateMsg{update: Update{Snapshot: exampleSnapshot(), Changed: []string{"A", "B"},
+			Transitions: []model.Transition{{Time: clock12, ID: fmt.Sprintf("n%d", i), From: model.StateRunning, To: model.StateDead}}}})
+	}
+	if got := len(m.pending.Transitions); got != maxEvents {
+		t.Errorf("pending holds %d transitions, want %d", got, maxEvents)
+	}
+	// A transition-only update keeps the snapshot already pending.
+	m.Update(updateMsg{update: Update{Transitions: []model.Transition{{Time: clock12, ID: "x", From: model.StateRunning, To: model.StateDead}}}})
+	if m.pending.Snapshot == nil {
+		t.Error("a transition-only update dropped the pending snapshot")
+	}
+	press(m, "p")
+	if want := fmt.Sprintf("n%d", 3*maxEvents-1); m.events[len(m.events)-2].id != want {
+		t.Errorf("newest held transition %q, want %q", m.events[len(m.events)-2].id, want)
 	}
 }

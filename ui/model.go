@@ -199,13 +199,19 @@ func waitFeed(ch <-chan Update) tea.Cmd {
 	}
 }
 
-// mergeUpdates keeps the newer snapshot and every transition and change.
+// mergeUpdates keeps the newer snapshot and the newest transitions (no
+// more than the event pane holds, so a long pause stays bounded). Changed is
+// dropped: the ui rebuilds its rows from the snapshot and never reads it.
 func mergeUpdates(a, b Update) Update {
-	return Update{
-		Snapshot:    b.Snapshot,
-		Changed:     append(append([]string(nil), a.Changed...), b.Changed...),
-		Transitions: append(append([]model.Transition(nil), a.Transitions...), b.Transitions...),
+	tr := append(append([]model.Transition(nil), a.Transitions...), b.Transitions...)
+	if len(tr) > maxEvents {
+		tr = tr[len(tr)-maxEvents:]
 	}
+	snap := b.Snapshot
+	if snap == nil {
+		snap = a.Snapshot
+	}
+	return Update{Snapshot: snap, Transitions: tr}
 }
 
 func tick(d time.Duration) tea.Cmd {

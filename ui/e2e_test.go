@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -77,5 +78,33 @@ func TestEndToEndStillPicture(t *testing.T) {
 	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
 	if final := tm.FinalModel(t).(*Model); final.mode != modeHelp {
 		t.Errorf("final mode %v, want help", final.mode)
+	}
+}
+
+// Through a real program: a resize reflows, a click selects, the wheel scrolls.
+func TestEndToEndResizeAndMouse(t *testing.T) {
+	m := New(Options{Initial: bigSnapshot(200), Now: fixedNow, Tick: -1})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24))
+	waitOutput(t, tm, "1/200")
+	tm.Send(tea.WindowSizeMsg{Width: 120, Height: 40})
+	waitOutput(t, tm, "CFA")
+	// At 120 columns this tree's header is four lines (title, counts, watch
+	// line, column head): screen line 7 is the fourth row.
+	tm.Send(tea.MouseClickMsg{X: 3, Y: 7, Button: tea.MouseLeft})
+	waitOutput(t, tm, "4/200")
+	for range 10 {
+		tm.Send(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
+	}
+	tm.Send(keyMsg("q"))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	final := tm.FinalModel(t).(*Model)
+	if final.width != 120 || final.height != 40 {
+		t.Errorf("final size %dx%d", final.width, final.height)
+	}
+	if final.offset != 10*wheelStep {
+		t.Errorf("offset %d after ten wheel steps, want %d", final.offset, 10*wheelStep)
+	}
+	if final.cursor < final.offset {
+		t.Errorf("cursor %d above the screen (offset %d)", final.cursor, final.offset)
 	}
 }

@@ -83,14 +83,30 @@ func Verify(info ProcessInfo, started time.Time, tolerance time.Duration) model.
 	return model.ProcessReused
 }
 
-// CachingProbe answers from a per-pid cache younger than its TTL and asks
-// the wrapped probe otherwise. The live engine re-classifies every second;
-// a TTL of a second or two keeps that from reading /proc for every stale
-// node on every tick. It is safe for concurrent use.
+// CachingProbe answers from a per-pid cache and asks the wrapped probe as
+// little as the rules allow. The live engine re-classifies every second, and
+// a full lookup (existence and create time) costs tens of microseconds: for
+// 10,000 nodes every tick that alone would take a fifth of a core. So:
+//
+//   - within the TTL (a tick or two) the cached answer is returned as is;
+//   - past the TTL, a pid whose create time is known, or that is known gone,
+//     is only re-checked for existence, when the wrapped probe is an
+//     ExistenceChecker (SystemProbe is: one signal-0 syscall). Death is
+//     noticed within a TTL, which keeps SPEC's exit-grace fast path fast; a
+//     gone pid that exists again is a new process and gets a full lookup;
+//   - the create time is re-read (a full lookup) once per re-verify period,
+//     15 to 30 s spread by pid so the lookups do not all fall on one tick. A
+//     pid reused within that period is noticed that much later; pid
+//     wraparound takes minutes even under heavy load.
+//
+// Actions never trust this cache: kill re-verifies the pid itself. It is
+// safe for concurrent use.
 type CachingProbe struct {
-	probe Probe
-	ttl   time.Duration
-	now   func() time.Time
+	probe    Probe
+	checker  ExistenceChecker // nil when the wrapped probe is not one
+	ttl      time.Duration
+	reverify time.Duration
+	now      func() time.Time
 
 	mu        sync.Mutex
 	entries   map[int]cachedLookup
@@ -99,51 +115,105 @@ type CachingProbe struct {
 	bootRead  bool
 }
 
+// ExistenceChecker is implemented by a probe that can tell whether a pid
+// exists much more cheaply than a full Lookup.
+type ExistenceChecker interface {
+	PidExists(pid int) (bool, error)
+}
+
+// DefaultReverify is how long a create time read by CachingProbe is trusted
+// while its pid keeps existing (at most; each pid gets 50-100 % of it).
+const DefaultReverify = 30 * time.Second
+
 type cachedLookup struct {
-	info ProcessInfo
-	at   time.Time
+	info     ProcessInfo
+	at       time.Time // when the answer was last confirmed (either way)
+	verified time.Time // when the create time was last read
 }
 
-// NewCachingProbe wraps probe (nil means SystemProbe) with a cache of ttl.
+// NewCachingProbe wraps probe (nil means SystemProbe) with a cache of ttl
+// and create times re-read within DefaultReverify.
 func NewCachingProbe(probe Probe, ttl time.Duration) *CachingProbe {
-	return newCachingProbe(probe, ttl, time.Now)
+	return newCachingProbe(probe, ttl, DefaultReverify, time.Now)
 }
 
-func newCachingProbe(probe Probe, ttl time.Duration, now func() time.Time) *CachingProbe {
+func newCachingProbe(probe Probe, ttl, reverify time.Duration, now func() time.Time) *CachingProbe {
 	if probe == nil {
 		probe = SystemProbe{}
 	}
-	return &CachingProbe{probe: probe, ttl: ttl, now: now, entries: map[int]cachedLookup{}}
+	checker, _ := probe.(ExistenceChecker)
+	return &CachingProbe{probe: probe, checker: checker, ttl: ttl, reverify: max(reverify, ttl), now: now, entries: map[int]cachedLookup{}}
 }
 
-// Lookup answers from the cache when the pid was looked up less than the
-// TTL ago. The wrapped probe is asked outside the lock, so one slow lookup
-// does not hold up the others; two concurrent misses on one pid may both ask.
+// Lookup answers from the cache, an existence check or a full lookup, as
+// the type's doc says. The wrapped probe is asked outside the lock, so one
+// slow lookup does not hold up the others; two concurrent misses on one pid
+// may both ask.
 func (c *CachingProbe) Lookup(pid int) ProcessInfo {
 	now := c.now()
 	c.mu.Lock()
-	if e, ok := c.entries[pid]; ok && now.Sub(e.at) < c.ttl {
-		c.mu.Unlock()
+	e, cached := c.entries[pid]
+	c.mu.Unlock()
+	if cached && now.Sub(e.at) < c.ttl {
 		return e.info
 	}
-	c.mu.Unlock()
-
+	if cached && c.checker != nil && c.checkable(e, pid, now) {
+		exists, err := c.checker.PidExists(pid)
+		switch {
+		case err != nil:
+			// The cheap question failed: ask the full one.
+		case exists == e.info.Exists:
+			e.at = now
+			c.store(pid, e, now)
+			return e.info
+		case !exists:
+			e = cachedLookup{at: now, verified: now}
+			c.store(pid, e, now)
+			return e.info
+		}
+		// A gone pid exists again: a new process, whose create time is read.
+	}
 	info := c.probe.Lookup(pid)
+	c.store(pid, cachedLookup{info: info, at: now, verified: now}, now)
+	return info
+}
 
+// checkable reports whether an expired entry may be renewed by an existence
+// check: a pid known gone, or one whose create time was read within its
+// re-verify period.
+func (c *CachingProbe) checkable(e cachedLookup, pid int, now time.Time) bool {
+	if !e.info.Exists {
+		return true
+	}
+	return e.info.CreateTimeErr == nil && !e.info.CreateTime.IsZero() && now.Sub(e.verified) < c.reverifyFor(pid)
+}
+
+// reverifyFor spreads the re-verify period over 50-100 % of its length by
+// pid, so that create times read on the same tick are not all re-read on
+// the same later tick.
+func (c *CachingProbe) reverifyFor(pid int) time.Duration {
+	const buckets = 997
+	b := pid % buckets
+	if b < 0 {
+		b = -b
+	}
+	return c.reverify/2 + c.reverify/2*time.Duration(b)/buckets
+}
+
+func (c *CachingProbe) store(pid int, e cachedLookup, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.entries[pid] = cachedLookup{info: info, at: now}
-	// Drop expired entries once per TTL so pids of long-gone nodes do not
-	// accumulate.
-	if now.Sub(c.lastSweep) >= c.ttl {
-		for p, e := range c.entries {
-			if now.Sub(e.at) >= c.ttl {
+	c.entries[pid] = e
+	// Drop pids nobody asked about for a whole re-verify period, once per
+	// period, so pids of long-gone nodes do not accumulate.
+	if now.Sub(c.lastSweep) >= c.reverify {
+		for p, old := range c.entries {
+			if now.Sub(old.at) >= c.reverify {
 				delete(c.entries, p)
 			}
 		}
 		c.lastSweep = now
 	}
-	return info
 }
 
 // BootTime is the wrapped probe's boot time, read once (the host does not

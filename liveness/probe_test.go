@@ -204,10 +204,10 @@ func (c *countingProbe) count(pid int) int {
 	return c.calls[pid]
 }
 
-func TestCachingProbe(t *testing.T) {
+func TestCachingProbeWithoutExistenceCheck(t *testing.T) {
 	inner := &countingProbe{}
 	clock := now
-	c := newCachingProbe(inner, 2*time.Second, func() time.Time { return clock })
+	c := newCachingProbe(inner, 2*time.Second, 10*time.Second, func() time.Time { return clock })
 
 	steps := []struct {
 		name      string
@@ -219,8 +219,8 @@ func TestCachingProbe(t *testing.T) {
 		{name: "first lookup asks", pid: 10, wantCalls: 1, wantLen: 1},
 		{name: "within the TTL answers from the cache", advance: time.Second, pid: 10, wantCalls: 1, wantLen: 1},
 		{name: "another pid asks", pid: 11, wantCalls: 1, wantLen: 2},
-		{name: "past the TTL asks again", advance: 1500 * time.Millisecond, pid: 10, wantCalls: 2, wantLen: 2},
-		{name: "a later lookup sweeps expired pids", advance: 5 * time.Second, pid: 12, wantCalls: 1, wantLen: 1},
+		{name: "past the TTL asks again (no cheaper question to ask)", advance: 1500 * time.Millisecond, pid: 10, wantCalls: 2, wantLen: 2},
+		{name: "a lookup a re-verify period later sweeps pids nobody asked about", advance: 11 * time.Second, pid: 12, wantCalls: 1, wantLen: 1},
 	}
 	for _, s := range steps {
 		clock = clock.Add(s.advance)
@@ -246,6 +246,135 @@ func TestCachingProbe(t *testing.T) {
 	}
 	if bt := NewCachingProbe(fakeLookupOnly{}, time.Second).BootTime(); !bt.IsZero() {
 		t.Errorf("a probe without BootTime gives boot time %v, want zero", bt)
+	}
+}
+
+// processTable is a probe with an existence check whose processes the test
+// starts, ends and replaces; it counts both kinds of question.
+type processTable struct {
+	mu      sync.Mutex
+	procs   map[int]time.Time // pid -> create time
+	lookups int
+	checks  int
+	failing bool // PidExists errors
+}
+
+func (p *processTable) Lookup(pid int) ProcessInfo {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lookups++
+	ct, ok := p.procs[pid]
+	if !ok {
+		return ProcessInfo{}
+	}
+	return ProcessInfo{Exists: true, CreateTime: ct}
+}
+
+func (p *processTable) PidExists(pid int) (bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.checks++
+	if p.failing {
+		return false, errors.New("no answer")
+	}
+	_, ok := p.procs[pid]
+	return ok, nil
+}
+
+func (p *processTable) set(pid int, ct time.Time, alive bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if alive {
+		p.procs[pid] = ct
+	} else {
+		delete(p.procs, pid)
+	}
+}
+
+func TestCachingProbeChecksExistenceBetweenFullLookups(t *testing.T) {
+	const pid = 1994 // re-verify period for it: 50-100 % of 20 s, here 10 s
+	table := &processTable{procs: map[int]time.Time{pid: started}}
+	clock := now
+	c := newCachingProbe(table, time.Second, 20*time.Second, func() time.Time { return clock })
+	if got := c.reverifyFor(pid); got != 10*time.Second {
+		t.Fatalf("re-verify for pid %d = %v, want 10s", pid, got)
+	}
+
+	steps := []struct {
+		name        string
+		advance     time.Duration
+		change      func()
+		want        model.ProcessStatus
+		wantLookups int
+		wantChecks  int
+	}{
+		{name: "first: a full lookup", want: model.ProcessAlive, wantLookups: 1},
+		{name: "within the TTL: from the cache", advance: 500 * time.Millisecond, want: model.ProcessAlive, wantLookups: 1},
+		{name: "past the TTL: an existence check only", advance: time.Second, want: model.ProcessAlive, wantLookups: 1, wantChecks: 1},
+		{name: "again a tick later: another existence check", advance: time.Second, want: model.ProcessAlive, wantLookups: 1, wantChecks: 2},
+		{name: "the process exits: its death is seen within a TTL", advance: time.Second,
+			change: func() { table.set(pid, time.Time{}, false) }, want: model.ProcessGone, wantLookups: 1, wantChecks: 3},
+		{name: "still gone a tick later: an existence check only", advance: time.Second,
+			want: model.ProcessGone, wantLookups: 1, wantChecks: 4},
+		{name: "its pid is reused: a gone pid that exists again gets a full lookup", advance: time.Second,
+			change: func() { table.set(pid, started.Add(time.Minute), true) }, want: model.ProcessReused, wantLookups: 2, wantChecks: 5},
+		{name: "the re-verify period passes: the create time is read again", advance: 11 * time.Second,
+			want: model.ProcessReused, wantLookups: 3, wantChecks: 5},
+		{name: "a failing existence check falls back to a full lookup", advance: time.Second,
+			change: func() { table.mu.Lock(); table.failing = true; table.mu.Unlock() }, want: model.ProcessReused, wantLookups: 4, wantChecks: 6},
+	}
+	for _, s := range steps {
+		clock = clock.Add(s.advance)
+		if s.change != nil {
+			s.change()
+		}
+		if got := Verify(c.Lookup(pid), started, 2*time.Second); got != s.want {
+			t.Errorf("%s: %s, want %s", s.name, got, s.want)
+		}
+		if table.lookups != s.wantLookups || table.checks != s.wantChecks {
+			t.Errorf("%s: %d lookups and %d existence checks, want %d and %d", s.name, table.lookups, table.checks, s.wantLookups, s.wantChecks)
+		}
+	}
+}
+
+func TestCachingProbeReverifySpreadsOverHalfToAllOfThePeriod(t *testing.T) {
+	c := NewCachingProbe(fakeLookupOnly{}, time.Second)
+	lo, hi := DefaultReverify, time.Duration(0)
+	for pid := 1; pid < 5000; pid++ {
+		d := c.reverifyFor(pid)
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	if lo < DefaultReverify/2 || hi > DefaultReverify || hi-lo < DefaultReverify/3 {
+		t.Errorf("re-verify periods span [%v, %v], want a spread within [%v, %v]", lo, hi, DefaultReverify/2, DefaultReverify)
+	}
+}
+
+func TestSystemProbePidExists(t *testing.T) {
+	livePid, _ := startSleep(t)
+	gonePid := goneProcess(t)
+	tests := []struct {
+		name string
+		pid  int
+		want bool
+	}{
+		{"live sleep", livePid, true},
+		{"this process", os.Getpid(), true},
+		{"pid 1 (another user's process counts)", 1, true},
+		{"reaped pid", gonePid, false},
+		{"pid 0 (a process group for kill: never asked)", 0, false},
+		{"negative pid", -1, false},
+		{"beyond pid_t", math.MaxInt32 + 1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := SystemProbe{}.PidExists(tt.pid)
+			if err != nil || got != tt.want {
+				t.Errorf("PidExists(%d) = %v, %v; want %v", tt.pid, got, err, tt.want)
+			}
+			if full := (SystemProbe{}).Lookup(tt.pid).Exists; full != tt.want {
+				t.Errorf("Lookup(%d).Exists = %v disagrees", tt.pid, full)
+			}
+		})
 	}
 }
 

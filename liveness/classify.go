@@ -22,6 +22,13 @@ package liveness
 //     beating. A stalled child is reported as stalled, with its own wait or
 //     kill advice (the appendix: B/code/1 is orphaned, stalled B/ask/3 is not).
 //   - outside_root: shown, never acted on, so the recommendation is none.
+//   - a heartbeat without `started` cannot tell its pid from a reused one:
+//     the pid is unverified (treated as alive), never called reused.
+//   - a sentinel the scanner could not open has no mtime: running (flagged
+//     unreadable), because nothing says the agent stopped.
+//   - paused is a flag, not an exemption: a paused node is judged by its
+//     beat and pid like any other (wrap keeps beating while its agent is
+//     paused); only blocked suppresses kill_candidate.
 
 import (
 	"fmt"
@@ -51,8 +58,9 @@ func ClassifyForest(sessions []*model.Node, probe Probe, now time.Time, th model
 }
 
 // ClassifyNode sets n's State, Flags, Reason and Process from n's own facts.
-// The parts that depend on the tree — the orphaned flag, the action — are
-// left for Recommend; Action is reset to "" here.
+// The parts that depend on the tree — the orphaned flag, then the action
+// (Recommend) — are ClassifyForest's second pass; Action and OrphanedSince
+// are reset here.
 func ClassifyNode(n *model.Node, probe Probe, now time.Time, th model.Thresholds) {
 	var c verdict
 	switch {

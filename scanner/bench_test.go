@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,6 +32,7 @@ func benchScan(b *testing.B, sessions, perSession int) {
 		Probe: liveness.NewCachingProbe(liveness.SystemProbe{}, time.Minute),
 	}
 	want := sessions * perSession
+	cpu := startCPU()
 	b.ResetTimer()
 	for b.Loop() {
 		snap, err := Scan(opts)
@@ -41,6 +43,26 @@ func benchScan(b *testing.B, sessions, perSession int) {
 			b.Fatalf("scanned %d nodes in %d sessions, want %d in %d", len(snap.ByID), len(snap.Sessions), want, sessions)
 		}
 	}
+	cpu.report(b)
+}
+
+// cpuClock reports the process's CPU time (user + system) per op beside
+// the wall time: on a shared machine the wall time swings with the load,
+// the CPU time much less.
+type cpuClock struct{ start time.Duration }
+
+func startCPU() cpuClock { return cpuClock{start: processCPU()} }
+
+func (c cpuClock) report(b *testing.B) {
+	b.ReportMetric(float64(processCPU()-c.start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkColdScan10k is the SPEC §8 cold scan: discover, read, build and
@@ -51,6 +73,7 @@ func BenchmarkColdScan10k(b *testing.B) { benchScan(b, 1000, 10) }
 // with a stat of every entry and no file read.
 func BenchmarkBareWalk10k(b *testing.B) {
 	dir := benchTree(b, 1000, 10)
+	cpu := startCPU()
 	b.ResetTimer()
 	for b.Loop() {
 		entries := 0
@@ -68,6 +91,7 @@ func BenchmarkBareWalk10k(b *testing.B) {
 			b.Fatalf("walk: %d entries, %v", entries, err)
 		}
 	}
+	cpu.report(b)
 }
 
 // BenchmarkColdScan100k checks that 100,000 nodes work (10,000 sessions).

@@ -2,6 +2,7 @@ package scanner
 
 import (
 	"bytes"
+	"reflect"
 	"testing"
 )
 
@@ -16,6 +17,13 @@ func FuzzHeartbeat(f *testing.F) {
 		if err == nil && hb.PID < 0 {
 			t.Fatalf("negative pid %d accepted", hb.PID)
 		}
+		// The fast path must agree with the field-by-field one.
+		if fast, ok := parseHeartbeatFast(b); ok {
+			slow, err := parseHeartbeatSlow(b)
+			if err != nil || !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("fast %+v, slow %+v (%v)", fast, slow, err)
+			}
+		}
 	})
 }
 
@@ -23,6 +31,16 @@ func FuzzRegistry(f *testing.F) {
 	f.Add([]byte("{\"heartbeat\":\"a/.heartbeat\",\"status\":\"active\"}\n{\"heart"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		lines := ParseRegistry(b)
+		for _, l := range lines {
+			body := bytes.TrimSpace(l.Raw)
+			if l.Entry == nil || len(body) == 0 {
+				continue
+			}
+			// The fast path must agree with the field-by-field one.
+			if slow, err := parseChildEntrySlow(body); err != nil || !reflect.DeepEqual(*l.Entry, slow) {
+				t.Fatalf("line %d: fast %+v, slow %+v (%v)", l.Number, *l.Entry, slow, err)
+			}
+		}
 		// Raw bytes plus newlines rebuild the input when no line was capped.
 		var rebuilt []byte
 		for i, l := range lines {

@@ -36,6 +36,16 @@ func ParseHeartbeat(b []byte) (model.Heartbeat, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return hb, errEmpty
 	}
+	if hb, ok := parseHeartbeatFast(b); ok {
+		return hb, nil
+	}
+	return parseHeartbeatSlow(b)
+}
+
+// parseHeartbeatSlow parses field by field: unknown fields go to Extra and
+// an error names the field at fault.
+func parseHeartbeatSlow(b []byte) (model.Heartbeat, error) {
+	var hb model.Heartbeat
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(b, &fields); err != nil {
 		return hb, fmt.Errorf("not a JSON object: %w", err)
@@ -78,18 +88,79 @@ func ParseHeartbeat(b []byte) (model.Heartbeat, error) {
 	return hb, nil
 }
 
+// heartbeatFast holds exactly the known fields: a heartbeat with nothing
+// else decodes in one pass without the generic map.
+type heartbeatFast struct {
+	PID             json.Number     `json:"pid"`
+	ParentHeartbeat string          `json:"parent_heartbeat"`
+	Role            string          `json:"role"`
+	Started         float64         `json:"started"`
+	Status          string          `json:"status"`
+	Team            string          `json:"team"`
+	TaskID          json.RawMessage `json:"task_id"`
+	Worktree        string          `json:"worktree"`
+}
+
+// parseHeartbeatFast decodes the common case; ok is false for anything
+// else (unknown fields, wrong types, odd pids), which the field-by-field
+// path then parses or describes.
+func parseHeartbeatFast(b []byte) (model.Heartbeat, bool) {
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) == 0 || t[0] != '{' || !plainKeys(b) {
+		return model.Heartbeat{}, false
+	}
+	var f heartbeatFast
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil || dec.More() {
+		return model.Heartbeat{}, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return model.Heartbeat{}, false // trailing data after the object
+	}
+	pid, err := strconv.Atoi(string(f.PID))
+	if f.PID == "" {
+		pid, err = 0, nil
+	}
+	if err != nil || pid < 0 || pid > math.MaxInt32 || len(f.TaskID) > 0 && f.TaskID[0] != '"' && !isNull(f.TaskID) {
+		return model.Heartbeat{}, false
+	}
+	hb := model.Heartbeat{PID: pid, ParentHeartbeat: f.ParentHeartbeat, Role: f.Role, Started: f.Started,
+		Status: f.Status, Team: f.Team, Worktree: f.Worktree}
+	if len(f.TaskID) > 0 && !isNull(f.TaskID) {
+		if err := json.Unmarshal(f.TaskID, &hb.TaskID); err != nil {
+			return model.Heartbeat{}, false
+		}
+	}
+	return hb, true
+}
+
+// plainKeys reports whether b has no uppercase ASCII and no non-ASCII byte.
+// encoding/json matches struct fields case-insensitively, the contract's
+// keys are exact: only such input can take a struct-decoding fast path and
+// still agree with the exact field-by-field parse.
+func plainKeys(b []byte) bool {
+	for _, c := range b {
+		if c >= 'A' && c <= 'Z' || c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 // ParseRegistry parses a whole `.children` file. Every line is kept with its
 // raw bytes (CR included, newline excluded); a line that does not parse
 // keeps Err; a last line without a newline is Torn (an append in flight).
 func ParseRegistry(b []byte) []model.RegistryLine {
-	lines, _ := readRegistry(bytes.NewReader(b))
+	lines, _ := readRegistry(bytes.NewReader(b), int64(len(b)))
 	return lines
 }
 
 // readRegistry streams a registry from r, line by line, so a registry of any
 // length is read without holding more than one line beyond the result.
-func readRegistry(r io.Reader) ([]model.RegistryLine, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+// sizeHint (the file size) keeps the buffer small for the usual short
+// registry; longer lines are assembled across buffer fills.
+func readRegistry(r io.Reader, sizeHint int64) ([]model.RegistryLine, error) {
+	br := bufio.NewReaderSize(r, int(min(max(sizeHint+1, 512), 64<<10)))
 	var lines []model.RegistryLine
 	var long []byte // accumulates a line longer than the buffer
 	for n := 1; ; {
@@ -145,7 +216,36 @@ func parseRegistryLine(n int, raw []byte, torn bool) model.RegistryLine {
 	return line
 }
 
+// childEntryFast decodes a well-formed line without the generic map; any
+// error falls back to the field-by-field path for a precise message.
+type childEntryFast struct {
+	Heartbeat string          `json:"heartbeat"`
+	Team      string          `json:"team"`
+	TaskID    json.RawMessage `json:"task_id"`
+	Status    string          `json:"status"`
+	Worktree  string          `json:"worktree"`
+}
+
 func parseChildEntry(b []byte) (model.ChildEntry, error) {
+	if b[0] == '{' && plainKeys(b) {
+		var f childEntryFast
+		if err := json.Unmarshal(b, &f); err == nil && f.Heartbeat != "" {
+			e := model.ChildEntry{Heartbeat: f.Heartbeat, Team: f.Team, Status: f.Status, Worktree: f.Worktree}
+			if len(f.TaskID) > 0 && !isNull(f.TaskID) {
+				id, err := jsonStringOrNumber(f.TaskID)
+				if err == nil {
+					e.TaskID = &id
+					return e, nil
+				}
+			} else {
+				return e, nil
+			}
+		}
+	}
+	return parseChildEntrySlow(b)
+}
+
+func parseChildEntrySlow(b []byte) (model.ChildEntry, error) {
 	var e model.ChildEntry
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(b, &fields); err != nil {

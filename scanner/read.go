@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -219,7 +218,9 @@ func readRegistryInto(n *model.Node, path string) {
 	}
 	defer f.Close()
 	n.RegistryMtime, n.RegistrySize = fi.ModTime(), fi.Size()
-	lines, err := readRegistry(f)
+	// Up to the size fstat gave: lines appended since are read next time,
+	// and the read that would only report EOF is saved.
+	lines, err := readRegistry(io.LimitReader(f, fi.Size()), fi.Size())
 	n.Registry = lines
 	if err != nil {
 		addProblem(n, path, fmt.Errorf("read registry: %w", err), true)
@@ -275,35 +276,25 @@ func readDocument(path string) ([]byte, fs.FileInfo, error) {
 	if fi.Size() > MaxDocumentSize {
 		return nil, fi, errTooLarge
 	}
-	// Size+1 so a file that grew since the stat is still read whole (and
-	// caught by the cap), and io.ReadAll does not have to grow the buffer.
-	buf := make([]byte, 0, min(fi.Size(), MaxDocumentSize)+1)
-	b, err := readAllCapped(f, buf)
+	// A document is replaced whole (temp file + rename), never grown in
+	// place, so the size fstat gave is all there is: reading exactly that
+	// much saves the read that would only report EOF. A size of 0 may be a
+	// file that does not report one: read it to EOF, capped.
+	if size := fi.Size(); size > 0 {
+		buf := make([]byte, size)
+		if _, err := io.ReadFull(f, buf); err != nil {
+			return nil, fi, fmt.Errorf("read %s: %w", path, err)
+		}
+		return buf, fi, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxDocumentSize+1))
 	if err != nil {
-		return nil, fi, err
+		return nil, fi, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(b) > MaxDocumentSize {
+		return nil, fi, errTooLarge
 	}
 	return b, fi, nil
-}
-
-func readAllCapped(r io.Reader, buf []byte) ([]byte, error) {
-	lr := io.LimitReader(r, MaxDocumentSize+1)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		k, err := lr.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+k]
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if len(buf) > MaxDocumentSize {
-		return nil, errTooLarge
-	}
-	return buf, nil
 }
 
 // addProblem records a problem on the node; unreadable marks the node's own
@@ -324,13 +315,4 @@ func addScanFlag(n *model.Node, f model.Flag) {
 // oneLine keeps a message on one line for the problems list.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
-}
-
-// mtimeOf is a small helper for tests and the tree: a file's mtime or zero.
-func mtimeOf(path string) time.Time {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return time.Time{}
-	}
-	return fi.ModTime()
 }

@@ -47,6 +47,10 @@ func ClassifyForest(sessions []*model.Node, probe Probe, now time.Time, th model
 	if probe == nil {
 		probe = SystemProbe{}
 	}
+	if bt, ok := probe.(BootTimer); ok {
+		// The boot time is the same for every legacy node: read it once.
+		probe = &bootOnce{Probe: probe, timer: bt}
+	}
 	for _, s := range sessions {
 		s.Walk(func(n *model.Node) { ClassifyNode(n, probe, now, th) })
 	}
@@ -259,6 +263,22 @@ func unknownMtime(v verdict, subject string, b *model.Blocked) verdict {
 		v.reason = waitingForHuman(b) + "; " + v.reason
 	}
 	return v
+}
+
+// bootOnce asks its BootTimer at most once. ClassifyForest is sequential,
+// so it needs no lock.
+type bootOnce struct {
+	Probe
+	timer BootTimer
+	boot  time.Time
+	read  bool
+}
+
+func (b *bootOnce) BootTime() time.Time {
+	if !b.read {
+		b.boot, b.read = b.timer.BootTime(), true
+	}
+	return b.boot
 }
 
 func bootTime(probe Probe) time.Time {

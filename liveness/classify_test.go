@@ -6,6 +6,7 @@ package liveness
 // start-tolerance 2 s); now is 12:00:00.
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -559,6 +560,25 @@ func TestProbeOnlyWhenThePidIsDecisive(t *testing.T) {
 				t.Errorf("asked = %v (%v), want %v", got, probe.askedAbout(), tt.asked)
 			}
 		})
+	}
+}
+
+// TestBootTimeReadOncePerForest: the legacy rule compares every `.running`
+// with the same boot time; it is asked for once per classification.
+func TestBootTimeReadOncePerForest(t *testing.T) {
+	inner := &countingProbe{}
+	var sessions []*model.Node
+	for i := range 5 {
+		sessions = append(sessions, legacy(fmt.Sprintf("c%d", i), 2, time.Minute))
+	}
+	ClassifyForest(sessions, inner, now, th)
+	if inner.boots != 1 {
+		t.Errorf("boot time read %d times for 5 legacy nodes, want once", inner.boots)
+	}
+	for _, n := range sessions {
+		if n.State != model.StateRunning {
+			t.Errorf("%s: %s (%s), want running", n.ID, n.State, n.Reason)
+		}
 	}
 }
 

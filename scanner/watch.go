@@ -86,8 +86,9 @@ type WatchOptions struct {
 type Update struct {
 	// Snapshot is the classified forest; never mutated after it is sent.
 	Snapshot *model.Snapshot
-	// Changed lists (sorted) the ids whose files changed or whose state,
-	// flags, reason or action changed. The first update lists every id.
+	// Changed lists (in no order, each once) the ids whose files changed or
+	// whose state, flags, reason or action changed. The first update lists
+	// every id.
 	Changed []string
 	// Transitions are state or flag changes, appearances and vanishings, in
 	// the order they were seen.
@@ -138,6 +139,8 @@ type watchStats struct {
 	publishes   int
 	rereads     int
 	lastLatency time.Duration // first event of a batch -> update published
+	fullTime    time.Duration // spent in full publishes (ticks)
+	fulls       int
 }
 
 type watchDir struct {
@@ -152,12 +155,40 @@ type watchDir struct {
 // out; copies are) and what polling compares against.
 type liveNode struct {
 	n    *model.Node
-	sigs map[string]fileSig // by name relative to the infra dir
+	sigs fileSigs // by name relative to the infra dir
 	// The registry tail: bytes of complete lines consumed, their newlines,
 	// and the file's inode. regOff < 0 means "read it whole next time".
 	regOff      int64
 	regNewlines int
 	regIno      uint64
+}
+
+// fileSigs is a node's few file signatures; a slice is a fraction of a
+// map's size, and there are 10,000s of nodes.
+type fileSigs []namedSig
+
+type namedSig struct {
+	name string
+	sig  fileSig
+}
+
+func (f fileSigs) get(name string) (fileSig, bool) {
+	for _, e := range f {
+		if e.name == name {
+			return e.sig, true
+		}
+	}
+	return fileSig{}, false
+}
+
+func (f *fileSigs) set(name string, sig fileSig) {
+	for i := range *f {
+		if (*f)[i].name == name {
+			(*f)[i].sig = sig
+			return
+		}
+	}
+	*f = append(*f, namedSig{name, sig})
 }
 
 type fileSig struct {
@@ -485,11 +516,11 @@ func (w *Watcher) restatBeat(ln *liveNode) bool {
 		name = RunningFile
 	}
 	sig, err := statSig(filepath.Join(ln.n.InfraDir, name))
-	old, had := ln.sigs[name]
+	old, had := ln.sigs.get(name)
 	if err != nil || !had || sig.ino != old.ino || sig.size != old.size {
 		return false
 	}
-	ln.sigs[name] = sig
+	ln.sigs.set(name, sig)
 	ln.n.BeatMtime = sig.mtime
 	if t := w.tmplNode(ln); t != nil {
 		t.BeatMtime = sig.mtime
@@ -509,7 +540,7 @@ func (w *Watcher) restatActivity(ln *liveNode) {
 			continue
 		}
 		if sig, err := statSig(filepath.Join(ln.n.InfraDir, e.Name())); err == nil {
-			ln.sigs[e.Name()] = sig
+			ln.sigs.set(e.Name(), sig)
 			if sig.mtime.After(newest) {
 				newest = sig.mtime
 			}
@@ -635,6 +666,14 @@ func (w *Watcher) rebuild() {
 // are shared with the previous snapshot (trees are scoped, SPEC §2: a
 // change in one session never changes another).
 func (w *Watcher) publish(now time.Time, full bool) {
+	if full {
+		defer func(t0 time.Time) {
+			w.stats.mu.Lock()
+			w.stats.fullTime += time.Since(t0)
+			w.stats.fulls++
+			w.stats.mu.Unlock()
+		}(time.Now())
+	}
 	if w.forest == nil {
 		w.rebuild()
 	}
@@ -703,7 +742,6 @@ func (w *Watcher) publish(now time.Time, full bool) {
 	for id := range changed {
 		ids = append(ids, id)
 	}
-	sort.Strings(ids)
 	w.send(Update{Snapshot: snap, Changed: ids, Transitions: trans})
 	w.stats.mu.Lock()
 	w.stats.publishes++
@@ -724,9 +762,15 @@ func (w *Watcher) send(u Update) {
 
 // mergeUpdates folds an unread update into the next one.
 func mergeUpdates(old, u Update) Update {
-	ids := append(append([]string(nil), old.Changed...), u.Changed...)
-	sort.Strings(ids)
-	u.Changed = slices.Compact(ids)
+	seen := make(map[string]bool, len(old.Changed)+len(u.Changed))
+	ids := make([]string, 0, len(old.Changed)+len(u.Changed))
+	for _, id := range append(old.Changed, u.Changed...) {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	u.Changed = ids
 	tr := append(append([]model.Transition(nil), old.Transitions...), u.Transitions...)
 	if len(tr) > maxPendingTransitions {
 		tr = tr[len(tr)-maxPendingTransitions:]
@@ -928,10 +972,10 @@ func stale(ln *liveNode) bool {
 	if n.Legacy {
 		name = RunningFile
 	}
-	if s, ok := ln.sigs[name]; ok && !s.mtime.Equal(n.BeatMtime) {
+	if s, ok := ln.sigs.get(name); ok && !s.mtime.Equal(n.BeatMtime) {
 		return true
 	}
-	if s, ok := ln.sigs[RegistryFile]; ok && (s.size != n.RegistrySize || !s.mtime.Equal(n.RegistryMtime)) {
+	if s, ok := ln.sigs.get(RegistryFile); ok && (s.size != n.RegistrySize || !s.mtime.Equal(n.RegistryMtime)) {
 		return true
 	}
 	return false
@@ -940,7 +984,7 @@ func stale(ln *liveNode) bool {
 // addDir registers a directory: an fsnotify watch when possible, else it
 // is polled. nil when the directory is gone.
 func (w *Watcher) addDir(dir string) *watchDir {
-	d := &watchDir{path: dir, root: w.rootOf(dir), subdirs: map[string]bool{}}
+	d := &watchDir{path: dir, root: w.rootOf(dir)}
 	watched := false
 	if w.fsw != nil && !w.netErr[d.root] && w.limitHit == "" {
 		if w.wo.MaxWatches > 0 && w.nWatched >= w.wo.MaxWatches {
@@ -971,6 +1015,9 @@ func (w *Watcher) addDir(dir string) *watchDir {
 	}
 	w.dirs[dir] = d
 	if parent, ok := w.dirs[filepath.Dir(dir)]; ok && dir != d.root {
+		if parent.subdirs == nil {
+			parent.subdirs = map[string]bool{} // leaves, most directories, have none
+		}
 		parent.subdirs[filepath.Base(dir)] = true
 	}
 	return d
@@ -1053,7 +1100,7 @@ func (w *Watcher) relist(d *watchDir) {
 		if !e.IsDir() {
 			// A file of the node that was not there when it was read.
 			if ln != nil && kindOf(name) != 0 {
-				if _, had := ln.sigs[name]; !had {
+				if _, had := ln.sigs.get(name); !had {
 					moved = true
 				}
 			}
@@ -1117,7 +1164,8 @@ func (w *Watcher) restat(polledOnly bool) {
 // restatNode stats the files a node was read from and marks what moved.
 func (w *Watcher) restatNode(ln *liveNode) {
 	dir := ln.n.InfraDir
-	for name, old := range ln.sigs {
+	for _, e := range ln.sigs {
+		name, old := e.name, e.sig
 		sig, err := statSig(filepath.Join(dir, name))
 		if err != nil {
 			w.dirty[dir] |= kindNode
@@ -1143,8 +1191,8 @@ func (w *Watcher) addWalkProblem(path string, err error) {
 }
 
 // nodeSigs stats the files of an infra dir that matter for its facts.
-func nodeSigs(dir string) map[string]fileSig {
-	sigs := map[string]fileSig{}
+func nodeSigs(dir string) fileSigs {
+	var sigs fileSigs
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return sigs
@@ -1153,7 +1201,7 @@ func nodeSigs(dir string) map[string]fileSig {
 		name := e.Name()
 		if name == MiddleDir {
 			if s, err := statSig(filepath.Join(dir, MiddleDir, BlockedFile)); err == nil {
-				sigs[filepath.Join(MiddleDir, BlockedFile)] = s
+				sigs.set(filepath.Join(MiddleDir, BlockedFile), s)
 			}
 			continue
 		}
@@ -1161,7 +1209,7 @@ func nodeSigs(dir string) map[string]fileSig {
 			continue
 		}
 		if s, err := statSig(filepath.Join(dir, name)); err == nil {
-			sigs[name] = s
+			sigs.set(name, s)
 		}
 	}
 	return sigs

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -121,6 +122,9 @@ func BenchmarkWatchIdle(b *testing.B) {
 		}
 	}()
 	time.Sleep(1500 * time.Millisecond) // past the first ticks and probes
+	w.stats.mu.Lock()
+	w.stats.fullTime, w.stats.fulls = 0, 0
+	w.stats.mu.Unlock()
 	b.ResetTimer()
 	cpu0, wall0 := cpuTime(b), time.Now()
 	for i := 0; i < b.N; i++ {
@@ -128,6 +132,12 @@ func BenchmarkWatchIdle(b *testing.B) {
 	}
 	cpu, wall := cpuTime(b)-cpu0, time.Since(wall0)
 	b.StopTimer()
+	w.stats.mu.Lock()
+	b.ReportMetric(float64(w.stats.fullTime.Microseconds())/1000/float64(w.stats.fulls), "ms/tick")
+	w.stats.mu.Unlock()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "MiB-heap")
 	b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "%cpu")
 	b.ReportMetric(rssMiB(b), "MiB-RSS")
 	b.ReportMetric(float64(len(hbs)), "nodes")

@@ -78,7 +78,7 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 	ln.regOff = off + int64(consumed)
 	ln.regNewlines = newlines + bytes.Count(buf[:consumed], []byte{'\n'})
 	ln.regIno = ino
-	ln.sigs[RegistryFile] = sigOf(fi)
+	ln.sigs.set(RegistryFile, sigOf(fi))
 
 	// The facts are replaced, never edited: published snapshots share them.
 	facts := *n

@@ -27,6 +27,9 @@ type Request struct {
 	// quietNoop: a compaction that removes nothing is not journaled
 	// (compact --all visits every registry).
 	quietNoop bool
+	// scope, when set, is the infra dir of a self-contained session that
+	// holds the node: recover re-reads only that subtree (see sessionScopes).
+	scope string
 }
 
 // Outcomes of an action, as results and journal lines say them.
@@ -124,7 +127,7 @@ func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
 	if req.Node == "" {
 		return res, fmt.Errorf("%s: no node given", req.Action)
 	}
-	snap, n, err := e.locate(req.Node)
+	snap, n, err := e.locate(req.Node, req.scope)
 	if err != nil {
 		return res, err
 	}
@@ -160,8 +163,16 @@ func refuse(res Result, msg string) Result {
 // under the configured roots belongs to its root; a path outside every root
 // is looked up under the directory that holds its session (its topmost
 // ancestor through parent_heartbeat).
-func (e *Engine) locate(arg string) (*model.Snapshot, *model.Node, error) {
+func (e *Engine) locate(arg, scope string) (*model.Snapshot, *model.Node, error) {
 	opts := e.opts.Scan
+	if scope != "" {
+		if snap, err := e.scanSession(scope); err == nil {
+			if n, err := scanner.ResolveNode(snap, arg); err == nil && n != nil {
+				return snap, n, nil
+			}
+		}
+		// The session changed shape since the plan: read everything.
+	}
 	var firstErr error
 	if len(opts.Roots) > 0 {
 		snap, err := e.scan(opts)
@@ -195,6 +206,59 @@ func (e *Engine) locate(arg string) (*model.Snapshot, *model.Node, error) {
 		return nil, nil, fmt.Errorf("no node %q under %s", arg, root)
 	}
 	return snap, n, nil
+}
+
+// scanSession re-reads and classifies only the subtree of the directory
+// dir (a session's infra dir) under the configured roots.
+func (e *Engine) scanSession(dir string) (*model.Snapshot, error) {
+	opts := e.opts.Scan
+	roots, _, err := scanner.PrepareRoots(opts.Roots)
+	if err != nil {
+		return nil, err
+	}
+	walk, err := scanner.DiscoverDir(roots, dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	snap := scanner.BuildForest(walk.Roots, walk.Nodes, walk.Problems)
+	scanner.Classify(snap, opts)
+	return snap, nil
+}
+
+// sessionScopes maps the id of every node of a self-contained session to
+// that session's infra dir. A session is self-contained when its nodes are
+// exactly the nodes whose infra dirs lie inside its own: re-reading that
+// directory alone then rebuilds the same tree, at a fraction of the cost
+// of the whole forest.
+func sessionScopes(snap *model.Snapshot) map[string]string {
+	scopes := map[string]string{}
+	var all []*model.Node
+	for _, s := range snap.Sessions {
+		s.Walk(func(n *model.Node) { all = append(all, n) })
+	}
+	for _, s := range snap.Sessions {
+		members, contained := 0, true
+		s.Walk(func(n *model.Node) {
+			members++
+			if !within(s.InfraDir, n.InfraDir) {
+				contained = false
+			}
+		})
+		if !contained {
+			continue
+		}
+		inside := 0
+		for _, n := range all {
+			if within(s.InfraDir, n.InfraDir) {
+				inside++
+			}
+		}
+		if inside != members {
+			continue
+		}
+		s.Walk(func(n *model.Node) { scopes[n.ID] = s.InfraDir })
+	}
+	return scopes
 }
 
 // sessionHolder finds the directory that holds the session of the node at

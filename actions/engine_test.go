@@ -282,3 +282,47 @@ func TestActionsNeverWriteThroughSymlinksOutOfTheRoot(t *testing.T) {
 		})
 	}
 }
+
+// recover re-reads a self-contained session alone: that must find every
+// node as the full scan does, and a session with a member outside its
+// directory must not be scoped.
+func TestSessionScopedReReadMatchesTheFullScan(t *testing.T) {
+	root := t.TempDir()
+	fleet(t, root)
+	// "spread" registers a child whose infra dir lies outside its own.
+	writeNode(t, root, nodeSpec{dir: "spread", status: "completed", age: time.Minute})
+	writeNode(t, root, nodeSpec{dir: "elsewhere/kid", status: "completed", parent: "spread", age: time.Minute})
+	register(t, root, "spread", "elsewhere/kid", "t", "1", "active")
+	e := testEngine(root, model.Thresholds{}, Config{})
+	full, err := e.scan(e.opts.Scan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scopes := sessionScopes(full)
+	for _, id := range []string{"spread", "elsewhere/kid"} {
+		if full.Node(id) == nil {
+			t.Fatalf("fixture: no node %s in the full scan", id)
+		}
+		if _, ok := scopes[id]; ok {
+			t.Fatalf("%s is scoped though its session reaches outside its directory", id)
+		}
+	}
+	for _, id := range []string{"run", "run/old", "dead", "p", "p/c", "stuck"} {
+		scope, ok := scopes[id]
+		if !ok {
+			t.Fatalf("%s is not scoped", id)
+		}
+		snap, err := e.scanSession(scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := snap.Node(id), full.Node(id)
+		if got == nil {
+			t.Fatalf("the scoped re-read of %s lost it", id)
+		}
+		if got.State != want.State || got.Action != want.Action || got.Reason != want.Reason || len(got.Children) != len(want.Children) || got.ParentID != want.ParentID {
+			t.Fatalf("%s scoped: %s %s %q %d children; full: %s %s %q %d children", id,
+				got.State, got.Action, got.Reason, len(got.Children), want.State, want.Action, want.Reason, len(want.Children))
+		}
+	}
+}

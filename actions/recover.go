@@ -26,9 +26,14 @@ var actionable = map[model.Action]bool{
 // Plan scans the roots and lists every node whose recommended action is not
 // none or wait, in forest order.
 func (e *Engine) Plan(_ context.Context) ([]Step, error) {
+	steps, _, err := e.plan()
+	return steps, err
+}
+
+func (e *Engine) plan() ([]Step, *model.Snapshot, error) {
 	snap, err := e.scan(e.opts.Scan)
 	if err != nil {
-		return nil, fmt.Errorf("recover: %w", err)
+		return nil, nil, fmt.Errorf("recover: %w", err)
 	}
 	var steps []Step
 	for _, s := range snap.Sessions {
@@ -40,7 +45,7 @@ func (e *Engine) Plan(_ context.Context) ([]Step, error) {
 			steps = append(steps, Step{NodeID: n.ID, Root: n.Root, Action: n.Action, State: n.State, PID: n.PID(), Reason: n.Reason})
 		})
 	}
-	return steps, nil
+	return steps, snap, nil
 }
 
 // Recover runs the recovery scan. Without apply every actionable step is a
@@ -49,10 +54,13 @@ func (e *Engine) Plan(_ context.Context) ([]Step, error) {
 // execution time. Steps that need a person (answer, surface) come back as
 // skipped results that say so.
 func (e *Engine) Recover(ctx context.Context, apply, killStalled bool) ([]Result, error) {
-	steps, err := e.Plan(ctx)
+	steps, snap, err := e.plan()
 	if err != nil {
 		return nil, err
 	}
+	// Each step re-reads its node at execution; where its session is
+	// self-contained, only that session's directory is read again.
+	scopes := sessionScopes(snap)
 	var out []Result
 	for _, st := range steps {
 		if ctx.Err() != nil {
@@ -64,7 +72,7 @@ func (e *Engine) Recover(ctx context.Context, apply, killStalled bool) ([]Result
 			out = append(out, base)
 			continue
 		}
-		req := Request{Action: st.Action, Node: st.NodeID, DryRun: !apply}
+		req := Request{Action: st.Action, Node: st.NodeID, DryRun: !apply, scope: scopes[st.NodeID]}
 		if st.Action == model.ActionKill && apply && !killStalled {
 			base.Message = "not killed without --kill-stalled: " + st.Reason
 			out = append(out, base)

@@ -134,14 +134,46 @@ func parseHeartbeatFast(b []byte) (model.Heartbeat, bool) {
 	return hb, true
 }
 
-// plainKeys reports whether b has no uppercase ASCII and no non-ASCII byte.
-// encoding/json matches struct fields case-insensitively, the contract's
-// keys are exact: only such input can take a struct-decoding fast path and
-// still agree with the exact field-by-field parse.
+// plainKeys reports whether every key of the top-level object in b is
+// lowercase ASCII without escapes. encoding/json matches struct fields
+// case-insensitively while the contract's keys are exact: only such input
+// may take a struct-decoding fast path and still agree with the exact
+// field-by-field parse. Values (paths with capitals) do not matter.
 func plainKeys(b []byte) bool {
-	for _, c := range b {
-		if c >= 'A' && c <= 'Z' || c >= 0x80 {
-			return false
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case '"':
+			start, escaped := i+1, false
+			j := start
+			for ; j < len(b) && b[j] != '"'; j++ {
+				if b[j] == '\\' {
+					escaped = true
+					j++
+				}
+			}
+			if j >= len(b) {
+				return false // unterminated: let the exact path describe it
+			}
+			k := j + 1
+			for k < len(b) && (b[k] == ' ' || b[k] == '\t' || b[k] == '\r' || b[k] == '\n') {
+				k++
+			}
+			if depth == 1 && k < len(b) && b[k] == ':' {
+				if escaped {
+					return false
+				}
+				for _, c := range b[start:j] {
+					if c >= 'A' && c <= 'Z' || c >= 0x80 {
+						return false
+					}
+				}
+			}
+			i = j
 		}
 	}
 	return true

@@ -124,6 +124,8 @@ type Watcher struct {
 	tmplByDir map[string]*model.Node
 	sessionOf map[string]*model.Node // infra dir -> its session in forest
 	prevGen   int                    // gen of the forest prev was cloned from
+	sessDue   map[*model.Node]time.Time // session in forest -> when it may change next
+	ticks     int
 	prev      *model.Snapshot
 	nWatched  int
 	nPolled   int
@@ -238,6 +240,7 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 		walkProbs: map[string]model.Problem{},
 		dirty:     map[string]dirtyKind{},
 		touched:   map[string]bool{},
+		sessDue:   map[*model.Node]time.Time{},
 	}
 	if w.now == nil {
 		w.now = time.Now
@@ -281,7 +284,7 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 	w.processDirty()
 	clear(w.touched)
 	w.rebuild()
-	w.publish(w.now(), true)
+	w.publish(w.now(), false)
 	return w, nil
 }
 
@@ -660,13 +663,14 @@ func (w *Watcher) rebuild() {
 }
 
 // publish classifies a copy of the forest at now, diffs it against the
-// previous snapshot and hands it out. full re-classifies every session (the
-// initial snapshot, a tick, a rebuilt forest); otherwise only the sessions
-// holding a touched node are copied and classified again, and the others
-// are shared with the previous snapshot (trees are scoped, SPEC §2: a
-// change in one session never changes another).
-func (w *Watcher) publish(now time.Time, full bool) {
-	if full {
+// previous snapshot and hands it out. Trees are scoped (SPEC §2: a change
+// in one session never changes another), so only some sessions are copied
+// and classified again, the others are shared with the previous snapshot:
+//   - after a file event, the sessions holding a touched node;
+//   - on a tick, the sessions due (see dueSessions);
+//   - every session for the first snapshot and after a rebuilt forest.
+func (w *Watcher) publish(now time.Time, tick bool) {
+	if tick {
 		defer func(t0 time.Time) {
 			w.stats.mu.Lock()
 			w.stats.fullTime += time.Since(t0)
@@ -679,14 +683,16 @@ func (w *Watcher) publish(now time.Time, full bool) {
 	}
 	sameTree := w.prev != nil && w.prevGen == w.gen
 	var affected map[*model.Node]bool
-	if !full && sameTree {
+	if sameTree {
 		affected = map[*model.Node]bool{}
 		for dir := range w.touched {
 			if s := w.sessionOf[dir]; s != nil {
 				affected[s] = true
 			}
 		}
-		if len(affected) == 0 {
+		if tick {
+			w.dueSessions(now, affected)
+		} else if len(affected) == 0 {
 			clear(w.touched)
 			return // nothing the model shows has changed
 		}
@@ -705,29 +711,32 @@ func (w *Watcher) publish(now time.Time, full bool) {
 	if affected == nil {
 		snap = cloneForest(w.forest)
 		liveness.ClassifyForest(snap.Sessions, w.probe, now, w.opts.Thresholds)
-		switch {
-		case w.prev == nil:
+		clear(w.sessDue)
+		for i, s := range snap.Sessions {
+			w.sessDue[w.forest.Sessions[i]] = nextDue(s, now, w.opts.Thresholds)
+		}
+		if w.prev == nil {
 			for id := range snap.ByID {
 				changed[id] = true
 			}
-		case sameTree:
-			for i := range snap.Sessions {
-				trans = diffNodes(w.prev.Sessions[i], snap.Sessions[i], now, changed, trans)
-			}
-		default:
+		} else {
 			trans = diffSnapshots(w.prev, snap, now, changed)
 		}
 	} else {
 		cp := *w.prev
 		snap = &cp
-		snap.Sessions = slices.Clone(w.prev.Sessions)
-		snap.ByID = maps.Clone(w.prev.ByID)
+		if len(affected) > 0 {
+			// The id map is shared until a session is replaced.
+			snap.Sessions = slices.Clone(w.prev.Sessions)
+			snap.ByID = maps.Clone(w.prev.ByID)
+		}
 		for i, ts := range w.forest.Sessions {
 			if !affected[ts] {
 				continue
 			}
 			c := cloneSession(ts, snap.ByID)
 			liveness.ClassifyForest([]*model.Node{c}, w.probe, now, w.opts.Thresholds)
+			w.sessDue[ts] = nextDue(c, now, w.opts.Thresholds)
 			trans = diffNodes(w.prev.Sessions[i], c, now, changed, trans)
 			snap.Sessions[i] = c
 		}
@@ -746,6 +755,79 @@ func (w *Watcher) publish(now time.Time, full bool) {
 	w.stats.mu.Lock()
 	w.stats.publishes++
 	w.stats.mu.Unlock()
+}
+
+// reasonRefreshTicks bounds how stale the ages quoted in a reason ("last
+// beat 12s ago") get: a session nothing else makes due is re-classified
+// every this many ticks. States and flags are never late: they change at
+// known times (nextDue) or when a probe answers differently.
+const reasonRefreshTicks = 4
+
+// dueSessions adds to due every session whose classification may change at
+// now: a threshold crossed (nextDue), a pid that now answers differently
+// from when the session was classified, or its turn in the rolling refresh
+// of reason texts. It reads no file; pids are asked through the caching
+// probe, and only those the classifier found decisive last time.
+func (w *Watcher) dueSessions(now time.Time, due map[*model.Node]bool) {
+	w.ticks++
+	th := w.opts.Thresholds
+	for i, ts := range w.forest.Sessions {
+		if due[ts] {
+			continue
+		}
+		if (i+w.ticks)%reasonRefreshTicks == 0 || !now.Before(w.sessDue[ts]) {
+			due[ts] = true
+			continue
+		}
+		if th.NoPidCheck {
+			continue
+		}
+		stop := false
+		w.prev.Sessions[i].Walk(func(n *model.Node) {
+			if stop || n.Process == model.ProcessNotProbed {
+				return
+			}
+			var started time.Time
+			if n.Heartbeat != nil {
+				started = n.Heartbeat.StartedTime()
+			}
+			if liveness.Verify(w.probe.Lookup(n.PID()), started, th.StartTolerance) != n.Process {
+				stop = true
+			}
+		})
+		if stop {
+			due[ts] = true
+		}
+	}
+}
+
+// nextDue is the first instant after now at which a threshold of SPEC §3
+// is crossed by a node of session s (beat, exit grace, stale, kill-after,
+// registry and resume-marker age); zero-cost sessions get a far future.
+func nextDue(s *model.Node, now time.Time, th model.Thresholds) time.Time {
+	next := now.Add(24 * time.Hour)
+	consider := func(t time.Time) {
+		if t.After(now) && t.Before(next) {
+			next = t
+		}
+	}
+	s.Walk(func(n *model.Node) {
+		if !n.BeatMtime.IsZero() {
+			for _, d := range []time.Duration{th.ExitGrace, th.Beat, th.Stale, th.Stale + th.KillAfter} {
+				consider(n.BeatMtime.Add(d))
+			}
+		}
+		if !n.RegistryMtime.IsZero() {
+			consider(n.RegistryMtime.Add(th.Stale))
+		}
+		if !n.ResumeMtime.IsZero() {
+			consider(n.ResumeMtime.Add(th.Stale))
+		}
+		if !n.OrphanedSince.IsZero() {
+			consider(n.OrphanedSince.Add(th.Stale))
+		}
+	})
+	return next
 }
 
 // send hands u to the consumer without blocking: an update still unread is

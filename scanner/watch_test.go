@@ -672,3 +672,23 @@ func TestWatchNoRoot(t *testing.T) {
 		t.Fatalf("err %v, want one naming %s", err, missing)
 	}
 }
+
+// TestWatchTickAdvancesAges: SPEC §3 — ages advance on the tick with no file
+// event: the snapshot's time moves every tick and the ages a reason quotes
+// are refreshed within a few ticks.
+func TestWatchTickAdvancesAges(t *testing.T) {
+	root := t.TempDir()
+	pid, started := self(t)
+	writeHeartbeat(t, filepath.Join(root, "s"), pid, started, "running", "")
+	th := model.DefaultThresholds()
+	w, err := NewWatcher(Options{Roots: []string{root}, Thresholds: th}, WatchOptions{Tick: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runWatcher(t, w)
+	first := <-w.Updates()
+	reason0, at0 := first.Snapshot.Node("s").Reason, first.Snapshot.GeneratedAt
+	await(t, w, "reason age advanced", func(s *model.Snapshot) bool {
+		return s.GeneratedAt.After(at0) && s.Node("s").Reason != reason0
+	})
+}

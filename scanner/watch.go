@@ -122,8 +122,8 @@ type Watcher struct {
 	forest    *model.Snapshot      // built, unclassified; nil when edges changed
 	gen       int                  // bumped by every rebuild of forest
 	tmplByDir map[string]*model.Node
-	sessionOf map[string]*model.Node // infra dir -> its session in forest
-	prevGen   int                    // gen of the forest prev was cloned from
+	sessionOf map[string]*model.Node    // infra dir -> its session in forest
+	prevGen   int                       // gen of the forest prev was cloned from
 	sessDue   map[*model.Node]time.Time // session in forest -> when it may change next
 	ticks     int
 	prev      *model.Snapshot

@@ -137,9 +137,13 @@ func EncodeHeartbeat(hb model.Heartbeat) ([]byte, error) {
 	return append(out, '\n'), nil
 }
 
-// tmpWait bounds how long WriteFileAtomic waits for another writer's temp
-// file before it takes it for a leftover of a crashed writer.
-const tmpWait = time.Second
+// A temp file whose mtime is older than tmpLeftover belongs to a writer
+// that died between create and rename (a live writer writes its data right
+// after creating it); a writer waits at most tmpWait for another's temp file.
+const (
+	tmpLeftover = 10 * time.Second
+	tmpWait     = 30 * time.Second
+)
 
 // WriteFileAtomic replaces path with data so that a reader sees the old file
 // or the new one, never a part: write tmpName (in the same directory), fsync
@@ -185,11 +189,15 @@ func createExclusive(tmp string) (*os.File, error) {
 		if !errors.Is(err, os.ErrExist) {
 			return f, err
 		}
-		if time.Now().After(deadline) {
-			// Nobody finished it in time: a leftover of a writer that died
-			// between create and rename.
+		// Judge a leftover by the file's age, never by how long we waited:
+		// under load a live writer's fsync can outlast any wait, and
+		// removing its temp file would let it rename someone else's.
+		if st, err := os.Stat(tmp); err == nil && time.Since(st.ModTime()) > tmpLeftover {
 			os.Remove(tmp)
-			return os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			continue
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%s: another writer has held it for %s", tmp, tmpWait)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -297,7 +297,7 @@ func TestProcessStartedIsTheCreateTime(t *testing.T) {
 func TestConcurrentAtomicWritersNeverLeaveAPartialFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, ".heartbeat")
-	const writers, rounds = 8, 50
+	const writers, rounds = 4, 25
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*rounds)
 	for w := range writers {
@@ -352,7 +352,12 @@ func TestConcurrentAtomicWritersNeverLeaveAPartialFile(t *testing.T) {
 
 func TestALeftoverTempFileDoesNotBlockTheWriter(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, HeartbeatTmpFile), []byte(`{"pid": 1, "sta`), 0o644); err != nil {
+	leftover := filepath.Join(dir, HeartbeatTmpFile)
+	if err := os.WriteFile(leftover, []byte(`{"pid": 1, "sta`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(leftover, old, old); err != nil {
 		t.Fatal(err)
 	}
 	w, err := NewHeartbeatWriter(dir, model.Heartbeat{Role: "r"})
@@ -364,5 +369,34 @@ func TestALeftoverTempFileDoesNotBlockTheWriter(t *testing.T) {
 	}
 	if got := readHeartbeatFile(t, w.Path()); got["pid"] != 5.0 {
 		t.Errorf("pid = %v, want 5", got["pid"])
+	}
+}
+
+func TestAWriterWaitsForAnotherWritersFreshTempFile(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, HeartbeatTmpFile)
+	if err := os.WriteFile(other, []byte(`{"pid": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewHeartbeatWriter(dir, model.Heartbeat{Role: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.Write(model.StatusCompleted, 5, 1) }()
+	select {
+	case err := <-done:
+		t.Fatalf("wrote over another writer's temp file in flight (err %v)", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	// The other writer renames its file into place; ours goes next.
+	if err := os.Rename(other, w.Path()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := readHeartbeatFile(t, w.Path()); got["status"] != "completed" {
+		t.Errorf("status = %v, want completed (written after the other writer)", got["status"])
 	}
 }

@@ -282,6 +282,13 @@ func (e *Engine) compactFile(ctx context.Context, path string, decide func([]byt
 	if err := tmp.Chmod(st.Mode().Perm()); err != nil {
 		return nil, fmt.Errorf("chmod %s: %w", tmpName, err)
 	}
+	// The agents that append must still own what they append to: keep the
+	// owner when we may (a dispatchtop run as root), else it is ours anyway.
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		if err := tmp.Chown(int(sys.Uid), int(sys.Gid)); err != nil && !errors.Is(err, syscall.EPERM) {
+			return nil, fmt.Errorf("chown %s: %w", tmpName, err)
+		}
+	}
 	if _, err := tmp.Write(kept); err != nil {
 		return nil, fmt.Errorf("write %s: %w", tmpName, err)
 	}

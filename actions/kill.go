@@ -317,7 +317,9 @@ wait:
 	for anyAlive(victims) {
 		select {
 		case <-ctx.Done():
-			break wait // interrupted: still SIGKILL whoever survived
+			// Interrupted during the grace: the operator gave up on this
+			// kill, so no SIGKILL goes out that they did not wait for.
+			return signals, 0, fmt.Errorf("interrupted after SIGTERM, before the grace ended: SIGKILL not sent: %w", ctx.Err())
 		case <-deadline.C:
 			break wait
 		case <-tick.C:

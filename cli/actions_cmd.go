@@ -15,6 +15,7 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/actions"
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
 // newEngine builds the recovery engine from the shared flags and config.
@@ -59,6 +60,34 @@ func runAction(cmd *cobra.Command, g *Globals, req actions.Request) error {
 	return nil
 }
 
+// completeNodes offers the node ids under the roots for shell completion,
+// each described by its state and reason.
+func completeNodes(g *Globals) func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return func(_ *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		opts, err := g.ScanOptions()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		snap, err := scanner.Scan(opts)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		var ids []cobra.Completion
+		for _, s := range snap.Sessions {
+			s.Walk(func(n *model.Node) {
+				if !strings.HasPrefix(n.ID, prefix) {
+					return
+				}
+				ids = append(ids, cobra.CompletionWithDesc(n.ID, string(n.State)+": "+n.Reason))
+			})
+		}
+		return ids, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
 // exactlyOneNode is cobra's argument check with a usage message of ours.
 func exactlyOneNode(cmd *cobra.Command, args []string) error {
 	if len(args) != 1 {
@@ -77,7 +106,8 @@ func newKillCmd(g *Globals) *cobra.Command {
 			"heartbeat names, then sends SIGTERM to it and its descendants, waits --grace and sends\n" +
 			"SIGKILL to the survivors. --tree kills every running node below it first, bottom-up.\n" +
 			"The heartbeat is left as it is: the node turns dead (and resumable) on its own.",
-		Args: exactlyOneNode,
+		Args:              exactlyOneNode,
+		ValidArgsFunction: completeNodes(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if grace <= 0 {
 				return usageError(fmt.Errorf("--grace must be positive, got %s", grace))
@@ -100,7 +130,8 @@ func newResumeCmd(g *Globals) *cobra.Command {
 			"retry budget is not spent (3 per CfA state, 9 per node) and no resume is pending, then\n" +
 			"bumps .retry-count and starts resume.argv from the config, detached, with its output in\n" +
 			"<infra>/.resume.log. --force overrides the budget, and only the budget.",
-		Args: exactlyOneNode,
+		Args:              exactlyOneNode,
+		ValidArgsFunction: completeNodes(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runAction(cmd, g, actions.Request{Action: model.ActionResume, Node: args[0], Force: force, DryRun: dryRun})
 		},
@@ -128,6 +159,7 @@ func newCompactCmd(g *Globals) *cobra.Command {
 			}
 			return nil
 		},
+		ValidArgsFunction: completeNodes(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req := actions.Request{Action: model.ActionCompact, All: all, DryRun: dryRun}
 			if !all {
@@ -149,7 +181,8 @@ func newMergeCmd(g *Globals) *cobra.Command {
 		Long: "merge re-reads NODE, checks its CfA state is a terminal success (or its heartbeat says\n" +
 			"completed) and its parent is not running, runs merge.argv from the config and waits for\n" +
 			"it (output in <infra>/.merge.log), then writes <infra>/.merged.",
-		Args: exactlyOneNode,
+		Args:              exactlyOneNode,
+		ValidArgsFunction: completeNodes(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runAction(cmd, g, actions.Request{Action: model.ActionMerge, Node: args[0], DryRun: dryRun})
 		},

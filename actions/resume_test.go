@@ -3,6 +3,7 @@ package actions
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -305,6 +306,50 @@ func TestExpiredResumeMarkerIsReplaced(t *testing.T) {
 			}
 			if left, _ := filepath.Glob(marker + ".expired-*"); len(left) != 0 {
 				t.Fatalf("set-aside markers left: %v", left)
+			}
+		})
+	}
+}
+
+// SPEC §9: a resume killed at any step leaves .retry-count as it was or as
+// intended (never partial), and its marker holds off a second dispatch
+// until it expires.
+func TestResumeKilledAtEveryStepLeavesFilesWhole(t *testing.T) {
+	errKilled := errors.New("killed")
+	for _, step := range []string{"resume:claimed", "resume:bumped"} {
+		t.Run(step, func(t *testing.T) {
+			root := t.TempDir()
+			infra := deadNode(t, root, "EXECUTE")
+			os.WriteFile(filepath.Join(infra, ".retry-count"), []byte(`{"total":1,"by_phase":{"EXECUTE":1}}`), 0o644)
+			out := filepath.Join(t.TempDir(), "argv")
+			e := testEngine(root, model.Thresholds{}, resumeConfig(out))
+			e.hook = func(s string) error {
+				if s == step {
+					return errKilled
+				}
+				return nil
+			}
+			if _, err := e.Run(context.Background(), Request{Action: model.ActionResume, Node: "s"}); !errors.Is(err, errKilled) {
+				t.Fatalf("resume did not stop at %s: %v", step, err)
+			}
+			b, _ := os.ReadFile(filepath.Join(infra, ".retry-count"))
+			if s := string(b); s != `{"total":1,"by_phase":{"EXECUTE":1}}` && strings.TrimSpace(s) != `{"total":2,"by_phase":{"EXECUTE":2}}` {
+				t.Fatalf(".retry-count after a kill at %s: %q", step, s)
+			}
+			if left, _ := filepath.Glob(filepath.Join(infra, ".retry-count*")); len(left) != 1 {
+				t.Fatalf("temp files left beside .retry-count: %v", left)
+			}
+			e.hook = nil
+			res, err := e.Run(context.Background(), Request{Action: model.ActionResume, Node: "s"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Refused || !strings.Contains(res.Message, "already pending") {
+				t.Fatalf("a resume after a killed one: %s %q", res.Outcome, res.Message)
+			}
+			time.Sleep(100 * time.Millisecond)
+			if d := dispatches(t, out); len(d) != 0 {
+				t.Fatalf("dispatched %v", d)
 			}
 		})
 	}

@@ -12,7 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
+	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -90,9 +90,7 @@ func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
-			if fi != nil {
-				n.ResumeMtime = fi.ModTime()
-			}
+			n.ResumeMtime = fi.mtime
 			rp, perr := parseResumePending(b)
 			if err == nil && perr != nil {
 				err = fmt.Errorf("parse resume marker: %w", perr)
@@ -129,9 +127,7 @@ func readHeartbeatInto(n *model.Node, path string) bool {
 	}
 	n.HeartbeatPath = path
 	n.HasHeartbeat = true
-	if fi != nil {
-		n.BeatMtime = fi.ModTime()
-	}
+	n.BeatMtime = fi.mtime
 	if err != nil {
 		addProblem(n, path, err, true)
 		return true
@@ -154,9 +150,7 @@ func readRunningInto(n *model.Node, path string) bool {
 		return false
 	}
 	n.Legacy = true
-	if fi != nil {
-		n.BeatMtime = fi.ModTime()
-	}
+	n.BeatMtime = fi.mtime
 	if err != nil {
 		addProblem(n, path, err, true)
 		return true
@@ -207,7 +201,7 @@ func readDocInto(n *model.Node, path string) ([]byte, bool) {
 
 // readRegistryInto streams the node's `.children` in full.
 func readRegistryInto(n *model.Node, path string) {
-	f, fi, err := openRegular(path)
+	f, size, mtime, err := openRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
@@ -217,10 +211,10 @@ func readRegistryInto(n *model.Node, path string) {
 		return
 	}
 	defer f.Close()
-	n.RegistryMtime, n.RegistrySize = fi.ModTime(), fi.Size()
+	n.RegistryMtime, n.RegistrySize = mtime, size
 	// Up to the size fstat gave: lines appended since are read next time,
 	// and the read that would only report EOF is saved.
-	lines, err := readRegistry(io.LimitReader(f, fi.Size()), fi.Size())
+	lines, err := readRegistry(io.LimitReader(f, size), size)
 	n.Registry = lines
 	if err != nil {
 		addProblem(n, path, fmt.Errorf("read registry: %w", err), true)
@@ -244,57 +238,45 @@ func readRegistryInto(n *model.Node, path string) {
 	}
 }
 
-// openRegular opens path for reading, refusing anything but a regular file
-// (a FIFO or device behind a symlink must not block or flood the scan).
-func openRegular(path string) (*os.File, fs.FileInfo, error) {
-	// O_NONBLOCK: opening a FIFO must not wait for a writer.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fi, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
-	}
-	return f, fi, nil
-}
-
 // readDocument reads a single-document file capped at MaxDocumentSize. The
-// file info is returned whenever the file could be opened, so the mtime of
-// an oversized heartbeat still counts.
-func readDocument(path string) ([]byte, fs.FileInfo, error) {
-	f, fi, err := openRegular(path)
+// size and mtime are returned whenever the file could be opened, so the
+// mtime of an oversized heartbeat still counts.
+func readDocument(path string) ([]byte, docInfo, error) {
+	f, size, mtime, err := openRegular(path)
+	info := docInfo{size: size, mtime: mtime}
 	if err != nil {
-		return nil, fi, err
+		return nil, info, err
 	}
 	defer f.Close()
-	if fi.Size() > MaxDocumentSize {
-		return nil, fi, errTooLarge
+	if size > MaxDocumentSize {
+		return nil, info, errTooLarge
 	}
 	// A document is replaced whole (temp file + rename), never grown in
 	// place, so the size fstat gave is all there is: reading exactly that
 	// much saves the read that would only report EOF. A size of 0 may be a
 	// file that does not report one: read it to EOF, capped.
-	if size := fi.Size(); size > 0 {
+	if size > 0 {
 		buf := make([]byte, size)
 		if _, err := io.ReadFull(f, buf); err != nil {
-			return nil, fi, fmt.Errorf("read %s: %w", path, err)
+			return nil, info, fmt.Errorf("read %s: %w", path, err)
 		}
-		return buf, fi, nil
+		return buf, info, nil
 	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxDocumentSize+1))
 	if err != nil {
-		return nil, fi, fmt.Errorf("read %s: %w", path, err)
+		return nil, info, fmt.Errorf("read %s: %w", path, err)
 	}
 	if len(b) > MaxDocumentSize {
-		return nil, fi, errTooLarge
+		return nil, info, errTooLarge
 	}
-	return b, fi, nil
+	return b, info, nil
+}
+
+// docInfo is what fstat said about a document; zero when it could not be
+// opened.
+type docInfo struct {
+	size  int64
+	mtime time.Time
 }
 
 // addProblem records a problem on the node; unreadable marks the node's own

@@ -1,5 +1,18 @@
 // Package actions is the recovery engine: kill, resume, compact, merge and
 // recover, the journal they write, and the configuration that names the
 // commands they run. Every action re-reads its node through the scanner and
-// re-checks it through liveness at execution time.
+// re-checks it through liveness at execution time, never trusting what a
+// screen showed.
+//
+// What it writes, and only inside the root that holds the node:
+//
+//	<root>/.dispatchtop/journal.jsonl  one line per action or refusal
+//	<infra>/.resume-pending            resume's O_EXCL dedup marker
+//	<infra>/.retry-count               bumped by resume (atomic rename)
+//	<infra>/.resume.log, .merge.log    output of the configured commands
+//	<infra>/.merged                    written after a successful merge
+//	<infra>/.children                  rewritten by compaction
+//
+// Commands come from the operator's config only (never from inside a root)
+// and run without a shell: each placeholder stays inside its argument.
 package actions

@@ -38,6 +38,7 @@ func (e *Engine) kill(ctx context.Context, req Request, snap *model.Snapshot, n 
 		// A lead that is no longer running may still have running
 		// descendants (orphans): --tree ends those and skips the lead.
 		if n.State != model.StateRunning && len(targets) > 1 {
+			res.Checks = []string{fmt.Sprintf("state %s: skipped, its running descendants killed", n.State)}
 			targets = targets[:len(targets)-1]
 			res.Plan = append(res.Plan, fmt.Sprintf("skip %s: %s, not running", n.ID, n.State))
 		}

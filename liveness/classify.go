@@ -446,8 +446,11 @@ func RetriesLeft(n *model.Node) (phase, left int) {
 	if n.Cfa != nil {
 		state = n.Cfa.State
 	}
-	phase = n.Retries.ByPhase[state]
-	left = min(model.RetriesPerState-phase, model.RetriesPerNode-n.Retries.Total)
+	// A negative count (a hand-edited or corrupt `.retry-count`) spent
+	// nothing; it must not buy extra retries.
+	phase = max(n.Retries.ByPhase[state], 0)
+	total := max(n.Retries.Total, 0)
+	left = min(model.RetriesPerState-phase, model.RetriesPerNode-total)
 	return phase, max(left, 0)
 }
 

@@ -614,6 +614,7 @@ func TestRetriesLeft(t *testing.T) {
 		{"per-state budget binds: 1 spent leaves 2", beating("s", "running", pidGone, time.Hour, cfa("EXECUTE"), retries(1, map[string]int{"EXECUTE": 1})), 1, 2},
 		{"per-node budget binds: 8 spent leaves 1", beating("s", "running", pidGone, time.Hour, cfa("EXECUTE"), retries(8, map[string]int{"PLAN": 3})), 0, 1},
 		{"spent beyond the budget (forced): 0, not negative", beating("s", "running", pidGone, time.Hour, cfa("EXECUTE"), retries(12, map[string]int{"EXECUTE": 5})), 5, 0},
+		{"negative counts (corrupt file) spend nothing and buy nothing", beating("s", "running", pidGone, time.Hour, cfa("EXECUTE"), retries(-10, map[string]int{"EXECUTE": -6})), 0, 3},
 		{"no CfA state: the budget of the empty state", beating("s", "running", pidGone, time.Hour, retries(2, nil)), 0, 3},
 	}
 	for _, tt := range tests {

@@ -123,7 +123,7 @@ func retrySummary(n *model.Node) string {
 		state = n.Cfa.State
 	}
 	return "retries " + strconv.Itoa(phase) + "/" + strconv.Itoa(model.RetriesPerState) + " in " + oneLine(state, maxID) +
-		", " + strconv.Itoa(n.Retries.Total) + "/" + strconv.Itoa(model.RetriesPerNode) + " in all"
+		", " + strconv.Itoa(max(n.Retries.Total, 0)) + "/" + strconv.Itoa(model.RetriesPerNode) + " in all"
 }
 
 // isOneLine reports whether oneLine would return text unchanged (the common

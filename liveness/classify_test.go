@@ -38,6 +38,8 @@ func TestStateTable(t *testing.T) {
 			want: model.StateMissing, wantReason: "registered but never started (2m0s ago)"},
 		{name: "missing: a non-terminal line other than active is still missing", node: registered("s/x/1", "paused"),
 			want: model.StateMissing, wantReason: "registered but never started"},
+		{name: "missing: neither a heartbeat nor a registry line", node: &model.Node{ID: "s/x/9", InfraDir: "/r/s/x/9"},
+			want: model.StateMissing, wantReason: "no heartbeat file"},
 		{name: "finished: line marked completed, heartbeat gone", node: registered("s/x/1", "completed"),
 			want: model.StateFinished, wantReason: "registry says completed; heartbeat gone"},
 		{name: "finished: line marked withdrawn, heartbeat gone", node: registered("s/x/1", "withdrawn"),
@@ -189,6 +191,11 @@ func TestFlagTable(t *testing.T) {
 			wantState: model.StateRunning, want: fl(model.FlagPaused)},
 		{name: "paused: a paused node whose pid is gone is dead", node: beating("s", "paused", pidGone, time.Minute),
 			wantState: model.StateDead, want: fl(model.FlagPaused)},
+		{name: "legacy + blocked: never dead for idleness (no pid, stale)", node: func() *model.Node {
+			n := legacy("c", 0, time.Hour)
+			blocked("q")(n)
+			return n
+		}(), wantState: model.StateRunning, want: fl(model.FlagBlocked, model.FlagLegacy)},
 		{name: "legacy: known from .running only", node: legacy("c", pidAlive, time.Hour),
 			wantState: model.StateRunning, want: fl(model.FlagLegacy)},
 		{name: "legacy: never quiet or stalled (.running is not bumped)", node: legacy("c", pidAlive, 10*time.Minute),
@@ -253,6 +260,9 @@ func TestFlagOrphaned(t *testing.T) {
 		{name: "orphaned: parent finished withdrawn", parent: beating("B", "withdrawn", pidGone, 90*time.Second),
 			child: beating("B/c/1", "running", pidAlive, time.Second), want: true, wantSince: leadBeat,
 			wantReason: "lead withdrawn since 11:58:30"},
+		{name: "orphaned: parent finished by its registry line (heartbeat gone), no since", parent: registered("B", "completed"),
+			child: beating("B/c/1", "running", pidAlive, time.Second), want: true,
+			wantReason: "lead completed; beating"},
 		{name: "not orphaned: parent running", parent: beating("B", "running", pidAlive, time.Second),
 			child: beating("B/c/1", "running", pidAlive, time.Second), want: false},
 		{name: "not orphaned: parent missing", parent: registered("B", "active"),

@@ -60,6 +60,24 @@ func BenchmarkActionOn10kNodes(b *testing.B) {
 	}
 }
 
+// BenchmarkActionWithHintOn10kNodes: the same action from a caller that
+// holds a snapshot (the TUI): only the node's session is re-read.
+func BenchmarkActionWithHintOn10kNodes(b *testing.B) {
+	root := benchFleet(b, 1000, 10, 1)
+	e := testEngine(root, model.Thresholds{}, Config{Resume: CommandConfig{Argv: []string{"true"}}})
+	hint, err := e.scan(e.opts.Scan)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := e.RunWithHint(context.Background(), Request{Action: model.ActionResume, Node: "zdead000", DryRun: true}, hint)
+		if err != nil || res.Outcome != OutcomeDryRun {
+			b.Fatalf("%v %s %q", err, res.Outcome, res.Message)
+		}
+	}
+}
+
 // BenchmarkRecoverPlan10kNodes: recover's dry run over 10,000 nodes with
 // 100 steps (50 resumes; finished sessions to merge): one full scan for the
 // plan, then each step re-reads only its own session.

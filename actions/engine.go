@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -232,33 +233,72 @@ func (e *Engine) scanSession(dir string) (*model.Snapshot, error) {
 // of the whole forest.
 func sessionScopes(snap *model.Snapshot) map[string]string {
 	scopes := map[string]string{}
-	var all []*model.Node
+	dirs := infraDirs(snap)
 	for _, s := range snap.Sessions {
-		s.Walk(func(n *model.Node) { all = append(all, n) })
-	}
-	for _, s := range snap.Sessions {
-		members, contained := 0, true
-		s.Walk(func(n *model.Node) {
-			members++
-			if !within(s.InfraDir, n.InfraDir) {
-				contained = false
-			}
-		})
-		if !contained {
-			continue
+		if selfContained(s, dirs) {
+			s.Walk(func(n *model.Node) { scopes[n.ID] = s.InfraDir })
 		}
-		inside := 0
-		for _, n := range all {
-			if within(s.InfraDir, n.InfraDir) {
-				inside++
-			}
-		}
-		if inside != members {
-			continue
-		}
-		s.Walk(func(n *model.Node) { scopes[n.ID] = s.InfraDir })
 	}
 	return scopes
+}
+
+// infraDirs lists every node's infra dir, sorted.
+func infraDirs(snap *model.Snapshot) []string {
+	var dirs []string
+	for _, s := range snap.Sessions {
+		s.Walk(func(n *model.Node) { dirs = append(dirs, n.InfraDir) })
+	}
+	sort.Strings(dirs)
+	return dirs
+}
+
+// selfContained reports whether session s holds exactly the nodes whose
+// infra dirs lie inside its own (dirs: every node's, sorted).
+func selfContained(s *model.Node, dirs []string) bool {
+	members, contained := 0, true
+	s.Walk(func(n *model.Node) {
+		members++
+		if !within(s.InfraDir, n.InfraDir) {
+			contained = false
+		}
+	})
+	if !contained {
+		return false
+	}
+	// The paths inside s.InfraDir are s.InfraDir itself and one contiguous
+	// run of paths starting with s.InfraDir + "/".
+	sep := string(filepath.Separator)
+	inside := countEqual(dirs, s.InfraDir)
+	lo := sort.SearchStrings(dirs, s.InfraDir+sep)
+	hi := sort.SearchStrings(dirs, s.InfraDir+string(rune(filepath.Separator+1)))
+	inside += hi - lo
+	return inside == members
+}
+
+func countEqual(sorted []string, v string) int {
+	i := sort.SearchStrings(sorted, v)
+	k := 0
+	for i+k < len(sorted) && sorted[i+k] == v {
+		k++
+	}
+	return k
+}
+
+// RunWithHint is Run for a caller that holds a recent snapshot (the TUI):
+// the hint only chooses what to re-read — the node's own session when it is
+// self-contained, else everything — and the action still re-reads its node
+// from disk and re-checks it at execution time.
+func (e *Engine) RunWithHint(ctx context.Context, req Request, hint *model.Snapshot) (Result, error) {
+	if n := hint.Node(req.Node); n != nil && !req.All {
+		top := n
+		for top.Parent != nil {
+			top = top.Parent
+		}
+		if selfContained(top, infraDirs(hint)) {
+			req.scope = top.InfraDir
+		}
+	}
+	return e.Run(ctx, req)
 }
 
 // sessionHolder finds the directory that holds the session of the node at

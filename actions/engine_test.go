@@ -326,3 +326,32 @@ func TestSessionScopedReReadMatchesTheFullScan(t *testing.T) {
 		}
 	}
 }
+
+// RunWithHint acts like Run: the hint only narrows what is re-read, and a
+// hint that no longer matches the disk is no excuse to act on stale facts.
+func TestRunWithHintRereadsTheNode(t *testing.T) {
+	root := t.TempDir()
+	fleet(t, root)
+	out := filepath.Join(t.TempDir(), "argv")
+	e := testEngine(root, model.Thresholds{}, fleetConfig(out))
+	hint, err := e.scan(e.opts.Scan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.RunWithHint(context.Background(), Request{Action: model.ActionResume, Node: "dead"}, hint)
+	if err != nil || res.Outcome != OutcomeDone {
+		t.Fatalf("resume with a hint: %v %s %q", err, res.Outcome, res.Message)
+	}
+	// The hint still says p/c is mergeable; the disk now says merged.
+	os.WriteFile(filepath.Join(root, "p/c/.merged"), []byte("{}\n"), 0o644)
+	res, err = e.RunWithHint(context.Background(), Request{Action: model.ActionMerge, Node: "p/c"}, hint)
+	if err != nil || !res.Refused || !strings.Contains(res.Message, "already merged") {
+		t.Fatalf("merge with a stale hint: %v %s %q", err, res.Outcome, res.Message)
+	}
+	// A node the hint does not know is found by a full re-read.
+	writeNode(t, root, nodeSpec{dir: "late", pid: gonePID(t), started: 1, status: "running", age: 10 * time.Minute, cfa: "PLAN"})
+	res, err = e.RunWithHint(context.Background(), Request{Action: model.ActionResume, Node: "late"}, hint)
+	if err != nil || res.Outcome != OutcomeDone {
+		t.Fatalf("resume of a node the hint lacks: %v %s %q", err, res.Outcome, res.Message)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -163,14 +164,10 @@ func nodeJSON(n *model.Node, now time.Time) NodeJSON {
 }
 
 // Retries reports the node's resume counts and what is left of the budget
-// (3 per CfA state, 9 per node).
+// (3 per CfA state, 9 per node), as the classifier counts them.
 func Retries(n *model.Node) RetriesJSON {
-	phase := 0
-	if n.Cfa != nil {
-		phase = n.Retries.ByPhase[n.Cfa.State]
-	}
-	left := min(model.RetriesPerState-phase, model.RetriesPerNode-n.Retries.Total)
-	return RetriesJSON{Total: n.Retries.Total, Phase: phase, Left: max(left, 0)}
+	phase, left := liveness.RetriesLeft(n)
+	return RetriesJSON{Total: n.Retries.Total, Phase: phase, Left: left}
 }
 
 // ageSeconds is now - t in seconds, rounded to milliseconds; never negative

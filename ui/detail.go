@@ -11,6 +11,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -97,7 +98,7 @@ func (m *Model) detailLines(n *model.Node) []string {
 	}
 
 	section("retries")
-	phase, left := retriesLeft(n)
+	phase, left := liveness.RetriesLeft(n)
 	add("retries", fmt.Sprintf("total %d, this CfA state %d, left %d", n.Retries.Total, phase, left))
 	if n.ResumePending != nil {
 		add("resume", fmt.Sprintf("pending since %s by %s (pid %d)",

@@ -187,15 +187,6 @@ func labelWidth(n *model.Node) int {
 	return w + 1 + tail
 }
 
-// retriesLeft is the resume budget left: 3 per CfA state, 9 per node.
-func retriesLeft(n *model.Node) (phase, left int) {
-	if n.Cfa != nil {
-		phase = n.Retries.ByPhase[n.Cfa.State]
-	}
-	left = min(model.RetriesPerState-phase, model.RetriesPerNode-n.Retries.Total)
-	return phase, max(left, 0)
-}
-
 // isProblem is the `problems` state filter: anything an operator should look at.
 func isProblem(n *model.Node) bool {
 	if n.State == model.StateDead || n.State == model.StateMissing || len(n.Problems) > 0 {

@@ -45,7 +45,7 @@ func runTUI(ctx context.Context, g *Globals) error {
 		Context:  ctx,
 		Initial:  w.Snapshot(),
 		Feed:     newWatcherFeed(ctx, w),
-		Runner:   engineRunner{engine: engine},
+		Runner:   engineRunner{engine: engine, watcher: w},
 		Journal:  readNodeJournal,
 		Readonly: g.Readonly,
 		Themes:   set,
@@ -123,13 +123,17 @@ func (f *watcherFeed) Refresh() { f.w.Refresh() }
 
 // engineRunner puts the recovery engine behind the ui's Runner.
 type engineRunner struct {
-	engine *actions.Engine
+	engine  *actions.Engine
+	watcher *scanner.Watcher
 }
 
 func (r engineRunner) Run(ctx context.Context, req ui.ActionRequest) (ui.ActionResult, error) {
-	res, err := r.engine.Run(ctx, actions.Request{
+	// The watcher's snapshot only tells the engine where the node lives, so
+	// it re-reads one session instead of every root; it still re-checks
+	// everything from disk before it acts.
+	res, err := r.engine.RunWithHint(ctx, actions.Request{
 		Action: req.Action, Node: req.NodeID, Tree: req.Tree, DryRun: req.DryRun,
-	})
+	}, r.watcher.Snapshot())
 	return ui.ActionResult{
 		Action: res.Action, NodeID: res.NodeID, Refused: res.Refused,
 		Message: res.Message, Plan: res.Plan,

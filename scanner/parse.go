@@ -101,21 +101,16 @@ type heartbeatFast struct {
 	Worktree        string          `json:"worktree"`
 }
 
-// parseHeartbeatFast decodes the common case; ok is false for anything
-// else (unknown fields, wrong types, odd pids), which the field-by-field
-// path then parses or describes.
+// parseHeartbeatFast decodes the common case, a heartbeat with only the
+// known keys; ok is false for anything else (extra fields, wrong types, odd
+// pids), which the field-by-field path then parses or describes.
 func parseHeartbeatFast(b []byte) (model.Heartbeat, bool) {
-	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) == 0 || t[0] != '{' || !plainKeys(b) {
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) == 0 || t[0] != '{' || !topKeys(b, isHeartbeatKey) {
 		return model.Heartbeat{}, false
 	}
 	var f heartbeatFast
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil || dec.More() {
+	if err := json.Unmarshal(b, &f); err != nil {
 		return model.Heartbeat{}, false
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return model.Heartbeat{}, false // trailing data after the object
 	}
 	pid, err := strconv.Atoi(string(f.PID))
 	if f.PID == "" {
@@ -134,12 +129,13 @@ func parseHeartbeatFast(b []byte) (model.Heartbeat, bool) {
 	return hb, true
 }
 
-// plainKeys reports whether every key of the top-level object in b is
-// lowercase ASCII without escapes. encoding/json matches struct fields
-// case-insensitively while the contract's keys are exact: only such input
-// may take a struct-decoding fast path and still agree with the exact
+// topKeys reports whether every key of the top-level object in b is
+// unescaped and accepted by ok. encoding/json matches struct fields
+// case-insensitively and skips unknown ones, while the contract's keys are
+// exact and a heartbeat keeps unknown ones in Extra: only input whose keys
+// pass may take a struct-decoding fast path and still agree with the exact
 // field-by-field parse. Values (paths with capitals) do not matter.
-func plainKeys(b []byte) bool {
+func topKeys(b []byte, ok func(key []byte) bool) bool {
 	depth := 0
 	for i := 0; i < len(b); i++ {
 		switch b[i] {
@@ -164,19 +160,31 @@ func plainKeys(b []byte) bool {
 				k++
 			}
 			if depth == 1 && k < len(b) && b[k] == ':' {
-				if escaped {
+				if escaped || !ok(b[start:j]) {
 					return false
-				}
-				for _, c := range b[start:j] {
-					if c >= 'A' && c <= 'Z' || c >= 0x80 {
-						return false
-					}
 				}
 			}
 			i = j
 		}
 	}
 	return true
+}
+
+func isLowerASCII(key []byte) bool {
+	for _, c := range key {
+		if c >= 'A' && c <= 'Z' || c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func isHeartbeatKey(key []byte) bool {
+	switch string(key) {
+	case "pid", "parent_heartbeat", "role", "started", "status", "team", "task_id", "worktree":
+		return true
+	}
+	return false
 }
 
 // ParseRegistry parses a whole `.children` file. Every line is kept with its
@@ -259,7 +267,7 @@ type childEntryFast struct {
 }
 
 func parseChildEntry(b []byte) (model.ChildEntry, error) {
-	if b[0] == '{' && plainKeys(b) {
+	if b[0] == '{' && topKeys(b, isLowerASCII) {
 		var f childEntryFast
 		if err := json.Unmarshal(b, &f); err == nil && f.Heartbeat != "" {
 			e := model.ChildEntry{Heartbeat: f.Heartbeat, Team: f.Team, Status: f.Status, Worktree: f.Worktree}

@@ -26,9 +26,13 @@ bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5x ./scanner ./liveness
 	$(GO) test -run '^$$' -bench . -benchmem ./ui ./cli 2>/dev/null || true
 
-# A snapshot of the bundled example tree.
+# A snapshot (--once) of the demo fleet, 12 s into its scenario.
 run: build
-	./scripts/example-tree.sh $(BIN)
+	@set -e; dir=$$(mktemp -d); \
+	./$(BIN) demo --dir "$$dir" --headless 15s >/dev/null 2>&1 & pid=$$!; \
+	sleep 12; \
+	./$(BIN) --once --fail-on none --config "$$dir/dispatchtop.toml" "$$dir/.sessions" "$$dir/.teaparty/jobs"; \
+	wait $$pid; rm -rf "$$dir"
 
 demo: build
 	./$(BIN) demo

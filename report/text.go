@@ -79,12 +79,9 @@ func WriteText(w io.Writer, snap *model.Snapshot, paint Painter) error {
 // textRow is the columns of one line: indented glyph+state+flags, id, role,
 // pid, beat age, action; then the reason.
 func textRow(n *model.Node, snap *model.Snapshot) []string {
-	depth := strings.Count(n.ID, "/")
-	if p := n.Parent; p != nil {
-		depth = 0
-		for a := p; a != nil; a = a.Parent {
-			depth++
-		}
+	depth := 0
+	for a := n.Parent; a != nil; a = a.Parent {
+		depth++
 	}
 	state := Glyphs[n.State] + " " + string(n.State)
 	for _, f := range n.Flags {

@@ -1,0 +1,132 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+func sampleSnapshot() *model.Snapshot {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	lead := &model.Node{
+		ID: "A", Root: "/r", InfraDir: "/r/A", HeartbeatPath: "/r/A/.heartbeat", HasHeartbeat: true,
+		Heartbeat: &model.Heartbeat{PID: 4121, Role: "lead", Started: 1700000000.5, Status: "running",
+			Extra: map[string]json.RawMessage{"host": json.RawMessage(`"box"`)}},
+		BeatMtime: now.Add(-10 * time.Second),
+		Cfa:       &model.CfaState{State: "EXECUTE"},
+		Retries:   model.RetryCount{Total: 8, ByPhase: map[string]int{"EXECUTE": 1}},
+		State:     model.StateRunning, Action: model.ActionNone, Reason: "beating",
+	}
+	missing := &model.Node{
+		ID: "A/docs/4", Root: "/r", InfraDir: "/r/A/docs/4", HeartbeatPath: "/r/A/docs/4/.heartbeat",
+		Entry:  &model.ChildEntry{Team: "docs", Status: "active"},
+		State:  model.StateMissing, Action: model.ActionWait, Reason: "registered but never started",
+		Parent: lead, ParentID: "A",
+	}
+	lead.Children = []*model.Node{missing}
+	return &model.Snapshot{
+		GeneratedAt: now, Roots: []string{"/r"}, Thresholds: model.DefaultThresholds(),
+		Sessions: []*model.Node{lead}, ByID: map[string]*model.Node{"A": lead, "A/docs/4": missing},
+	}
+}
+
+func TestJSONNodeFieldsFollowTheSchema(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, sampleSnapshot()); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Schema   string           `json:"schema"`
+		Problems []model.Problem  `json:"problems"`
+		Sessions []map[string]any `json:"sessions"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Schema != Schema || doc.Problems == nil {
+		t.Fatalf("schema %q, problems %v: want %q and an empty list, not null", doc.Schema, doc.Problems, Schema)
+	}
+	lead := doc.Sessions[0]
+	child := lead["children"].([]any)[0].(map[string]any)
+	tests := []struct {
+		name string
+		node map[string]any
+		key  string
+		want any
+	}{
+		{"beat age in seconds", lead, "beat_age_s", 10.0},
+		{"no stream file: activity age null", lead, "activity_age_s", nil},
+		{"started kept as float", lead, "started", 1700000000.5},
+		{"unknown heartbeat fields under extra", lead, "extra", map[string]any{"host": "box"}},
+		{"a session has no parent", lead, "parent", nil},
+		{"missing node: heartbeat path still named", child, "heartbeat", "/r/A/docs/4/.heartbeat"},
+		{"missing node: status null", child, "status", nil},
+		{"missing node: pid null", child, "pid", nil},
+		{"missing node: beat age null", child, "beat_age_s", nil},
+		{"missing node: cfa null", child, "cfa", nil},
+		{"missing node: parent id", child, "parent", "A"},
+		{"missing node: team from the registry", child, "team", "docs"},
+		{"flags are a list, never null", child, "flags", []any{}},
+		{"children are a list, never null", child, "children", []any{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := tt.node[tt.key]
+			if !ok {
+				t.Fatalf("key %q absent", tt.key)
+			}
+			if g, _ := json.Marshal(got); string(g) != mustJSON(tt.want) {
+				t.Errorf("%s = %s, want %s", tt.key, g, mustJSON(tt.want))
+			}
+		})
+	}
+	retries := lead["retries"].(map[string]any)
+	if retries["total"] != 8.0 || retries["phase"] != 1.0 || retries["left"] != 1.0 {
+		t.Errorf("retries = %v, want total 8, phase 1, left 1 (9 per node caps it)", retries)
+	}
+	if cfa := lead["cfa"].(map[string]any); cfa["outcome"] != "working" {
+		t.Errorf("cfa = %v", cfa)
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestTextTreeIndentsByDepthNotByID(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteText(&buf, sampleSnapshot(), nil); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("want a summary and two rows, got:\n%s", buf.String())
+	}
+	if !strings.HasPrefix(lines[1], "● running") {
+		t.Errorf("the session starts at the margin: %q", lines[1])
+	}
+	if !strings.HasPrefix(lines[2], "  ○ missing") {
+		t.Errorf("its child is indented one level: %q", lines[2])
+	}
+	for _, want := range []string{"pid 4121", "beat 10s", "wait", "registered but never started"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("text lacks %q", want)
+		}
+	}
+}
+
+func TestPainterOnlyColoursWhenGiven(t *testing.T) {
+	var buf bytes.Buffer
+	paint := func(s model.State, text string) string { return "<" + string(s) + ">" + text }
+	if err := WriteText(&buf, sampleSnapshot(), paint); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "<running>● running") || !strings.Contains(buf.String(), "<missing>") {
+		t.Errorf("painter not applied per row:\n%s", buf.String())
+	}
+}

@@ -79,8 +79,9 @@ func ResolveNode(snap *model.Snapshot, arg string) (*model.Node, error) {
 		candidates = append(candidates, filepath.Dir(abs))
 	}
 	// The same places with symlinks resolved, for a root given through one.
+	b := &builder{}
 	for _, c := range append([]string(nil), candidates...) {
-		if real := resolveExisting(c); real != c {
+		if real := b.resolve(c); real != c {
 			candidates = append(candidates, real)
 		}
 	}
@@ -94,9 +95,9 @@ func ResolveNode(snap *model.Snapshot, arg string) (*model.Node, error) {
 	// The infra dir of a node found through a symlinked root.
 	roots := make([]Root, 0, len(snap.Roots))
 	for _, r := range snap.Roots {
-		roots = append(roots, Root{Path: r, Resolved: resolveExisting(r)})
+		roots = append(roots, Root{Path: r, Resolved: b.resolve(r)})
 	}
-	b := &builder{roots: roots}
+	b.roots = roots
 	for _, c := range candidates {
 		if _, lex, ok := b.locate(c); ok {
 			for _, n := range snap.ByID {

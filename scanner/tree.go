@@ -34,6 +34,8 @@ type builder struct {
 	// entries[child][parent] is the last line of parent's registry naming child.
 	entries map[*model.Node]map[*model.Node]*model.ChildEntry
 	chosen  map[*model.Node]int // strength of the edge each node kept
+	// resolved memoizes resolve: path -> the path with symlinks resolved.
+	resolved map[string]string
 }
 
 // CopyFacts returns a copy of n holding only what ReadNodeDir reads: tree
@@ -230,7 +232,7 @@ func (b *builder) add(n *model.Node) {
 // locate maps dir to its root and its path as the walk would name it,
 // resolving symlinks so a path escaping through one counts as outside.
 func (b *builder) locate(dir string) (*Root, string, bool) {
-	real := resolveExisting(dir)
+	real := b.resolve(dir)
 	for i := range b.roots {
 		r := &b.roots[i]
 		if within(r.Resolved, real) {
@@ -240,26 +242,39 @@ func (b *builder) locate(dir string) (*Root, string, bool) {
 	return nil, "", false
 }
 
-// resolveExisting resolves the symlinks of the longest existing prefix of p
-// and appends the rest unchanged.
-func resolveExisting(p string) string {
-	var rest []string
-	for cur := p; ; cur = filepath.Dir(cur) {
-		if real, err := filepath.EvalSymlinks(cur); err == nil {
-			for i := len(rest) - 1; i >= 0; i-- {
-				real = filepath.Join(real, rest[i])
-			}
-			return real
-		} else if _, lerr := os.Lstat(cur); lerr == nil {
-			// It exists but does not resolve (a symlink loop): it leads
-			// nowhere inside a root.
-			return string(filepath.Separator) + "\x00unresolvable" + p
-		}
-		if parent := filepath.Dir(cur); parent == cur {
-			return p
-		}
-		rest = append(rest, filepath.Base(cur))
+// unresolvable stands for a path that leads through a symlink loop: it is
+// inside no root.
+const unresolvable = "\x00unresolvable"
+
+// resolve is p with every symlink resolved, for a p that need not exist:
+// one lstat per path, the parents' answers remembered (a registry of
+// 100,000 missing children under one dir resolves that dir once).
+func (b *builder) resolve(p string) string {
+	if real, ok := b.resolved[p]; ok {
+		return real
 	}
+	if b.resolved == nil {
+		b.resolved = map[string]string{}
+	}
+	var real string
+	fi, err := os.Lstat(p)
+	switch parent := filepath.Dir(p); {
+	case err == nil && fi.Mode()&os.ModeSymlink != 0:
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			real = r
+		} else {
+			real = unresolvable + p
+		}
+	case parent == p:
+		real = p // the filesystem root
+	default:
+		real = filepath.Join(b.resolve(parent), filepath.Base(p))
+		if strings.HasPrefix(real, unresolvable) {
+			real = unresolvable + p
+		}
+	}
+	b.resolved[p] = real
+	return real
 }
 
 // id is the infra dir relative to its root, '/'-separated, prefixed with the

@@ -1,24 +1,29 @@
 package cli
 
 import (
+	"charm.land/lipgloss/v2"
+
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/report"
+	"github.com/dispatchtop/dispatchtop/themes"
 )
 
-// statePainter colours text-tree lines by state with ANSI basic colours,
-// which every terminal maps to its own palette.
+// statePainter colours text-tree lines by state with the high-contrast
+// palette: its ANSI indices follow the terminal's own colours, so the text
+// reads on dark and light backgrounds alike.
 func statePainter() report.Painter {
-	codes := map[model.State]string{
-		model.StateRunning:  "32", // green
-		model.StateDead:     "31", // red
-		model.StateFinished: "34", // blue
-		model.StateMissing:  "33", // yellow
+	th, _ := themes.Builtin(themes.HighContrast)
+	styles := map[model.State]lipgloss.Style{
+		model.StateRunning:  lipgloss.NewStyle().Foreground(lipgloss.Color(th.Running)),
+		model.StateDead:     lipgloss.NewStyle().Foreground(lipgloss.Color(th.Dead)),
+		model.StateFinished: lipgloss.NewStyle().Foreground(lipgloss.Color(th.Finished)),
+		model.StateMissing:  lipgloss.NewStyle().Foreground(lipgloss.Color(th.Missing)),
 	}
 	return func(s model.State, text string) string {
-		code, ok := codes[s]
+		style, ok := styles[s]
 		if !ok {
 			return text
 		}
-		return "\x1b[" + code + "m" + text + "\x1b[0m"
+		return style.Render(text)
 	}
 }

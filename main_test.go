@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dispatchtop/dispatchtop/internal/treegen"
 )
 
 // binary is the dispatchtop built once for the end-to-end tests.
@@ -256,5 +258,28 @@ func TestVersionAndHelp(t *testing.T) {
 	out, _, code = run(t, t.TempDir(), "completion", "bash")
 	if code != 0 || !strings.Contains(out, "dispatchtop") {
 		t.Errorf("bash completion: exit %d", code)
+	}
+}
+
+// BenchmarkOnceJSON10k is the SPEC §8 figure: the built binary's
+// `--once --json` over a 10,000-node tree (1,000 sessions × 10, 3 deep),
+// wall time per run including process start.
+func BenchmarkOnceJSON10k(b *testing.B) {
+	dir := b.TempDir()
+	if err := treegen.Generate(dir, 1000, 10, 3, time.Now()); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		cmd := exec.Command(binary, "--once", "--json", "--fail-on", "none", dir)
+		cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+dir+"-config")
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("--once --json: %v", err)
+		}
+		if !bytes.Contains(out.Bytes(), []byte(`"nodes": 10000`)) {
+			b.Fatalf("output does not hold 10,000 nodes: %.200s", out.String())
+		}
 	}
 }

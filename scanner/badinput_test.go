@@ -130,14 +130,53 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("registry %d lines, %d children", len(a.Registry), len(a.Children))
 			}
 		}},
-		{name: "heartbeat symlinked out of the root to a device is refused", build: func(t *testing.T, root string) {
+		{name: "heartbeat symlinked out of the root is not read", build: func(t *testing.T, root string) {
+			out := filepath.Join(t.TempDir(), "secret")
+			writeFile(t, out, heartbeat(os.Getpid(), "", "running"), now, 0)
+			if err := os.MkdirAll(filepath.Join(root, "S"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(out, filepath.Join(root, "S", HeartbeatFile)); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(out, filepath.Join(root, "S", CfaFile)); err != nil {
+				t.Fatal(err)
+			}
+		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
+			unreadableWith("S", HeartbeatFile, "symlink leads outside the root")(t, root, snap)
+			unreadableWith("S", CfaFile, "symlink leads outside the root")(t, root, snap)
+			if n := mustNode(t, snap, "S"); n.Heartbeat != nil || n.HeartbeatRaw != nil || !n.HasHeartbeat {
+				t.Errorf("node read the outside file: %+v", n)
+			}
+		}},
+		{name: "heartbeat symlinked to a device is refused", build: func(t *testing.T, root string) {
 			if err := os.MkdirAll(filepath.Join(root, "S"), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.Symlink("/dev/zero", filepath.Join(root, "S", HeartbeatFile)); err != nil {
 				t.Fatal(err)
 			}
-		}, check: unreadableWith("S", HeartbeatFile, "not a regular file")},
+		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
+			// With "/" as the root /dev/zero is inside it: the type check,
+			// not the containment check, must refuse it.
+			n, err := ReadNodeDir("/", filepath.Join(root, "S"))
+			if err != nil || !hasProblem(n.Problems, HeartbeatFile, "not a regular file") {
+				t.Errorf("node %+v, %v", n, err)
+			}
+		}},
+		{name: "heartbeat symlinked inside the root is read", build: func(t *testing.T, root string) {
+			writeFile(t, filepath.Join(root, "shared", "hb.json"), heartbeat(7, "", "running"), now, 0)
+			if err := os.MkdirAll(filepath.Join(root, "S"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("../shared/hb.json", filepath.Join(root, "S", HeartbeatFile)); err != nil {
+				t.Fatal(err)
+			}
+		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
+			if n := mustNode(t, snap, "S"); n.PID() != 7 || len(n.Problems) != 0 {
+				t.Errorf("node = %+v", n)
+			}
+		}},
 		{name: "heartbeat that is a FIFO does not block the scan", build: func(t *testing.T, root string) {
 			if err := os.MkdirAll(filepath.Join(root, "S"), 0o755); err != nil {
 				t.Fatal(err)

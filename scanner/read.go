@@ -52,10 +52,21 @@ func isNodeDir(entries []fs.DirEntry) bool {
 // longer) a node.
 func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 	n := &model.Node{Root: root, InfraDir: dir}
-	var hasHeartbeat, hasRunning, hasMiddle bool
+	var hasHeartbeat, hasRunning, hasMiddle, heartbeatOut, runningOut bool
+	var rootReal string
 	for _, e := range entries {
 		name := e.Name()
 		path := filepath.Join(dir, name)
+		if e.Type()&fs.ModeSymlink != 0 && readsContent(name) {
+			// A writable sessions dir must not make the scanner read (and
+			// the detail pane show) a file from elsewhere.
+			if target, out := escapesRoot(root, path, &rootReal); out {
+				addProblem(n, path, fmt.Errorf("symlink leads outside the root, to %s: not read", target), true)
+				heartbeatOut = heartbeatOut || name == HeartbeatFile
+				runningOut = runningOut || name == RunningFile
+				continue
+			}
+		}
 		switch name {
 		case HeartbeatFile:
 			hasHeartbeat = true
@@ -112,11 +123,45 @@ func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 	}
 	switch {
 	case hasHeartbeat && readHeartbeatInto(n, filepath.Join(dir, HeartbeatFile)):
+	case heartbeatOut:
+		n.HasHeartbeat, n.HeartbeatPath = true, filepath.Join(dir, HeartbeatFile)
 	case hasRunning && readRunningInto(n, filepath.Join(dir, RunningFile)):
+	case runningOut:
+		n.Legacy = true
 	default:
 		return nil // both sentinels vanished: the dir is being removed
 	}
 	return n
+}
+
+// readsContent reports whether the scanner reads the file's content (not
+// only its mtime).
+func readsContent(name string) bool {
+	switch name {
+	case HeartbeatFile, RunningFile, RegistryFile, CfaFile, RetryCountFile, BlockedFile, ResumePendingFile:
+		return true
+	}
+	return false
+}
+
+// escapesRoot reports whether the symlink at path resolves outside root
+// (rootReal caches root's own resolution). A link that does not resolve is
+// left to the read, which reports why.
+func escapesRoot(root, path string, rootReal *string) (string, bool) {
+	if root == "" {
+		return "", false
+	}
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", false
+	}
+	if *rootReal == "" {
+		*rootReal = root
+		if r, err := filepath.EvalSymlinks(root); err == nil {
+			*rootReal = r
+		}
+	}
+	return target, !within(*rootReal, target)
 }
 
 // readHeartbeatInto reads the heartbeat; false when it vanished.

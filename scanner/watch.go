@@ -80,6 +80,9 @@ type WatchOptions struct {
 	// netFS replaces the statfs check of a root in tests: it returns the
 	// name of the network file system the path is on, or "".
 	netFS func(path string) string
+	// addWatch replaces fsnotify's Add in tests (to make the kernel's limit,
+	// ENOSPC, happen on demand).
+	addWatch func(fsw *fsnotify.Watcher, dir string) error
 }
 
 // Update is one change of the live model.
@@ -223,6 +226,9 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 	}
 	if wo.Poll > 0 {
 		wo.FallbackPoll = wo.Poll
+	}
+	if wo.addWatch == nil {
+		wo.addWatch = func(fsw *fsnotify.Watcher, dir string) error { return fsw.Add(dir) }
 	}
 	if opts.Thresholds == (model.Thresholds{}) {
 		opts.Thresholds = model.DefaultThresholds()
@@ -1071,7 +1077,7 @@ func (w *Watcher) addDir(dir string) *watchDir {
 	if w.fsw != nil && !w.netErr[d.root] && w.limitHit == "" {
 		if w.wo.MaxWatches > 0 && w.nWatched >= w.wo.MaxWatches {
 			w.limitHit = fmt.Sprintf("watch limit of %d reached", w.wo.MaxWatches)
-		} else if err := w.fsw.Add(dir); err == nil {
+		} else if err := w.wo.addWatch(w.fsw, dir); err == nil {
 			watched = true
 		} else if errors.Is(err, syscall.ENOSPC) {
 			w.limitHit = fmt.Sprintf("inotify watch limit reached after %d watches", w.nWatched)

@@ -3,12 +3,14 @@ package scanner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -490,32 +492,47 @@ func TestWatchRootGivenTwiceOrNested(t *testing.T) {
 	}
 }
 
-// TestWatchLimitFallback: SPEC §8 — past the watch limit the remaining
-// directories are polled, the mode says mixed with the reason, and changes
-// there are still seen.
+// TestWatchLimitFallback: SPEC §8 — past the watch limit (the kernel's,
+// ENOSPC, or a configured one) the remaining directories are polled, the
+// mode says mixed with the reason, and changes there are still seen.
 func TestWatchLimitFallback(t *testing.T) {
-	root := t.TempDir()
-	pid, started := self(t)
-	for _, s := range []string{"a", "b", "c", "d"} {
-		writeHeartbeat(t, filepath.Join(root, s), pid, started, "running", "")
+	tests := []struct {
+		name       string
+		wo         WatchOptions
+		wantReason string
+	}{
+		{"max watches", WatchOptions{MaxWatches: 2}, "watch limit of 2 reached"},
+		{"kernel limit", WatchOptions{addWatch: func(fsw *fsnotify.Watcher, dir string) error {
+			if len(fsw.WatchList()) >= 2 {
+				return fmt.Errorf("add watch %s: %w", dir, syscall.ENOSPC)
+			}
+			return fsw.Add(dir)
+		}}, "inotify watch limit reached after 2 watches"},
 	}
-	hb := filepath.Join(root, "d", HeartbeatFile)
-	setMtime(t, hb, time.Now().Add(-500*time.Millisecond))
-	w := newTestWatcher(t, WatchOptions{Tick: 50 * time.Millisecond, MaxWatches: 2,
-		FallbackPoll: 40 * time.Millisecond}, root)
-	info := w.Snapshot().Watch
-	if info.Mode != ModeMixed || !strings.Contains(info.Reason, "watch limit of 2") ||
-		info.Interval != 40*time.Millisecond {
-		t.Fatalf("watch info %+v, want mixed with the limit as reason", info)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			pid, started := self(t)
+			for _, s := range []string{"a", "b", "c", "d"} {
+				writeHeartbeat(t, filepath.Join(root, s), pid, started, "running", "")
+			}
+			hb := filepath.Join(root, "d", HeartbeatFile)
+			setMtime(t, hb, time.Now().Add(-500*time.Millisecond))
+			wo := tt.wo
+			wo.Tick, wo.FallbackPoll = 50*time.Millisecond, 40*time.Millisecond
+			w := newTestWatcher(t, wo, root)
+			info := w.Snapshot().Watch
+			if info.Mode != ModeMixed || !strings.Contains(info.Reason, tt.wantReason) ||
+				!strings.Contains(info.Reason, "3 of 5 directories polled") || info.Interval != 40*time.Millisecond {
+				t.Fatalf("watch info %+v, want mixed, 3 of 5 polled, because %q", info, tt.wantReason)
+			}
+			await(t, w, "d quiet", nodeIs("d", model.StateRunning, model.FlagQuiet, true))
+			setMtime(t, hb, time.Now())
+			await(t, w, "d beat seen by polling", nodeIs("d", model.StateRunning, model.FlagQuiet, false))
+			writeHeartbeat(t, filepath.Join(root, "e"), pid, started, "running", "")
+			await(t, w, "new session under polling", nodeIs("e", model.StateRunning, "", false))
+		})
 	}
-	if !strings.Contains(info.Reason, "3 of 5 directories polled") {
-		t.Errorf("reason %q, want 3 of the 5 directories polled", info.Reason)
-	}
-	await(t, w, "d quiet", nodeIs("d", model.StateRunning, model.FlagQuiet, true))
-	setMtime(t, hb, time.Now())
-	await(t, w, "d beat seen by polling", nodeIs("d", model.StateRunning, model.FlagQuiet, false))
-	writeHeartbeat(t, filepath.Join(root, "e"), pid, started, "running", "")
-	await(t, w, "new session under polling", nodeIs("e", model.StateRunning, "", false))
 }
 
 // TestWatchNetworkRootPolled: SPEC §1 — a root on NFS/SMB is polled and the

@@ -142,11 +142,17 @@ func TestBadInput(t *testing.T) {
 			if err := os.Symlink(out, filepath.Join(root, "S", CfaFile)); err != nil {
 				t.Fatal(err)
 			}
+			if err := os.Symlink(out, filepath.Join(root, "S", BlockedFile)); err != nil {
+				t.Fatal(err)
+			}
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			unreadableWith("S", HeartbeatFile, "symlink leads outside the root")(t, root, snap)
 			unreadableWith("S", CfaFile, "symlink leads outside the root")(t, root, snap)
-			if n := mustNode(t, snap, "S"); n.Heartbeat != nil || n.HeartbeatRaw != nil || !n.HasHeartbeat {
+			if n := mustNode(t, snap, "S"); n.Heartbeat != nil || n.HeartbeatRaw != nil || !n.HasHeartbeat || n.Cfa != nil {
 				t.Errorf("node read the outside file: %+v", n)
+			}
+			if n := mustNode(t, snap, "S"); n.Blocked == nil || n.Blocked.Question != "" {
+				t.Errorf("an outside blocked sentinel still counts, unread: %+v", n.Blocked)
 			}
 		}},
 		{name: "heartbeat symlinked to a device is refused", build: func(t *testing.T, root string) {

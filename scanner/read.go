@@ -64,6 +64,12 @@ func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 				addProblem(n, path, fmt.Errorf("symlink leads outside the root, to %s: not read", target), true)
 				heartbeatOut = heartbeatOut || name == HeartbeatFile
 				runningOut = runningOut || name == RunningFile
+				switch name { // presence still counts
+				case BlockedFile:
+					n.Blocked = &model.Blocked{Path: path}
+				case ResumePendingFile:
+					n.ResumePending = &model.ResumePending{}
+				}
 				continue
 			}
 		}

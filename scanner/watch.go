@@ -767,7 +767,7 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 // beat 12s ago") get: a session nothing else makes due is re-classified
 // every this many ticks. States and flags are never late: they change at
 // known times (nextDue) or when a probe answers differently.
-const reasonRefreshTicks = 4
+const reasonRefreshTicks = 5
 
 // dueSessions adds to due every session whose classification may change at
 // now: a threshold crossed (nextDue), a pid that now answers differently
@@ -790,7 +790,9 @@ func (w *Watcher) dueSessions(now time.Time, due map[*model.Node]bool) {
 		}
 		stop := false
 		w.prev.Sessions[i].Walk(func(n *model.Node) {
-			if stop || n.Process == model.ProcessNotProbed {
+			// Only a live pid can change the verdict: a gone or reused one
+			// never comes back as the same process.
+			if stop || n.Process != model.ProcessAlive && n.Process != model.ProcessUnverified {
 				return
 			}
 			var started time.Time

@@ -1,3 +1,5 @@
+//go:build unix
+
 package scanner
 
 // SPEC §8 figures of the live engine, printed by `make bench`:

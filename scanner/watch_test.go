@@ -20,11 +20,12 @@ import (
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
-// Compressed thresholds: every time-based state shows within a second or two.
+// Compressed thresholds: every time-based state shows within a few seconds,
+// and the quiet window (beat..stale) is wide enough for a loaded machine.
 var testThresholds = model.Thresholds{
 	Beat:           300 * time.Millisecond,
-	Stale:          900 * time.Millisecond,
-	KillAfter:      600 * time.Millisecond,
+	Stale:          2 * time.Second,
+	KillAfter:      time.Second,
 	ExitGrace:      300 * time.Millisecond,
 	StartTolerance: 2 * time.Second,
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/dispatchtop/dispatchtop/internal/treegen"
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -722,4 +723,53 @@ func TestWatchTickAdvancesAges(t *testing.T) {
 	await(t, w, "reason age advanced", func(s *model.Snapshot) bool {
 		return s.GeneratedAt.After(at0) && s.Node("s").Reason != reason0
 	})
+}
+
+// TestWatchSameAsScan: the live engine's first snapshot is the one-off
+// scan's — same nodes, tree, states, flags and actions — under fsnotify and
+// polling alike.
+func TestWatchSameAsScan(t *testing.T) {
+	root := t.TempDir()
+	now := time.Now()
+	if err := treegen.Generate(root, 5, 7, 3, now.Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	pid, started := self(t)
+	lead := filepath.Join(root, "extra")
+	writeHeartbeat(t, lead, pid, started, "running", "")
+	appendLine(t, filepath.Join(lead, RegistryFile), map[string]any{
+		"heartbeat": filepath.Join(lead, "never", HeartbeatFile), "status": "active"})
+	writeHeartbeat(t, filepath.Join(lead, "done"), pid, started, "completed", filepath.Join(lead, HeartbeatFile))
+	opts := Options{Roots: []string{root}, Now: func() time.Time { return now }}
+	want, err := Scan(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := func(s *model.Snapshot) []string {
+		var out []string
+		for _, r := range s.Sessions {
+			r.Walk(func(n *model.Node) {
+				out = append(out, fmt.Sprintf("%s parent=%s %s %v %s", n.ID, n.ParentID, n.State, n.Flags, n.Action))
+			})
+		}
+		return out
+	}
+	for _, m := range watchModes {
+		t.Run(m.name, func(t *testing.T) {
+			w, err := NewWatcher(opts, m.wo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, exp := flat(w.Snapshot()), flat(want)
+			if len(exp) < 36 {
+				t.Fatalf("scan found only %d nodes", len(exp))
+			}
+			if !slices.Equal(got, exp) {
+				t.Errorf("watcher snapshot differs from scan:\n got %q\nwant %q", got, exp)
+			}
+			if w.fsw != nil {
+				_ = w.fsw.Close()
+			}
+		})
+	}
 }

@@ -14,6 +14,12 @@ package scanner
 //		u.Transitions              // state/flag changes, appearances, vanishings
 //	}
 //	w.Refresh()                    // re-stat everything now (after an action)
+//	w.Snapshot()                   // the newest snapshot, at any time
+//
+// Snapshot.Watch says how: mode fsnotify, polling or mixed, the polling
+// interval and why (--poll, the inotify watch limit, a network root), the
+// warnings (NFS/SMB roots) and how many queue overflows were answered by a
+// re-stat.
 //
 // One goroutine (Run) owns all mutable state; fsnotify adds its own reader
 // goroutine, closed when Run returns. The receiver may be slow: Updates has

@@ -421,7 +421,13 @@ func (m *Model) renderStatus(w int) string {
 	st := m.styles
 	if m.status == "" {
 		if n := m.selectedNode(); n != nil && m.mode == modeTree {
-			return st.Muted.Render(truncate(fmt.Sprintf("%d/%d  %s", m.cursor+1, len(m.rows), clean(n.ID)), w))
+			// The reason column is the first to be cut on a narrow screen, so
+			// the selected node's reason is always readable here in full.
+			line := fmt.Sprintf("%d/%d  %s", m.cursor+1, len(m.rows), clean(n.ID))
+			if n.Reason != "" {
+				line += "  " + clean(n.Reason)
+			}
+			return st.Muted.Render(truncate(line, w))
 		}
 		return ""
 	}

@@ -1,0 +1,22 @@
+package serve
+
+// The serve package's API:
+//
+//	srv := New(Options{Snapshot: w.Snapshot, Token: tok, ScanDuration: d})
+//	go srv.Follow(ctx, w.Updates())    // counts transitions, tracks blocked-since
+//	http.Handler: srv.Handler()        // /metrics, /api/v1/snapshot, /
+//	srv.Serve(ctx, ln)                 // until ctx is done, then a clean shutdown
+//	ListenAddress(addr)                // ":9477" -> "127.0.0.1:9477"; loopback unless explicit
+//	ReadToken(file, getenv)            // --token-file, else DISPATCHTOP_TOKEN
+//
+// Paths served.
+const (
+	MetricsPath  = "/metrics"
+	SnapshotPath = "/api/v1/snapshot"
+)
+
+// DefaultListen is where serve listens unless told otherwise: loopback.
+const DefaultListen = "127.0.0.1:9477"
+
+// TokenEnv names the environment variable holding the bearer token.
+const TokenEnv = "DISPATCHTOP_TOKEN"

@@ -1,0 +1,238 @@
+package serve
+
+import (
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// Metric names: docs/metrics.md describes each, docs/alerts.yml uses them,
+// and a test checks that the rules name only these.
+const (
+	MetricNodes             = "dispatchtop_nodes"
+	MetricFlaggedNodes      = "dispatchtop_flagged_nodes"
+	MetricHeartbeatAge      = "dispatchtop_heartbeat_age_seconds"
+	MetricNodeAction        = "dispatchtop_node_action"
+	MetricBlocked           = "dispatchtop_blocked_seconds"
+	MetricSessions          = "dispatchtop_sessions"
+	MetricProblems          = "dispatchtop_problems"
+	MetricTransitions       = "dispatchtop_transitions_total"
+	MetricScanDuration      = "dispatchtop_scan_duration_seconds"
+	MetricSnapshotTimestamp = "dispatchtop_snapshot_timestamp_seconds"
+	MetricWatchMode         = "dispatchtop_watch_mode"
+	MetricWatchPoll         = "dispatchtop_watch_poll_interval_seconds"
+	MetricWatchOverflows    = "dispatchtop_watch_overflows_total"
+	MetricWatchWarnings     = "dispatchtop_watch_warnings"
+	MetricPidCheck          = "dispatchtop_pid_check"
+	MetricBuildInfo         = "dispatchtop_build_info"
+)
+
+// Transition kinds, the `kind` label of dispatchtop_transitions_total.
+const (
+	KindAppeared = "appeared" // a node came into the forest
+	KindVanished = "vanished" // a node left it
+	KindState    = "state"    // its state changed
+	KindFlags    = "flags"    // same state, other flags
+)
+
+// snapshotCollector computes every per-snapshot series from the newest
+// snapshot when Prometheus scrapes, so a scrape never sees a half-updated
+// model and serve keeps no copy of the forest.
+type snapshotCollector struct {
+	snapshot func() *model.Snapshot
+	now      func() time.Time
+	blocked  *blockedTracker
+	scan     time.Duration
+	version  string
+
+	nodes, flagged, beatAge, action, blockedFor       *prometheus.Desc
+	sessions, problems, scanDur, snapTime             *prometheus.Desc
+	watchMode, watchPoll, overflows, warnings, pidChk *prometheus.Desc
+	build                                             *prometheus.Desc
+}
+
+func newSnapshotCollector(snapshot func() *model.Snapshot, now func() time.Time, blocked *blockedTracker, scan time.Duration, version string) *snapshotCollector {
+	d := prometheus.NewDesc
+	return &snapshotCollector{
+		snapshot: snapshot, now: now, blocked: blocked, scan: scan, version: version,
+		nodes: d(MetricNodes, "Nodes per session and state (every state, zeros included).",
+			[]string{"session", "state"}, nil),
+		flagged: d(MetricFlaggedNodes, "Nodes per session carrying a flag (only flags present).",
+			[]string{"session", "flag"}, nil),
+		beatAge: d(MetricHeartbeatAge, "Seconds since the heartbeat's mtime, per running node.",
+			[]string{"session", "node", "role"}, nil),
+		action: d(MetricNodeAction, "1 for every node whose recommended action is not none.",
+			[]string{"session", "node", "action"}, nil),
+		blockedFor: d(MetricBlocked, "Seconds a blocked node has been seen waiting for a human (since this server first saw it blocked).",
+			[]string{"session", "node", "role"}, nil),
+		sessions: d(MetricSessions, "Sessions (trees) in the forest.", nil, nil),
+		problems: d(MetricProblems, "Read and parse problems of the latest scan.", nil, nil),
+		scanDur: d(MetricScanDuration, "Wall time of the discovery scan that built the live model at start.", nil, nil),
+		snapTime: d(MetricSnapshotTimestamp, "Unix time the served snapshot was classified.", nil, nil),
+		watchMode: d(MetricWatchMode, "1 for the watch mode in use (fsnotify, polling or mixed).",
+			[]string{"mode", "reason"}, nil),
+		watchPoll: d(MetricWatchPoll, "Polling interval in seconds, 0 when nothing is polled.", nil, nil),
+		overflows: d(MetricWatchOverflows, "fsnotify queue overflows answered by a re-stat.", nil, nil),
+		warnings:  d(MetricWatchWarnings, "Watch warnings (e.g. a root on a network file system).", nil, nil),
+		pidChk:    d(MetricPidCheck, "1 when pids are probed, 0 under --no-pid-check.", nil, nil),
+		build:     d(MetricBuildInfo, "Always 1; the version label says which dispatchtop serves.", []string{"version"}, nil),
+	}
+}
+
+func (c *snapshotCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{
+		c.nodes, c.flagged, c.beatAge, c.action, c.blockedFor, c.sessions, c.problems, c.scanDur,
+		c.snapTime, c.watchMode, c.watchPoll, c.overflows, c.warnings, c.pidChk, c.build,
+	} {
+		ch <- d
+	}
+}
+
+func (c *snapshotCollector) Collect(ch chan<- prometheus.Metric) {
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	gauge(c.build, 1, c.version)
+	gauge(c.scanDur, c.scan.Seconds())
+	snap := c.snapshot()
+	if snap == nil {
+		return
+	}
+	now := c.now()
+	gauge(c.sessions, float64(len(snap.Sessions)))
+	gauge(c.problems, float64(len(snap.Problems)))
+	gauge(c.snapTime, float64(snap.GeneratedAt.UnixNano())/1e9)
+	wi := snap.Watch
+	if wi.Mode != "" {
+		gauge(c.watchMode, 1, wi.Mode, wi.Reason)
+	}
+	gauge(c.watchPoll, wi.Interval.Seconds())
+	ch <- prometheus.MustNewConstMetric(c.overflows, prometheus.CounterValue, float64(wi.Overflows))
+	gauge(c.warnings, float64(len(wi.Warnings)))
+	pid := 1.0
+	if snap.Thresholds.NoPidCheck {
+		pid = 0
+	}
+	gauge(c.pidChk, pid)
+
+	blockedSince := c.blocked.sync(snap)
+	var states map[model.State]int
+	var flags map[model.Flag]int
+	for _, s := range snap.Sessions {
+		clear(states)
+		clear(flags)
+		if states == nil {
+			states, flags = map[model.State]int{}, map[model.Flag]int{}
+		}
+		session := s.ID
+		s.Walk(func(n *model.Node) {
+			states[n.State]++
+			for _, f := range n.Flags {
+				flags[f]++
+			}
+			if n.State == model.StateRunning && !n.BeatMtime.IsZero() {
+				gauge(c.beatAge, max(0, now.Sub(n.BeatMtime).Seconds()), session, n.ID, n.Role())
+			}
+			if n.Action != "" && n.Action != model.ActionNone {
+				gauge(c.action, 1, session, n.ID, string(n.Action))
+			}
+			if since, ok := blockedSince[n.ID]; ok {
+				gauge(c.blockedFor, max(0, now.Sub(since).Seconds()), session, n.ID, n.Role())
+			}
+		})
+		for _, st := range model.States {
+			gauge(c.nodes, float64(states[st]), session, string(st))
+		}
+		for _, f := range model.Flags {
+			if k := flags[f]; k > 0 {
+				gauge(c.flagged, float64(k), session, string(f))
+			}
+		}
+	}
+}
+
+// blockedTracker remembers since when each node has been blocked: from the
+// transition that set the flag when serve saw it happen, else from the first
+// snapshot that showed it (a node already blocked at start counts from
+// then). The sentinel's own mtime is not part of the model.
+type blockedTracker struct {
+	mu    sync.Mutex
+	since map[string]time.Time
+}
+
+func newBlockedTracker() *blockedTracker {
+	return &blockedTracker{since: map[string]time.Time{}}
+}
+
+// observe records the transitions into and out of `blocked`.
+func (b *blockedTracker) observe(trans []model.Transition) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, t := range trans {
+		was, is := hasFlag(t.FromFlags, model.FlagBlocked), hasFlag(t.ToFlags, model.FlagBlocked)
+		switch {
+		case is && !was:
+			if _, ok := b.since[t.ID]; !ok {
+				b.since[t.ID] = t.Time
+			}
+		case was && !is:
+			delete(b.since, t.ID)
+		}
+	}
+}
+
+// sync brings the record in line with snap (nodes blocked there and not yet
+// known start now; nodes no longer blocked are forgotten) and returns a copy.
+func (b *blockedTracker) sync(snap *model.Snapshot) map[string]time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := map[string]time.Time{}
+	for _, s := range snap.Sessions {
+		s.Walk(func(n *model.Node) {
+			if !n.HasFlag(model.FlagBlocked) {
+				return
+			}
+			since, ok := b.since[n.ID]
+			if !ok {
+				since = snap.GeneratedAt
+			}
+			out[n.ID] = since
+		})
+	}
+	b.since = out
+	return maps.Clone(out)
+}
+
+func hasFlag(fs []model.Flag, f model.Flag) bool {
+	for _, g := range fs {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}
+
+// transitionKind names what a transition changed.
+func transitionKind(t model.Transition) string {
+	switch {
+	case t.From == "":
+		return KindAppeared
+	case t.To == "":
+		return KindVanished
+	case t.From != t.To:
+		return KindState
+	}
+	return KindFlags
+}
+
+// toLabel is the `to` label: the state after, "none" for a vanished node.
+func toLabel(t model.Transition) string {
+	if t.To == "" {
+		return "none"
+	}
+	return string(t.To)
+}

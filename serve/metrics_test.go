@@ -1,0 +1,202 @@
+package serve
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	pmodel "github.com/prometheus/common/model"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// scrape GETs /metrics from h and parses the text exposition.
+func scrape(t *testing.T, h http.Handler, header http.Header) map[string]*dto.MetricFamily {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, MetricsPath, nil)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", MetricsPath, rec.Code, rec.Body)
+	}
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+		t.Errorf("Content-Type %q, want the text exposition format", ct)
+	}
+	p := expfmt.NewTextParser(pmodel.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(rec.Body)
+	if err != nil {
+		t.Fatalf("parse the exposition: %v", err)
+	}
+	return fams
+}
+
+// series renders one sample as name{k="v",...} with sorted labels.
+func series(name string, m *dto.Metric) string {
+	var labels []string
+	for _, l := range m.GetLabel() {
+		labels = append(labels, l.GetName()+"="+`"`+l.GetValue()+`"`)
+	}
+	sort.Strings(labels)
+	return name + "{" + strings.Join(labels, ",") + "}"
+}
+
+// values flattens families to series -> value (gauges and counters).
+func values(fams map[string]*dto.MetricFamily) map[string]float64 {
+	out := map[string]float64{}
+	for name, f := range fams {
+		for _, m := range f.GetMetric() {
+			switch {
+			case m.GetGauge() != nil:
+				out[series(name, m)] = m.GetGauge().GetValue()
+			case m.GetCounter() != nil:
+				out[series(name, m)] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out
+}
+
+// The metrics of the served fixture tree: nodes by state and flag per
+// session, heartbeat age per running node at scrape time, recommended
+// actions, blocked waiting time, watch mode, scan duration (issue 7).
+func TestMetricsOfFixtureTree(t *testing.T) {
+	snap := fixtureSnapshot(t)
+	snap.Watch = model.WatchInfo{Mode: "polling", Interval: 2 * time.Second, Reason: "polling requested", Overflows: 3}
+	scrapeAt := fixedNow.Add(5 * time.Second)
+	srv := New(Options{
+		Snapshot:     func() *model.Snapshot { return snap },
+		Now:          func() time.Time { return scrapeAt },
+		ScanDuration: 1500 * time.Millisecond,
+		Version:      "v9.9.9",
+	})
+	got := values(scrape(t, srv.Handler(), nil))
+
+	tests := []struct {
+		name   string
+		series string
+		want   float64
+	}{
+		{"running nodes of A", `dispatchtop_nodes{session="A",state="running"}`, 3},
+		{"dead nodes of A", `dispatchtop_nodes{session="A",state="dead"}`, 1},
+		{"every state present, zeros included", `dispatchtop_nodes{session="A",state="missing"}`, 0},
+		{"dead session B", `dispatchtop_nodes{session="B",state="dead"}`, 1},
+		{"stalled in A", `dispatchtop_flagged_nodes{flag="stalled",session="A"}`, 2},
+		{"kill candidate in A", `dispatchtop_flagged_nodes{flag="kill_candidate",session="A"}`, 1},
+		{"blocked in A", `dispatchtop_flagged_nodes{flag="blocked",session="A"}`, 1},
+		{"beat age of the lead at scrape time", `dispatchtop_heartbeat_age_seconds{node="A",role="lead",session="A"}`, 15},
+		{"beat age of the stalled tester", `dispatchtop_heartbeat_age_seconds{node="A/test/3",role="tester",session="A"}`, 605},
+		{"kill recommended", `dispatchtop_node_action{action="kill",node="A/test/3",session="A"}`, 1},
+		{"answer recommended", `dispatchtop_node_action{action="answer",node="A/ask/4",session="A"}`, 1},
+		{"resume recommended", `dispatchtop_node_action{action="resume",node="B",session="B"}`, 1},
+		{"wait recommended for a dead child of a live lead", `dispatchtop_node_action{action="wait",node="A/code/2",session="A"}`, 1},
+		{"blocked since the snapshot first showed it", `dispatchtop_blocked_seconds{node="A/ask/4",role="asker",session="A"}`, 5},
+		{"sessions", `dispatchtop_sessions{}`, 2},
+		{"problems", `dispatchtop_problems{}`, 0},
+		{"scan duration", `dispatchtop_scan_duration_seconds{}`, 1.5},
+		{"snapshot time", `dispatchtop_snapshot_timestamp_seconds{}`, float64(fixedNow.Unix())},
+		{"watch mode", `dispatchtop_watch_mode{mode="polling",reason="polling requested"}`, 1},
+		{"poll interval", `dispatchtop_watch_poll_interval_seconds{}`, 2},
+		{"overflows", `dispatchtop_watch_overflows_total{}`, 3},
+		{"pid check on", `dispatchtop_pid_check{}`, 1},
+		{"build info", `dispatchtop_build_info{version="v9.9.9"}`, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, ok := got[tt.series]
+			if !ok {
+				t.Fatalf("%s not served; have:\n%s", tt.series, dump(got, strings.SplitN(tt.series, "{", 2)[0]))
+			}
+			if v != tt.want {
+				t.Errorf("%s = %v, want %v", tt.series, v, tt.want)
+			}
+		})
+	}
+
+	absent := []struct{ name, series string }{
+		{"no beat age for a dead node", `dispatchtop_heartbeat_age_seconds{node="B",role="lead",session="B"}`},
+		{"no action series for action none", `dispatchtop_node_action{action="none",node="A",session="A"}`},
+		{"no flag series for an absent flag", `dispatchtop_flagged_nodes{flag="orphaned",session="A"}`},
+	}
+	for _, tt := range absent {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, ok := got[tt.series]; ok {
+				t.Errorf("%s served, want it absent", tt.series)
+			}
+		})
+	}
+}
+
+func dump(got map[string]float64, prefix string) string {
+	var lines []string
+	for k, v := range got {
+		if strings.HasPrefix(k, prefix) {
+			lines = append(lines, k+" "+pmodel.SampleValue(v).String())
+		}
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// The transitions counter counts by kind and the state after; a node that
+// becomes blocked is timed from the transition, not from the next scrape.
+func TestTransitionsCounterAndBlockedSince(t *testing.T) {
+	snap := fixtureSnapshot(t)
+	srv := New(Options{Snapshot: func() *model.Snapshot { return snap }, Now: func() time.Time { return fixedNow }})
+	blockedAt := fixedNow.Add(-2 * time.Minute)
+	srv.Observe([]model.Transition{
+		{Time: fixedNow, ID: "C", From: "", To: model.StateRunning},
+		{Time: fixedNow, ID: "A/code/2", From: model.StateRunning, To: model.StateDead},
+		{Time: fixedNow, ID: "B", From: model.StateRunning, To: model.StateDead},
+		{Time: blockedAt, ID: "A/ask/4", From: model.StateRunning, To: model.StateRunning,
+			FromFlags: []model.Flag{model.FlagStalled}, ToFlags: []model.Flag{model.FlagStalled, model.FlagBlocked}},
+		{Time: fixedNow, ID: "gone", From: model.StateFinished, To: ""},
+	})
+	got := values(scrape(t, srv.Handler(), nil))
+	tests := []struct {
+		series string
+		want   float64
+	}{
+		{`dispatchtop_transitions_total{kind="appeared",to="running"}`, 1},
+		{`dispatchtop_transitions_total{kind="state",to="dead"}`, 2},
+		{`dispatchtop_transitions_total{kind="flags",to="running"}`, 1},
+		{`dispatchtop_transitions_total{kind="vanished",to="none"}`, 1},
+		{`dispatchtop_blocked_seconds{node="A/ask/4",role="asker",session="A"}`, 120},
+	}
+	for _, tt := range tests {
+		if v, ok := got[tt.series]; !ok || v != tt.want {
+			t.Errorf("%s = %v (served %v), want %v", tt.series, v, ok, tt.want)
+		}
+	}
+
+	// Once the node is no longer blocked, its clock is forgotten.
+	srv.Observe([]model.Transition{{Time: fixedNow, ID: "A/ask/4", From: model.StateRunning, To: model.StateRunning,
+		FromFlags: []model.Flag{model.FlagBlocked}}})
+	srv.blocked.mu.Lock()
+	_, still := srv.blocked.since["A/ask/4"]
+	srv.blocked.mu.Unlock()
+	if still {
+		t.Error("blocked-since kept after the flag cleared")
+	}
+}
+
+// The registry is the server's own: two servers in one process do not
+// collide (the global default registry would panic on the second).
+func TestOwnRegistry(t *testing.T) {
+	snap := fixtureSnapshot(t)
+	a := New(Options{Snapshot: func() *model.Snapshot { return snap }})
+	b := New(Options{Snapshot: func() *model.Snapshot { return snap }})
+	a.Observe([]model.Transition{{ID: "x", To: model.StateRunning}})
+	va, vb := values(scrape(t, a.Handler(), nil)), values(scrape(t, b.Handler(), nil))
+	key := `dispatchtop_transitions_total{kind="appeared",to="running"}`
+	if va[key] != 1 || vb[key] != 0 {
+		t.Errorf("a=%v b=%v, want 1 and 0: registries are shared", va[key], vb[key])
+	}
+}

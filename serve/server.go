@@ -1,0 +1,255 @@
+package serve
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/report"
+	"github.com/dispatchtop/dispatchtop/scanner"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Snapshot returns the newest classified snapshot (the watcher's); it is
+	// called on every request and scrape.
+	Snapshot func() *model.Snapshot
+	// Token, when not empty, is the bearer token every request must carry.
+	Token string
+	// ScanDuration is how long the discovery scan behind the model took.
+	ScanDuration time.Duration
+	// Version is the build_info label.
+	Version string
+	// Now is the clock ages are measured against (time.Now when nil).
+	Now func() time.Time
+	// ErrorLog receives what the HTTP server and the exposition cannot
+	// answer to a client (nil: discarded).
+	ErrorLog io.Writer
+}
+
+// Server answers /metrics and /api/v1/snapshot from the newest snapshot.
+type Server struct {
+	opts        Options
+	registry    *prometheus.Registry
+	transitions *prometheus.CounterVec
+	blocked     *blockedTracker
+	handler     http.Handler
+	log         *log.Logger // nil when errors are discarded
+}
+
+// New builds the registry (its own, never the global default) and the
+// handler.
+func New(opts Options) *Server {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Snapshot == nil {
+		opts.Snapshot = func() *model.Snapshot { return nil }
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	s := &Server{opts: opts, registry: prometheus.NewRegistry(), blocked: newBlockedTracker()}
+	s.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: MetricTransitions,
+		Help: "State and flag transitions seen by the live engine, by kind (appeared, vanished, state, flags) and the state after.",
+	}, []string{"kind", "to"})
+	s.registry.MustRegister(
+		s.transitions,
+		newSnapshotCollector(opts.Snapshot, opts.Now, s.blocked, opts.ScanDuration, opts.Version),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+
+	hopts := promhttp.HandlerOpts{
+		ErrorHandling:     promhttp.ContinueOnError,
+		Registry:          s.registry,
+		EnableOpenMetrics: true,
+	}
+	if opts.ErrorLog != nil {
+		s.log = log.New(opts.ErrorLog, "dispatchtop serve: ", log.LstdFlags)
+		hopts.ErrorLog = s.log
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET "+MetricsPath, promhttp.HandlerFor(s.registry, hopts))
+	mux.HandleFunc("GET "+SnapshotPath, s.serveSnapshot)
+	mux.HandleFunc("GET /{$}", s.serveIndex)
+	s.handler = s.authorize(mux)
+	return s
+}
+
+// Registry is the server's own registry (for tests and embedding).
+func (s *Server) Registry() *prometheus.Registry { return s.registry }
+
+// Handler serves every path, behind the bearer token when one is set.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Observe counts transitions and notes when nodes became blocked.
+func (s *Server) Observe(trans []model.Transition) {
+	for _, t := range trans {
+		s.transitions.WithLabelValues(transitionKind(t), toLabel(t)).Inc()
+	}
+	s.blocked.observe(trans)
+}
+
+// Follow consumes the watcher's updates until they close or ctx is done,
+// observing their transitions. The watcher never blocks on a slow reader,
+// and an unread update keeps its transitions, so none is lost to merging.
+func (s *Server) Follow(ctx context.Context, updates <-chan scanner.Update) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case u, ok := <-updates:
+			if !ok {
+				return
+			}
+			s.Observe(u.Transitions)
+		}
+	}
+}
+
+// serveSnapshot writes the dispatchtop/v1 document, the same as
+// `--once --json`, with ages measured at the time of the request.
+func (s *Server) serveSnapshot(w http.ResponseWriter, _ *http.Request) {
+	snap := s.opts.Snapshot()
+	if snap == nil {
+		http.Error(w, "no snapshot yet", http.StatusServiceUnavailable)
+		return
+	}
+	// The watcher republishes only when something may have changed; the
+	// ages in the document are as of now, the classification as of the
+	// snapshot (which the watcher keeps current on its tick).
+	at := *snap
+	at.GeneratedAt = s.opts.Now()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if err := report.WriteJSON(w, &at); err != nil {
+		s.logf("write %s: %v", SnapshotPath, err)
+	}
+}
+
+func (s *Server) serveIndex(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintf(w, "dispatchtop serve (read-only)\n\n%s  Prometheus metrics\n%s  the dispatchtop/v1 snapshot (as --once --json)\n",
+		MetricsPath, SnapshotPath)
+}
+
+// authorize requires `Authorization: Bearer <token>` when a token is set.
+// Both sides are hashed first, so the comparison takes the same time
+// whatever the length or content of the guess.
+func (s *Server) authorize(next http.Handler) http.Handler {
+	if s.opts.Token == "" {
+		return next
+	}
+	want := sha256.Sum256([]byte(s.opts.Token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		sum := sha256.Sum256([]byte(got))
+		if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 || !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="dispatchtop"`)
+			http.Error(w, "a valid bearer token is required", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Serve answers on ln until ctx is done, then shuts down: requests in
+// flight get a few seconds to finish.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	hs.ErrorLog = s.log
+	if s.log == nil {
+		hs.ErrorLog = log.New(io.Discard, "", 0)
+	}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("serve on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := hs.Shutdown(shutdownCtx)
+	if serveErr := <-done; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) && err == nil {
+		err = serveErr
+	}
+	if err != nil {
+		return fmt.Errorf("shut down the server on %s: %w", ln.Addr(), err)
+	}
+	return nil
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.log != nil {
+		s.log.Printf(format, args...)
+	}
+}
+
+// ListenAddress applies the loopback rule: an address without a host
+// (":9477") listens on 127.0.0.1, so serve reaches beyond this machine only
+// when a non-loopback host (or 0.0.0.0, [::]) is named. It reports whether
+// the result is loopback.
+func ListenAddress(addr string) (string, bool, error) {
+	if addr == "" {
+		addr = DefaultListen
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", false, fmt.Errorf("--listen %q: %w", addr, err)
+	}
+	if port == "" {
+		return "", false, fmt.Errorf("--listen %q: no port", addr)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	loopback := host == "localhost"
+	if ip := net.ParseIP(host); ip != nil {
+		loopback = ip.IsLoopback()
+	}
+	return net.JoinHostPort(host, port), loopback, nil
+}
+
+// ReadToken returns the bearer token: the first line of file when one is
+// named, else the environment's DISPATCHTOP_TOKEN; "" means no token. A
+// named file that is unreadable or empty is an error: a typo must not turn
+// the protection off.
+func ReadToken(file string, getenv func(string) string) (string, error) {
+	if file == "" {
+		return strings.TrimSpace(getenv(TokenEnv)), nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("read the token: %w", err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	tok := strings.TrimSpace(line)
+	if tok == "" {
+		return "", fmt.Errorf("read the token: %s is empty", file)
+	}
+	return tok, nil
+}

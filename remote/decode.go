@@ -1,0 +1,146 @@
+package remote
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/report"
+)
+
+// Decode reads a dispatchtop/v1 document. A document of another schema is
+// an error: the fields would mean something else.
+func Decode(r io.Reader) (*report.Document, error) {
+	var doc report.Document
+	if err := json.NewDecoder(r).Decode(&doc); err != nil {
+		return nil, fmt.Errorf("decode the snapshot: %w", err)
+	}
+	if doc.Schema != report.Schema {
+		return nil, fmt.Errorf("decode the snapshot: schema %q, want %q", doc.Schema, report.Schema)
+	}
+	return &doc, nil
+}
+
+// ToSnapshot turns a document back into a classified snapshot. Ages become
+// mtimes against received (the local clock when the document arrived), so
+// a host whose clock is off still shows the right ages. With a prefix, every
+// id (and parent id) becomes prefix/id and every session gets parent as its
+// parent; the document is not changed.
+func ToSnapshot(doc *report.Document, received time.Time, prefix string, parent *model.Node) *model.Snapshot {
+	th := doc.Thresholds
+	snap := &model.Snapshot{
+		GeneratedAt: received,
+		Roots:       slices.Clone(doc.Roots),
+		Thresholds: model.Thresholds{
+			Beat:           seconds(th.BeatS),
+			Stale:          seconds(th.StaleS),
+			KillAfter:      seconds(th.KillAfterS),
+			ExitGrace:      seconds(th.ExitGraceS),
+			StartTolerance: seconds(th.StartToleranceS),
+			NoPidCheck:     !doc.PidCheck,
+		},
+		Sessions: make([]*model.Node, 0, len(doc.Sessions)),
+		ByID:     map[string]*model.Node{},
+		Problems: slices.Clone(doc.Problems),
+	}
+	b := builder{received: received, prefix: prefix, byID: snap.ByID}
+	for _, s := range doc.Sessions {
+		snap.Sessions = append(snap.Sessions, b.node(s, parent))
+	}
+	return snap
+}
+
+type builder struct {
+	received time.Time
+	prefix   string
+	byID     map[string]*model.Node
+}
+
+func (b builder) id(id string) string {
+	if b.prefix == "" {
+		return id
+	}
+	return b.prefix + "/" + id
+}
+
+func (b builder) node(j report.NodeJSON, parent *model.Node) *model.Node {
+	n := &model.Node{
+		ID:           b.id(j.ID),
+		InfraDir:     j.InfraDir,
+		State:        j.State,
+		Flags:        slices.Clone(j.Flags),
+		Reason:       j.Reason,
+		Action:       j.Action,
+		Retries:      model.RetryCount{Total: j.Retries.Total},
+		Problems:     slices.Clone(j.Problems),
+		Parent:       parent,
+		Legacy:       slices.Contains(j.Flags, model.FlagLegacy),
+		OtherParents: make([]string, 0, len(j.OtherParents)),
+	}
+	for _, p := range j.OtherParents {
+		n.OtherParents = append(n.OtherParents, b.id(p))
+	}
+	if parent != nil {
+		n.ParentID = parent.ID
+	}
+	if j.Parent != nil {
+		n.ParentID = b.id(*j.Parent)
+	}
+	if j.Heartbeat != nil {
+		n.HeartbeatPath = *j.Heartbeat
+	}
+	// A status means a parsed heartbeat; its role, team, task id and pid
+	// travel with it. Without one, a pid is a legacy sentinel's.
+	if j.Status != nil {
+		n.HasHeartbeat = true
+		hb := &model.Heartbeat{Status: *j.Status, Role: j.Role, Team: j.Team, Extra: j.Extra}
+		if j.PID != nil {
+			hb.PID = *j.PID
+		}
+		if j.Started != nil {
+			hb.Started = *j.Started
+		}
+		if j.TaskID != nil {
+			hb.TaskID = *j.TaskID
+		}
+		n.Heartbeat = hb
+	} else {
+		if j.PID != nil {
+			n.LegacyPID = *j.PID
+		}
+		if j.Team != "" || j.TaskID != nil {
+			n.Entry = &model.ChildEntry{Team: j.Team, TaskID: j.TaskID, Heartbeat: n.HeartbeatPath}
+		}
+	}
+	if j.BeatAgeS != nil {
+		n.BeatMtime = b.received.Add(-seconds(*j.BeatAgeS))
+	}
+	if j.ActivityAgeS != nil {
+		n.ActivityMtime = b.received.Add(-seconds(*j.ActivityAgeS))
+	}
+	// The phase count is by CfA state, as the classifier reads it back.
+	phaseKey := ""
+	if j.Cfa != nil {
+		n.Cfa = &model.CfaState{State: j.Cfa.State}
+		phaseKey = j.Cfa.State
+	}
+	if j.Retries.Phase != 0 {
+		n.Retries.ByPhase = map[string]int{phaseKey: j.Retries.Phase}
+	}
+	if j.Blocked != nil {
+		n.Blocked = &model.Blocked{Question: *j.Blocked}
+	}
+	b.byID[n.ID] = n
+	n.Children = make([]*model.Node, 0, len(j.Children))
+	for _, c := range j.Children {
+		n.Children = append(n.Children, b.node(c, n))
+	}
+	return n
+}
+
+func seconds(s float64) time.Duration {
+	return time.Duration(s * float64(time.Second))
+}

@@ -1,0 +1,332 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/report"
+	"github.com/dispatchtop/dispatchtop/serve"
+)
+
+// Defaults of the fleet view.
+const (
+	DefaultEvery   = 2 * time.Second
+	DefaultTimeout = 1500 * time.Millisecond
+	// maxBody caps a snapshot document (10,000 nodes are a few MiB).
+	maxBody = 256 << 20
+	// maxPending bounds the transitions an unread result accumulates.
+	maxPending = 10000
+)
+
+// Host is one `dispatchtop serve` to poll.
+type Host struct {
+	Name string // the top-level row's id and the prefix of its node ids
+	URL  string // the snapshot endpoint
+}
+
+// ParseHosts reads --remote values: each is URL or NAME=URL, several may be
+// comma-separated. A URL without a scheme is http; one without a path gets
+// /api/v1/snapshot. The name defaults to the URL's host:port. Names must be
+// unique and must not contain '/', which separates them from node ids.
+func ParseHosts(specs []string) ([]Host, error) {
+	var hosts []Host
+	seen := map[string]bool{}
+	for _, spec := range specs {
+		for _, item := range strings.Split(spec, ",") {
+			item = strings.TrimSpace(item)
+			if item == "" {
+				continue
+			}
+			name, raw, named := strings.Cut(item, "=")
+			if !named || strings.Contains(name, "/") || strings.Contains(name, ":") {
+				// "=" inside a URL's query, or no name at all.
+				name, raw = "", item
+			}
+			if !strings.Contains(raw, "://") {
+				raw = "http://" + raw
+			}
+			u, err := url.Parse(raw)
+			if err != nil {
+				return nil, fmt.Errorf("--remote %q: %w", item, err)
+			}
+			if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+				return nil, fmt.Errorf("--remote %q: want http(s)://HOST:PORT", item)
+			}
+			if u.Path == "" || u.Path == "/" {
+				u.Path = serve.SnapshotPath
+			}
+			if name == "" {
+				name = u.Host
+			}
+			if seen[name] {
+				return nil, fmt.Errorf("--remote %q: host name %q given twice (use NAME=URL)", item, name)
+			}
+			seen[name] = true
+			hosts = append(hosts, Host{Name: name, URL: u.String()})
+		}
+	}
+	if len(hosts) == 0 {
+		return nil, errors.New("--remote: no URL given")
+	}
+	return hosts, nil
+}
+
+// HostStatus is one host's reachability.
+type HostStatus struct {
+	Name, URL string
+	Reachable bool
+	// Since is when the host's current reachability began: the first
+	// failed poll of an unreachable host, the first good one otherwise.
+	Since time.Time
+	// LastSeen is the last good poll (zero: never reached).
+	LastSeen time.Time
+	Err      string // why the last poll failed
+	Nodes    int    // nodes in its last good snapshot
+}
+
+// Result is one poll of every host.
+type Result struct {
+	// Snapshot is the merged forest: one top-level node per host (its id is
+	// the host name, its State empty), each host's sessions below it with
+	// ids prefixed "name/". An unreachable host keeps its last snapshot.
+	Snapshot *model.Snapshot
+	Hosts    []HostStatus
+	// Transitions are the state and flag changes of the hosts' nodes since
+	// the previous poll.
+	Transitions []model.Transition
+}
+
+// Options configure a Fleet.
+type Options struct {
+	Hosts   []Host
+	Token   string        // sent as a bearer token when not empty
+	Timeout time.Duration // per request; 0 means DefaultTimeout
+	Every   time.Duration // Run's interval; 0 means DefaultEvery
+	Client  *http.Client  // nil: a client of its own
+	Now     func() time.Time
+}
+
+// Fleet polls hosts and merges their snapshots. Poll and Run are not safe
+// for concurrent use: one goroutine polls.
+type Fleet struct {
+	opts  Options
+	state []hostState
+	prev  *model.Snapshot
+}
+
+type hostState struct {
+	status HostStatus
+	doc    *report.Document // last good document
+	got    time.Time        // when it arrived
+}
+
+// NewFleet builds a fleet; nothing is fetched yet.
+func NewFleet(opts Options) *Fleet {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Every <= 0 {
+		opts.Every = DefaultEvery
+	}
+	if opts.Client == nil {
+		opts.Client = &http.Client{}
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	f := &Fleet{opts: opts, state: make([]hostState, len(opts.Hosts))}
+	for i, h := range opts.Hosts {
+		f.state[i].status = HostStatus{Name: h.Name, URL: h.URL}
+	}
+	return f
+}
+
+// Poll fetches every host at once, each within the timeout, and merges.
+func (f *Fleet) Poll(ctx context.Context) Result {
+	type answer struct {
+		doc *report.Document
+		at  time.Time
+		err error
+	}
+	answers := make([]answer, len(f.opts.Hosts))
+	var wg sync.WaitGroup
+	for i, h := range f.opts.Hosts {
+		wg.Go(func() {
+			doc, err := f.fetch(ctx, h)
+			answers[i] = answer{doc: doc, at: f.opts.Now(), err: err}
+		})
+	}
+	wg.Wait()
+	now := f.opts.Now()
+	for i := range f.state {
+		st, a := &f.state[i], answers[i]
+		was := st.status.Reachable
+		if a.err != nil {
+			st.status.Reachable, st.status.Err = false, a.err.Error()
+			if was || st.status.Since.IsZero() {
+				st.status.Since = now
+			}
+			continue
+		}
+		st.doc, st.got = a.doc, a.at
+		st.status.Reachable, st.status.Err, st.status.LastSeen = true, "", a.at
+		st.status.Nodes = a.doc.Summary.Nodes
+		if !was {
+			st.status.Since = now
+		}
+	}
+	snap := f.merge(now)
+	var trans []model.Transition
+	if f.prev != nil {
+		trans = diff(f.prev, snap, now)
+	}
+	f.prev = snap
+	hosts := make([]HostStatus, len(f.state))
+	for i, st := range f.state {
+		hosts[i] = st.status
+	}
+	return Result{Snapshot: snap, Hosts: hosts, Transitions: trans}
+}
+
+// Run polls every interval until ctx is done, then closes out. An unread
+// result is merged into the next (newest snapshot, every transition), so a
+// slow reader never stalls the polling.
+func (f *Fleet) Run(ctx context.Context, out chan Result) {
+	defer close(out)
+	t := time.NewTicker(f.opts.Every)
+	defer t.Stop()
+	for {
+		r := f.Poll(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		select {
+		case old := <-out:
+			r.Transitions = append(old.Transitions, r.Transitions...)
+			if len(r.Transitions) > maxPending {
+				r.Transitions = r.Transitions[len(r.Transitions)-maxPending:]
+			}
+		default:
+		}
+		out <- r // Run is the only sender: after the drain there is room
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// fetch GETs one host's snapshot within the timeout.
+func (f *Fleet) fetch(ctx context.Context, h Host) (*report.Document, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.URL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", h.URL, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if f.opts.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+f.opts.Token)
+	}
+	resp, err := f.opts.Client.Do(req)
+	if err != nil {
+		return nil, err // *url.Error already names the method and URL
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		return nil, fmt.Errorf("GET %s: %s", h.URL, resp.Status)
+	}
+	doc, err := Decode(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", h.URL, err)
+	}
+	return doc, nil
+}
+
+// merge builds the fleet forest from every host's last good document.
+func (f *Fleet) merge(now time.Time) *model.Snapshot {
+	snap := &model.Snapshot{
+		GeneratedAt: now,
+		Thresholds:  model.DefaultThresholds(),
+		ByID:        map[string]*model.Node{},
+		Watch: model.WatchInfo{Mode: "polling", Interval: f.opts.Every,
+			Reason: fmt.Sprintf("remote, %d hosts", len(f.state))},
+	}
+	thresholdsSet := false
+	for _, st := range f.state {
+		h := &model.Node{ID: st.status.Name, InfraDir: st.status.URL, Action: model.ActionNone,
+			Reason: hostReason(st.status, now)}
+		snap.Sessions = append(snap.Sessions, h)
+		snap.ByID[h.ID] = h
+		if st.doc == nil {
+			continue
+		}
+		sub := ToSnapshot(st.doc, st.got, h.ID, h)
+		h.Children = sub.Sessions
+		for id, n := range sub.ByID {
+			snap.ByID[id] = n
+		}
+		for _, r := range sub.Roots {
+			snap.Roots = append(snap.Roots, h.ID+":"+r)
+		}
+		for _, p := range sub.Problems {
+			snap.Problems = append(snap.Problems, model.Problem{Path: h.ID + ":" + p.Path, Error: p.Error})
+		}
+		// Hosts may use other thresholds; the first reachable host's stand
+		// for the view (each node's state was decided on its own host).
+		if !thresholdsSet && st.status.Reachable {
+			snap.Thresholds, thresholdsSet = sub.Thresholds, true
+		}
+	}
+	return snap
+}
+
+// hostReason is the host row's reason column.
+func hostReason(s HostStatus, now time.Time) string {
+	if s.Reachable {
+		return fmt.Sprintf("%s: %d nodes", s.URL, s.Nodes)
+	}
+	r := "unreachable since " + s.Since.Format("15:04:05") + ": " + s.Err
+	if !s.LastSeen.IsZero() {
+		r = fmt.Sprintf("unreachable since %s (showing its snapshot of %s): %s",
+			s.Since.Format("15:04:05"), s.LastSeen.Format("15:04:05"), s.Err)
+	}
+	return r
+}
+
+// diff lists the state and flag changes between two merged forests.
+func diff(prev, next *model.Snapshot, now time.Time) []model.Transition {
+	var out []model.Transition
+	for id, n := range next.ByID {
+		if n.State == "" {
+			continue // a host row
+		}
+		p := prev.ByID[id]
+		if p == nil {
+			out = append(out, model.Transition{Time: now, ID: id, To: n.State, ToFlags: n.Flags, Reason: n.Reason})
+			continue
+		}
+		if p.State != n.State || !slices.Equal(p.Flags, n.Flags) {
+			out = append(out, model.Transition{Time: now, ID: id, From: p.State, To: n.State,
+				FromFlags: p.Flags, ToFlags: n.Flags, Reason: n.Reason})
+		}
+	}
+	for id, p := range prev.ByID {
+		if _, ok := next.ByID[id]; !ok && p.State != "" {
+			out = append(out, model.Transition{Time: now, ID: id, From: p.State, FromFlags: p.Flags, Reason: "gone from its host's snapshot"})
+		}
+	}
+	slices.SortFunc(out, func(a, b model.Transition) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}

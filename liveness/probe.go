@@ -13,6 +13,12 @@ import (
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
+// cacheBootTime turns on gopsutil's boot-time cache once: without it every
+// create-time lookup re-reads /proc/stat, half the cost of probing a pid
+// (a 10,000-node snapshot spent about 120 ms there), and boot time does not
+// change while we run.
+var cacheBootTime sync.Once
+
 // SystemProbe asks the operating system through gopsutil. The zero value is
 // ready to use.
 type SystemProbe struct{}
@@ -26,6 +32,7 @@ func (SystemProbe) Lookup(pid int) ProcessInfo {
 	if pid <= 0 || pid > math.MaxInt32 {
 		return ProcessInfo{}
 	}
+	cacheBootTime.Do(func() { process.EnableBootTimeCache(true) })
 	p, err := process.NewProcess(int32(pid))
 	if errors.Is(err, process.ErrorProcessNotRunning) {
 		return ProcessInfo{}

@@ -14,6 +14,20 @@ type Update struct {
 	Snapshot    *model.Snapshot
 	Changed     []string
 	Transitions []model.Transition
+	// Hosts is a fleet view's reachability (dispatchtop --remote); nil
+	// keeps what the previous update said.
+	Hosts []Host
+}
+
+// Host is one host of a fleet view: the top-level node whose id is Name
+// holds that host's sessions (their ids prefixed "Name/"), and is shown as
+// a host row rather than a node; the header says which hosts answer.
+type Host struct {
+	Name      string
+	Reachable bool
+	// Since is when the current reachability began (unreachable since).
+	Since time.Time
+	Err   string // why it is unreachable
 }
 
 // Feed delivers updates. The channel closing ends the feed (the screen keeps
@@ -73,4 +87,7 @@ type Options struct {
 	Tick time.Duration
 	// Notes are extra header notes from the cli (a theme error, say).
 	Notes []string
+	// Hosts, when not empty, make this a fleet view: the top-level nodes
+	// are hosts (see Host). Updates may bring newer reachability.
+	Hosts []Host
 }

@@ -117,6 +117,9 @@ type Model struct {
 	dirty   bool
 	headerH int
 	sum     model.Summary // counts of snap, computed once per snapshot
+	// hosts of a fleet view, and their top-level ids; empty otherwise.
+	hosts  []Host
+	hostOf map[string]int
 	// The widest name and state cells of all rows, for column widths.
 	nameMax, stateMax int
 }
@@ -152,8 +155,9 @@ func New(opts Options) *Model {
 		dirty:     true,
 		headerH:   headerLines,
 	}
+	m.setHosts(opts.Hosts)
 	if m.snap != nil {
-		m.sum = m.snap.Summarize()
+		m.sum = m.summarize()
 		m.noteProblems()
 	}
 	if opts.Feed != nil {
@@ -211,7 +215,11 @@ func mergeUpdates(a, b Update) Update {
 	if snap == nil {
 		snap = a.Snapshot
 	}
-	return Update{Snapshot: snap, Transitions: tr}
+	hosts := b.Hosts
+	if hosts == nil {
+		hosts = a.Hosts
+	}
+	return Update{Snapshot: snap, Transitions: tr, Hosts: hosts}
 }
 
 func tick(d time.Duration) tea.Cmd {
@@ -293,9 +301,12 @@ func (m *Model) apply(u Update) {
 		}
 		m.addEvent(transitionEvent(t))
 	}
+	if u.Hosts != nil {
+		m.setHosts(u.Hosts)
+	}
 	if u.Snapshot != nil {
 		m.snap = u.Snapshot
-		m.sum = m.snap.Summarize()
+		m.sum = m.summarize()
 		m.now = m.opts.Now()
 		m.noteProblems()
 	}
@@ -385,7 +396,7 @@ func (m *Model) reflow() {
 	for i, r := range m.rows {
 		m.index[r.node.ID] = i
 		m.nameMax = max(m.nameMax, r.nameWidth())
-		m.stateMax = max(m.stateMax, stateWidth(r.node))
+		m.stateMax = max(m.stateMax, m.stateCellWidth(r.node))
 	}
 	if i, ok := m.index[m.selected]; ok {
 		m.cursor = i

@@ -159,6 +159,9 @@ func (m *Model) renderHeader(w int) []string {
 		line3, _ := pack(rest, w)
 		header = append(header, line3)
 	}
+	if len(m.hosts) > 0 {
+		header = append(header, m.renderHostsLine(w))
+	}
 	header = append(header, truncate(strings.Join(m.watchNotes(), "  "), w))
 
 	if m.mode == modeTree {
@@ -308,6 +311,10 @@ func (m *Model) rowCells(r row, guide string, c columns) (name, state, beat, pid
 	}
 	name = guide + marker + stateGlyph(n.State) + " " + nodeLabel(n)
 	state = stateWords(n)
+	if h, ok := m.host(n); ok {
+		name = guide + marker + hostGlyph + " " + clean(n.ID)
+		state = hostWord(h)
+	}
 	beat = "-"
 	if !n.BeatMtime.IsZero() {
 		beat = formatAge(m.now.Sub(n.BeatMtime))
@@ -346,6 +353,11 @@ func (m *Model) renderRow(r row, guide string, c columns, w int, selected bool) 
 		return st.Selected.Render(fit(b.String(), w))
 	}
 	stateStyle := st.stateStyle(r.node.State)
+	sw := min(len(r.node.State), c.state)
+	if h, ok := m.host(r.node); ok {
+		// A host row: its reachability word takes the state's place.
+		stateStyle, sw = m.hostStyle(h), c.state
+	}
 	var b strings.Builder
 	// The name: guides muted, glyph in the state's colour, label plain.
 	nameCell := fit(name, c.name)
@@ -361,7 +373,6 @@ func (m *Model) renderRow(r row, guide string, c columns, w int, selected bool) 
 	b.WriteByte(' ')
 	// State word coloured, flags in the warning colour.
 	stateCell := fit(state, c.state)
-	sw := min(len(r.node.State), c.state)
 	b.WriteString(stateStyle.Render(ansi.Cut(stateCell, 0, sw)))
 	flagStyle := st.Warning
 	if r.node.HasFlag(model.FlagBlocked) {

@@ -1,0 +1,120 @@
+package ui
+
+import (
+	"strconv"
+
+	"charm.land/lipgloss/v2"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// A fleet view (dispatchtop --remote) shows one top-level row per host,
+// each host's sessions below it. The host rows are nodes of the merged
+// snapshot with no state of their own: they are drawn with their
+// reachability instead and left out of the counts.
+
+// hostGlyph marks a host row; it reads without colour.
+const hostGlyph = "▣"
+
+// setHosts takes in the hosts' reachability.
+func (m *Model) setHosts(hosts []Host) {
+	m.hosts = hosts
+	if m.hostOf == nil {
+		m.hostOf = map[string]int{}
+	}
+	clear(m.hostOf)
+	for i, h := range hosts {
+		m.hostOf[h.Name] = i
+	}
+	m.dirty = true
+}
+
+// host reports whether n is a host row, and its reachability.
+func (m *Model) host(n *model.Node) (Host, bool) {
+	if len(m.hosts) == 0 || n.Parent != nil || n.ParentID != "" {
+		return Host{}, false
+	}
+	i, ok := m.hostOf[n.ID]
+	if !ok {
+		return Host{}, false
+	}
+	return m.hosts[i], true
+}
+
+// hostWord is a host row's state cell.
+func hostWord(h Host) string {
+	if h.Reachable {
+		return "ok"
+	}
+	return "unreachable"
+}
+
+func (m *Model) hostStyle(h Host) lipgloss.Style {
+	if h.Reachable {
+		return m.styles.Success
+	}
+	return m.styles.Error
+}
+
+// stateCellWidth is the width a row's state cell asks for.
+func (m *Model) stateCellWidth(n *model.Node) int {
+	if h, ok := m.host(n); ok {
+		return len(hostWord(h))
+	}
+	return stateWidth(n)
+}
+
+// summarize counts the snapshot's nodes; in a fleet view the host rows are
+// not nodes, so the counts are those of the sessions below them.
+func (m *Model) summarize() model.Summary {
+	if len(m.hosts) == 0 {
+		return m.snap.Summarize()
+	}
+	var sessions []*model.Node
+	for _, top := range m.snap.Sessions {
+		if _, ok := m.host(top); ok {
+			sessions = append(sessions, top.Children...)
+		} else {
+			sessions = append(sessions, top)
+		}
+	}
+	sub := model.Snapshot{Sessions: sessions, Problems: m.snap.Problems}
+	return sub.Summarize()
+}
+
+// renderHostsLine is the header's reachability line:
+// "hosts: host-a ok  host-b unreachable since 12:01:02".
+func (m *Model) renderHostsLine(w int) string {
+	tokens := make([]string, 0, len(m.hosts))
+	for i, h := range m.hosts {
+		word := clean(h.Name) + " " + hostWord(h)
+		if !h.Reachable && !h.Since.IsZero() {
+			word += " since " + h.Since.Format("15:04:05")
+		}
+		prefix := ""
+		if i == 0 {
+			prefix = "hosts: "
+		}
+		tokens = append(tokens, prefix+m.hostStyle(h).Render(word))
+	}
+	line, rest := pack(tokens, w)
+	if len(rest) > 0 {
+		// Too many hosts for one line: the unreachable ones matter most.
+		down := 0
+		for _, h := range m.hosts {
+			if !h.Reachable {
+				down++
+			}
+		}
+		line, _ = pack([]string{"hosts: " + m.styles.Warning.Render(
+			pluralHosts(len(m.hosts)-down)+" ok, "+pluralHosts(down)+" unreachable")}, w)
+	}
+	return line
+}
+
+func pluralHosts(k int) string {
+	if k == 1 {
+		return "1 host"
+	}
+	return strconv.Itoa(k) + " hosts"
+}

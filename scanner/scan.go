@@ -41,6 +41,11 @@ func Classify(snap *model.Snapshot, opts Options) {
 	}
 	snap.GeneratedAt = now
 	snap.Thresholds = th
+	// Only the system probe is known to be safe to ask from several
+	// goroutines at once; injected probes are asked in order.
+	if _, ok := probe.(liveness.SystemProbe); ok {
+		probe = prefetch(snap.Sessions, probe, now, th)
+	}
 	liveness.ClassifyForest(snap.Sessions, probe, now, th)
 }
 

@@ -1,0 +1,71 @@
+package scanner
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/liveness"
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// countingProbe records every pid it is asked about; safe for the parallel
+// lookups of prefetch.
+type countingProbe struct {
+	mu    sync.Mutex
+	asked map[int]int
+}
+
+func (p *countingProbe) Lookup(pid int) liveness.ProcessInfo {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.asked[pid]++
+	return liveness.ProcessInfo{Exists: pid%2 == 0, CreateTime: time.Unix(100, 0)}
+}
+
+func TestPrefetchAsksOncePerPidWhosePidIsDecisive(t *testing.T) {
+	now := time.Unix(10_000, 0)
+	th := model.DefaultThresholds()
+	node := func(id string, pid int, age time.Duration) *model.Node {
+		return &model.Node{ID: id, HasHeartbeat: true, BeatMtime: now.Add(-age),
+			Heartbeat: &model.Heartbeat{PID: pid, Status: model.StatusRunning, Started: 100}}
+	}
+	lead := node("A", 10, time.Minute)
+	lead.Children = []*model.Node{
+		node("A/1", 10, 3*time.Minute),         // same pid as the lead: asked once
+		node("A/2", 11, time.Second),           // fresh beat: running without asking
+		node("A/3", 12, 10*time.Second),        // past the exit grace: asked
+		node("A/4", 0, time.Hour),              // no pid: nothing to ask
+		{ID: "A/5", State: model.StateMissing}, // no heartbeat at all
+	}
+	tests := []struct {
+		name string
+		th   model.Thresholds
+		want map[int]int
+	}{
+		{"decisive pids, each once", th, map[int]int{10: 1, 12: 1}},
+		{"no pid check asks nothing", model.Thresholds{NoPidCheck: true, ExitGrace: th.ExitGrace}, map[int]int{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := &countingProbe{asked: map[int]int{}}
+			probe := prefetch([]*model.Node{lead}, base, now, tt.th)
+			if len(base.asked) != len(tt.want) {
+				t.Fatalf("asked %v, want %v", base.asked, tt.want)
+			}
+			for pid, n := range tt.want {
+				if base.asked[pid] != n {
+					t.Errorf("pid %d asked %d times, want %d", pid, base.asked[pid], n)
+				}
+			}
+			// Answers come from the prefetch; other pids still reach the base.
+			if got := probe.Lookup(12); got.Exists != (12%2 == 0) {
+				t.Errorf("pid 12 answer %+v", got)
+			}
+			probe.Lookup(77)
+			if base.asked[77] != 1 {
+				t.Errorf("a pid not prefetched must reach the base probe")
+			}
+		})
+	}
+}

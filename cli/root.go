@@ -147,7 +147,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Glo
 
 	root.AddCommand(
 		newKillCmd(g), newResumeCmd(g), newCompactCmd(g), newMergeCmd(g), newRecoverCmd(g),
-		newDemoCmd(g), newWrapCmd(g), newVersionCmd(g),
+		newDemoCmd(g), newWrapCmd(g), newVersionCmd(g), newServeCmd(g),
 	)
 	for _, c := range hiddenCommands(g) {
 		root.AddCommand(c)

@@ -197,14 +197,20 @@ func (f *Fleet) Poll(ctx context.Context) Result {
 	return Result{Snapshot: snap, Hosts: hosts, Transitions: trans}
 }
 
-// Run polls every interval until ctx is done, then closes out. An unread
-// result is merged into the next (newest snapshot, every transition), so a
-// slow reader never stalls the polling.
+// Run polls every interval, the first time one interval from now (Poll
+// once before for an immediate picture), until ctx is done; then it closes
+// out. An unread result is merged into the next (newest snapshot, every
+// transition), so a slow reader never stalls the polling.
 func (f *Fleet) Run(ctx context.Context, out chan Result) {
 	defer close(out)
 	t := time.NewTicker(f.opts.Every)
 	defer t.Stop()
 	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 		r := f.Poll(ctx)
 		if ctx.Err() != nil {
 			return
@@ -218,11 +224,6 @@ func (f *Fleet) Run(ctx context.Context, out chan Result) {
 		default:
 		}
 		out <- r // Run is the only sender: after the drain there is room
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
 	}
 }
 

@@ -1,0 +1,138 @@
+package cli
+
+// `dispatchtop --remote URL[,URL...]`: the TUI over several hosts'
+// `dispatchtop serve`, grouped by host, read-only.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/spf13/cobra"
+
+	"github.com/dispatchtop/dispatchtop/remote"
+	"github.com/dispatchtop/dispatchtop/serve"
+	"github.com/dispatchtop/dispatchtop/ui"
+)
+
+// installRemote adds --remote and --token-file to the root command and
+// sends the root's run to the fleet view when --remote is given.
+func installRemote(g *Globals) {
+	root := g.flags
+	var specs []string
+	var tokenFile string
+	root.Flags().StringArrayVar(&specs, "remote", nil,
+		"show the fleet of these `dispatchtop serve` hosts, read-only: URL or NAME=URL, comma-separated or repeated")
+	root.Flags().StringVar(&tokenFile, "token-file", "",
+		"with --remote: the hosts' bearer token (first line of FILE; default $"+serve.TokenEnv+")")
+	local := root.RunE
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if !cmd.Flags().Changed("remote") {
+			if cmd.Flags().Changed("token-file") {
+				return usageError(errors.New("--token-file needs --remote (or use it with serve)"))
+			}
+			return local(cmd, args)
+		}
+		if len(args) > 0 || len(g.Roots) > 0 {
+			return usageError(errors.New("--remote shows the hosts' own roots: give roots to their dispatchtop serve"))
+		}
+		for _, name := range []string{"once", "json", "fail-on"} {
+			if cmd.Flags().Changed(name) {
+				return usageError(fmt.Errorf("--%s does not go with --remote (fetch HOST%s for one snapshot)", name, serve.SnapshotPath))
+			}
+		}
+		return runRemote(cmd.Context(), g, specs, tokenFile)
+	}
+}
+
+// newFleet builds the poller from the --remote values and the token.
+func newFleet(specs []string, tokenFile string, getenv func(string) string) (*remote.Fleet, error) {
+	hosts, err := remote.ParseHosts(specs)
+	if err != nil {
+		return nil, usageError(err)
+	}
+	token, err := serve.ReadToken(tokenFile, getenv)
+	if err != nil {
+		return nil, usageError(err)
+	}
+	return remote.NewFleet(remote.Options{Hosts: hosts, Token: token}), nil
+}
+
+func runRemote(ctx context.Context, g *Globals, specs []string, tokenFile string) error {
+	fleet, err := newFleet(specs, tokenFile, os.Getenv)
+	if err != nil {
+		return err
+	}
+	cfg, _, err := g.Config()
+	if err != nil {
+		return err
+	}
+	set, notes, err := selectTheme(g.Theme, cfg.Theme, os.Getenv)
+	if err != nil {
+		return usageError(err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m := newRemoteModel(ctx, fleet, ui.Options{Themes: set, Notes: notes})
+	progOpts := []tea.ProgramOption{tea.WithContext(ctx)}
+	if g.Stdin != nil {
+		progOpts = append(progOpts, tea.WithInput(g.Stdin))
+	}
+	if g.Stdout != nil {
+		progOpts = append(progOpts, tea.WithOutput(g.Stdout))
+	}
+	_, runErr := tea.NewProgram(m, progOpts...).Run()
+	cancel()
+	if runErr != nil && !(errors.Is(runErr, tea.ErrProgramKilled) && ctx.Err() != nil) {
+		return failure(fmt.Errorf("terminal: %w", runErr))
+	}
+	return nil
+}
+
+// newRemoteModel polls once (so the first screen has every host and its
+// reachability), then hands the fleet's polling to the ui as its feed. The
+// view is read-only: there is no runner, and no journal to read.
+func newRemoteModel(ctx context.Context, fleet *remote.Fleet, opts ui.Options) *ui.Model {
+	first := fleet.Poll(ctx)
+	opts.Context = ctx
+	opts.Initial = first.Snapshot
+	opts.Hosts = uiHosts(first.Hosts)
+	opts.Feed = newRemoteFeed(ctx, fleet)
+	opts.Readonly = true
+	opts.Runner, opts.Journal = nil, nil
+	return ui.New(opts)
+}
+
+// remoteFeed turns the fleet's poll results into the ui's updates.
+type remoteFeed struct {
+	ch chan ui.Update
+}
+
+func newRemoteFeed(ctx context.Context, fleet *remote.Fleet) *remoteFeed {
+	f := &remoteFeed{ch: make(chan ui.Update, 1)}
+	results := make(chan remote.Result, 1)
+	go fleet.Run(ctx, results)
+	go func() {
+		defer close(f.ch)
+		for r := range results {
+			select {
+			case f.ch <- ui.Update{Snapshot: r.Snapshot, Transitions: r.Transitions, Hosts: uiHosts(r.Hosts)}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return f
+}
+
+func (f *remoteFeed) Updates() <-chan ui.Update { return f.ch }
+
+func uiHosts(hs []remote.HostStatus) []ui.Host {
+	out := make([]ui.Host, len(hs))
+	for i, h := range hs {
+		out[i] = ui.Host{Name: h.Name, Reachable: h.Reachable, Since: h.Since, Err: h.Err}
+	}
+	return out
+}

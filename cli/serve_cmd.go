@@ -1,0 +1,97 @@
+package cli
+
+// `dispatchtop serve`: the live engine, headless, over HTTP (Prometheus
+// metrics and the dispatchtop/v1 snapshot), read-only.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dispatchtop/dispatchtop/scanner"
+	"github.com/dispatchtop/dispatchtop/serve"
+)
+
+// newServeCmd is `dispatchtop serve`. It also gives the root command its
+// --remote view (remote.go), the client of what serve serves: both share
+// the token rules, and the root's own flags are defined in root.go.
+func newServeCmd(g *Globals) *cobra.Command {
+	var listen, tokenFile string
+	cmd := &cobra.Command{
+		Use:   "serve [--listen ADDR] [--token-file FILE] [ROOT...]",
+		Short: "Serve Prometheus metrics and the JSON snapshot of the live engine (read-only)",
+		Long: "serve runs the live engine without a terminal and answers over HTTP:\n" +
+			"  /metrics          Prometheus exposition (nodes by state and flag per session,\n" +
+			"                    heartbeat ages, recommended actions, transitions, watch mode)\n" +
+			"  /api/v1/snapshot  the dispatchtop/v1 document, as --once --json\n" +
+			"It runs no action. It listens on 127.0.0.1:9477 unless --listen names another\n" +
+			"address; an address without a host (\":9477\") stays on loopback, so it is reachable\n" +
+			"from other machines only with an explicit host such as 0.0.0.0:9477. With\n" +
+			"--token-file FILE (or $DISPATCHTOP_TOKEN) every request must carry\n" +
+			"\"Authorization: Bearer TOKEN\". SIGINT or SIGTERM shut it down cleanly.",
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			g.Roots = append(g.Roots, args...)
+			return runServe(cmd.Context(), g, listen, tokenFile)
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", serve.DefaultListen, "address to listen on (loopback unless a host is named)")
+	cmd.Flags().StringVar(&tokenFile, "token-file", "", "require this bearer token (first line of FILE; default $"+serve.TokenEnv+")")
+	installRemote(g)
+	return cmd
+}
+
+func runServe(ctx context.Context, g *Globals, listen, tokenFile string) error {
+	addr, loopback, err := serve.ListenAddress(listen)
+	if err != nil {
+		return usageError(err)
+	}
+	token, err := serve.ReadToken(tokenFile, os.Getenv)
+	if err != nil {
+		return usageError(err)
+	}
+	opts, err := g.ScanOptions()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	w, err := scanner.NewWatcher(opts, scanner.WatchOptions{Poll: g.Poll})
+	if err != nil {
+		return usageError(err)
+	}
+	scanTime := time.Since(start)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return failure(fmt.Errorf("serve: %w", err))
+	}
+	srv := serve.New(serve.Options{
+		Snapshot: w.Snapshot, Token: token, ScanDuration: scanTime, Version: versionString(), ErrorLog: g.Stderr,
+	})
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watchErr := make(chan error, 1)
+	go func() { watchErr <- w.Run(ctx) }()
+	go srv.Follow(ctx, w.Updates())
+
+	fmt.Fprintf(g.Stderr, "dispatchtop serve: listening on http://%s (%s, %s), %d nodes, scanned in %s\n",
+		ln.Addr(), serve.MetricsPath, serve.SnapshotPath, len(w.Snapshot().ByID), scanTime.Round(time.Millisecond))
+	if !loopback && token == "" {
+		fmt.Fprintf(g.Stderr, "dispatchtop serve: warning: %s is reachable from other machines and no token is set (--token-file or $%s)\n",
+			ln.Addr(), serve.TokenEnv)
+	}
+	serveErr := srv.Serve(ctx, ln)
+	cancel()
+	if werr := <-watchErr; werr != nil && !errors.Is(werr, context.Canceled) {
+		return failure(fmt.Errorf("watch: %w", werr))
+	}
+	if serveErr != nil {
+		return failure(serveErr)
+	}
+	return nil
+}

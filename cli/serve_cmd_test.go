@@ -1,0 +1,332 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/liveness"
+)
+
+// dispatchtopBin is the binary built once in TestMain for the tests that
+// run `dispatchtop serve` as real processes.
+var dispatchtopBin string
+
+func TestMain(m *testing.M) {
+	// The wrap tests re-execute this test binary as `dispatchtop`: those
+	// helper processes need no build.
+	if os.Getenv(wrapHelperEnv) == "1" {
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "dispatchtop-cli-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	dispatchtopBin = filepath.Join(dir, "dispatchtop")
+	if out, err := exec.Command("go", "build", "-o", dispatchtopBin, "github.com/dispatchtop/dispatchtop").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build dispatchtop: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// serveTree writes a .sessions tree whose states sit far from every
+// threshold, so two reads a second apart classify it alike: a live lead (a
+// real sleep process), a finished child, a dead child whose pid is gone and
+// a blocked one.
+func serveTree(t *testing.T) string {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), ".sessions")
+	sleep := exec.Command("sleep", "300")
+	if err := sleep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sleep.Process.Kill(); sleep.Wait() })
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	info := liveness.SystemProbe{}.Lookup(sleep.Process.Pid)
+	if !info.Exists || info.CreateTime.IsZero() {
+		t.Fatalf("cannot read the create time of pid %d", sleep.Process.Pid)
+	}
+	started := float64(info.CreateTime.UnixNano()) / 1e9
+	now := time.Now()
+	write := func(rel, name, body string, age time.Duration) {
+		t.Helper()
+		dir := filepath.Join(root, rel)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, now.Add(-age), now.Add(-age)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leadHB := filepath.Join(root, "S1", ".heartbeat")
+	hb := func(pid int, parent, role, status string) string {
+		return fmt.Sprintf(`{"pid": %d, "parent_heartbeat": %q, "role": %q, "started": %f, "status": %q}`, pid, parent, role, started, status)
+	}
+	// The lead beats "10 s ago": far from beat (30 s) for the seconds the
+	// test takes.
+	write("S1", ".heartbeat", hb(sleep.Process.Pid, "", "lead", "running"), 10*time.Second)
+	write("S1/plan/1", ".heartbeat", hb(999999, leadHB, "planner", "completed"), time.Hour)
+	write("S1/plan/1", ".cfa-state.json", `{"state": "DONE", "history": [], "backtrack_count": 0, "task_id": "t-1"}`, time.Hour)
+	write("S1/code/2", ".heartbeat", hb(gone.Process.Pid, leadHB, "coder", "running"), time.Hour)
+	write("S1/ask/3", ".heartbeat", hb(sleep.Process.Pid, leadHB, "asker", "running"), 10*time.Second)
+	write("S1/ask/3", "blocked.json", `{"question": "ship it?"}`, 10*time.Second)
+	return root
+}
+
+// serveProc is a running `dispatchtop serve`.
+type serveProc struct {
+	cmd     *exec.Cmd
+	url     string        // http://127.0.0.1:PORT
+	done    chan struct{} // closed when the process has exited
+	waitErr error         // cmd.Wait's, once done is closed
+	mu      sync.Mutex
+	errs    bytes.Buffer
+}
+
+func (p *serveProc) stderr() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.errs.String()
+}
+
+// startServe starts the binary's serve on a free loopback port and waits
+// for the line that says where it listens.
+func startServe(t *testing.T, env []string, args ...string) *serveProc {
+	t.Helper()
+	cmd := exec.Command(dispatchtopBin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir()), env...)
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &serveProc{cmd: cmd, done: make(chan struct{})}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			line := sc.Text()
+			p.mu.Lock()
+			p.errs.WriteString(line + "\n")
+			p.mu.Unlock()
+			if _, rest, ok := strings.Cut(line, "listening on "); ok {
+				select {
+				case found <- strings.Fields(rest)[0]:
+				default:
+				}
+			}
+		}
+		p.waitErr = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		select {
+		case <-p.done:
+		case <-time.After(5 * time.Second):
+		}
+	})
+	select {
+	case p.url = <-found:
+	case <-p.done:
+		t.Fatalf("serve exited (%v) before listening:\n%s", p.waitErr, p.stderr())
+	case <-time.After(20 * time.Second):
+		t.Fatalf("serve did not say where it listens:\n%s", p.stderr())
+	}
+	return p
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (p *serveProc) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+		if p.waitErr != nil {
+			t.Fatalf("serve after SIGTERM: %v\n%s", p.waitErr, p.stderr())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("serve did not exit after SIGTERM:\n%s", p.stderr())
+	}
+}
+
+func get(t *testing.T, url, token string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, body
+}
+
+// withoutTimes decodes a v1 document and drops what differs between two
+// reads of the same tree: generated_at and the ages.
+func withoutTimes(t *testing.T, doc []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		t.Fatalf("decode: %v\n%s", err, doc)
+	}
+	var strip func(any)
+	strip = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for _, k := range []string{"generated_at", "beat_age_s", "activity_age_s"} {
+				delete(x, k)
+			}
+			for _, c := range x {
+				strip(c)
+			}
+		case []any:
+			for _, c := range x {
+				strip(c)
+			}
+		}
+	}
+	strip(v)
+	return v
+}
+
+// /api/v1/snapshot of `dispatchtop serve` is the document `--once --json`
+// prints for the same tree, but for generated_at and the ages.
+func TestServeAPIMatchesOnceJSON(t *testing.T) {
+	root := serveTree(t)
+	once := exec.Command(dispatchtopBin, "--once", "--json", "--fail-on", "none", root)
+	once.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
+	want, err := once.Output()
+	if err != nil {
+		t.Fatalf("--once --json: %v", err)
+	}
+	p := startServe(t, nil, root)
+	code, got := get(t, p.url+"/api/v1/snapshot", "")
+	if code != http.StatusOK {
+		t.Fatalf("GET /api/v1/snapshot: %d %s", code, got)
+	}
+	a, b := withoutTimes(t, got), withoutTimes(t, want)
+	ja, _ := json.MarshalIndent(a, "", " ")
+	jb, _ := json.MarshalIndent(b, "", " ")
+	if !bytes.Equal(ja, jb) {
+		t.Errorf("API document differs from --once --json:\n%s\nwant:\n%s", ja, jb)
+	}
+	if !bytes.Contains(want, []byte(`"state": "dead"`)) || !bytes.Contains(want, []byte(`"blocked": "ship it?"`)) {
+		t.Errorf("the fixture did not classify as meant:\n%s", want)
+	}
+}
+
+// /metrics of a served tree carries the series and values of issue 7, and
+// serve listens on loopback when --listen names no host.
+func TestServeMetricsEndToEnd(t *testing.T) {
+	root := serveTree(t)
+	p := startServe(t, nil, "--poll", "1s", root)
+	code, body := get(t, p.url+"/metrics", "")
+	if code != http.StatusOK {
+		t.Fatalf("GET /metrics: %d %s", code, body)
+	}
+	for _, want := range []string{
+		`dispatchtop_nodes{session="S1",state="running"} 2`,
+		`dispatchtop_nodes{session="S1",state="dead"} 1`,
+		`dispatchtop_nodes{session="S1",state="finished"} 1`,
+		`dispatchtop_flagged_nodes{flag="blocked",session="S1"} 1`,
+		`dispatchtop_node_action{action="answer",node="S1/ask/3",session="S1"} 1`,
+		`dispatchtop_heartbeat_age_seconds{node="S1",role="lead",session="S1"}`,
+		`dispatchtop_watch_mode{mode="polling",reason="polling requested"} 1`,
+		`dispatchtop_watch_poll_interval_seconds 1`,
+		`dispatchtop_scan_duration_seconds`,
+		`dispatchtop_sessions 1`,
+	} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if !strings.HasPrefix(p.url, "http://127.0.0.1:") {
+		t.Errorf("serve listens on %s, want loopback", p.url)
+	}
+	p.stop(t)
+}
+
+// With DISPATCHTOP_TOKEN set: 401 without the token, 200 with it.
+func TestServeTokenEndToEnd(t *testing.T) {
+	root := serveTree(t)
+	p := startServe(t, []string{"DISPATCHTOP_TOKEN=t0ken"}, root)
+	for _, path := range []string{"/api/v1/snapshot", "/metrics"} {
+		if code, _ := get(t, p.url+path, ""); code != http.StatusUnauthorized {
+			t.Errorf("GET %s without the token: %d, want 401", path, code)
+		}
+		if code, _ := get(t, p.url+path, "wrong"); code != http.StatusUnauthorized {
+			t.Errorf("GET %s with a wrong token: %d, want 401", path, code)
+		}
+		if code, _ := get(t, p.url+path, "t0ken"); code != http.StatusOK {
+			t.Errorf("GET %s with the token: %d, want 200", path, code)
+		}
+	}
+}
+
+// Bad usage of serve and --remote is exit 2 with a one-line error.
+func TestServeAndRemoteUsage(t *testing.T) {
+	root := t.TempDir()
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"listen without a port", []string{"serve", "--listen", "localhost", root}, "--listen"},
+		{"unreadable token file", []string{"serve", "--token-file", filepath.Join(root, "nope"), root}, "read the token"},
+		{"remote with roots", []string{"--remote", "http://127.0.0.1:1", root}, "--remote shows the hosts' own roots"},
+		{"remote with --once", []string{"--remote", "http://127.0.0.1:1", "--once"}, "--once does not go with --remote"},
+		{"remote with a bad URL", []string{"--remote", "ftp://h:1"}, "want http(s)"},
+		{"token file without remote", []string{"--token-file", "x", "--once", root}, "--token-file needs --remote"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+			code := Execute(tt.args, strings.NewReader(""), &stdout, &stderr)
+			if code != ExitUsage {
+				t.Errorf("exit %d, want %d; stderr %q", code, ExitUsage, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.want) || strings.Count(stderr.String(), "\n") != 1 {
+				t.Errorf("stderr %q, want one line with %q", stderr.String(), tt.want)
+			}
+		})
+	}
+}
+

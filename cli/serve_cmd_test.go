@@ -329,4 +329,3 @@ func TestServeAndRemoteUsage(t *testing.T) {
 		})
 	}
 }
-

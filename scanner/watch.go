@@ -134,6 +134,13 @@ type Watcher struct {
 	sessionOf map[string]*model.Node    // infra dir -> its session in forest
 	prevGen   int                       // gen of the forest prev was cloned from
 	sessDue   map[*model.Node]time.Time // session in forest -> when it may change next
+	// sessPids lists, per session in forest, the distinct pids its last
+	// classification found alive (or unverified), and sessAt at which tick
+	// that was: only a pid whose probe answer changed since can change its
+	// verdicts.
+	sessPids  map[*model.Node][]int
+	sessAt    map[*model.Node]int
+	pids      map[int]*pidSeen // every pid in sessPids: the answer last seen
 	ticks     int
 	prev      *model.Snapshot
 	nWatched  int
@@ -253,6 +260,9 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 		dirty:     map[string]dirtyKind{},
 		touched:   map[string]bool{},
 		sessDue:   map[*model.Node]time.Time{},
+		sessPids:  map[*model.Node][]int{},
+		sessAt:    map[*model.Node]int{},
+		pids:      map[int]*pidSeen{},
 	}
 	if w.now == nil {
 		w.now = time.Now
@@ -703,8 +713,14 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 			}
 		}
 		if tick {
-			w.dueSessions(now, affected)
-		} else if len(affected) == 0 {
+			w.ticks++
+			if w.ticks%reasonRefreshTicks == 0 {
+				affected = nil // every reason's ages, in one snapshot
+			} else {
+				w.dueSessions(now, affected)
+			}
+		}
+		if affected != nil && len(affected) == 0 && w.mode.Overflows == w.prev.Watch.Overflows {
 			clear(w.touched)
 			return // nothing the model shows has changed
 		}
@@ -724,15 +740,25 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 		snap = cloneForest(w.forest)
 		liveness.ClassifyForest(snap.Sessions, w.probe, now, w.opts.Thresholds)
 		clear(w.sessDue)
+		clear(w.sessPids)
+		clear(w.sessAt)
 		for i, s := range snap.Sessions {
-			w.sessDue[w.forest.Sessions[i]] = nextDue(s, now, w.opts.Thresholds)
+			w.noteClassified(w.forest.Sessions[i], s, now)
 		}
-		if w.prev == nil {
-			for id := range snap.ByID {
-				changed[id] = true
+		w.prunePids()
+		if w.prev == nil || !sameTree {
+			if w.prev == nil {
+				for id := range snap.ByID {
+					changed[id] = true
+				}
+			} else {
+				trans = diffSnapshots(w.prev, snap, now, changed)
 			}
 		} else {
-			trans = diffSnapshots(w.prev, snap, now, changed)
+			// Same forest: the trees match node by node.
+			for i, s := range snap.Sessions {
+				trans = diffNodes(w.prev.Sessions[i], s, now, changed, trans)
+			}
 		}
 	} else {
 		cp := *w.prev
@@ -748,7 +774,7 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 			}
 			c := cloneSession(ts, snap.ByID)
 			liveness.ClassifyForest([]*model.Node{c}, w.probe, now, w.opts.Thresholds)
-			w.sessDue[ts] = nextDue(c, now, w.opts.Thresholds)
+			w.noteClassified(ts, c, now)
 			trans = diffNodes(w.prev.Sessions[i], c, now, changed, trans)
 			snap.Sessions[i] = c
 		}
@@ -770,47 +796,107 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 }
 
 // reasonRefreshTicks bounds how stale the ages quoted in a reason ("last
-// beat 12s ago") get: a session nothing else makes due is re-classified
-// every this many ticks. States and flags are never late: they change at
-// known times (nextDue) or when a probe answers differently.
+// beat 12s ago") get: every this many ticks the whole forest is classified
+// again and published as one snapshot. In between, a tick publishes only
+// when a session is due (see dueSessions), so an idle fleet costs its
+// consumer one snapshot per this many ticks, not one a tick. States and
+// flags are never late: they change at known times (nextDue) or when a
+// probe answers differently.
 const reasonRefreshTicks = 5
 
+// pidSeen is the probe's answer for one pid as the tick last saw it, and
+// the tick at which that answer last changed. Ticks, not times: the order
+// must hold under an injected clock that stands still.
+type pidSeen struct {
+	info    liveness.ProcessInfo
+	changed int
+}
+
+// sameProcessInfo reports whether two probe answers give every node the same
+// verdict (Verify depends on nothing else).
+func sameProcessInfo(a, b liveness.ProcessInfo) bool {
+	return a.Exists == b.Exists && a.CreateTime.Equal(b.CreateTime) && (a.CreateTimeErr == nil) == (b.CreateTimeErr == nil)
+}
+
+// noteClassified records what the tick needs of a session just classified
+// at now: when a threshold is crossed next, and which pids can change it.
+func (w *Watcher) noteClassified(ts, classified *model.Node, now time.Time) {
+	w.sessDue[ts] = nextDue(classified, now, w.opts.Thresholds)
+	w.sessAt[ts] = w.ticks
+	if w.opts.Thresholds.NoPidCheck {
+		delete(w.sessPids, ts)
+		return
+	}
+	var pids []int
+	classified.Walk(func(n *model.Node) {
+		// Only a live pid can change the verdict: a gone or reused one
+		// never comes back as the same process.
+		if n.Process != model.ProcessAlive && n.Process != model.ProcessUnverified {
+			return
+		}
+		if pid := n.PID(); !slices.Contains(pids, pid) {
+			pids = append(pids, pid)
+		}
+	})
+	if len(pids) == 0 {
+		delete(w.sessPids, ts)
+		return
+	}
+	w.sessPids[ts] = pids
+	for _, pid := range pids {
+		if _, ok := w.pids[pid]; !ok {
+			// The answer the classification just used (cached).
+			w.pids[pid] = &pidSeen{info: w.probe.Lookup(pid)}
+		}
+	}
+}
+
+// prunePids forgets the pids no session names any more.
+func (w *Watcher) prunePids() {
+	keep := make(map[int]bool, len(w.pids))
+	for _, pids := range w.sessPids {
+		for _, pid := range pids {
+			keep[pid] = true
+		}
+	}
+	for pid := range w.pids {
+		if !keep[pid] {
+			delete(w.pids, pid)
+		}
+	}
+}
+
 // dueSessions adds to due every session whose classification may change at
-// now: a threshold crossed (nextDue), a pid that now answers differently
-// from when the session was classified, or its turn in the rolling refresh
-// of reason texts. It reads no file; pids are asked through the caching
-// probe, and only those the classifier found decisive last time.
+// now: a threshold crossed (nextDue), or a pid that now answers differently
+// from when the session was classified. It reads no file; each distinct
+// live pid is asked once, through the caching probe, and sessions are only
+// searched for it when an answer moved.
 func (w *Watcher) dueSessions(now time.Time, due map[*model.Node]bool) {
-	w.ticks++
-	th := w.opts.Thresholds
-	for i, ts := range w.forest.Sessions {
+	moved := false
+	if !w.opts.Thresholds.NoPidCheck {
+		for pid, seen := range w.pids {
+			if info := w.probe.Lookup(pid); !sameProcessInfo(info, seen.info) {
+				seen.info, seen.changed, moved = info, w.ticks, true
+			}
+		}
+	}
+	for _, ts := range w.forest.Sessions {
 		if due[ts] {
 			continue
 		}
-		if (i+w.ticks)%reasonRefreshTicks == 0 || !now.Before(w.sessDue[ts]) {
+		if !now.Before(w.sessDue[ts]) {
 			due[ts] = true
 			continue
 		}
-		if th.NoPidCheck {
+		if !moved {
 			continue
 		}
-		stop := false
-		w.prev.Sessions[i].Walk(func(n *model.Node) {
-			// Only a live pid can change the verdict: a gone or reused one
-			// never comes back as the same process.
-			if stop || n.Process != model.ProcessAlive && n.Process != model.ProcessUnverified {
-				return
+		at := w.sessAt[ts]
+		for _, pid := range w.sessPids[ts] {
+			if seen := w.pids[pid]; seen != nil && seen.changed > at {
+				due[ts] = true
+				break
 			}
-			var started time.Time
-			if n.Heartbeat != nil {
-				started = n.Heartbeat.StartedTime()
-			}
-			if liveness.Verify(w.probe.Lookup(n.PID()), started, th.StartTolerance) != n.Process {
-				stop = true
-			}
-		})
-		if stop {
-			due[ts] = true
 		}
 	}
 }

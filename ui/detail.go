@@ -37,7 +37,7 @@ func (m *Model) detailLines(n *model.Node) []string {
 
 	add("id", n.ID)
 	add("state", stateWords(n))
-	add("reason", n.Reason)
+	add("reason", liveReason(n, m.now))
 	add("action", string(n.Action))
 	if n.Blocked != nil {
 		add("blocked", n.Blocked.Question)

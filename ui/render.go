@@ -335,7 +335,7 @@ func (m *Model) rowCells(r row, guide string, c columns) (name, state, beat, pid
 	if n.Action == model.ActionNone || n.Action == "" {
 		action = "-"
 	}
-	reason = clean(n.Reason)
+	reason = clean(liveReason(n, m.now))
 	return
 }
 
@@ -436,7 +436,7 @@ func (m *Model) renderStatus(w int) string {
 			// the selected node's reason is always readable here in full.
 			line := fmt.Sprintf("%d/%d  %s", m.cursor+1, len(m.rows), clean(n.ID))
 			if n.Reason != "" {
-				line += "  " + clean(n.Reason)
+				line += "  " + clean(liveReason(n, m.now))
 			}
 			return st.Muted.Render(truncate(line, w))
 		}

@@ -796,13 +796,16 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 }
 
 // reasonRefreshTicks bounds how stale the ages quoted in a reason ("last
-// beat 12s ago") get: every this many ticks the whole forest is classified
-// again and published as one snapshot. In between, a tick publishes only
-// when a session is due (see dueSessions), so an idle fleet costs its
-// consumer one snapshot per this many ticks, not one a tick. States and
-// flags are never late: they change at known times (nextDue) or when a
-// probe answers differently.
-const reasonRefreshTicks = 5
+// beat 12s ago", "orphaned since 11:58:30 (2m ago)") get in the snapshots:
+// every this many ticks the whole forest is classified again and published
+// as one snapshot. In between, a tick publishes only when a session is due
+// (see dueSessions), so an idle fleet costs its consumer one snapshot per
+// this many ticks, not one a tick: at 10,000 nodes a full classification
+// and the consumer's rebuild of its rows cost tens of milliseconds. The ui
+// shows beat ages (the column and the one a reason quotes) from BeatMtime at
+// its own clock. States and flags are never late: they change at known
+// times (nextDue) or when a probe answers differently.
+const reasonRefreshTicks = 30
 
 // pidSeen is the probe's answer for one pid as the tick last saw it, and
 // the tick at which that answer last changed. Ticks, not times: the order

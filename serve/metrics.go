@@ -2,6 +2,7 @@ package serve
 
 import (
 	"maps"
+	"strings"
 	"sync"
 	"time"
 
@@ -94,6 +95,11 @@ func (c *snapshotCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c *snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		// Ids come from directory names, which need not be UTF-8; a label
+		// value must be, or the whole scrape would fail.
+		for i, l := range labels {
+			labels[i] = strings.ToValidUTF8(l, "\uFFFD")
+		}
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
 	gauge(c.build, 1, c.version)

@@ -3,6 +3,8 @@ package serve
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	pmodel "github.com/prometheus/common/model"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
 // scrape GETs /metrics from h and parses the text exposition.
@@ -198,5 +201,35 @@ func TestOwnRegistry(t *testing.T) {
 	key := `dispatchtop_transitions_total{kind="appeared",to="running"}`
 	if va[key] != 1 || vb[key] != 0 {
 		t.Errorf("a=%v b=%v, want 1 and 0: registries are shared", va[key], vb[key])
+	}
+}
+
+// Ids are directory names and need not be UTF-8; a scrape still succeeds,
+// the bad bytes replaced (a label value must be UTF-8).
+func TestMetricsOfANonUTF8Id(t *testing.T) {
+	root, probe := fixtureTree(t)
+	bad := filepath.Join(root, "S\xff")
+	if err := os.MkdirAll(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hb := filepath.Join(bad, ".heartbeat")
+	if err := os.WriteFile(hb, []byte(`{"pid": 101, "parent_heartbeat": "", "role": "lead", "started": 1795000000, "status": "running"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(hb, fixedNow, fixedNow); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := scanner.Scan(scanner.Options{Roots: []string{root}, Thresholds: model.DefaultThresholds(),
+		Probe: probe, Now: func() time.Time { return fixedNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Node("S\xff") == nil {
+		t.Fatal("the scanner did not find the node")
+	}
+	srv := New(Options{Snapshot: func() *model.Snapshot { return snap }, Now: func() time.Time { return fixedNow }})
+	got := values(scrape(t, srv.Handler(), nil))
+	if v, ok := got[`dispatchtop_nodes{session="S`+"\uFFFD"+`",state="running"}`]; !ok || v != 1 {
+		t.Errorf("the node with a non-UTF-8 id is not counted (%v, %v)", v, ok)
 	}
 }

@@ -35,6 +35,10 @@ func (m *Model) detailLines(n *model.Node) []string {
 		return t.Format("2006-01-02 15:04:05") + " (" + formatAge(m.now.Sub(t)) + " ago)"
 	}
 
+	if h, ok := m.host(n); ok {
+		hostDetail(h, n, add, stamp)
+		return out
+	}
 	add("id", n.ID)
 	add("state", stateWords(n))
 	add("reason", liveReason(n, m.now))

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"strconv"
+	"time"
 
 	"charm.land/lipgloss/v2"
 
@@ -117,4 +118,20 @@ func pluralHosts(k int) string {
 		return "1 host"
 	}
 	return strconv.Itoa(k) + " hosts"
+}
+
+// hostDetail is the detail pane of a host row: where it is and whether it
+// answers; its nodes have their own.
+func hostDetail(h Host, n *model.Node, add func(label, value string), stamp func(time.Time) string) {
+	add("host", h.Name)
+	add("snapshot", n.InfraDir)
+	add("reachable", hostWord(h))
+	since := "since"
+	if !h.Reachable {
+		since = "down since"
+	}
+	add(since, stamp(h.Since))
+	add("error", h.Err)
+	add("detail", n.Reason)
+	add("sessions", strconv.Itoa(len(n.Children)))
 }

@@ -149,3 +149,27 @@ func TestFleetHostsLineFits(t *testing.T) {
 		t.Errorf("no summary of the hosts:\n%s", ansi.Strip(frame))
 	}
 }
+
+// The detail pane of a host row says where the host is and since when it
+// does not answer, instead of node fields it has none of.
+func TestFleetHostDetail(t *testing.T) {
+	m := newFleetModel(t, 120, 40)
+	m.moveTo(m.index["host-b"])
+	run(m, press(m, "enter"))
+	plain := stripped(m)
+	for _, want := range []string{
+		"host          host-b",
+		"snapshot      http://host-b:9477/api/v1/snapshot",
+		"reachable     unreachable",
+		"down since    2026-11-22 11:59:02 (58s ago)",
+		"error         connection refused",
+		"sessions      1",
+	} {
+		if !strings.Contains(plain, want) {
+			t.Errorf("host detail lacks %q:\n%s", want, plain)
+		}
+	}
+	if strings.Contains(plain, "retries") {
+		t.Errorf("host detail shows node fields:\n%s", plain)
+	}
+}

@@ -17,8 +17,20 @@ import (
 // hostGlyph marks a host row; it reads without colour.
 const hostGlyph = "▣"
 
-// setHosts takes in the hosts' reachability.
+// setHosts takes in the hosts' reachability; a host that stops or starts
+// answering is an event.
 func (m *Model) setHosts(hosts []Host) {
+	for _, h := range hosts {
+		i, known := m.hostOf[h.Name]
+		if !known || m.hosts[i].Reachable == h.Reachable {
+			continue
+		}
+		e := event{time: h.Since, id: h.Name, text: hostWord(m.hosts[i]) + " → " + hostWord(h), reason: h.Err, bad: !h.Reachable}
+		if e.time.IsZero() {
+			e.time = m.opts.Now()
+		}
+		m.addEvent(e)
+	}
 	m.hosts = hosts
 	if m.hostOf == nil {
 		m.hostOf = map[string]int{}

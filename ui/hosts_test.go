@@ -173,3 +173,24 @@ func TestFleetHostDetail(t *testing.T) {
 		t.Errorf("host detail shows node fields:\n%s", plain)
 	}
 }
+
+// A host that stops or starts answering is an event in the event pane.
+func TestFleetReachabilityEvents(t *testing.T) {
+	m := newFleetModel(t, 120, 40)
+	up := fleetHosts()
+	up[0] = Host{Name: "host-a", Reachable: false, Since: clock12, Err: "context deadline exceeded"}
+	up[1] = Host{Name: "host-b", Reachable: true, Since: clock12}
+	m.Update(updateMsg{update: Update{Snapshot: fleetSnapshot(), Hosts: up}})
+	// The same reachability again is no new event.
+	m.Update(updateMsg{update: Update{Snapshot: fleetSnapshot(), Hosts: up}})
+	press(m, "e")
+	plain := stripped(m)
+	for _, want := range []string{
+		"12:00:00  host-a  ok → unreachable  context deadline exceeded",
+		"12:00:00  host-b  unreachable → ok",
+	} {
+		if strings.Count(plain, want) != 1 {
+			t.Errorf("event pane shows %q %d times, want once:\n%s", want, strings.Count(plain, want), plain)
+		}
+	}
+}

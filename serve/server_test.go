@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"io"
 	"net"
@@ -203,5 +204,52 @@ func TestServeShutsDownOnCancel(t *testing.T) {
 	if resp, err := http.Get("http://" + ln.Addr().String() + SnapshotPath); err == nil {
 		resp.Body.Close()
 		t.Error("still answering after shutdown")
+	}
+}
+
+// The snapshot is gzip-compressed when the client accepts it (a fleet view
+// polls it every 2 s) and decompresses to the same document.
+func TestSnapshotAPIGzip(t *testing.T) {
+	snap := fixtureSnapshot(t)
+	srv := New(Options{Snapshot: func() *model.Snapshot { return snap }, Now: func() time.Time { return fixedNow }})
+	var want bytes.Buffer
+	if err := report.WriteJSON(&want, snap); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, accept string
+		gzipped      bool
+	}{
+		{"no header", "", false},
+		{"gzip", "gzip", true},
+		{"among others", "br;q=1.0, gzip;q=0.5, identity", true},
+		{"refused", "gzip;q=0", false},
+		{"other coding", "br", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, SnapshotPath, nil)
+			if tt.accept != "" {
+				req.Header.Set("Accept-Encoding", tt.accept)
+			}
+			rec := httptest.NewRecorder()
+			srv.Handler().ServeHTTP(rec, req)
+			body := rec.Body.Bytes()
+			if got := rec.Header().Get("Content-Encoding") == "gzip"; got != tt.gzipped {
+				t.Fatalf("gzip %v, want %v", got, tt.gzipped)
+			}
+			if tt.gzipped {
+				zr, err := gzip.NewReader(bytes.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if body, err = io.ReadAll(zr); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !bytes.Equal(body, want.Bytes()) {
+				t.Errorf("body differs from the document:\n%s", body)
+			}
+		})
 	}
 }

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -9,7 +11,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/dispatchtop/dispatchtop/remote"
 	"github.com/dispatchtop/dispatchtop/ui"
 )
 
@@ -56,13 +57,18 @@ func pump(t *testing.T, m *ui.Model, cmd tea.Cmd, deadline time.Duration, done f
 // by the host; when one is stopped the header marks it unreachable since
 // then, and the view stays read-only (issue 7).
 func TestRemoteViewOverTwoServes(t *testing.T) {
-	a := startServe(t, nil, serveTree(t))
-	b := startServe(t, nil, serveTree(t))
-	hosts, err := remote.ParseHosts([]string{"host-a=" + a.url + ",host-b=" + b.url})
+	// Both hosts want a token; the fleet sends the one --token-file names.
+	env := []string{"DISPATCHTOP_TOKEN=fleet-token"}
+	a := startServe(t, env, serveTree(t))
+	b := startServe(t, env, serveTree(t))
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("fleet-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fleet, err := newFleet([]string{"host-a=" + a.url, "host-b=" + b.url}, tokenFile, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
-	fleet := remote.NewFleet(remote.Options{Hosts: hosts, Every: 100 * time.Millisecond, Timeout: time.Second})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	m := newRemoteModel(ctx, fleet, ui.Options{Tick: -1})

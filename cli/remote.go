@@ -24,9 +24,9 @@ func installRemote(g *Globals) {
 	var specs []string
 	var tokenFile string
 	root.Flags().StringArrayVar(&specs, "remote", nil,
-		"show the fleet of these `dispatchtop serve` hosts, read-only: URL or NAME=URL, comma-separated or repeated")
+		"show the fleet of these dispatchtop serve hosts, read-only: `URL` or NAME=URL, comma-separated or repeated")
 	root.Flags().StringVar(&tokenFile, "token-file", "",
-		"with --remote: the hosts' bearer token (first line of FILE; default $"+serve.TokenEnv+")")
+		"with --remote: the hosts' bearer token (first line of `FILE`; default $"+serve.TokenEnv+")")
 	local := root.RunE
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		if !cmd.Flags().Changed("remote") {

@@ -40,8 +40,8 @@ func newServeCmd(g *Globals) *cobra.Command {
 			return runServe(cmd.Context(), g, listen, tokenFile)
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", serve.DefaultListen, "address to listen on (loopback unless a host is named)")
-	cmd.Flags().StringVar(&tokenFile, "token-file", "", "require this bearer token (first line of FILE; default $"+serve.TokenEnv+")")
+	cmd.Flags().StringVar(&listen, "listen", serve.DefaultListen, "`ADDR` to listen on (loopback unless a host is named)")
+	cmd.Flags().StringVar(&tokenFile, "token-file", "", "require this bearer token (first line of `FILE`; default $"+serve.TokenEnv+")")
 	installRemote(g)
 	return cmd
 }

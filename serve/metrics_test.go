@@ -233,3 +233,28 @@ func TestMetricsOfANonUTF8Id(t *testing.T) {
 		t.Errorf("the node with a non-UTF-8 id is not counted (%v, %v)", v, ok)
 	}
 }
+
+// A scraper that asks for OpenMetrics gets it, counters and all.
+func TestMetricsOpenMetrics(t *testing.T) {
+	snap := fixtureSnapshot(t)
+	srv := New(Options{Snapshot: func() *model.Snapshot { return snap }, Now: func() time.Time { return fixedNow }})
+	srv.Observe([]model.Transition{{Time: fixedNow, ID: "A", From: model.StateRunning, To: model.StateDead}})
+	req := httptest.NewRequest(http.MethodGet, MetricsPath, nil)
+	req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0")
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, req)
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/openmetrics-text") {
+		t.Fatalf("status %d, Content-Type %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	for _, want := range []string{
+		"# TYPE dispatchtop_transitions counter",
+		`dispatchtop_transitions_total{kind="state",to="dead"} 1`,
+		`dispatchtop_nodes{session="A",state="running"} 3`,
+		"# EOF",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("OpenMetrics body lacks %q", want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -153,7 +154,12 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 		}()
 		out = gz
 	}
-	if err := report.WriteJSON(out, &at); err != nil {
+	doc := report.BuildDocument(&at)
+	freshReasons(doc.Sessions, snap.ByID, at.GeneratedAt)
+	// Encoded as report.WriteJSON does: the same bytes as --once --json.
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
 		s.logf("write %s: %v", SnapshotPath, err)
 	}
 }

@@ -47,6 +47,10 @@ func TestSnapshotAPIIsTheV1Document(t *testing.T) {
 	if !strings.Contains(rec.Body.String(), `"beat_age_s": 70`) {
 		t.Errorf("the lead's beat age is not measured at the request (want 70 s):\n%s", rec.Body)
 	}
+	// So is the age a reason quotes, as --once would write it then.
+	if !strings.Contains(rec.Body.String(), `"reason": "beating; last beat 1m10s ago"`) {
+		t.Errorf("the lead's reason does not quote its age at the request (1m10s):\n%s", rec.Body)
+	}
 	if !snap.GeneratedAt.Equal(fixedNow) {
 		t.Errorf("serving mutated the shared snapshot: generated_at %v", snap.GeneratedAt)
 	}
@@ -251,5 +255,27 @@ func TestSnapshotAPIGzip(t *testing.T) {
 				t.Errorf("body differs from the document:\n%s", body)
 			}
 		})
+	}
+}
+
+// The age a reason quotes is re-measured; the rest of the reason, and a
+// reason quoting no beat age, stay as written.
+func TestReasonAt(t *testing.T) {
+	tests := []struct {
+		reason string
+		age    time.Duration
+		want   string
+	}{
+		{"beating; last beat 10s ago", 70 * time.Second, "beating; last beat 1m10s ago"},
+		{"alive but not beating for 6m0s; kill candidate", 2 * time.Hour, "alive but not beating for 2h0m; kill candidate"},
+		{".running written 5s ago", 3 * 24 * time.Hour, ".running written 3d0h ago"},
+		{`waiting for a human: "last beat 3s ago?"; last beat 20m0s ago`, 21 * time.Minute, `waiting for a human: "last beat 3s ago?"; last beat 21m0s ago`},
+		{"status completed", time.Hour, "status completed"},
+		{"last beat unknown", time.Hour, "last beat unknown"},
+	}
+	for _, tt := range tests {
+		if got := reasonAt(tt.reason, tt.age); got != tt.want {
+			t.Errorf("reasonAt(%q, %v) = %q, want %q", tt.reason, tt.age, got, tt.want)
+		}
 	}
 }

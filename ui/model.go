@@ -295,7 +295,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // apply takes in a new snapshot: rows are rebuilt, the selection stays on
 // the same node id, and transitions go to the event pane.
 func (m *Model) apply(u Update) {
-	for _, t := range u.Transitions {
+	// Only the newest maxEvents can stay in the pane: a fleet crossing a
+	// threshold together (10,000 nodes going stalled) must not build and
+	// shift out thousands of events one by one.
+	first := len(u.Transitions)
+	for kept := 0; first > 0 && kept < maxEvents; first-- {
+		if !quietOnly(u.Transitions[first-1]) {
+			kept++
+		}
+	}
+	for _, t := range u.Transitions[first:] {
 		if quietOnly(t) {
 			continue
 		}
@@ -367,8 +376,12 @@ func describe(s model.State, flags []model.Flag) string {
 func (m *Model) addEvent(e event) {
 	m.events = append(m.events, e)
 	if len(m.events) > maxEvents {
-		// Keep the newest; copy so the dropped head can be collected.
-		m.events = append([]event(nil), m.events[len(m.events)-maxEvents:]...)
+		// Keep the newest, shifted in place: the dropped head is overwritten
+		// (so it can be collected) and a burst allocates nothing.
+		drop := len(m.events) - maxEvents
+		copy(m.events, m.events[drop:])
+		clear(m.events[maxEvents:])
+		m.events = m.events[:maxEvents]
 	}
 	m.dirty = true
 }

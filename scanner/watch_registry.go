@@ -94,6 +94,7 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 	}
 	if t := w.tmplNode(ln); t != nil {
 		patchFacts(t, ln.n)
+		ln.n = t
 	}
 }
 

@@ -166,7 +166,7 @@ type watchDir struct {
 	root    string
 	polled  bool
 	mtime   time.Time
-	subdirs map[string]bool // base names of known subdirectories
+	subdirs dirNames // base names of known subdirectories
 }
 
 // liveNode is the engine's record of one infra dir: its facts (never handed
@@ -213,6 +213,21 @@ type fileSig struct {
 	mtime time.Time
 	size  int64
 	ino   uint64
+}
+
+// dirNames is a directory's few subdirectory names. A slice, not a map:
+// there is one per directory (tens of thousands), most hold a handful of
+// names or none, and a map costs several times the memory.
+type dirNames []string
+
+// add appends name; the caller knows it is new (addDir registers a
+// directory once), which keeps adding 10,000 sessions linear.
+func (d *dirNames) add(name string) { *d = append(*d, name) }
+
+func (d *dirNames) remove(name string) {
+	if i := slices.Index(*d, name); i >= 0 {
+		*d = slices.Delete(*d, i, i+1)
+	}
 }
 
 // dirtyKind says what of an infra dir must be re-read.
@@ -1206,10 +1221,7 @@ func (w *Watcher) addDir(dir string) *watchDir {
 	}
 	w.dirs[dir] = d
 	if parent, ok := w.dirs[filepath.Dir(dir)]; ok && dir != d.root {
-		if parent.subdirs == nil {
-			parent.subdirs = map[string]bool{} // leaves, most directories, have none
-		}
-		parent.subdirs[filepath.Base(dir)] = true
+		parent.subdirs.add(filepath.Base(dir))
 	}
 	return d
 }
@@ -1231,7 +1243,8 @@ func (w *Watcher) dropDir(dir string) {
 	if !ok {
 		return
 	}
-	for sub := range d.subdirs {
+	// Each drop removes its name from d.subdirs: walk a copy.
+	for _, sub := range slices.Clone(d.subdirs) {
 		w.dropDir(filepath.Join(dir, sub))
 	}
 	delete(w.dirs, dir)
@@ -1244,7 +1257,7 @@ func (w *Watcher) dropDir(dir string) {
 		_ = w.fsw.Remove(dir)
 	}
 	if parent, ok := w.dirs[filepath.Dir(dir)]; ok {
-		delete(parent.subdirs, filepath.Base(dir))
+		parent.subdirs.remove(filepath.Base(dir))
 	}
 	if _, ok := w.nodes[dir]; ok {
 		delete(w.nodes, dir)
@@ -1281,6 +1294,10 @@ func (w *Watcher) relist(d *watchDir) {
 		return
 	}
 	seen := map[string]bool{}
+	known := make(map[string]bool, len(d.subdirs))
+	for _, name := range d.subdirs {
+		known[name] = true
+	}
 	isNode, moved := false, false
 	ln := w.nodes[d.path]
 	for _, e := range entries {
@@ -1298,13 +1315,13 @@ func (w *Watcher) relist(d *watchDir) {
 			continue
 		}
 		seen[name] = true
-		if !d.subdirs[name] {
+		if !known[name] {
 			if _, ok := w.dirs[filepath.Join(d.path, name)]; !ok {
 				w.discover(filepath.Join(d.path, name))
 			}
 		}
 	}
-	for name := range d.subdirs {
+	for _, name := range slices.Clone(d.subdirs) {
 		if !seen[name] {
 			w.dropDir(filepath.Join(d.path, name))
 		}

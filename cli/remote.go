@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 
-	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/dispatchtop/dispatchtop/remote"
@@ -76,19 +75,7 @@ func runRemote(ctx context.Context, g *Globals, specs []string, tokenFile string
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m := newRemoteModel(ctx, fleet, ui.Options{Themes: set, Notes: notes})
-	progOpts := []tea.ProgramOption{tea.WithContext(ctx)}
-	if g.Stdin != nil {
-		progOpts = append(progOpts, tea.WithInput(g.Stdin))
-	}
-	if g.Stdout != nil {
-		progOpts = append(progOpts, tea.WithOutput(g.Stdout))
-	}
-	_, runErr := tea.NewProgram(m, progOpts...).Run()
-	cancel()
-	if runErr != nil && !(errors.Is(runErr, tea.ErrProgramKilled) && ctx.Err() != nil) {
-		return failure(fmt.Errorf("terminal: %w", runErr))
-	}
-	return nil
+	return runProgram(ctx, g, m)
 }
 
 // newRemoteModel polls once (so the first screen has every host and its

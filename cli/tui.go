@@ -51,6 +51,17 @@ func runTUI(ctx context.Context, g *Globals) error {
 		Themes:   set,
 		Notes:    notes,
 	})
+	runErr := runProgram(ctx, g, m)
+	cancel()
+	if werr := <-watchErr; werr != nil && !errors.Is(werr, context.Canceled) {
+		return failure(fmt.Errorf("watch: %w", werr))
+	}
+	return runErr
+}
+
+// runProgram runs a screen on the terminal (or the streams a test gave) until
+// it quits or ctx ends; an interrupt that cancelled ctx is a normal way out.
+func runProgram(ctx context.Context, g *Globals, m tea.Model) error {
 	progOpts := []tea.ProgramOption{tea.WithContext(ctx)}
 	if g.Stdin != nil {
 		progOpts = append(progOpts, tea.WithInput(g.Stdin))
@@ -58,14 +69,9 @@ func runTUI(ctx context.Context, g *Globals) error {
 	if g.Stdout != nil {
 		progOpts = append(progOpts, tea.WithOutput(g.Stdout))
 	}
-	_, runErr := tea.NewProgram(m, progOpts...).Run()
-	cancel()
-	if werr := <-watchErr; werr != nil && !errors.Is(werr, context.Canceled) {
-		return failure(fmt.Errorf("watch: %w", werr))
-	}
-	// An interrupt cancels the context: that is a normal way out.
-	if runErr != nil && !(errors.Is(runErr, tea.ErrProgramKilled) && ctx.Err() != nil) {
-		return failure(fmt.Errorf("terminal: %w", runErr))
+	_, err := tea.NewProgram(m, progOpts...).Run()
+	if err != nil && !(errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil) {
+		return failure(fmt.Errorf("terminal: %w", err))
 	}
 	return nil
 }

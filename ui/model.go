@@ -642,18 +642,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.theme = (m.theme + 1) % len(m.themes.Themes)
 		m.applyTheme()
 		m.setStatus("theme "+m.themes.Themes[m.theme].Name, false)
-	case key.Matches(msg, k.Kill):
-		return m.openDialog(model.ActionKill, false)
-	case key.Matches(msg, k.KillTree):
-		return m.openDialog(model.ActionKill, true)
-	case key.Matches(msg, k.Resume):
-		return m.openDialog(model.ActionResume, false)
-	case key.Matches(msg, k.Compact):
-		return m.openDialog(model.ActionCompact, false)
-	case key.Matches(msg, k.Merge):
-		return m.openDialog(model.ActionMerge, false)
 	}
-	return nil
+	return m.actionKey(msg)
 }
 
 // collapse folds the selected node, or moves to its parent when it is a
@@ -728,6 +718,15 @@ func (m *Model) detailKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.detailOffset = 0
 	case key.Matches(msg, k.Events):
 		m.eventsOpen = !m.eventsOpen
+	}
+	return m.actionKey(msg)
+}
+
+// actionKey opens the confirmation dialog of an action key, on the tree
+// and in the detail pane alike; other keys do nothing.
+func (m *Model) actionKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	switch {
 	case key.Matches(msg, k.Kill):
 		return m.openDialog(model.ActionKill, false)
 	case key.Matches(msg, k.KillTree):

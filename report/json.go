@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"math"
@@ -104,9 +106,76 @@ func BuildDocument(snap *model.Snapshot) Document {
 
 // WriteJSON writes the document, indented, with a trailing newline.
 func WriteJSON(w io.Writer, snap *model.Snapshot) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(BuildDocument(snap))
+	return EncodeDocument(w, BuildDocument(snap))
+}
+
+// EncodeDocument writes doc exactly as an indented json.Encoder would, one
+// session at a time: at 10,000 nodes the whole document is 11 MB, and
+// encoding it in one piece held it twice over (compact, then indented) in
+// freshly faulted memory, which cost more than the scan itself.
+func EncodeDocument(w io.Writer, doc Document) error {
+	e := docEncoder{w: bufio.NewWriterSize(w, 64<<10)}
+	e.w.WriteString("{\n")
+	e.field("schema", doc.Schema)
+	e.field("generated_at", doc.GeneratedAt)
+	e.field("roots", doc.Roots)
+	e.field("thresholds", doc.Thresholds)
+	e.field("pid_check", doc.PidCheck)
+	e.field("summary", doc.Summary)
+	if len(doc.Sessions) == 0 {
+		e.field("sessions", doc.Sessions)
+	} else {
+		e.w.WriteString(`  "sessions": [` + "\n")
+		for i := range doc.Sessions {
+			e.w.WriteString("    ")
+			e.value(doc.Sessions[i], "    ")
+			if i < len(doc.Sessions)-1 {
+				e.w.WriteByte(',')
+			}
+			e.w.WriteByte('\n')
+		}
+		e.w.WriteString("  ],\n")
+	}
+	e.w.WriteString(`  "problems": `)
+	e.value(doc.Problems, "  ")
+	e.w.WriteString("\n}\n")
+	if e.err != nil {
+		return e.err
+	}
+	return e.w.Flush()
+}
+
+// docEncoder writes indented JSON values, keeping the first error.
+type docEncoder struct {
+	w      *bufio.Writer
+	indent bytes.Buffer
+	err    error
+}
+
+// field writes one member of the top-level object, followed by a comma.
+func (e *docEncoder) field(name string, v any) {
+	e.w.WriteString(`  "` + name + `": `)
+	e.value(v, "  ")
+	e.w.WriteString(",\n")
+}
+
+// value writes v indented by two spaces a level under prefix. The buffers
+// are reused from value to value.
+func (e *docEncoder) value(v any, prefix string) {
+	if e.err != nil {
+		return
+	}
+	compact, err := json.Marshal(v)
+	if err != nil {
+		e.err = err
+		return
+	}
+	e.indent.Reset()
+	if err := json.Indent(&e.indent, compact, prefix, "  "); err != nil {
+		e.err = err
+		return
+	}
+	e.w.Write(e.indent.Bytes())
 }
 
 func nodeJSON(n *model.Node, now time.Time) NodeJSON {

@@ -23,8 +23,8 @@ func sampleSnapshot() *model.Snapshot {
 	}
 	missing := &model.Node{
 		ID: "A/docs/4", Root: "/r", InfraDir: "/r/A/docs/4", HeartbeatPath: "/r/A/docs/4/.heartbeat",
-		Entry:  &model.ChildEntry{Team: "docs", Status: "active"},
-		State:  model.StateMissing, Action: model.ActionWait, Reason: "registered but never started",
+		Entry: &model.ChildEntry{Team: "docs", Status: "active"},
+		State: model.StateMissing, Action: model.ActionWait, Reason: "registered but never started",
 		Parent: lead, ParentID: "A",
 	}
 	lead.Children = []*model.Node{missing}
@@ -128,5 +128,42 @@ func TestPainterOnlyColoursWhenGiven(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "<running>● running") || !strings.Contains(buf.String(), "<missing>") {
 		t.Errorf("painter not applied per row:\n%s", buf.String())
+	}
+}
+
+// The document is written a session at a time; its bytes must be those of
+// one indented encoder over the whole document, for every shape of it.
+func TestJSONStreamedAsOneIndentedEncoderWouldWriteIt(t *testing.T) {
+	withSecond := sampleSnapshot()
+	second := &model.Node{ID: "B<&>", Root: "/r", InfraDir: "/r/B<&>", State: model.StateDead,
+		Reason: "pid 7 gone", Action: model.ActionResume}
+	withSecond.Sessions = append(withSecond.Sessions, second)
+	withSecond.Problems = []model.Problem{{Path: "/r/B<&>/.children", Error: "line 3: not JSON"}}
+	empty := &model.Snapshot{GeneratedAt: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC),
+		Thresholds: model.DefaultThresholds()}
+	tests := []struct {
+		name string
+		snap *model.Snapshot
+	}{
+		{"one session with a child", sampleSnapshot()},
+		{"two sessions, problems, HTML-escaped characters", withSecond},
+		{"no roots, no sessions, no problems", empty},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var want bytes.Buffer
+			enc := json.NewEncoder(&want)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(BuildDocument(tt.snap)); err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := WriteJSON(&got, tt.snap); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want.String() {
+				t.Fatalf("streamed JSON differs from one encoder's:\n got %q\nwant %q", got.String(), want.String())
+			}
+		})
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -157,9 +156,7 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 	doc := report.BuildDocument(&at)
 	freshReasons(doc.Sessions, snap.ByID, at.GeneratedAt)
 	// Encoded as report.WriteJSON does: the same bytes as --once --json.
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
+	if err := report.EncodeDocument(out, doc); err != nil {
 		s.logf("write %s: %v", SnapshotPath, err)
 	}
 }

@@ -1,9 +1,12 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -47,5 +50,50 @@ func TestHeader(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// SPEC §6 Header: counts per state and flag. A narrow screen wraps the
+// counts onto more lines rather than dropping a flag an operator must see.
+func TestHeaderCountsEveryFlagWhenNarrow(t *testing.T) {
+	for _, width := range []int{80, 60} {
+		t.Run(fmt.Sprintf("%d columns", width), func(t *testing.T) {
+			snap := exampleSnapshot()
+			// One node carries every flag, so the header must count them all.
+			snap.ByID["A/test/3"].Flags = append([]model.Flag(nil), model.Flags...)
+			m := newTestModel(t, width, 24, Options{Initial: snap})
+			header := strings.Join(strings.Split(stripped(m), "\n")[:m.headerH], "\n")
+			for _, f := range model.Flags {
+				if !strings.Contains(header, " "+string(f)) {
+					t.Errorf("header at %d columns lacks flag %q:\n%s", width, f, header)
+				}
+			}
+			for i, line := range strings.Split(header, "\n") {
+				if w := ansi.StringWidth(line); w > width {
+					t.Errorf("header line %d is %d wide, over %d: %q", i, w, width, line)
+				}
+			}
+		})
+	}
+}
+
+// On a screen too small for every count, the last count line says how many
+// are not shown instead of cutting them off unannounced.
+func TestHeaderCountsSayWhatDoesNotFit(t *testing.T) {
+	snap := exampleSnapshot()
+	snap.ByID["A/test/3"].Flags = append([]model.Flag(nil), model.Flags...)
+	m := newTestModel(t, 40, 24, Options{Initial: snap})
+	lines := strings.Split(stripped(m), "\n")[:m.headerH]
+	if counts := len(lines) - 3; counts != maxCountLines { // title, watch line, column head
+		t.Fatalf("want %d count lines at 40 columns, got %d:\n%s", maxCountLines, counts, strings.Join(lines, "\n"))
+	}
+	last := lines[len(lines)-3]
+	if !strings.Contains(last, " more") {
+		t.Errorf("last count line does not say what is hidden: %q", last)
+	}
+	for i, line := range lines {
+		if w := ansi.StringWidth(line); w > 40 {
+			t.Errorf("header line %d is %d wide, over 40: %q", i, w, line)
+		}
 	}
 }

@@ -152,13 +152,9 @@ func (m *Model) renderHeader(w int) []string {
 	if sum.Problems > 0 {
 		tokens = append(tokens, st.Error.Render(fmt.Sprintf("! %d problems", sum.Problems)))
 	}
-	// Counts take one line, or two on a narrow screen; notes take the next.
-	line2, rest := pack(tokens, w)
-	header = append(header, line2)
-	if len(rest) > 0 {
-		line3, _ := pack(rest, w)
-		header = append(header, line3)
-	}
+	// Counts take one line, or more on a narrow screen: a flag an operator
+	// must see is never dropped silently; notes take the next line.
+	header = append(header, packLines(tokens, w, maxCountLines)...)
 	if len(m.hosts) > 0 {
 		header = append(header, m.renderHostsLine(w))
 	}
@@ -168,6 +164,31 @@ func (m *Model) renderHeader(w int) []string {
 		header = append(header, m.renderColumnHead(w))
 	}
 	return header
+}
+
+// maxCountLines bounds the header's count lines, so the tree keeps its room
+// on a small screen; what does not fit is counted on the last line.
+const maxCountLines = 5
+
+// packLines puts tokens on at most limit lines of width w; tokens that do
+// not fit are replaced, at the end of the last line, by how many they are.
+func packLines(tokens []string, w, limit int) []string {
+	var lines []string
+	for len(tokens) > 0 && len(lines) < limit {
+		line, rest := pack(tokens, w)
+		if line == "" {
+			// A token wider than the screen: shown cut, never skipped.
+			line, rest = truncate(tokens[0], w), tokens[1:]
+		}
+		if len(lines) == limit-1 && len(rest) > 0 {
+			more := func(n int) string { return fmt.Sprintf("+%d more", n) }
+			line, rest = pack(tokens, max(0, w-len(more(len(tokens)))-2))
+			line += "  " + more(len(rest))
+		}
+		lines = append(lines, line)
+		tokens = rest
+	}
+	return lines
 }
 
 // pack puts tokens on one line of width w, two spaces apart, and returns

@@ -192,18 +192,27 @@ func registryLine(n *model.Node) (model.RegistryLine, bool) {
 // detailIndent is where a detail line's value starts ("%-13s ").
 const detailIndent = 14
 
-// wrapIndent cuts l into lines of w cells, continuation lines indented.
+// wrapIndent wraps l into lines of w cells at word and path boundaries
+// (a word longer than a line is cut). The value wraps under itself: after a
+// label ("%-13s "), or after the line's own leading spaces.
 func wrapIndent(l string, w, indent int) []string {
-	total := ansi.StringWidth(l)
-	if total <= w || w <= indent+8 {
+	if ansi.StringWidth(l) <= w || w <= indent+8 {
 		return []string{l}
 	}
-	out := []string{ansi.Cut(l, 0, w)}
-	pad := strings.Repeat(" ", indent)
-	for pos := w; pos < total; pos += w - indent {
-		out = append(out, pad+ansi.Cut(l, pos, pos+w-indent))
+	prefix := l[:len(l)-len(strings.TrimLeft(l, " "))]
+	if len(l) > indent && l[0] != ' ' && l[indent-1] == ' ' && ansi.StringWidth(l[:indent]) == indent {
+		prefix = l[:indent]
 	}
-	return out
+	pad := strings.Repeat(" ", ansi.StringWidth(prefix))
+	lines := strings.Split(ansi.Wrap(l[len(prefix):], w-len(pad), "/,"), "\n")
+	for i := range lines {
+		if i == 0 {
+			lines[i] = prefix + lines[i]
+		} else {
+			lines[i] = pad + lines[i]
+		}
+	}
+	return lines
 }
 
 // rawJSONLines indents valid JSON and shows anything else as it is.

@@ -1,0 +1,63 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// SPEC §6 Detail pane: long values (reasons, paths, raw JSON) wrap under
+// their label at word and path boundaries instead of losing their end or
+// breaking a word at the screen's edge.
+func TestDetailLinesWrapAtWords(t *testing.T) {
+	tests := []struct {
+		name  string
+		line  string
+		width int
+		want  []string
+	}{
+		{name: "short line stays", line: "state         dead", width: 40,
+			want: []string{"state         dead"}},
+		{name: "reason wraps at spaces under its label", width: 40,
+			line: "reason        pid 22185 gone; last beat 22s ago; its lead owns the recovery",
+			want: []string{
+				"reason        pid 22185 gone; last beat",
+				"              22s ago; its lead owns the",
+				"              recovery",
+			}},
+		{name: "path wraps after a slash", width: 40,
+			line: "heartbeat     /tmp/fleet/.sessions/20261122-090000/testing/.heartbeat",
+			want: []string{
+				"heartbeat     /tmp/fleet/.sessions/",
+				"              20261122-090000/testing/",
+				"              .heartbeat",
+			}},
+		{name: "indented raw line keeps its indent", width: 30,
+			line: `  line 7: {"team":"testing","status":"active"}`,
+			want: []string{
+				`  line 7: {"team":"testing",`,
+				`  "status":"active"}`,
+			}},
+		{name: "a word longer than a line is cut", width: 30,
+			line: "id            " + strings.Repeat("x", 40),
+			want: []string{
+				"id            " + strings.Repeat("x", 16),
+				"              " + strings.Repeat("x", 16),
+				"              " + strings.Repeat("x", 8),
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := wrapIndent(tt.line, tt.width, detailIndent)
+			for i, l := range got {
+				if ansi.StringWidth(l) > tt.width {
+					t.Errorf("line %d is %d wide, over %d: %q", i, ansi.StringWidth(l), tt.width, l)
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("wrapIndent:\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}

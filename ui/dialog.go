@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -134,7 +135,12 @@ func (m *Model) actionDone(msg actionDoneMsg) {
 func (m *Model) renderDialog(w int) []string {
 	d := m.dialog
 	st := m.styles
-	inner := max(20, min(w-4, 72))
+	// 72 cells, wider (up to 100) when the plan's steps need it.
+	want := 72
+	for _, p := range d.result.Plan {
+		want = max(want, ansi.StringWidth(clean(p))+2)
+	}
+	inner := max(20, min(w-4, want, 100))
 	var lines []string
 	add := func(s string) { lines = append(lines, s) }
 	add(st.DialogTitle.Render(fit(strings.ToUpper(actionTitle(d.req)[:1])+actionTitle(d.req)[1:]+"?", inner)))
@@ -157,20 +163,29 @@ func (m *Model) renderDialog(w int) []string {
 		add(st.Error.Render(fit("cannot plan: "+clean(d.err.Error()), inner)))
 	default:
 		if d.result.Refused {
-			add(st.Error.Render(fit("the engine refuses: "+clean(d.result.Message), inner)))
+			for _, l := range wrapIndent("the engine refuses: "+clean(d.result.Message), inner, 2) {
+				add(st.Error.Render(fit(l, inner)))
+			}
 		} else {
 			add(fit("dry run:", inner))
 			plan := d.result.Plan
 			if len(plan) == 0 && d.result.Message != "" {
 				plan = []string{d.result.Message}
 			}
-			const maxPlan = 8
+			// The plan is what `y` will do: its steps wrap rather than lose
+			// their end (the command a resume starts is at the end).
+			const maxPlanLines = 10
+			shown := 0
 			for i, p := range plan {
-				if i == maxPlan {
-					add(fit(fmt.Sprintf("  … %d more steps", len(plan)-maxPlan), inner))
+				wrapped := wrapIndent("  "+clean(p), inner, 4)
+				if shown+len(wrapped) > maxPlanLines {
+					add(fit(fmt.Sprintf("  … %d more steps", len(plan)-i), inner))
 					break
 				}
-				add(fit("  "+clean(p), inner))
+				for _, l := range wrapped {
+					add(fit(l, inner))
+				}
+				shown += len(wrapped)
 			}
 		}
 	}

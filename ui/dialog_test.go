@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -205,5 +207,31 @@ func TestActionFromDetailsReloadsJournal(t *testing.T) {
 	run(m, press(m, "y"))
 	if loads != 2 || !strings.Contains(stripped(m), "journal read 2") {
 		t.Errorf("journal loaded %d times; view:\n%s", loads, stripped(m))
+	}
+}
+
+// SPEC §6 Confirmation shows the dry run of what will happen: a long step
+// (the command a resume starts) wraps inside the dialog, so its end, the
+// part that differs between nodes, is on screen at 80 columns too.
+func TestDialogShowsWholePlanSteps(t *testing.T) {
+	command := `start "/usr/local/bin/teaparty" "dispatch" "--resume" "/srv/fleet/.sessions/20261122-091500/worktree" "--task" "t-102-last-arg" detached, output to /srv/fleet/.sessions/20261122-091500/.resume.log`
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			runner := &fakeRunner{plan: []string{"create /srv/fleet/.sessions/20261122-091500/.resume-pending (O_EXCL)", command}}
+			m := newTestModel(t, size[0], size[1], Options{Runner: runner})
+			m.moveTo(m.index["B"])
+			run(m, press(m, "r"))
+			view := stripped(m)
+			for _, want := range []string{`"t-102-last-arg"`, ".resume.log"} {
+				if !strings.Contains(view, want) {
+					t.Errorf("dialog cuts off %q:\n%s", want, view)
+				}
+			}
+			for i, l := range strings.Split(view, "\n") {
+				if w := ansi.StringWidth(l); w > size[0] {
+					t.Errorf("line %d is %d wide, over %d", i, w, size[0])
+				}
+			}
+		})
 	}
 }

@@ -156,6 +156,7 @@ type fakeRunner struct {
 	reqs    []ActionRequest
 	refuse  string // a non-empty message refuses every request
 	failErr error
+	plan    []string // the plan every answer carries, when set
 }
 
 func (r *fakeRunner) Run(_ context.Context, req ActionRequest) (ActionResult, error) {
@@ -176,6 +177,9 @@ func (r *fakeRunner) Run(_ context.Context, req ActionRequest) (ActionResult, er
 	}
 	res.Message = fmt.Sprintf("%s %s %s", verb, req.Action, req.NodeID)
 	res.Plan = []string{fmt.Sprintf("%s %s %s (tree=%v)", verb, req.Action, req.NodeID, req.Tree)}
+	if r.plan != nil {
+		res.Plan = r.plan
+	}
 	return res, nil
 }
 

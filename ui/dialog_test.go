@@ -235,3 +235,21 @@ func TestDialogShowsWholePlanSteps(t *testing.T) {
 		})
 	}
 }
+
+// The status line carries an action's outcome until the operator moves on:
+// moving the selection shows the newly selected node's reason again.
+func TestStatusGivesWayToSelection(t *testing.T) {
+	m := newTestModel(t, 120, 40, Options{Runner: &fakeRunner{}})
+	m.moveTo(m.index["A/test/3"])
+	run(m, press(m, "x"))
+	run(m, press(m, "y"))
+	lines := strings.Split(stripped(m), "\n")
+	if status := lines[len(lines)-2]; !strings.Contains(status, "kill: done") {
+		t.Fatalf("status line does not show the outcome: %q", status)
+	}
+	press(m, "j")
+	lines = strings.Split(stripped(m), "\n")
+	if status := lines[len(lines)-2]; !strings.Contains(status, "B  pid 4201 gone") {
+		t.Errorf("status line after moving: %q, want the selected node B and its reason", status)
+	}
+}

@@ -445,6 +445,9 @@ func (m *Model) moveTo(i int) {
 	m.cursor = max(0, min(i, len(m.rows)-1))
 	m.selected = m.rows[m.cursor].node.ID
 	m.scrollToCursor()
+	// The operator moved on: the status line shows the selection again (an
+	// outcome stays in the event pane).
+	m.status, m.bad = "", false
 }
 
 // treeHeight is how many tree rows fit on screen.

@@ -31,6 +31,9 @@ type Request struct {
 	// scope, when set, is the infra dir of a self-contained session that
 	// holds the node: recover re-reads only that subtree (see sessionScopes).
 	scope string
+	// planned, when set, is the action recover planned for the node: the
+	// step runs only while the node, re-read, still recommends it.
+	planned model.Action
 }
 
 // Outcomes of an action, as results and journal lines say them.
@@ -141,6 +144,14 @@ func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
 		res = refuse(res, fmt.Sprintf("node %s names a path outside every root: never acted on", n.ID))
 		return res, e.journalResult(req, res, nil)
 	}
+	if why := stillPlanned(req.planned, n); why != "" {
+		res.Checks = []string{fmt.Sprintf("recommended action %s (planned %s)", n.Action, req.planned)}
+		res = refuse(res, why)
+		if req.DryRun {
+			return res, nil
+		}
+		return res, e.journalResult(req, res, nil)
+	}
 	switch req.Action {
 	case model.ActionKill:
 		return e.kill(ctx, req, snap, n)
@@ -151,6 +162,20 @@ func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
 	default:
 		return e.merge(ctx, req, n)
 	}
+}
+
+// stillPlanned says why a recover step no longer applies to n, or "" when
+// n (re-read) still recommends the planned action. Between the plan and the
+// step other steps ran, each kill with its grace: a node may have asked a
+// human, beaten again, or had its lead come back meanwhile.
+func stillPlanned(planned model.Action, n *model.Node) string {
+	if planned == "" {
+		return ""
+	}
+	if n.Action == planned && (planned != model.ActionKill || n.HasFlag(model.FlagKillCandidate) && !n.HasFlag(model.FlagBlocked)) {
+		return ""
+	}
+	return fmt.Sprintf("node %s now recommends %s, not the %s planned: %s", n.ID, n.Action, planned, n.Reason)
 }
 
 func refuse(res Result, msg string) Result {

@@ -51,11 +51,15 @@ func (e *Engine) plan() ([]Step, *model.Snapshot, error) {
 // Recover runs the recovery scan. Without apply every actionable step is a
 // dry run; with apply merge, resume and compact are carried out, and kill
 // only when killStalled is set. Every step is re-checked by Run at
-// execution time. Steps that need a person (answer, surface) come back as
+// execution time, and refused unless the node still recommends the action
+// planned for it. Steps that need a person (answer, surface) come back as
 // skipped results that say so.
 func (e *Engine) Recover(ctx context.Context, apply, killStalled bool) ([]Result, error) {
 	steps, snap, err := e.plan()
 	if err != nil {
+		return nil, err
+	}
+	if err := e.step("recover:planned"); err != nil {
 		return nil, err
 	}
 	// Each step re-reads its node at execution; where its session is
@@ -72,7 +76,7 @@ func (e *Engine) Recover(ctx context.Context, apply, killStalled bool) ([]Result
 			out = append(out, base)
 			continue
 		}
-		req := Request{Action: st.Action, Node: st.NodeID, DryRun: !apply, scope: scopes[st.NodeID]}
+		req := Request{Action: st.Action, Node: st.NodeID, DryRun: !apply, scope: scopes[st.NodeID], planned: st.Action}
 		if st.Action == model.ActionKill && apply && !killStalled {
 			base.Message = "not killed without --kill-stalled: " + st.Reason
 			out = append(out, base)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +22,11 @@ var binary string
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "dispatchtop-e2e-")
 	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	// Readable by all: one test runs it as another user.
+	if err := os.Chmod(dir, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -224,6 +230,48 @@ func TestUnreadableRootIsAUsageError(t *testing.T) {
 	}
 	if lines := strings.Count(strings.TrimSpace(stderr), "\n") + 1; lines != 1 || !strings.Contains(stderr, "nope") {
 		t.Errorf("stderr should be one line that names the root, got %q", stderr)
+	}
+}
+
+// A root that exists but cannot be listed shows nothing; that must not pass
+// for an empty, healthy tree. Root lists any directory, so under root the
+// binary runs as nobody.
+func TestRootThatCannotBeListedIsAUsageError(t *testing.T) {
+	dir, err := os.MkdirTemp("", "dispatchtop-locked-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	locked := filepath.Join(dir, "locked")
+	if err := os.MkdirAll(filepath.Join(locked, "S"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(locked, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(locked, 0o755) })
+	cmd := exec.Command(binary, "--once", locked)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Skipf("cannot run the binary as another user: %v", err)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 2 {
+		t.Errorf("exit %d, want 2; stdout %q stderr %q", code, stdout.String(), stderr.String())
+	}
+	msg := strings.TrimSpace(stderr.String())
+	if strings.Contains(msg, "\n") || !strings.Contains(msg, "no root could be read") || !strings.Contains(msg, locked) || !strings.Contains(msg, "permission denied") {
+		t.Errorf("stderr should be one line naming the root and why, got %q", msg)
 	}
 }
 

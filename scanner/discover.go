@@ -114,9 +114,32 @@ func Discover(opts Options) (*Walk, error) {
 		jobs[i] = dirJob{root: &roots[i], dir: roots[i].Path}
 	}
 	walk := w.run(jobs)
+	if err := someRootListed(roots, walk); err != nil {
+		return nil, err
+	}
 	walk.Roots = roots
 	walk.Problems = append(problems, walk.Problems...)
 	return walk, nil
+}
+
+// someRootListed is the error of a walk in which no root's own listing
+// succeeded: a root that exists but cannot be read (permission) shows
+// nothing, and nothing must not pass for a healthy, empty tree (SPEC §4).
+func someRootListed(roots []Root, walk *Walk) error {
+	for _, r := range roots {
+		if i := sort.SearchStrings(walk.Dirs, r.Path); i < len(walk.Dirs) && walk.Dirs[i] == r.Path {
+			return nil
+		}
+	}
+	r := roots[0].Path
+	why := "removed during the scan"
+	for _, p := range walk.Problems {
+		if p.Path == r {
+			why = p.Error
+			break
+		}
+	}
+	return fmt.Errorf("no root could be read (%s: %s)", r, why)
 }
 
 // DiscoverDir walks one directory below a root (a directory that appeared

@@ -1,10 +1,12 @@
 package scanner
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -180,6 +182,9 @@ func TestDiscoverErrors(t *testing.T) {
 		{name: "no root could be read", opts: Options{Roots: []string{filepath.Join(dir, "absent")}}, wantErr: "no root could be read"},
 		{name: "a root that is a file", opts: Options{Roots: []string{writeTemp(t, dir, "f")}}, wantErr: "not a directory"},
 		{name: "malformed ignore glob", opts: Options{Roots: []string{dir}, Ignore: []string{"[x"}}, wantErr: `ignore glob "[x"`},
+		{name: "no root could be read: the only root cannot be listed",
+			opts:    Options{Roots: []string{dir}, readDir: deny(dir)},
+			wantErr: "no root could be read (" + dir + ": read directory: open " + dir + ": permission denied)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -189,6 +194,18 @@ func TestDiscoverErrors(t *testing.T) {
 			}
 		})
 	}
+	t.Run("one root that cannot be listed among good ones is a problem", func(t *testing.T) {
+		good, locked := filepath.Join(dir, "good2"), filepath.Join(dir, "locked")
+		node(t, good, "S", "")
+		node(t, locked, "S", "")
+		w, err := Discover(Options{Roots: []string{good, locked}, readDir: deny(locked)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(w.Nodes) != 1 || !hasProblem(w.Problems, "locked", "permission denied") {
+			t.Errorf("nodes %d problems %v", len(w.Nodes), w.Problems)
+		}
+	})
 	t.Run("one unreadable root among good ones is a problem", func(t *testing.T) {
 		good := filepath.Join(dir, "good")
 		node(t, good, "S", "")
@@ -200,6 +217,17 @@ func TestDiscoverErrors(t *testing.T) {
 			t.Errorf("nodes %d problems %v", len(w.Nodes), w.Problems)
 		}
 	})
+}
+
+// deny makes a listing of any of dirs fail as a directory without read
+// permission does (root lists any directory, so the error is injected).
+func deny(dirs ...string) func(string) ([]fs.DirEntry, error) {
+	return func(dir string) ([]fs.DirEntry, error) {
+		if slices.Contains(dirs, dir) {
+			return nil, &fs.PathError{Op: "open", Path: dir, Err: syscall.EACCES}
+		}
+		return os.ReadDir(dir)
+	}
 }
 
 func writeTemp(t *testing.T, dir, name string) string {

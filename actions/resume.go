@@ -79,7 +79,15 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 		return res, nil
 	}
 
-	won, since, err := e.claimPending(n, marker)
+	// The directory lock makes check-expired-then-replace one step against
+	// claimants on this host; O_EXCL stays the guard across hosts.
+	unlock, err := lockDir(n.InfraDir)
+	if err != nil {
+		res.Outcome, res.Message = OutcomeFailed, fmt.Sprintf("resume %s: %v", n.ID, err)
+		return res, errors.Join(err, e.journalResult(req, res, nil))
+	}
+	defer unlock()
+	won, since, ours, err := e.claimPending(n, marker)
 	if err != nil {
 		res.Outcome, res.Message = OutcomeFailed, err.Error()
 		return res, errors.Join(err, e.journalResult(req, res, nil))
@@ -87,6 +95,14 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 	if !won {
 		return refused(fmt.Sprintf("node %s: a resume is already pending since %s", n.ID, since.UTC().Format(time.RFC3339)))
 	}
+	// The marker is ours, but the node was judged dead from what the lookup
+	// read: had another resume taken since (its agent beat, which expires
+	// that resume's marker), this one would dispatch a second agent.
+	if why := beatSince(n); why != "" {
+		removeOwnMarker(marker, ours)
+		return refused(why)
+	}
+	res.Checks = append(res.Checks, "beat unchanged since read as dead")
 	if err := e.step("resume:claimed"); err != nil {
 		return res, err
 	}
@@ -214,31 +230,32 @@ func (e *Engine) markerLive(n *model.Node, marker string, st os.FileInfo) (time.
 // aside and the claim retried; only one claimant can move a given marker,
 // and one that moved a marker it did not judge (a fresh one, created
 // meanwhile) puts it back and loses.
-func (e *Engine) claimPending(n *model.Node, marker string) (bool, time.Time, error) {
+func (e *Engine) claimPending(n *model.Node, marker string) (bool, time.Time, os.FileInfo, error) {
 	body, err := json.Marshal(pendingMarker{PID: e.self, Time: e.now().UTC(), User: currentUser()})
 	if err != nil {
-		return false, time.Time{}, fmt.Errorf("encode %s: %w", marker, err)
+		return false, time.Time{}, nil, fmt.Errorf("encode %s: %w", marker, err)
 	}
 	for attempt := 0; attempt < 3; attempt++ {
 		f, err := os.OpenFile(marker, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
 			_, werr := f.Write(append(body, '\n'))
+			st, serr := f.Stat()
 			cerr := f.Close()
-			if werr != nil || cerr != nil {
+			if werr != nil || serr != nil || cerr != nil {
 				_ = os.Remove(marker)
-				return false, time.Time{}, fmt.Errorf("write %s: %w", marker, errors.Join(werr, cerr))
+				return false, time.Time{}, nil, fmt.Errorf("write %s: %w", marker, errors.Join(werr, serr, cerr))
 			}
-			return true, time.Time{}, nil
+			return true, time.Time{}, st, nil
 		}
 		if !errors.Is(err, os.ErrExist) {
-			return false, time.Time{}, fmt.Errorf("create %s: %w", marker, err)
+			return false, time.Time{}, nil, fmt.Errorf("create %s: %w", marker, err)
 		}
 		st, err := os.Stat(marker)
 		if err != nil {
 			continue // removed meanwhile: try again
 		}
 		if since, live := e.markerLive(n, marker, st); live {
-			return false, since, nil
+			return false, since, nil, nil
 		}
 		aside := fmt.Sprintf("%s.expired-%d-%d", marker, e.self, time.Now().UnixNano())
 		if err := os.Rename(marker, aside); err != nil {
@@ -250,11 +267,39 @@ func (e *Engine) claimPending(n *model.Node, marker string) (bool, time.Time, er
 			_ = os.Link(aside, marker)
 			_ = os.Remove(aside)
 			since, _ := e.markerLive(n, marker, moved)
-			return false, since, nil
+			return false, since, nil, nil
 		}
 		_ = os.Remove(aside)
 	}
-	return false, e.now(), nil
+	return false, e.now(), nil, nil
+}
+
+// removeOwnMarker removes the marker we created (ours), and only that one.
+func removeOwnMarker(marker string, ours os.FileInfo) {
+	if st, err := os.Stat(marker); err == nil && os.SameFile(st, ours) {
+		_ = os.Remove(marker)
+	}
+}
+
+// beatSince says how the node's beat file differs from what the lookup read
+// and judged dead, or "" when it is as it was.
+func beatSince(n *model.Node) string {
+	path := n.HeartbeatPath
+	if !n.HasHeartbeat {
+		if !n.Legacy {
+			return ""
+		}
+		path = filepath.Join(n.InfraDir, legacyFile)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Sprintf("node %s: %s is gone since the node was read as dead: read it again", n.ID, path)
+	}
+	if !st.ModTime().Equal(n.BeatMtime) || n.HeartbeatRaw != nil && st.Size() != int64(len(n.HeartbeatRaw)) {
+		return fmt.Sprintf("node %s beat since it was read as dead (%s now %s, %d bytes; read at %s): another resume may have taken; read it again",
+			n.ID, path, st.ModTime().UTC().Format(time.RFC3339Nano), st.Size(), n.BeatMtime.UTC().Format(time.RFC3339Nano))
+	}
+	return ""
 }
 
 // startDetached starts argv in its own session, stdin from /dev/null and

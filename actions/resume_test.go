@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
 // deadNode writes a session `s` whose process is gone and whose beat is ten
@@ -350,6 +351,76 @@ func TestResumeKilledAtEveryStepLeavesFilesWhole(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 			if d := dispatches(t, out); len(d) != 0 {
 				t.Fatalf("dispatched %v", d)
+			}
+		})
+	}
+}
+
+// SPEC §5.2: two dashboards pressing resume at once dispatch once — also
+// when the second read the node as dead before the first resume took and
+// claims only after the resumed agent beat (which expires the first's
+// marker): the node is no longer what was judged dead, and nothing runs.
+func TestResumeOfANodeThatBeatSinceItWasReadDispatchesNothing(t *testing.T) {
+	tests := []struct {
+		name string
+		beat func(t *testing.T, root, infra string)
+	}{
+		{name: "the resumed agent rewrote the heartbeat", beat: func(t *testing.T, root, infra string) {
+			p := startHelper(t, "sleep")
+			writeNode(t, root, nodeSpec{dir: "s", pid: p.Process.Pid, started: startedOf(t, p.Process.Pid), status: "running", cfa: "EXECUTE"})
+		}},
+		{name: "the heartbeat's mtime was bumped", beat: func(t *testing.T, root, infra string) {
+			now := time.Now()
+			if err := os.Chtimes(filepath.Join(infra, ".heartbeat"), now, now); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			infra := deadNode(t, root, "EXECUTE")
+			out := filepath.Join(t.TempDir(), "argv")
+			// B reads the node now, while it is dead, and acts later.
+			b := testEngine(root, model.Thresholds{}, resumeConfig(out))
+			before, err := b.scan(b.opts.Scan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.scan = func(scanner.Options) (*model.Snapshot, error) { return before, nil }
+
+			a := testEngine(root, model.Thresholds{}, resumeConfig(out))
+			if res, err := a.Run(context.Background(), Request{Action: model.ActionResume, Node: "s"}); err != nil || res.Outcome != OutcomeDone {
+				t.Fatalf("first resume: %v %s %q", err, res.Outcome, res.Message)
+			}
+			if !waitFor(5*time.Second, func() bool { return len(dispatches(t, out)) == 1 }) {
+				t.Fatal("the first resume did not dispatch")
+			}
+			markerA, _ := os.ReadFile(filepath.Join(infra, ".resume-pending"))
+			time.Sleep(10 * time.Millisecond)
+			tc.beat(t, root, infra)
+
+			res, err := b.Run(context.Background(), Request{Action: model.ActionResume, Node: "s"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Refused || !strings.Contains(res.Message, "beat since") {
+				t.Fatalf("second resume: %s %q, want a refusal", res.Outcome, res.Message)
+			}
+			time.Sleep(200 * time.Millisecond)
+			if d := dispatches(t, out); len(d) != 1 {
+				t.Fatalf("dispatched %d times, want once: %v", len(d), d)
+			}
+			b2, _ := os.ReadFile(filepath.Join(infra, ".retry-count"))
+			if !strings.Contains(string(b2), `"total":1`) {
+				t.Fatalf(".retry-count bumped twice: %s", b2)
+			}
+			if m, err := os.ReadFile(filepath.Join(infra, ".resume-pending")); err == nil && string(m) != string(markerA) {
+				t.Fatalf("the refused resume left its own marker: %s", m)
+			}
+			js := journalFor(t, root, "s")
+			if len(js) != 2 || js[1].Outcome != OutcomeRefused {
+				t.Fatalf("journal: %+v", js)
 			}
 		})
 	}

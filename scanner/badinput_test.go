@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -299,5 +300,75 @@ func unreadableWith(id, file, msg string) func(t *testing.T, root string, snap *
 		if !hasProblem(n.Problems, path, msg) || !hasProblem(snap.Problems, path, msg) {
 			t.Errorf("%s: problems %v, want %q about %s", id, n.Problems, msg, path)
 		}
+	}
+}
+
+// aliveProbe says every pid is alive, created at 1.7e9 (the started of the
+// fixtures), so a case is about what was read, not about this host.
+type aliveProbe struct{}
+
+func (aliveProbe) Lookup(int) liveness.ProcessInfo {
+	return liveness.ProcessInfo{Exists: true, CreateTime: time.Unix(1_700_000_000, 0)}
+}
+
+// SPEC §3 unreadable: "the state comes from what could be read". A
+// heartbeat with one field of the wrong type keeps every other field; the
+// bad one is zeroed and named in a problem.
+func TestOneBadHeartbeatFieldKeepsTheRest(t *testing.T) {
+	tests := []struct {
+		name      string
+		heartbeat string // %s is the parent's heartbeat path
+		problem   string
+		check     func(t *testing.T, n *model.Node)
+	}{
+		{name: "negative pid: a completed heartbeat is still finished",
+			heartbeat: `{"pid": -1, "status": "completed", "role": "coder", "parent_heartbeat": %q}`,
+			problem:   `field "pid": negative pid -1`,
+			check: func(t *testing.T, n *model.Node) {
+				if n.State != model.StateFinished || n.PID() != 0 || n.Role() != "coder" {
+					t.Errorf("state %s pid %d role %q reason %q", n.State, n.PID(), n.Role(), n.Reason)
+				}
+			}},
+		{name: "started not a number: status, role and parent still read",
+			heartbeat: `{"pid": 4242, "started": "yesterday", "status": "running", "role": "coder", "parent_heartbeat": %q}`,
+			problem:   `field "started": want a number, got "yesterday"`,
+			check: func(t *testing.T, n *model.Node) {
+				if n.State != model.StateRunning || n.PID() != 4242 || n.Status() != "running" || strings.Contains(n.Reason, "unreadable") {
+					t.Errorf("state %s pid %d status %q reason %q", n.State, n.PID(), n.Status(), n.Reason)
+				}
+			}},
+		{name: "task id an object: paused still read",
+			heartbeat: `{"pid": 4242, "started": 1700000000, "task_id": {"x": 1}, "status": "paused", "role": "coder", "parent_heartbeat": %q}`,
+			problem:   `field "task_id"`,
+			check: func(t *testing.T, n *model.Node) {
+				if n.State != model.StateRunning || !n.HasFlag(model.FlagPaused) || n.TaskID() != "" {
+					t.Errorf("state %s flags %v task %q reason %q", n.State, n.Flags, n.TaskID(), n.Reason)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			now := time.Now()
+			lead := filepath.Join(root, "A", HeartbeatFile)
+			writeFile(t, lead, `{"pid": 4242, "started": 1700000000, "status": "running"}`, now, 0)
+			path := filepath.Join(root, "B", HeartbeatFile)
+			writeFile(t, path, fmt.Sprintf(tt.heartbeat, lead), now, time.Hour)
+			snap, err := Scan(Options{Roots: []string{root}, Probe: aliveProbe{}, Now: func() time.Time { return now }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := mustNode(t, snap, "B")
+			if n.Heartbeat == nil || n.ParentID != "A" || n.Role() != "coder" {
+				t.Fatalf("the good fields were lost: heartbeat %+v parent %q", n.Heartbeat, n.ParentID)
+			}
+			if !n.HasFlag(model.FlagUnreadable) || !hasProblem(n.Problems, path, tt.problem) || !hasProblem(snap.Problems, path, tt.problem) {
+				t.Errorf("flags %v problems %v, want unreadable and %q", n.Flags, n.Problems, tt.problem)
+			}
+			if string(n.HeartbeatRaw) == "" {
+				t.Error("the raw heartbeat is not kept for the detail pane")
+			}
+			tt.check(t, n)
+		})
 	}
 }

@@ -2,8 +2,11 @@ package scanner
 
 import (
 	"bytes"
+	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/dispatchtop/dispatchtop/model"
 )
 
 // The fuzz targets check that no input panics and that the parsers keep
@@ -14,8 +17,12 @@ func FuzzHeartbeat(f *testing.F) {
 	f.Add([]byte(`{"pid": 42, "parent_heartbeat": "", "role": "lead", "started": 1.5, "status": "running"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		hb, err := ParseHeartbeat(b)
-		if err == nil && hb.PID < 0 {
-			t.Fatalf("negative pid %d accepted", hb.PID)
+		if hb.PID < 0 {
+			t.Fatalf("negative pid %d accepted (err %v)", hb.PID, err)
+		}
+		var bad *BadFieldsError
+		if err != nil && !errors.As(err, &bad) && !reflect.DeepEqual(hb, model.Heartbeat{}) {
+			t.Fatalf("document error %v with fields %+v", err, hb)
 		}
 		// The fast path must agree with the field-by-field one.
 		if fast, ok := parseHeartbeatFast(b); ok {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -26,11 +27,14 @@ const MaxRegistryLine = 64 << 10
 var errEmpty = errors.New("empty file")
 
 // ParseHeartbeat parses a `.heartbeat`. Unknown fields are kept verbatim in
-// Extra; a known field of the wrong type (`"pid": "abc"`) is an error naming
-// the field. A negative pid is an error too: such a heartbeat is treated as
-// unparseable (the node gets `unreadable` and is classified from its mtime),
-// so no negative pid ever reaches the probe or the kill path. null is
-// accepted for every field and means "not set".
+// Extra; null is accepted for every field and means "not set". A document
+// that is not a JSON object is an error and gives a zero heartbeat. A known
+// field of the wrong type (`"pid": "abc"`), or a negative pid, is left zero
+// and named in a *BadFieldsError, returned beside a heartbeat that holds
+// every other field: one bad field must not hide the status, role and parent
+// that were written correctly (SPEC §3 `unreadable`: the state comes from
+// what could be read), and no negative pid ever reaches the probe or the
+// kill path.
 func ParseHeartbeat(b []byte) (model.Heartbeat, error) {
 	var hb model.Heartbeat
 	if len(bytes.TrimSpace(b)) == 0 {
@@ -42,8 +46,22 @@ func ParseHeartbeat(b []byte) (model.Heartbeat, error) {
 	return parseHeartbeatSlow(b)
 }
 
-// parseHeartbeatSlow parses field by field: unknown fields go to Extra and
-// an error names the field at fault.
+// BadFieldsError names the heartbeat fields that could not be read, in name
+// order; the heartbeat returned with it holds the others.
+type BadFieldsError struct {
+	Fields []error // each says `field "name": why`
+}
+
+func (e *BadFieldsError) Error() string {
+	parts := make([]string, len(e.Fields))
+	for i, f := range e.Fields {
+		parts[i] = f.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// parseHeartbeatSlow parses field by field: unknown fields go to Extra and a
+// field at fault is zeroed and named in a *BadFieldsError.
 func parseHeartbeatSlow(b []byte) (model.Heartbeat, error) {
 	var hb model.Heartbeat
 	var fields map[string]json.RawMessage
@@ -53,6 +71,7 @@ func parseHeartbeatSlow(b []byte) (model.Heartbeat, error) {
 	if fields == nil { // the document was `null`
 		return hb, errors.New("not a JSON object: null")
 	}
+	var bad []string
 	for name, raw := range fields {
 		var err error
 		switch name {
@@ -60,6 +79,7 @@ func parseHeartbeatSlow(b []byte) (model.Heartbeat, error) {
 			hb.PID, err = jsonInt(raw)
 			if err == nil && hb.PID < 0 {
 				err = fmt.Errorf("negative pid %d", hb.PID)
+				hb.PID = 0
 			}
 		case "parent_heartbeat":
 			hb.ParentHeartbeat, err = jsonString(raw)
@@ -82,8 +102,16 @@ func parseHeartbeatSlow(b []byte) (model.Heartbeat, error) {
 			hb.Extra[name] = raw
 		}
 		if err != nil {
-			return model.Heartbeat{}, fmt.Errorf("field %q: %w", name, err)
+			bad = append(bad, fmt.Sprintf("field %q: %s", name, err))
 		}
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad) // map order is random; the message must not be
+		e := &BadFieldsError{Fields: make([]error, len(bad))}
+		for i, m := range bad {
+			e.Fields[i] = errors.New(m)
+		}
+		return hb, e
 	}
 	return hb, nil
 }

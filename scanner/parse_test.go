@@ -59,17 +59,51 @@ func TestParseHeartbeat(t *testing.T) {
 		{name: "fractional pid", in: `{"pid": 1.5}`, wantErr: `field "pid"`},
 		{name: "huge pid", in: `{"pid": 1e30}`, wantErr: `field "pid"`},
 		{name: "negative pid is an error", in: `{"pid": -5}`, wantErr: "negative pid -5"},
+
+		// One bad field does not throw the rest away (SPEC §3 unreadable:
+		// the state comes from what could be read).
+		{name: "bad field kept apart: negative pid, status still read", in: `{"pid": -1, "status": "completed", "role": "coder"}`,
+			wantErr: `field "pid": negative pid -1`,
+			check: func(t *testing.T, got model.Heartbeat) {
+				if got.PID != 0 || got.Status != "completed" || got.Role != "coder" {
+					t.Errorf("fields = %+v", got)
+				}
+			}},
+		{name: "bad field kept apart: started not a number, the rest read", in: `{"pid": 7, "started": "yesterday", "status": "running", "parent_heartbeat": "/r/A/.heartbeat", "model": "x"}`,
+			wantErr: `field "started": want a number`,
+			check: func(t *testing.T, got model.Heartbeat) {
+				if got.PID != 7 || got.Started != 0 || got.Status != "running" || got.ParentHeartbeat != "/r/A/.heartbeat" || string(got.Extra["model"]) != `"x"` {
+					t.Errorf("fields = %+v", got)
+				}
+			}},
+		{name: "bad field kept apart: task id an object, the rest read", in: `{"task_id": {"x": 1}, "status": "paused", "team": "t"}`,
+			wantErr: `field "task_id"`,
+			check: func(t *testing.T, got model.Heartbeat) {
+				if got.TaskID != "" || got.Status != "paused" || got.Team != "t" {
+					t.Errorf("fields = %+v", got)
+				}
+			}},
+		{name: "bad field kept apart: every bad field named, in name order", in: `{"status": 3, "pid": "abc", "role": "r"}`,
+			wantErr: `field "pid": want an integer, got "abc"; field "status": want a string, got 3`,
+			check: func(t *testing.T, got model.Heartbeat) {
+				if got.PID != 0 || got.Status != "" || got.Role != "r" {
+					t.Errorf("fields = %+v", got)
+				}
+			}},
+		{name: "not an object: nothing is kept", in: `[{"status": "running"}]`, wantErr: "not a JSON object",
+			check: func(t *testing.T, got model.Heartbeat) {
+				if got.Status != "" || got.Extra != nil {
+					t.Errorf("fields = %+v", got)
+				}
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			hb, err := ParseHeartbeat([]byte(tt.in))
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
+			switch {
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			case tt.wantErr == "" && err != nil:
 				t.Fatalf("unexpected error %v", err)
 			}
 			if tt.check != nil {

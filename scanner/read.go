@@ -187,7 +187,10 @@ func readHeartbeatInto(n *model.Node, path string) bool {
 	hb, err := ParseHeartbeat(b)
 	if err != nil {
 		addProblem(n, path, fmt.Errorf("parse heartbeat: %w", err), true)
-		return true
+		if bad := (*BadFieldsError)(nil); !errors.As(err, &bad) {
+			return true
+		}
+		// The fields that were read still count.
 	}
 	n.Heartbeat = &hb
 	n.DeclaredParent = hb.ParentHeartbeat

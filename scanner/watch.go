@@ -357,6 +357,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	flush.Stop()
 	defer flush.Stop()
 	flushArmed := false
+	// tickDue: a tick came while a flush was armed; the flush does its work
+	// (a steady stream of events must not starve time-based states).
+	tickDue := false
 	var batchStart time.Time
 
 	var events <-chan fsnotify.Event
@@ -378,8 +381,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 			}
 			return
 		}
-		w.flush(batchStart)
-		batchStart = time.Time{}
+		w.flush(batchStart, tickDue)
+		batchStart, tickDue = time.Time{}, false
 	}
 
 	for {
@@ -425,8 +428,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 			afterChange()
 		case <-flush.C:
 			flushArmed = false
-			w.flush(batchStart)
-			batchStart = time.Time{}
+			w.flush(batchStart, tickDue)
+			batchStart, tickDue = time.Time{}, false
 		case <-poll.C:
 			if w.nPolled > 0 {
 				w.restat(true)
@@ -434,12 +437,16 @@ func (w *Watcher) Run(ctx context.Context) error {
 			}
 		case <-w.refresh:
 			w.restat(false)
-			w.flush(time.Time{})
+			w.flush(time.Time{}, tickDue)
+			tickDue = false
 		case <-tick.C:
-			// Ages advance with no file event: re-classify, no file IO.
-			if !flushArmed {
-				w.publish(w.now(), true)
+			// Ages advance with no file event: re-classify, no file IO. A
+			// flush pending within a debounce takes the tick along.
+			if flushArmed {
+				tickDue = true
+				continue
 			}
+			w.publish(w.now(), true)
 		}
 	}
 }
@@ -450,10 +457,11 @@ func (w *Watcher) closeFS() {
 	}
 }
 
-// flush re-reads what events marked and publishes.
-func (w *Watcher) flush(batchStart time.Time) {
+// flush re-reads what events marked and publishes, with the work of a tick
+// when one came meanwhile.
+func (w *Watcher) flush(batchStart time.Time, tick bool) {
 	w.processDirty()
-	w.publish(w.now(), false)
+	w.publish(w.now(), tick)
 	if !batchStart.IsZero() {
 		w.stats.mu.Lock()
 		w.stats.lastLatency = time.Since(batchStart)

@@ -132,8 +132,14 @@ func newTestWatcher(t *testing.T, wo WatchOptions, roots ...string) *Watcher {
 // await reads updates until cond holds for one, collecting transitions.
 func await(t *testing.T, w *Watcher, what string, cond func(*model.Snapshot) bool) []model.Transition {
 	t.Helper()
+	return awaitWithin(t, w, 5*time.Second, what, cond)
+}
+
+// awaitWithin is await with its own deadline.
+func awaitWithin(t *testing.T, w *Watcher, within time.Duration, what string, cond func(*model.Snapshot) bool) []model.Transition {
+	t.Helper()
 	var trans []model.Transition
-	deadline := time.After(5 * time.Second)
+	deadline := time.After(within)
 	for {
 		select {
 		case u, ok := <-w.Updates():
@@ -145,7 +151,7 @@ func await(t *testing.T, w *Watcher, what string, cond func(*model.Snapshot) boo
 				return trans
 			}
 		case <-deadline:
-			t.Fatalf("%s: not seen within 5s; last snapshot: %s", what, describe(w.Snapshot()))
+			t.Fatalf("%s: not seen within %v; last snapshot: %s", what, within, describe(w.Snapshot()))
 		}
 	}
 }

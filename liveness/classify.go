@@ -130,7 +130,7 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 			subject = "beating"
 		default:
 			v.flags.add(model.FlagUnknownStatus)
-			subject = "unknown status " + strconv.Quote(oneLine(hb.Status, maxQuestion))
+			subject = "unknown status " + strconv.Quote(OneLine(hb.Status, maxQuestion))
 		}
 	}
 	blocked := n.Blocked != nil
@@ -403,9 +403,9 @@ func recommendDead(n *model.Node, parentState model.State) (model.Action, string
 	if parentState == model.StateDead {
 		top := topmostDeadAncestor(n)
 		if top.Action == model.ActionResume {
-			return model.ActionWait, "resume goes on " + oneLine(top.ID, maxID)
+			return model.ActionWait, "resume goes on " + OneLine(top.ID, maxID)
 		}
-		return model.ActionWait, "its lead " + oneLine(top.ID, maxID) + " is dead too"
+		return model.ActionWait, "its lead " + OneLine(top.ID, maxID) + " is dead too"
 	}
 	return model.ActionResume, retrySummary(n)
 }

@@ -46,7 +46,7 @@ func lastBeat(age time.Duration) string {
 func waitingForHuman(b *model.Blocked) string {
 	q := ""
 	if b != nil {
-		q = oneLine(b.Question, maxQuestion)
+		q = OneLine(b.Question, maxQuestion)
 	}
 	if q == "" {
 		return "waiting for a human (no question given)"
@@ -61,10 +61,10 @@ const maxQuestion = 200
 // maxID caps a node id named in a reason (a directory name may hold anything).
 const maxID = 512
 
-// oneLine makes text written by an agent safe for a one-line reason: control
-// characters (newlines, terminal escapes) become spaces, runs of space
-// collapse, and it is cut at max runes with an ellipsis.
-func oneLine(text string, max int) string {
+// OneLine makes text written by an agent safe for one line of a reason or a
+// report: control characters (newlines, terminal escapes) become spaces,
+// runs of space collapse, and it is cut at max runes with an ellipsis.
+func OneLine(text string, max int) string {
 	if isOneLine(text, max) {
 		return text
 	}
@@ -122,11 +122,11 @@ func retrySummary(n *model.Node) string {
 	if n.Cfa != nil && n.Cfa.State != "" {
 		state = n.Cfa.State
 	}
-	return "retries " + strconv.Itoa(phase) + "/" + strconv.Itoa(model.RetriesPerState) + " in " + oneLine(state, maxID) +
+	return "retries " + strconv.Itoa(phase) + "/" + strconv.Itoa(model.RetriesPerState) + " in " + OneLine(state, maxID) +
 		", " + strconv.Itoa(max(n.Retries.Total, 0)) + "/" + strconv.Itoa(model.RetriesPerNode) + " in all"
 }
 
-// isOneLine reports whether oneLine would return text unchanged (the common
+// isOneLine reports whether OneLine would return text unchanged (the common
 // case: nothing to copy).
 func isOneLine(text string, max int) bool {
 	if len(text) > max || text == "" {

@@ -15,20 +15,20 @@ func FuzzOneLine(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		got := oneLine(text, 200)
+		got := OneLine(text, 200)
 		if isOneLine(text, 200) && rewriteOneLine(text, 200) != text {
 			t.Fatalf("fast path kept %q, the rewrite gives %q", text, rewriteOneLine(text, 200))
 		}
 		if strings.Contains(got, "  ") || strings.HasPrefix(got, " ") || strings.HasSuffix(got, " ") {
-			t.Errorf("oneLine(%q) = %q has stray spaces", text, got)
+			t.Errorf("OneLine(%q) = %q has stray spaces", text, got)
 		}
 		for _, r := range got {
 			if unicode.IsControl(r) || (unicode.IsSpace(r) && r != ' ') {
-				t.Errorf("oneLine(%q) = %q holds %U", text, got, r)
+				t.Errorf("OneLine(%q) = %q holds %U", text, got, r)
 			}
 		}
 		if n := utf8.RuneCountInString(got); n > 201 {
-			t.Errorf("oneLine(%q) is %d runes, over the cap", text, n)
+			t.Errorf("OneLine(%q) is %d runes, over the cap", text, n)
 		}
 	})
 }

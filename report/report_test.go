@@ -167,3 +167,47 @@ func TestJSONStreamedAsOneIndentedEncoderWouldWriteIt(t *testing.T) {
 		})
 	}
 }
+
+// Every string an agent (or a directory name) supplies reaches the text
+// output on one line, without terminal escapes: one node a line must hold.
+func TestTextSanitisesAgentWrittenStrings(t *testing.T) {
+	const nasty = "a\x1b]0;owned\x07b\x1b[2J\nc\r\td\u0085e"
+	tests := []struct {
+		name string
+		edit func(snap *model.Snapshot)
+	}{
+		{"role", func(s *model.Snapshot) { s.Sessions[0].Heartbeat.Role = nasty }},
+		{"team", func(s *model.Snapshot) { s.Sessions[0].Children[0].Entry.Team = nasty }},
+		{"id", func(s *model.Snapshot) { s.Sessions[0].Children[0].ID = "A/" + nasty }},
+		{"reason", func(s *model.Snapshot) { s.Sessions[0].Reason = nasty }},
+		{"problem path and error", func(s *model.Snapshot) {
+			s.Problems = []model.Problem{{Path: "/r/" + nasty + "/.heartbeat", Error: "parse heartbeat: " + nasty}}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snap := sampleSnapshot()
+			tt.edit(snap)
+			var buf bytes.Buffer
+			if err := WriteText(&buf, snap, nil); err != nil {
+				t.Fatal(err)
+			}
+			out := buf.String()
+			wantLines := 3 // the summary and two nodes
+			if len(snap.Problems) > 0 {
+				wantLines += 2 + len(snap.Problems) // a blank line, the heading, one a problem
+			}
+			if got := strings.Count(out, "\n"); got != wantLines {
+				t.Errorf("%d lines, want %d:\n%q", got, wantLines, out)
+			}
+			for _, bad := range []string{"\x1b", "\x07", "\r", "\t", "\u0085"} {
+				if strings.Contains(out, bad) {
+					t.Errorf("output holds %q:\n%q", bad, out)
+				}
+			}
+			if !strings.Contains(out, "a ]0;owned b [2J c d e") {
+				t.Errorf("the text around the controls is lost:\n%q", out)
+			}
+		})
+	}
+}

@@ -69,7 +69,7 @@ func WriteText(w io.Writer, snap *model.Snapshot, paint Painter) error {
 	if len(snap.Problems) > 0 {
 		fmt.Fprintf(&b, "\n%d problems:\n", len(snap.Problems))
 		for _, p := range snap.Problems {
-			fmt.Fprintf(&b, "  %s: %s\n", p.Path, p.Error)
+			fmt.Fprintf(&b, "  %s: %s\n", clean(p.Path), clean(p.Error))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -95,15 +95,22 @@ func textRow(n *model.Node, snap *model.Snapshot) []string {
 	if !n.BeatMtime.IsZero() {
 		age = "beat " + liveness.FormatAge(snap.GeneratedAt.Sub(n.BeatMtime))
 	}
-	role := n.Role()
+	role := clean(n.Role())
 	if role == "" {
-		role = n.Team()
+		role = clean(n.Team())
 	}
 	if role == "" {
 		role = "-"
 	}
-	return []string{strings.Repeat("  ", depth) + state, n.ID, role, pid, age, string(n.Action), n.Reason}
+	return []string{strings.Repeat("  ", depth) + state, clean(n.ID), role, pid, age, string(n.Action), clean(n.Reason)}
 }
+
+// maxTextField caps one agent-written field of a line; a path fits whole.
+const maxTextField = 4096
+
+// clean keeps a string that an agent or a directory name supplied on one
+// line and free of terminal escapes: one node a line must hold.
+func clean(s string) string { return liveness.OneLine(s, maxTextField) }
 
 // displayWidth counts runes: the glyphs are one cell wide.
 func displayWidth(s string) int { return len([]rune(s)) }

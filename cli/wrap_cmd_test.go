@@ -69,6 +69,19 @@ func startWrap(t *testing.T, args ...string) *wrapProc {
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		<-p.done
+		// Off a terminal the child leads its own process group: a test that
+		// failed half-way must not leave it (or what it started) running.
+		for i, a := range args {
+			if a != "--infra" || i+1 >= len(args) {
+				continue
+			}
+			if data, err := os.ReadFile(filepath.Join(args[i+1], ".heartbeat")); err == nil {
+				var hb struct{ PID int }
+				if json.Unmarshal(data, &hb) == nil && hb.PID > 1 && hb.PID != cmd.Process.Pid {
+					_ = syscall.Kill(-hb.PID, syscall.SIGKILL)
+				}
+			}
+		}
 	})
 	return p
 }
@@ -341,6 +354,7 @@ func TestWrapEndsTheChildAfterTheParentGraceWhenTheParentDies(t *testing.T) {
 			if err := lead.Start(); err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(func() { _ = lead.Process.Kill(); _ = lead.Wait() })
 			leadStarted, err := liveness.ProcessStarted(lead.Process.Pid)
 			if err != nil {
 				t.Fatal(err)

@@ -52,8 +52,9 @@ func newWrapCmd(g *Globals) *cobra.Command {
 			"switches it to the child's pid and running after, bumps its mtime every --beat while\n" +
 			"the child lives, and writes completed (exit 0) or withdrawn (non-zero) when it ends.\n" +
 			"SIGINT, SIGTERM and SIGHUP are forwarded to the child. When the parent is dead\n" +
-			"(its beat stale and its pid gone) or finished, the child gets --parent-grace, then\n" +
-			"is ended (SIGTERM, then SIGKILL) and the node is finalized as withdrawn.\n\n" +
+			"(its beat stale and its pid gone), the child gets --parent-grace, then is ended\n" +
+			"(SIGTERM, then SIGKILL) and the node is finalized as withdrawn. A parent that\n" +
+			"finished leaves its child running (shown orphaned).\n\n" +
 			"The child's environment carries DISPATCHTOP_HEARTBEAT (its heartbeat, to pass as\n" +
 			"--parent to its own dispatches) and DISPATCHTOP_INFRA. wrap exits with the child's\n" +
 			"exit code (128+N when a signal N ended it).",
@@ -348,9 +349,10 @@ func (r *wrapRun) parentThresholds() model.Thresholds {
 }
 
 // parentDead classifies the parent's heartbeat with the liveness rules
-// (SPEC §3): a dead parent (stale and not alive as the same process, or
-// verified gone past the exit grace) counts, and so does a finished one,
-// since nobody will consume the child's work either way. A parent heartbeat
+// (SPEC §3): only a dead parent (stale and not alive as the same process, or
+// verified gone past the exit grace) counts. A finished parent does not: its
+// child is alive and working, and SPEC §7 ends a child only for a dead
+// parent (the dashboard shows it orphaned; an operator decides). A parent heartbeat
 // that does not exist counts once it has been absent for longer than stale
 // since the watch began (a parent may register its child before its own
 // heartbeat is written).
@@ -372,11 +374,8 @@ func parentDead(path string, probe liveness.Probe, th model.Thresholds, now, wat
 		}
 	}
 	liveness.ClassifyNode(n, probe, now, th)
-	switch n.State {
-	case model.StateDead:
+	if n.State == model.StateDead {
 		return true, n.Reason
-	case model.StateFinished:
-		return true, "it is " + n.Reason
 	}
 	return false, ""
 }

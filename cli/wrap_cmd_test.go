@@ -431,7 +431,8 @@ func TestParentDeadFollowsTheLivenessRules(t *testing.T) {
 		{name: "no pid, fresh", body: `{"pid": 0, "status": "running"}`, age: 10 * time.Second, want: false},
 		{name: "unparseable and stale", body: `{"pid":`, age: 10 * time.Minute, want: true},
 		{name: "no-pid-check: stale is dead even if alive", age: 10 * time.Minute, probe: wrapFakeProbe{10: alive}, noPidCheck: true, want: true},
-		{name: "finished parent: nobody will consume the work", body: fmt.Sprintf(`{"pid": 10, "started": %d, "status": "withdrawn"}`, started.Unix()), age: 10 * time.Second, probe: wrapFakeProbe{10: alive}, want: true},
+		{name: "finished parent is not dead: the child is not ended", body: fmt.Sprintf(`{"pid": 10, "started": %d, "status": "withdrawn"}`, started.Unix()), age: 10 * time.Minute, probe: wrapFakeProbe{}, want: false},
+		{name: "completed parent is not dead: the child is not ended", body: fmt.Sprintf(`{"pid": 10, "started": %d, "status": "completed"}`, started.Unix()), age: 10 * time.Second, probe: wrapFakeProbe{10: alive}, want: false},
 		{name: "no heartbeat yet, just started watching", body: "", watched: 10 * time.Second, want: false},
 		{name: "no heartbeat for longer than stale", body: "", watched: 10 * time.Minute, want: true},
 	}

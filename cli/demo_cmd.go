@@ -44,6 +44,12 @@ func newDemoCmd(g *Globals) *cobra.Command {
 }
 
 func runDemo(ctx context.Context, g *Globals, dir string, keep bool, headless time.Duration) (err error) {
+	if headless <= 0 {
+		// No fleet is built for a dashboard that cannot be shown.
+		if err := requireTerminal(g); err != nil {
+			return err
+		}
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return failure(fmt.Errorf("demo: find the dispatchtop binary: %w", err))

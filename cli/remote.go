@@ -72,6 +72,9 @@ func runRemote(ctx context.Context, g *Globals, specs []string, tokenFile string
 	if err != nil {
 		return usageError(err)
 	}
+	if err := requireTerminal(g); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m := newRemoteModel(ctx, fleet, ui.Options{Themes: set, Notes: notes})

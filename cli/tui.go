@@ -7,6 +7,7 @@ import (
 	"os"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/term"
 
 	"github.com/dispatchtop/dispatchtop/actions"
 	"github.com/dispatchtop/dispatchtop/model"
@@ -18,6 +19,9 @@ import (
 // runTUI is the live view: the watcher keeps a snapshot current, the
 // recovery engine acts, the ui shows both.
 func runTUI(ctx context.Context, g *Globals) error {
+	if err := requireTerminal(g); err != nil {
+		return err
+	}
 	opts, err := g.ScanOptions()
 	if err != nil {
 		return err
@@ -57,6 +61,18 @@ func runTUI(ctx context.Context, g *Globals) error {
 		return failure(fmt.Errorf("watch: %w", werr))
 	}
 	return runErr
+}
+
+// requireTerminal refuses, as bad usage, to start the dashboard without a
+// terminal on both stdin and stdout: checked before anything is started.
+func requireTerminal(g *Globals) error {
+	for _, stream := range []any{g.Stdin, g.Stdout} {
+		f, ok := stream.(*os.File)
+		if !ok || !term.IsTerminal(f.Fd()) {
+			return usageError(errors.New("the dashboard needs a terminal on stdin and stdout; use --once (or --once --json) for a snapshot"))
+		}
+	}
+	return nil
 }
 
 // runProgram runs a screen on the terminal (or the streams a test gave) until

@@ -94,3 +94,24 @@ func TestDemoCommandRefusesADirWithAFleet(t *testing.T) {
 		t.Errorf("exit %d, want 1 with a refusal:\n%s", code, out)
 	}
 }
+
+// The dashboard needs a terminal: without one, demo says so and starts no
+// fleet at all (nothing to stop, nothing left behind).
+func TestDemoWithoutTerminalStartsNothing(t *testing.T) {
+	tmp := t.TempDir()
+	cmd := exec.Command(binary, "demo")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "XDG_CONFIG_HOME="+filepath.Join(tmp, "xdg"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Fatalf("exit %v, want 2; stderr:\n%s", err, stderr.String())
+	}
+	if msg := strings.TrimSpace(stderr.String()); !strings.Contains(msg, "terminal") || strings.Contains(msg, "\n") {
+		t.Errorf("want one line that names the missing terminal, got:\n%s", msg)
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(tmp, "dispatchtop-demo-*")); len(dirs) > 0 {
+		t.Errorf("a fleet was built without a terminal: %v", dirs)
+	}
+}

@@ -131,6 +131,48 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("registry %d lines, %d children", len(a.Registry), len(a.Children))
 			}
 		}},
+		{name: "10 MiB registry of garbage and long lines: each line capped, one problem", build: func(t *testing.T, root string) {
+			node(t, root, "A", "")
+			var sb strings.Builder
+			sb.WriteString(registry("b/.heartbeat"))
+			for sb.Len() < 8<<20 {
+				sb.WriteString(strings.Repeat("y", 1<<20) + "\n") // far over the 4 KiB a line is promised
+			}
+			for sb.Len() < 10<<20 {
+				sb.WriteString("garbage\x00\xff\n")
+			}
+			writeFile(t, filepath.Join(root, "A", RegistryFile), sb.String(), now, 0)
+		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
+			a := mustNode(t, snap, "A")
+			for _, l := range a.Registry {
+				if len(l.Raw) > MaxRegistryLine {
+					t.Fatalf("line %d held whole: %d bytes", l.Number, len(l.Raw))
+				}
+			}
+			if !hasProblem(a.Problems, RegistryFile, "unparseable lines, first line 2: line longer than") || len(a.Problems) != 1 {
+				t.Errorf("problems = %v", a.Problems)
+			}
+			if mustNode(t, snap, "A/b").ParentID != "A" {
+				t.Error("the good line was lost")
+			}
+		}},
+		{name: "a registry past the read budget is read up to it and says so", build: func(t *testing.T, root string) {
+			node(t, root, "A", "")
+			path := filepath.Join(root, "A", RegistryFile)
+			writeFile(t, path, registry("b/.heartbeat"), now, 0)
+			// Sparse: a gigabyte of NULs with no newline, costing no disk.
+			if err := os.Truncate(path, 1<<30); err != nil {
+				t.Fatal(err)
+			}
+		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
+			a := mustNode(t, snap, "A")
+			if !hasProblem(a.Problems, RegistryFile, "read stopped after 1 line") || !a.HasScanFlag(model.FlagUnreadable) {
+				t.Errorf("problems = %v", a.Problems)
+			}
+			if len(a.Registry) != 1 || mustNode(t, snap, "A/b").ParentID != "A" {
+				t.Errorf("registry %d lines", len(a.Registry))
+			}
+		}},
 		{name: "heartbeat symlinked out of the root is not read", build: func(t *testing.T, root string) {
 			out := filepath.Join(t.TempDir(), "secret")
 			writeFile(t, out, heartbeat(os.Getpid(), "", "running"), now, 0)

@@ -219,20 +219,55 @@ func isHeartbeatKey(key []byte) bool {
 // raw bytes (CR included, newline excluded); a line that does not parse
 // keeps Err; a last line without a newline is Torn (an append in flight).
 func ParseRegistry(b []byte) []model.RegistryLine {
-	lines, _ := readRegistry(bytes.NewReader(b), int64(len(b)))
+	lines, _ := readRegistry(bytes.NewReader(b), int64(len(b)), math.MaxInt64)
 	return lines
 }
 
+// MaxRegistryRead is the budget of one read of a `.children` file: the
+// bytes read plus registryLineCost for each line kept. A registry of
+// 100,000 lines (SPEC §9) takes about a third of it; a file grown past it
+// by garbage is read up to it and the rest is left, with a problem.
+const MaxRegistryRead = 64 << 20
+
+// registryLineCost is about what holding one line costs beside its bytes
+// (the RegistryLine, its parsed entry or error): a file of a million empty
+// lines must not cost a million lines' worth of memory for a few bytes read.
+const registryLineCost = 128
+
+// registryBudgetError says where a registry read stopped.
+type registryBudgetError struct {
+	Lines  int   // lines read before the budget ran out
+	Budget int64 // the budget, in bytes
+}
+
+func (e *registryBudgetError) Error() string {
+	return fmt.Sprintf("read stopped after %d %s at the %d MiB budget: the rest is not read",
+		e.Lines, plural(e.Lines, "line", "lines"), e.Budget>>20)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // readRegistry streams a registry from r, line by line, so a registry of any
-// length is read without holding more than one line beyond the result.
-// sizeHint (the file size) keeps the buffer small for the usual short
-// registry; longer lines are assembled across buffer fills.
-func readRegistry(r io.Reader, sizeHint int64) ([]model.RegistryLine, error) {
+// length is read without holding more than one line beyond the result, and
+// at most budget bytes are read (see MaxRegistryRead). sizeHint (the file
+// size) keeps the buffer small for the usual short registry; longer lines
+// are assembled across buffer fills, up to MaxRegistryLine.
+func readRegistry(r io.Reader, sizeHint, budget int64) ([]model.RegistryLine, error) {
 	br := bufio.NewReaderSize(r, int(min(max(sizeHint+1, 512), 64<<10)))
 	var lines []model.RegistryLine
 	var long []byte // accumulates a line longer than the buffer
+	var spent int64
 	for n := 1; ; {
+		if spent > budget {
+			return lines, &registryBudgetError{Lines: len(lines), Budget: budget}
+		}
 		chunk, err := br.ReadSlice('\n')
+		spent += int64(len(chunk))
 		if errors.Is(err, bufio.ErrBufferFull) {
 			if len(long) < MaxRegistryLine+1 {
 				long = append(long, chunk[:min(len(chunk), MaxRegistryLine+1-len(long))]...)
@@ -246,6 +281,9 @@ func readRegistry(r io.Reader, sizeHint int64) ([]model.RegistryLine, error) {
 					long = append(long, chunk[:min(len(chunk), MaxRegistryLine+1-len(long))]...)
 				}
 				full, long = long, nil
+			}
+			if spent += registryLineCost; spent > budget {
+				return lines, &registryBudgetError{Lines: len(lines), Budget: budget}
 			}
 			// ReadSlice returns its delimiter exactly when err is nil.
 			lines = append(lines, parseRegistryLine(n, full, err != nil))

@@ -2,6 +2,7 @@ package scanner
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -287,6 +288,39 @@ func TestParseBlocked(t *testing.T) {
 			}
 			if err != nil || b.Question != tt.wantQuestion || b.Context != tt.wantContext {
 				t.Fatalf("got %+v, %v", b, err)
+			}
+		})
+	}
+}
+
+// A registry is streamed: its lines are read up to a budget of bytes (each
+// line also charged what holding it costs), and what lies beyond is not read.
+func TestReadRegistryStopsAtItsBudget(t *testing.T) {
+	line := `{"heartbeat": "c/1/.heartbeat", "team": "t", "task_id": null, "status": "active"}` + "\n"
+	tests := []struct {
+		name      string
+		in        string
+		budget    int64
+		wantLines int  // lines returned
+		wantStop  bool // the budget stopped the read
+	}{
+		{name: "within the budget every line is read", in: strings.Repeat(line, 100), budget: 1 << 20, wantLines: 100},
+		{name: "past the budget the rest is not read", in: strings.Repeat(line, 100_000), budget: 1 << 20,
+			wantLines: (1 << 20) / (len(line) + registryLineCost), wantStop: true},
+		{name: "one endless line stops at the budget", in: strings.Repeat("x", 10<<20), budget: 1 << 20, wantLines: 0, wantStop: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lines, err := readRegistry(strings.NewReader(tt.in), int64(len(tt.in)), tt.budget)
+			var stop *registryBudgetError
+			if stopped := errors.As(err, &stop); stopped != tt.wantStop {
+				t.Fatalf("err = %v, want stopped %v", err, tt.wantStop)
+			}
+			if len(lines) != tt.wantLines {
+				t.Errorf("%d lines, want %d", len(lines), tt.wantLines)
+			}
+			if tt.wantStop && (stop.Lines != len(lines) || !strings.Contains(err.Error(), "the rest is not read")) {
+				t.Errorf("err = %v after %d lines", err, len(lines))
 			}
 		})
 	}

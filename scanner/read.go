@@ -253,7 +253,7 @@ func readDocInto(n *model.Node, path string) ([]byte, bool) {
 	return b, true
 }
 
-// readRegistryInto streams the node's `.children` in full.
+// readRegistryInto streams the node's `.children`, up to MaxRegistryRead.
 func readRegistryInto(n *model.Node, path string) {
 	f, size, mtime, err := openRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -268,7 +268,7 @@ func readRegistryInto(n *model.Node, path string) {
 	n.RegistryMtime, n.RegistrySize = mtime, size
 	// Up to the size fstat gave: lines appended since are read next time,
 	// and the read that would only report EOF is saved.
-	lines, err := readRegistry(io.LimitReader(f, size), size)
+	lines, err := readRegistry(io.LimitReader(f, size), size, MaxRegistryRead)
 	n.Registry = lines
 	if err != nil {
 		addProblem(n, path, fmt.Errorf("read registry: %w", err), true)

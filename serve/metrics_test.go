@@ -258,3 +258,22 @@ func TestMetricsOpenMetrics(t *testing.T) {
 		}
 	}
 }
+
+// A quiet fleet still serves the transitions counter, at zero for every kind
+// and state after, so rate() and increase() rules have a series to read
+// from the first scrape rather than "no data".
+func TestTransitionsCounterExistsBeforeAnyTransition(t *testing.T) {
+	snap := fixtureSnapshot(t)
+	got := values(scrape(t, New(Options{Snapshot: func() *model.Snapshot { return snap }}).Handler(), nil))
+	want := []string{`dispatchtop_transitions_total{kind="vanished",to="none"}`}
+	for _, st := range model.States {
+		for _, kind := range []string{KindAppeared, KindState, KindFlags} {
+			want = append(want, `dispatchtop_transitions_total{kind="`+kind+`",to="`+string(st)+`"}`)
+		}
+	}
+	for _, series := range want {
+		if v, ok := got[series]; !ok || v != 0 {
+			t.Errorf("%s = %v (served %v), want 0 and served", series, v, ok)
+		}
+	}
+}

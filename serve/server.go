@@ -69,6 +69,14 @@ func New(opts Options) *Server {
 		Name: MetricTransitions,
 		Help: "State and flag transitions seen by the live engine, by kind (appeared, vanished, state, flags) and the state after.",
 	}, []string{"kind", "to"})
+	// Every series exists from the start, at zero: rate() over a quiet fleet
+	// reads 0, not "no data".
+	s.transitions.WithLabelValues(KindVanished, "none")
+	for _, st := range model.States {
+		for _, kind := range []string{KindAppeared, KindState, KindFlags} {
+			s.transitions.WithLabelValues(kind, string(st))
+		}
+	}
 	s.registry.MustRegister(
 		s.transitions,
 		newSnapshotCollector(opts.Snapshot, opts.Now, s.blocked, opts.ScanDuration, opts.Version),

@@ -90,10 +90,20 @@ type verdict struct {
 }
 
 // classifyUnstarted: no heartbeat and no `.running`, so the node is known
-// from its parent's registry line only.
+// from its parent's registry line only — or it lies outside every root,
+// where its files exist as far as anyone knows but are not read: missing is
+// the nearest state (nothing was read), never "never started".
 func classifyUnstarted(n *model.Node, now time.Time) verdict {
+	outside := n.HasScanFlag(model.FlagOutsideRoot)
 	if n.Entry != nil && model.TerminalStatus(n.Entry.Status) {
-		return verdict{state: model.StateFinished, reason: "registry says " + n.Entry.Status + "; heartbeat gone"}
+		gone := "heartbeat gone"
+		if outside {
+			gone = outsideNotRead
+		}
+		return verdict{state: model.StateFinished, reason: "registry says " + n.Entry.Status + "; " + gone}
+	}
+	if outside {
+		return verdict{state: model.StateMissing, reason: outsideNotRead}
 	}
 	reason := "registered but never started"
 	if n.Entry == nil {
@@ -103,6 +113,10 @@ func classifyUnstarted(n *model.Node, now time.Time) verdict {
 	}
 	return verdict{state: model.StateMissing, reason: reason}
 }
+
+// outsideNotRead is the reason of a node the scanner does not read because
+// its path leads outside every root.
+const outsideNotRead = "outside every root: not read"
 
 // classifyHeartbeat applies the state and flag tables to a node with a
 // `.heartbeat` file, parseable or not.
@@ -336,6 +350,9 @@ func orphanedBy(n *model.Node) (since time.Time, word string, ok bool) {
 // calls it parents first.
 func Recommend(n *model.Node, now time.Time, th model.Thresholds) (model.Action, string) {
 	if n.HasScanFlag(model.FlagOutsideRoot) || n.HasFlag(model.FlagOutsideRoot) {
+		if !n.HasHeartbeat && !n.Legacy { // its reason already says where it is
+			return model.ActionNone, "never acted on"
+		}
 		return model.ActionNone, "outside every root: never acted on"
 	}
 	action, note := recommendRow(n, now, th)
@@ -430,7 +447,8 @@ func unstartedRegistrations(n *model.Node, now time.Time, th model.Thresholds) i
 	for _, c := range n.Children {
 		// A missing node exists only through a registry line; under n it is
 		// one of n's own lines (the parent-declared edge wins, SPEC §2).
-		if c.State == model.StateMissing && c.Entry != nil {
+		// One outside every root was not read, so nothing says it did not start.
+		if c.State == model.StateMissing && c.Entry != nil && !c.HasScanFlag(model.FlagOutsideRoot) {
 			k++
 		}
 	}

@@ -44,6 +44,12 @@ func TestStateTable(t *testing.T) {
 			want: model.StateFinished, wantReason: "registry says completed; heartbeat gone"},
 		{name: "finished: line marked withdrawn, heartbeat gone", node: registered("s/x/1", "withdrawn"),
 			want: model.StateFinished, wantReason: "registry says withdrawn; heartbeat gone"},
+		{name: "outside_root: registered, exists but is not read, so never 'never started'", node: outside("s/x/1", "active"), parentRegAt: 2 * time.Minute,
+			want: model.StateMissing, wantReason: "outside every root: not read"},
+		{name: "outside_root: a line marked completed is not 'heartbeat gone'", node: outside("s/x/1", "completed"),
+			want: model.StateFinished, wantReason: "registry says completed; outside every root: not read"},
+		{name: "outside_root: a declared parent, no registry line", node: &model.Node{ID: "/elsewhere/job", InfraDir: "/elsewhere/job", ScanFlags: []model.Flag{model.FlagOutsideRoot}},
+			want: model.StateMissing, wantReason: "outside every root: not read"},
 
 		// finished
 		{name: "finished: status completed (pid gone and stale do not matter)", node: beating("s", "completed", pidGone, time.Hour),
@@ -454,6 +460,12 @@ func TestRecommendedActionTable(t *testing.T) {
 			build: func() ([]*model.Node, *model.Node) {
 				a := beating("A", "running", pidGone, time.Hour, registryAge(time.Hour))
 				return []*model.Node{adopt(a, registered("A/c/1", "active"))}, a
+			}},
+
+		{name: "override: an entry outside every root is not an unstarted registration: none", want: model.ActionNone,
+			build: func() ([]*model.Node, *model.Node) {
+				a := beating("A", "running", pidAlive, time.Second, registryAge(10*time.Minute))
+				return []*model.Node{adopt(a, outside("A/c/1", "active"))}, a
 			}},
 
 		// outside_root: shown, never acted on

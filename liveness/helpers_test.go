@@ -91,6 +91,14 @@ func registered(id, lineStatus string) *model.Node {
 	}
 }
 
+// outside is a registered node whose path leads outside every root: the
+// scanner flags it and reads none of its files.
+func outside(id, lineStatus string) *model.Node {
+	n := registered(id, lineStatus)
+	n.ScanFlags = []model.Flag{model.FlagOutsideRoot}
+	return n
+}
+
 // legacy is a node known from `.running` only, written age ago (age 0: the
 // scanner could not open it, so it has no mtime).
 func legacy(id string, pid int, age time.Duration) *model.Node {

@@ -480,6 +480,13 @@ func (w *Watcher) handleEvent(ev fsnotify.Event) {
 		}
 	}
 	dir, base := filepath.Dir(path), filepath.Base(path)
+	if base == gitEntry {
+		// The directory became a worktree, or stopped being one.
+		if d := w.dirs[dir]; d != nil && d.path != d.root {
+			w.relist(d)
+		}
+		return
+	}
 	if ev.Has(fsnotify.Create) {
 		if _, known := w.dirs[dir]; known {
 			if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
@@ -1279,8 +1286,12 @@ func (w *Watcher) dropDir(dir string) {
 	}
 }
 
-// discover walks a directory that appeared and adopts what it holds.
+// discover walks a directory that appeared and adopts what it holds;
+// nothing inside a worktree (SPEC §1).
 func (w *Watcher) discover(dir string) {
+	if w.inWorktree(dir) {
+		return
+	}
 	walk, err := DiscoverDir(w.roots, dir, w.opts)
 	if err != nil {
 		w.addWalkProblem(dir, err)
@@ -1289,6 +1300,27 @@ func (w *Watcher) discover(dir string) {
 	// A new subtree is small and still being filled: list every directory
 	// again once its watch is on.
 	w.adopt(walk, time.Time{})
+}
+
+// gitEntry marks a git worktree (a file or a directory), which discovery
+// never descends into.
+const gitEntry = ".git"
+
+// inWorktree reports whether dir lies below a directory that holds a `.git`
+// entry (its root excepted, as the walk excepts it). DiscoverDir checks only
+// the names on the way, so this asks the disk: a checkout makes its
+// directories after its `.git`, and directories appear rarely.
+func (w *Watcher) inWorktree(dir string) bool {
+	root := w.rootOf(dir)
+	if root == "" {
+		return false
+	}
+	for p := filepath.Dir(dir); p != root && within(root, p); p = filepath.Dir(p) {
+		if _, err := os.Lstat(filepath.Join(p, gitEntry)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // relist lists a directory again: new subdirectories are discovered,
@@ -1306,6 +1338,9 @@ func (w *Watcher) relist(d *watchDir) {
 	for _, name := range d.subdirs {
 		known[name] = true
 	}
+	// A worktree's own files may matter (it may be a node), its
+	// directories never do: as if it had none, the known ones are dropped.
+	worktree := d.path != d.root && slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == gitEntry })
 	isNode, moved := false, false
 	ln := w.nodes[d.path]
 	for _, e := range entries {
@@ -1320,6 +1355,9 @@ func (w *Watcher) relist(d *watchDir) {
 					moved = true
 				}
 			}
+			continue
+		}
+		if worktree {
 			continue
 		}
 		seen[name] = true

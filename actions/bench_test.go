@@ -114,9 +114,9 @@ func BenchmarkCompact100kLineRegistry(b *testing.B) {
 		b.StopTimer()
 		os.WriteFile(path, []byte(content.String()), 0o644)
 		b.StartTimer()
-		removed, err := e.compactFile(context.Background(), path, dropMarked)
-		if err != nil || len(removed) != 50000 {
-			b.Fatalf("%v, removed %d", err, len(removed))
+		got, err := e.compactFile(context.Background(), path, dropMarked)
+		if err != nil || len(got.removed) != 50000 {
+			b.Fatalf("%v, removed %d", err, len(got.removed))
 		}
 	}
 }

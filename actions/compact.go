@@ -24,14 +24,26 @@ const maxRegistrySize = 512 << 20
 // clear what a killed one left behind.
 const compactTempPrefix = registryFile + ".compact-"
 
-// Drain tuning: after the rename, the old file is read until it has been
-// quiet this many polls in a row, each this far apart; a torn tail is
-// waited for this long before it is carried over as it is.
+// Drain tuning: after the rename, the old file is read while a process
+// still holds it open for writing (up to defaultDrainHold), then until it
+// has been quiet this many polls in a row, each this far apart — longer
+// where who holds it cannot be seen; a torn tail is waited for this long
+// before it is carried over as it is.
 const (
-	drainQuietPolls = 3
-	drainPoll       = 2 * time.Millisecond
-	drainTornWait   = 200 * time.Millisecond
+	defaultDrainHold     = 5 * time.Second
+	drainQuietPolls      = 3
+	drainQuietPollsBlind = 50
+	drainPoll            = 2 * time.Millisecond
+	drainTornWait        = 200 * time.Millisecond
 )
+
+// compaction is what compactFile did: the lines it removed, and the pids
+// that still held the old registry open for writing when the drain gave up
+// on them (what they write from then on is not carried over).
+type compaction struct {
+	removed  []removal
+	heldOpen []int
+}
 
 // removal is a registry line compaction drops, and why.
 type removal struct {
@@ -79,13 +91,17 @@ func (e *Engine) compactNode(ctx context.Context, req Request, n *model.Node) (R
 		res.Message = fmt.Sprintf("would remove %d line(s) from %s", len(removed), path)
 		return res, nil
 	}
-	removed, err := e.compactFile(ctx, path, decide)
+	c, err := e.compactFile(ctx, path, decide)
+	removed := c.removed
 	if err != nil {
 		res.Outcome, res.Message = OutcomeFailed, fmt.Sprintf("compact %s: %v", n.ID, err)
 		return res, errors.Join(err, e.journalResult(req, res, nil))
 	}
 	res.Outcome = OutcomeDone
 	res.Message = fmt.Sprintf("removed %d line(s) from %s", len(removed), path)
+	if len(c.heldOpen) > 0 {
+		res.Message += fmt.Sprintf("; %s still held the old registry open for writing after %s: a line written there from now on is lost", pidWords(c.heldOpen), e.drainHold)
+	}
 	for _, r := range removed {
 		res.Plan = append(res.Plan, fmt.Sprintf("dropped (%s): %s", r.reason, r.line))
 	}
@@ -96,6 +112,18 @@ func (e *Engine) compactNode(ctx context.Context, req Request, n *model.Node) (R
 		return res, nil
 	}
 	return res, e.journalResult(req, res, func(j *JournalEntry) { j.Removed = res.Removed })
+}
+
+// pidWords is "pid 7" or "pids 7, 9".
+func pidWords(pids []int) string {
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = fmt.Sprint(p)
+	}
+	if len(pids) == 1 {
+		return "pid " + s[0]
+	}
+	return "pids " + strings.Join(s, ", ")
 }
 
 // compactAll compacts every registry under the roots; the journal gets a
@@ -217,44 +245,44 @@ func filterLines(b []byte, fileOld bool, decide func([]byte, bool) (bool, string
 //  4. rename the temp file over the registry;
 //  5. drain the old file through the descriptor opened in 1: appenders
 //     that opened it before the rename write there, and those lines are
-//     appended to the new file.
+//     appended to the new file, for as long as one holds it open.
 //
 // Killed before 4 the registry is as it was (a stray temp file is cleared by
 // the next compaction); from 4 on it is as intended. Compactions of one
 // directory are serialised with a lock on the directory itself.
-func (e *Engine) compactFile(ctx context.Context, path string, decide func([]byte, bool) (bool, string)) ([]removal, error) {
+func (e *Engine) compactFile(ctx context.Context, path string, decide func([]byte, bool) (bool, string)) (compaction, error) {
 	dir := filepath.Dir(path)
 	unlock, err := lockDir(dir)
 	if err != nil {
-		return nil, err
+		return compaction{}, err
 	}
 	defer unlock()
 	clearStaleTemps(dir)
 
 	old, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return compaction{}, fmt.Errorf("open %s: %w", path, err)
 	}
 	defer old.Close()
 	st, err := old.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("stat %s: %w", path, err)
+		return compaction{}, fmt.Errorf("stat %s: %w", path, err)
 	}
 	if st.Size() > maxRegistrySize {
-		return nil, fmt.Errorf("%s is %d bytes, over the %d compaction handles", path, st.Size(), maxRegistrySize)
+		return compaction{}, fmt.Errorf("%s is %d bytes, over the %d compaction handles", path, st.Size(), maxRegistrySize)
 	}
 	fileOld := e.now().Sub(st.ModTime()) > e.thresholds().Stale
 	data, err := io.ReadAll(io.LimitReader(old, maxRegistrySize))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return compaction{}, fmt.Errorf("read %s: %w", path, err)
 	}
 	copied := int64(bytes.LastIndexByte(data, '\n') + 1)
 	kept, removed := filterLines(data[:copied], fileOld, decide)
 	if len(removed) == 0 {
-		return nil, nil // nothing to drop: leave the file alone
+		return compaction{}, nil // nothing to drop: leave the file alone
 	}
 	if err := e.step("compact:read"); err != nil {
-		return nil, err
+		return compaction{}, err
 	}
 
 	// O_APPEND: after the rename, appenders write to this file too, and our
@@ -262,7 +290,7 @@ func (e *Engine) compactFile(ctx context.Context, path string, decide func([]byt
 	tmpName := filepath.Join(dir, fmt.Sprintf("%s%d-%d.tmp", compactTempPrefix, e.self, time.Now().UnixNano()))
 	tmp, err := os.OpenFile(tmpName, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("create temp file in %s: %w", dir, err)
+		return compaction{}, fmt.Errorf("create temp file in %s: %w", dir, err)
 	}
 	committed := false
 	crashed := false
@@ -280,26 +308,26 @@ func (e *Engine) compactFile(ctx context.Context, path string, decide func([]byt
 		return nil
 	}
 	if err := tmp.Chmod(st.Mode().Perm()); err != nil {
-		return nil, fmt.Errorf("chmod %s: %w", tmpName, err)
+		return compaction{}, fmt.Errorf("chmod %s: %w", tmpName, err)
 	}
 	// The agents that append must still own what they append to: keep the
 	// owner when we may (a dispatchtop run as root), else it is ours anyway.
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
 		if err := tmp.Chown(int(sys.Uid), int(sys.Gid)); err != nil && !errors.Is(err, syscall.EPERM) {
-			return nil, fmt.Errorf("chown %s: %w", tmpName, err)
+			return compaction{}, fmt.Errorf("chown %s: %w", tmpName, err)
 		}
 	}
 	if _, err := tmp.Write(kept); err != nil {
-		return nil, fmt.Errorf("write %s: %w", tmpName, err)
+		return compaction{}, fmt.Errorf("write %s: %w", tmpName, err)
 	}
 	if err := crash("compact:written"); err != nil {
-		return nil, err
+		return compaction{}, err
 	}
 	if err := tmp.Sync(); err != nil {
-		return nil, fmt.Errorf("fsync %s: %w", tmpName, err)
+		return compaction{}, fmt.Errorf("fsync %s: %w", tmpName, err)
 	}
 	if err := crash("compact:synced"); err != nil {
-		return nil, err
+		return compaction{}, err
 	}
 	// Carry over what was appended while we filtered. Complete lines only at
 	// first: a line must not be split between the old inode and the new
@@ -307,56 +335,120 @@ func (e *Engine) compactFile(ctx context.Context, path string, decide func([]byt
 	// dead writer's leftover and is carried as it is, so that no byte
 	// depends on the drain after the rename.
 	if copied, err = carryTail(old, tmp, copied); err != nil {
-		return nil, err
+		return compaction{}, err
 	}
 	if err := tmp.Sync(); err != nil {
-		return nil, fmt.Errorf("fsync %s: %w", tmpName, err)
+		return compaction{}, fmt.Errorf("fsync %s: %w", tmpName, err)
 	}
 	if err := crash("compact:carried"); err != nil {
-		return nil, err
+		return compaction{}, err
 	}
 	if err := os.Rename(tmpName, path); err != nil {
-		return nil, fmt.Errorf("rename %s over %s: %w", tmpName, path, err)
+		return compaction{}, fmt.Errorf("rename %s over %s: %w", tmpName, path, err)
 	}
 	committed = true
 	if err := crash("compact:renamed"); err != nil {
-		return removed, err
+		return compaction{removed: removed}, err
 	}
-	// Appenders that opened the old file before the rename write to it;
-	// move their lines over until it has been quiet for a while.
+	// Appenders that opened the old file before the rename write to it:
+	// carry their lines over until none holds it open and it was quiet.
+	heldOpen, err := e.drain(ctx, old, tmp, copied)
+	if err != nil {
+		return compaction{removed: removed}, err
+	}
+	if err := tmp.Sync(); err != nil {
+		return compaction{removed: removed}, fmt.Errorf("fsync %s: %w", path, err)
+	}
+	syncDir(dir)
+	return compaction{removed: removed, heldOpen: heldOpen}, nil
+}
+
+// drain carries to dst what is appended to old, the replaced registry,
+// from offset on. While a process other than us holds old open for
+// writing it keeps going, up to drainHold, and returns the pids still
+// holding it then; once none does (or where that cannot be seen), until
+// old has been quiet for a while.
+func (e *Engine) drain(ctx context.Context, old, dst *os.File, offset int64) ([]int, error) {
+	target, err := old.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat %s: %w", old.Name(), err)
+	}
+	base, skip := filepath.Base(old.Name()), int(old.Fd())
+	quietPolls := drainQuietPolls
+	if !writersVisible {
+		quietPolls = drainQuietPollsBlind
+	}
+	writers := writersOf(target, base, skip)
+	// An open racing the rename may show in /proc only just after it: look
+	// once more before calling the file quiet.
+	rescanned := !writersVisible
+	deadline := time.Now().Add(e.drainHold)
 	quiet := 0
-	tornSince := time.Time{}
-	for quiet < drainQuietPolls && ctx.Err() == nil {
-		before := copied
-		if copied, err = carryLines(old, tmp, copied, false); err != nil {
-			return removed, err
+	var tornSince time.Time
+	for ctx.Err() == nil {
+		before := offset
+		if offset, err = carryLines(old, dst, offset, false); err != nil {
+			return nil, err
 		}
 		size, err := fileSize(old)
 		if err != nil {
-			return removed, err
+			return nil, err
 		}
 		switch {
-		case copied != before:
+		case offset != before:
 			quiet, tornSince = 0, time.Time{}
-		case size > copied:
+		case size > offset:
 			// A torn tail: an append in flight, or one that died half-way.
 			if tornSince.IsZero() {
 				tornSince = time.Now()
 			} else if time.Since(tornSince) > drainTornWait {
-				if copied, err = carryLines(old, tmp, copied, true); err != nil {
-					return removed, err
+				if offset, err = carryLines(old, dst, offset, true); err != nil {
+					return nil, err
 				}
 			}
 		default:
 			quiet++
 		}
+		writers = stillHolding(writers, target)
+		if len(writers) > 0 {
+			if time.Now().After(deadline) {
+				break
+			}
+			quiet = 0
+		} else if quiet >= quietPolls {
+			if rescanned {
+				break
+			}
+			rescanned = true
+			writers = writersOf(target, base, skip)
+		}
 		time.Sleep(drainPoll)
 	}
-	if err := tmp.Sync(); err != nil {
-		return removed, fmt.Errorf("fsync %s: %w", path, err)
+	if len(writers) == 0 {
+		return nil, nil
 	}
-	syncDir(dir)
-	return removed, nil
+	// Given up on: carry what is there now, and say who may write more.
+	if _, err := carryLines(old, dst, offset, false); err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, w := range writers {
+		if len(pids) == 0 || pids[len(pids)-1] != w.pid {
+			pids = append(pids, w.pid)
+		}
+	}
+	return pids, nil
+}
+
+// stillHolding keeps the openers whose descriptor still refers to target.
+func stillHolding(openers []opener, target os.FileInfo) []opener {
+	kept := openers[:0]
+	for _, o := range openers {
+		if o.holds(target) {
+			kept = append(kept, o)
+		}
+	}
+	return kept
 }
 
 // carryTail carries old's complete lines from offset to dst, waits up to

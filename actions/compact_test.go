@@ -1,12 +1,14 @@
 package actions
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,12 +54,12 @@ loop:
 			break loop
 		default:
 		}
-		removed, err := e.compactFile(context.Background(), path, dropMarked)
+		got, err := e.compactFile(context.Background(), path, dropMarked)
 		if err != nil {
 			t.Fatalf("compaction %d: %v", compactions, err)
 		}
 		compactions++
-		if len(removed) > 0 {
+		if len(got.removed) > 0 {
 			rewrites++
 		}
 	}
@@ -278,4 +280,125 @@ func TestCompactAllCompactsEveryRegistry(t *testing.T) {
 			t.Fatalf("%s/.children still holds %q", s, b)
 		}
 	}
+}
+
+// startOpener starts a helper that opens path for appending and waits
+// until it says it has.
+func startOpener(t *testing.T, mode string, args ...string) *exec.Cmd {
+	t.Helper()
+	c := helperCmd(mode, args...)
+	stdout, err := c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "open\n" {
+		t.Fatalf("helper %s: %q %v: %s", mode, line, err, stderr.String())
+	}
+	return c
+}
+
+// SPEC §5.3: an appender that opened the registry before the rename and
+// writes well after it (a slow agent) writes into the replaced file; the
+// drain carries its line over as long as it holds that file open.
+func TestCompactionCarriesLinesWrittenLongAfterTheRenameThroughOldDescriptors(t *testing.T) {
+	for _, delay := range []time.Duration{50 * time.Millisecond, 200 * time.Millisecond} {
+		t.Run(delay.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, ".children")
+			kept := `{"heartbeat":"/nowhere/kept/.heartbeat","team":"t","task_id":"1","status":"active"}`
+			late := `{"heartbeat":"/nowhere/late/.heartbeat","team":"t","task_id":"2","status":"active"}`
+			seed := `{"heartbeat":"/nowhere/old/.heartbeat","team":"t","task_id":"0","status":"drop"}` + "\n" + kept + "\n"
+			if err := os.WriteFile(path, []byte(seed), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			appender := startOpener(t, "append-late", path, delay.String(), late)
+			e := testEngine(dir, model.Thresholds{}, Config{})
+			got, err := e.compactFile(context.Background(), path, dropMarked)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.removed) != 1 || len(got.heldOpen) != 0 {
+				t.Fatalf("removed %d line(s), held open by %v", len(got.removed), got.heldOpen)
+			}
+			if err := appender.Wait(); err != nil {
+				t.Fatalf("appender: %v", err)
+			}
+			b, _ := os.ReadFile(path)
+			if want := kept + "\n" + late + "\n"; string(b) != want {
+				t.Fatalf("registry after compaction:\n%s\nwant:\n%s", b, want)
+			}
+		})
+	}
+}
+
+// SPEC §5.3: the drain waits for writers, not for ever and not for readers:
+// a process that holds the old registry open for writing and writes nothing
+// is given up on after a bounded wait and named; a reader is not waited for.
+func TestCompactionDrainWaitsBoundedAndOnlyForWriters(t *testing.T) {
+	tests := []struct {
+		name     string
+		hold     func(t *testing.T, path string) int // the holder's pid
+		wantHeld bool
+	}{
+		{name: "a writer that never writes is named", wantHeld: true, hold: func(t *testing.T, path string) int {
+			return startOpener(t, "hold", path).Process.Pid
+		}},
+		{name: "a reader is not waited for", hold: func(t *testing.T, path string) int {
+			c := exec.Command("tail", "-f", path)
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+			if !waitFor(5*time.Second, func() bool { return holdsOpen(c.Process.Pid, path) }) {
+				t.Fatal("tail did not open the registry")
+			}
+			return c.Process.Pid
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, ".children")
+			seed := `{"heartbeat":"/nowhere/old/.heartbeat","team":"t","task_id":"0","status":"drop"}` + "\n"
+			if err := os.WriteFile(path, []byte(seed), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			pid := tc.hold(t, path)
+			e := testEngine(dir, model.Thresholds{}, Config{})
+			e.drainHold = 400 * time.Millisecond
+			start := time.Now()
+			got, err := e.compactFile(context.Background(), path, dropMarked)
+			if err != nil {
+				t.Fatal(err)
+			}
+			took := time.Since(start)
+			if tc.wantHeld {
+				if len(got.heldOpen) != 1 || got.heldOpen[0] != pid || took < e.drainHold {
+					t.Fatalf("held open by %v after %s, want pid %d after the %s wait", got.heldOpen, took, pid, e.drainHold)
+				}
+				return
+			}
+			if len(got.heldOpen) != 0 || took >= e.drainHold {
+				t.Fatalf("held open by %v after %s: a reader held the drain", got.heldOpen, took)
+			}
+		})
+	}
+}
+
+// holdsOpen reports whether pid has path open.
+func holdsOpen(pid int, path string) bool {
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	for _, fd := range fds {
+		if l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); l == path {
+			return true
+		}
+	}
+	return false
 }

@@ -81,11 +81,14 @@ type Engine struct {
 	hook func(step string) error
 	// scan reads the forest; scanner.Scan unless a test replaces it.
 	scan func(scanner.Options) (*model.Snapshot, error)
+	// drainHold bounds how long compaction waits for a process that holds
+	// the replaced registry open for writing.
+	drainHold time.Duration
 }
 
 // New builds an engine.
 func New(opts EngineOptions) *Engine {
-	return &Engine{opts: opts, self: os.Getpid(), scan: scanner.Scan}
+	return &Engine{opts: opts, self: os.Getpid(), scan: scanner.Scan, drainHold: defaultDrainHold}
 }
 
 func (e *Engine) now() time.Time {

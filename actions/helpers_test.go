@@ -93,6 +93,39 @@ func runHelper(mode string, args []string) int {
 				time.Sleep(time.Millisecond) // an agent fleet, not a tight loop
 			}
 		}
+	case "append-late", "hold": // open the registry for appending, say so; then
+		// append-late: once it was renamed over, wait, append one line
+		// hold: keep it open and write nothing
+		path := args[0]
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 3
+		}
+		fmt.Println("open")
+		if mode == "hold" {
+			time.Sleep(time.Hour)
+		}
+		delay, _ := time.ParseDuration(args[1])
+		mine, err := f.Stat()
+		if err != nil {
+			return 3
+		}
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
+			if st, err := os.Stat(path); err == nil && !os.SameFile(st, mine) {
+				break
+			}
+			if time.Now().After(deadline) {
+				fmt.Fprintln(os.Stderr, "never renamed over")
+				return 4
+			}
+		}
+		time.Sleep(delay)
+		if _, err := f.Write([]byte(args[2] + "\n")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 3
+		}
+		f.Close()
 	case "resume": // run one resume through a fresh engine: root node argv...
 		root, node := args[0], args[1]
 		e := New(EngineOptions{Scan: scanner.Options{Roots: []string{root}}, Config: Config{Resume: CommandConfig{Argv: args[2:]}}})

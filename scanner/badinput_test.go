@@ -198,6 +198,36 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("an outside blocked sentinel still counts, unread: %+v", n.Blocked)
 			}
 		}},
+		{name: ".middle/blocked.json symlinked out of the root counts, unread", build: func(t *testing.T, root string) {
+			out := filepath.Join(t.TempDir(), "secret")
+			writeFile(t, out, `{"question": "the secret"}`, now, 0)
+			node(t, root, "S", "")
+			if err := os.MkdirAll(filepath.Join(root, "S", MiddleDir), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(out, filepath.Join(root, "S", MiddleDir, BlockedFile)); err != nil {
+				t.Fatal(err)
+			}
+		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
+			unreadableWith("S", filepath.Join(MiddleDir, BlockedFile), "symlink leads outside the root")(t, root, snap)
+			if n := mustNode(t, snap, "S"); n.Blocked == nil || n.Blocked.Question != "" {
+				t.Errorf("an outside blocked sentinel still counts, unread: %+v", n.Blocked)
+			}
+		}},
+		{name: ".middle/blocked.json symlinked inside the root is read", build: func(t *testing.T, root string) {
+			writeFile(t, filepath.Join(root, "shared", "q.json"), `{"question": "which db?"}`, now, 0)
+			node(t, root, "S", "")
+			if err := os.MkdirAll(filepath.Join(root, "S", MiddleDir), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("../../shared/q.json", filepath.Join(root, "S", MiddleDir, BlockedFile)); err != nil {
+				t.Fatal(err)
+			}
+		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
+			if n := mustNode(t, snap, "S"); n.Blocked == nil || n.Blocked.Question != "which db?" || len(n.Problems) != 0 {
+				t.Errorf("blocked %+v problems %v", n.Blocked, n.Problems)
+			}
+		}},
 		{name: "heartbeat symlinked to a device is refused", build: func(t *testing.T, root string) {
 			if err := os.MkdirAll(filepath.Join(root, "S"), 0o755); err != nil {
 				t.Fatal(err)

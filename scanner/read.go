@@ -61,7 +61,7 @@ func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 			// A writable sessions dir must not make the scanner read (and
 			// the detail pane show) a file from elsewhere.
 			if target, out := escapesRoot(root, path, &rootReal); out {
-				addProblem(n, path, fmt.Errorf("symlink leads outside the root, to %s: not read", target), true)
+				addProblem(n, path, errOutside(target), true)
 				heartbeatOut = heartbeatOut || name == HeartbeatFile
 				runningOut = runningOut || name == RunningFile
 				switch name { // presence still counts
@@ -125,7 +125,17 @@ func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 		}
 	}
 	if hasMiddle && n.Blocked == nil {
-		readBlockedInto(n, filepath.Join(dir, MiddleDir, BlockedFile))
+		path := filepath.Join(dir, MiddleDir, BlockedFile)
+		// Not in the listing above: its link is checked here, the same way.
+		if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			if target, out := escapesRoot(root, path, &rootReal); out {
+				addProblem(n, path, errOutside(target), true)
+				n.Blocked = &model.Blocked{Path: path} // presence still counts
+			}
+		}
+		if n.Blocked == nil {
+			readBlockedInto(n, path)
+		}
 	}
 	switch {
 	case hasHeartbeat && readHeartbeatInto(n, filepath.Join(dir, HeartbeatFile)):
@@ -148,6 +158,10 @@ func readsContent(name string) bool {
 		return true
 	}
 	return false
+}
+
+func errOutside(target string) error {
+	return fmt.Errorf("symlink leads outside the root, to %s: not read", target)
 }
 
 // escapesRoot reports whether the symlink at path resolves outside root

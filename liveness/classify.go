@@ -24,8 +24,9 @@ package liveness
 //   - outside_root: shown, never acted on, so the recommendation is none.
 //   - a heartbeat without `started` cannot tell its pid from a reused one:
 //     the pid is unverified (treated as alive), never called reused.
-//   - a sentinel the scanner could not open has no mtime: running (flagged
-//     unreadable), because nothing says the agent stopped.
+//   - a sentinel the scanner could not even stat has no mtime: running
+//     (flagged unreadable), because nothing says the agent stopped. One it
+//     could not open still has its mtime, and is judged by it.
 //   - paused is a flag, not an exemption: a paused node is judged by its
 //     beat and pid like any other (wrap keeps beating while its agent is
 //     paused); only blocked suppresses kill_candidate.
@@ -266,7 +267,7 @@ func classifyLegacy(n *model.Node, probe Probe, now time.Time, th model.Threshol
 	return v
 }
 
-// unknownMtime: the sentinel exists but could not even be opened (the
+// unknownMtime: the sentinel is listed but could not even be stat'ed (the
 // scanner then has no mtime). Nothing says the agent stopped, so it is
 // running — flagged unreadable, its error in problems — and nothing is
 // recommended against it.

@@ -444,3 +444,79 @@ func TestOneBadHeartbeatFieldKeepsTheRest(t *testing.T) {
 		})
 	}
 }
+
+// A sentinel that exists but cannot be opened still has an mtime (from
+// stat): liveness keeps working from it, and the node is flagged
+// unreadable with the error, instead of "running; mtime unknown" forever.
+func TestUnopenableSentinelKeepsItsMtime(t *testing.T) {
+	tests := []struct {
+		name       string
+		file       string
+		build      func(t *testing.T, path string)
+		problem    string
+		wantReason string
+	}{
+		// open(2) of a socket fails with ENXIO, for root too.
+		{name: "heartbeat that is a socket", file: HeartbeatFile, build: socketAt,
+			problem: "no such device or address", wantReason: "heartbeat unreadable; last beat 1h0m ago"},
+		{name: ".running that is a socket", file: RunningFile, build: socketAt,
+			problem: "no such device or address", wantReason: ".running written 1h0m ago"},
+	}
+	if os.Geteuid() != 0 {
+		tests = append(tests, struct {
+			name       string
+			file       string
+			build      func(t *testing.T, path string)
+			problem    string
+			wantReason string
+		}{name: "heartbeat chmod 000", file: HeartbeatFile, build: func(t *testing.T, path string) {
+			writeFile(t, path, heartbeat(os.Getpid(), "", "running"), time.Now(), 0)
+			if err := os.Chmod(path, 0); err != nil {
+				t.Fatal(err)
+			}
+		}, problem: "permission denied", wantReason: "heartbeat unreadable; last beat 1h0m ago"})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			path := filepath.Join(root, "S", tt.file)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			tt.build(t, path)
+			now := time.Now()
+			if err := os.Chtimes(path, now.Add(-time.Hour), now.Add(-time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			snap, err := Scan(Options{Roots: []string{root}, Probe: aliveProbe{}, Now: func() time.Time { return now }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := mustNode(t, snap, "S")
+			if age := now.Sub(n.BeatMtime); age < time.Hour-time.Second || age > time.Hour+time.Second {
+				t.Errorf("beat mtime %v, want an hour ago", n.BeatMtime)
+			}
+			if !n.HasFlag(model.FlagUnreadable) || !hasProblem(n.Problems, path, tt.problem) {
+				t.Errorf("flags %v problems %v, want unreadable and %q", n.Flags, n.Problems, tt.problem)
+			}
+			if n.State != model.StateDead || !strings.Contains(n.Reason, tt.wantReason) {
+				t.Errorf("state %s reason %q, want dead saying %q", n.State, n.Reason, tt.wantReason)
+			}
+		})
+	}
+}
+
+// socketAt binds a unix socket at path (through its directory: socket
+// paths are short).
+func socketAt(t *testing.T, path string) {
+	t.Helper()
+	t.Chdir(filepath.Dir(path))
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: filepath.Base(path)}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -307,12 +307,20 @@ func readRegistryInto(n *model.Node, path string) {
 }
 
 // readDocument reads a single-document file capped at MaxDocumentSize. The
-// size and mtime are returned whenever the file could be opened, so the
-// mtime of an oversized heartbeat still counts.
+// size and mtime are returned whenever the file exists (from stat when it
+// cannot be opened), so the mtime of an oversized or unreadable heartbeat
+// still counts.
 func readDocument(path string) ([]byte, docInfo, error) {
 	f, size, mtime, err := openRegular(path)
 	info := docInfo{size: size, mtime: mtime}
 	if err != nil {
+		if info.mtime.IsZero() && !errors.Is(err, fs.ErrNotExist) {
+			// Present but not openable (permission, a socket): its mtime
+			// is still the beat, and liveness needs it.
+			if fi, serr := os.Stat(path); serr == nil {
+				info.size, info.mtime = fi.Size(), fi.ModTime()
+			}
+		}
 		return nil, info, err
 	}
 	defer f.Close()

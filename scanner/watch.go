@@ -1278,6 +1278,13 @@ func (w *Watcher) dropDir(dir string) {
 		delete(w.nodes, dir)
 		w.forest = nil
 	}
+	if filepath.Base(dir) == MiddleDir {
+		if pln := w.nodes[filepath.Dir(dir)]; pln != nil {
+			if _, had := pln.sigs.get(middleBlocked); had {
+				w.dirty[pln.n.InfraDir] |= kindNode // its sentinel went with it
+			}
+		}
+	}
 	delete(w.dirty, dir)
 	for p := range w.walkProbs {
 		if within(dir, p) {
@@ -1372,6 +1379,17 @@ func (w *Watcher) relist(d *watchDir) {
 			w.dropDir(filepath.Join(d.path, name))
 		}
 	}
+	if filepath.Base(d.path) == MiddleDir {
+		// The sentinel is its parent's: the parent's signatures say whether
+		// it was there when the parent was read.
+		if pln := w.nodes[filepath.Dir(d.path)]; pln != nil {
+			_, had := pln.sigs.get(middleBlocked)
+			has := slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == BlockedFile })
+			if had != has {
+				w.dirty[pln.n.InfraDir] |= kindNode
+			}
+		}
+	}
 	switch {
 	case isNode != (ln != nil), moved:
 		w.dirty[d.path] |= kindNode
@@ -1444,6 +1462,10 @@ func (w *Watcher) addWalkProblem(path string, err error) {
 	w.forest = nil
 }
 
+// middleBlocked is the blocked sentinel's other place, relative to the
+// infra dir.
+var middleBlocked = filepath.Join(MiddleDir, BlockedFile)
+
 // nodeSigs stats the files of an infra dir that matter for its facts.
 func nodeSigs(dir string) fileSigs {
 	var sigs fileSigs
@@ -1454,8 +1476,8 @@ func nodeSigs(dir string) fileSigs {
 	for _, e := range entries {
 		name := e.Name()
 		if name == MiddleDir {
-			if s, err := statSig(filepath.Join(dir, MiddleDir, BlockedFile)); err == nil {
-				sigs.set(filepath.Join(MiddleDir, BlockedFile), s)
+			if s, err := statSig(filepath.Join(dir, middleBlocked)); err == nil {
+				sigs.set(middleBlocked, s)
 			}
 			continue
 		}

@@ -114,7 +114,7 @@ func BenchmarkCompact100kLineRegistry(b *testing.B) {
 		b.StopTimer()
 		os.WriteFile(path, []byte(content.String()), 0o644)
 		b.StartTimer()
-		got, err := e.compactFile(context.Background(), path, dropMarked)
+		got, err := e.compactFile(context.Background(), path, dropMarked, nil)
 		if err != nil || len(got.removed) != 50000 {
 			b.Fatalf("%v, removed %d", err, len(got.removed))
 		}

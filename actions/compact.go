@@ -37,7 +37,8 @@ const (
 	drainTornWait        = 200 * time.Millisecond
 )
 
-// compaction is what compactFile did: the lines it removed, and the pids
+// compaction is what compactFile did: the lines it removed (none when the
+// registry was left as it was, whatever the error), and the pids
 // that still held the old registry open for writing when the drain gave up
 // on them (what they write from then on is not carried over).
 type compaction struct {
@@ -91,27 +92,54 @@ func (e *Engine) compactNode(ctx context.Context, req Request, n *model.Node) (R
 		res.Message = fmt.Sprintf("would remove %d line(s) from %s", len(removed), path)
 		return res, nil
 	}
-	c, err := e.compactFile(ctx, path, decide)
-	removed := c.removed
+	// The removed lines reach the journal before they leave the registry:
+	// a dispatchtop killed after the rename has recorded them already.
+	journaled := false
+	commit := func(removed []removal) error {
+		done := res
+		done.Outcome = OutcomeDone
+		done.Message = fmt.Sprintf("removed %d line(s) from %s", len(removed), path)
+		done.Removed = removedLines(removed)
+		if err := e.journalResult(req, done, func(j *JournalEntry) { j.Removed = done.Removed }); err != nil {
+			return err
+		}
+		journaled = true
+		return nil
+	}
+	c, err := e.compactFile(ctx, path, decide, commit)
+	res.Removed = removedLines(c.removed)
 	if err != nil {
 		res.Outcome, res.Message = OutcomeFailed, fmt.Sprintf("compact %s: %v", n.ID, err)
-		return res, errors.Join(err, e.journalResult(req, res, nil))
+		if journaled && len(c.removed) == 0 {
+			res.Message += "; the registry was left as it was: the lines journaled as removed are still in it"
+		}
+		// Past the rename the lines are gone: this line carries them too.
+		return res, errors.Join(err, e.journalResult(req, res, func(j *JournalEntry) { j.Removed = res.Removed }))
 	}
 	res.Outcome = OutcomeDone
-	res.Message = fmt.Sprintf("removed %d line(s) from %s", len(removed), path)
-	if len(c.heldOpen) > 0 {
-		res.Message += fmt.Sprintf("; %s still held the old registry open for writing after %s: a line written there from now on is lost", pidWords(c.heldOpen), e.drainHold)
-	}
-	for _, r := range removed {
+	res.Message = fmt.Sprintf("removed %d line(s) from %s", len(c.removed), path)
+	for _, r := range c.removed {
 		res.Plan = append(res.Plan, fmt.Sprintf("dropped (%s): %s", r.reason, r.line))
 	}
-	for _, r := range removed {
-		res.Removed = append(res.Removed, string(r.line))
+	if len(c.heldOpen) > 0 {
+		held := fmt.Sprintf("%s still held the old registry open for writing after %s: a line written there from now on is lost", pidWords(c.heldOpen), e.drainHold)
+		res.Message += "; " + held
+		note := res
+		note.Message = held
+		return res, e.journalResult(req, note, nil)
 	}
-	if len(removed) == 0 && req.quietNoop {
+	if journaled || len(c.removed) == 0 && req.quietNoop {
 		return res, nil
 	}
-	return res, e.journalResult(req, res, func(j *JournalEntry) { j.Removed = res.Removed })
+	return res, e.journalResult(req, res, nil)
+}
+
+func removedLines(removed []removal) []string {
+	var out []string
+	for _, r := range removed {
+		out = append(out, string(r.line))
+	}
+	return out
 }
 
 // pidWords is "pid 7" or "pids 7, 9".
@@ -242,7 +270,8 @@ func filterLines(b []byte, fileOld bool, decide func([]byte, bool) (bool, string
 //  1. open the registry and read it up to its last complete line;
 //  2. write the kept lines to a temp file in the same directory, fsync;
 //  3. copy whatever complete lines were appended meanwhile, fsync;
-//  4. rename the temp file over the registry;
+//  4. hand the removed lines to commit (the journal: they must be recorded
+//     before they leave the registry), then rename the temp file over it;
 //  5. drain the old file through the descriptor opened in 1: appenders
 //     that opened it before the rename write there, and those lines are
 //     appended to the new file, for as long as one holds it open.
@@ -250,7 +279,7 @@ func filterLines(b []byte, fileOld bool, decide func([]byte, bool) (bool, string
 // Killed before 4 the registry is as it was (a stray temp file is cleared by
 // the next compaction); from 4 on it is as intended. Compactions of one
 // directory are serialised with a lock on the directory itself.
-func (e *Engine) compactFile(ctx context.Context, path string, decide func([]byte, bool) (bool, string)) (compaction, error) {
+func (e *Engine) compactFile(ctx context.Context, path string, decide func([]byte, bool) (bool, string), commit func([]removal) error) (compaction, error) {
 	dir := filepath.Dir(path)
 	unlock, err := lockDir(dir)
 	if err != nil {
@@ -341,6 +370,14 @@ func (e *Engine) compactFile(ctx context.Context, path string, decide func([]byt
 		return compaction{}, fmt.Errorf("fsync %s: %w", tmpName, err)
 	}
 	if err := crash("compact:carried"); err != nil {
+		return compaction{}, err
+	}
+	if commit != nil {
+		if err := commit(removed); err != nil {
+			return compaction{}, fmt.Errorf("record the removed lines, so the registry is left as it was: %w", err)
+		}
+	}
+	if err := crash("compact:journaled"); err != nil {
 		return compaction{}, err
 	}
 	if err := os.Rename(tmpName, path); err != nil {

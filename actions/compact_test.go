@@ -54,7 +54,7 @@ loop:
 			break loop
 		default:
 		}
-		got, err := e.compactFile(context.Background(), path, dropMarked)
+		got, err := e.compactFile(context.Background(), path, dropMarked, nil)
 		if err != nil {
 			t.Fatalf("compaction %d: %v", compactions, err)
 		}
@@ -66,7 +66,7 @@ loop:
 	if appendErr != nil {
 		t.Fatalf("appender: %v: %s", appendErr, stderr.String())
 	}
-	if _, err := e.compactFile(context.Background(), path, dropMarked); err != nil {
+	if _, err := e.compactFile(context.Background(), path, dropMarked, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%d compactions, %d rewrites while %d lines were appended", compactions, rewrites, lines)
@@ -116,62 +116,125 @@ loop:
 	}
 }
 
-// SPEC §9: a dispatchtop killed mid-action leaves every file as it was or as
-// intended. The hook stops the compaction at each step as a kill would (no
-// cleanup); the registry must be the original or the compacted one, and the
-// next compaction must finish the job and clear the temp file.
+// killableRegistry writes a finished session s whose registry holds two
+// finished children (a, c), two running ones (b, d), an unparseable line and
+// a torn last line; it returns the registry's path, its content, the content
+// compaction intends, and the lines it removes.
+func killableRegistry(t *testing.T, root string) (path, original, intended string, removed []string) {
+	t.Helper()
+	writeNode(t, root, nodeSpec{dir: "s", status: "completed", age: time.Minute})
+	for c, status := range map[string]string{"a": "completed", "b": "running", "c": "withdrawn", "d": "running"} {
+		writeNode(t, root, nodeSpec{dir: "s/" + c, status: status, parent: "s", age: time.Minute})
+	}
+	line := func(c string) string {
+		return `{"heartbeat":"` + filepath.Join(root, "s", c, ".heartbeat") + `","team":"` + c + `","task_id":"1","status":"active"}`
+	}
+	torn := `{"heartbeat":"/nowhere/5/.heart`
+	original = strings.Join([]string{line("a"), `not json at all`, line("b"), line("c"), line("d"), torn}, "\n")
+	intended = strings.Join([]string{`not json at all`, line("b"), line("d"), torn}, "\n")
+	path = filepath.Join(root, "s", ".children")
+	if err := os.WriteFile(path, []byte(original), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, original, intended, []string{line("a"), line("c")}
+}
+
+// journalRemoved reports whether root's journal holds a line for node that
+// carries exactly the removed lines, verbatim. Only lines written as done
+// count: the hook's "kill" returns an error the engine journals as a
+// failure, which a killed process would never write.
+func journalRemoved(t *testing.T, root, node string, removed []string) bool {
+	t.Helper()
+	for _, j := range journalFor(t, root, node) {
+		if j.Outcome == OutcomeDone && strings.Join(j.Removed, "\n") == strings.Join(removed, "\n") {
+			return true
+		}
+	}
+	return false
+}
+
+// SPEC §5, §9: a dispatchtop killed mid-action leaves every file as it was
+// or as intended, and the journal holds the removed lines whenever the
+// registry lost them. The hook stops the compaction at each step as a kill
+// would (no cleanup); the next compaction must finish the job and clear the
+// temp file.
 func TestCompactionKilledAtEveryStepLeavesTheFileAsItWasOrAsIntended(t *testing.T) {
-	original := strings.Join([]string{
-		`{"heartbeat":"/nowhere/1/.heartbeat","team":"a","task_id":"1","status":"drop"}`,
-		`not json at all`,
-		`{"heartbeat":"/nowhere/2/.heartbeat","team":"b","task_id":"2","status":"active"}`,
-		`{"heartbeat":"/nowhere/3/.heartbeat","team":"c","task_id":"3","status":"drop"}`,
-		`{"heartbeat":"/nowhere/4/.heartbeat","team":"d","task_id":"4","status":"active"}`,
-		`{"heartbeat":"/nowhere/5/.heart`, // torn: an append in flight
-	}, "\n")
-	intended := strings.Join([]string{
-		`not json at all`,
-		`{"heartbeat":"/nowhere/2/.heartbeat","team":"b","task_id":"2","status":"active"}`,
-		`{"heartbeat":"/nowhere/4/.heartbeat","team":"d","task_id":"4","status":"active"}`,
-		`{"heartbeat":"/nowhere/5/.heart`,
-	}, "\n")
 	errKilled := errors.New("killed")
-	for _, step := range []string{"compact:read", "compact:written", "compact:synced", "compact:carried", "compact:renamed"} {
+	for _, step := range []string{"compact:read", "compact:written", "compact:synced", "compact:carried", "compact:journaled", "compact:renamed"} {
 		t.Run(step, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, ".children")
-			if err := os.WriteFile(path, []byte(original), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			e := testEngine(dir, model.Thresholds{}, Config{})
+			root := t.TempDir()
+			path, original, intended, removed := killableRegistry(t, root)
+			e := testEngine(root, model.Thresholds{}, Config{})
 			e.hook = func(s string) error {
 				if s == step {
 					return errKilled
 				}
 				return nil
 			}
-			if _, err := e.compactFile(context.Background(), path, dropMarked); !errors.Is(err, errKilled) {
+			if _, err := e.Run(context.Background(), Request{Action: model.ActionCompact, Node: "s"}); !errors.Is(err, errKilled) {
 				t.Fatalf("compaction did not stop at %s: %v", step, err)
 			}
 			got, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(got) != original && string(got) != intended {
+			switch string(got) {
+			case original:
+			case intended:
+				if !journalRemoved(t, root, "s", removed) {
+					t.Fatalf("after a kill at %s the registry lost lines the journal does not hold: %+v", step, journalFor(t, root, "s"))
+				}
+			default:
 				t.Fatalf("after a kill at %s the registry is neither as it was nor as intended:\n%s", step, got)
 			}
 			e.hook = nil
-			if _, err := e.compactFile(context.Background(), path, dropMarked); err != nil {
+			if _, err := e.Run(context.Background(), Request{Action: model.ActionCompact, Node: "s"}); err != nil {
 				t.Fatal(err)
 			}
 			got, _ = os.ReadFile(path)
 			if string(got) != intended {
 				t.Fatalf("the next compaction left:\n%s\nwant:\n%s", got, intended)
 			}
-			if left, _ := filepath.Glob(filepath.Join(dir, compactTempPrefix+"*")); len(left) != 0 {
+			if !journalRemoved(t, root, "s", removed) {
+				t.Fatalf("the journal does not hold the removed lines: %+v", journalFor(t, root, "s"))
+			}
+			if left, _ := filepath.Glob(filepath.Join(root, "s", compactTempPrefix+"*")); len(left) != 0 {
 				t.Fatalf("temp files left after the next compaction: %v", left)
 			}
 		})
+	}
+}
+
+// SPEC §5: the removed lines reach the journal before they leave the
+// registry; a rename that then fails appends a line that says the registry
+// was left as it was.
+func TestCompactionWhoseRenameFailsJournalsThatTheRegistryWasLeft(t *testing.T) {
+	root := t.TempDir()
+	path, _, _, removed := killableRegistry(t, root)
+	e := testEngine(root, model.Thresholds{}, Config{})
+	e.hook = func(s string) error {
+		if s == "compact:journaled" {
+			// Something takes the registry's name: the rename cannot replace it.
+			if err := os.Rename(path, path+".moved"); err != nil {
+				return err
+			}
+			return os.MkdirAll(filepath.Join(path, "sub"), 0o755)
+		}
+		return nil
+	}
+	res, err := e.Run(context.Background(), Request{Action: model.ActionCompact, Node: "s"})
+	if err == nil || res.Outcome != OutcomeFailed {
+		t.Fatalf("compaction over a directory: %v %s %q", err, res.Outcome, res.Message)
+	}
+	js := journalFor(t, root, "s")
+	if len(js) != 2 || strings.Join(js[0].Removed, "\n") != strings.Join(removed, "\n") {
+		t.Fatalf("journal: %+v", js)
+	}
+	if js[1].Outcome != OutcomeFailed || !strings.Contains(js[1].Message, "left as it was") || len(js[1].Removed) != 0 {
+		t.Fatalf("the line after a failed rename: %+v", js[1])
+	}
+	if left, _ := filepath.Glob(filepath.Join(root, "s", compactTempPrefix+"*")); len(left) != 0 {
+		t.Fatalf("temp files left: %v", left)
 	}
 }
 
@@ -320,7 +383,7 @@ func TestCompactionCarriesLinesWrittenLongAfterTheRenameThroughOldDescriptors(t 
 			}
 			appender := startOpener(t, "append-late", path, delay.String(), late)
 			e := testEngine(dir, model.Thresholds{}, Config{})
-			got, err := e.compactFile(context.Background(), path, dropMarked)
+			got, err := e.compactFile(context.Background(), path, dropMarked, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -374,7 +437,7 @@ func TestCompactionDrainWaitsBoundedAndOnlyForWriters(t *testing.T) {
 			e := testEngine(dir, model.Thresholds{}, Config{})
 			e.drainHold = 400 * time.Millisecond
 			start := time.Now()
-			got, err := e.compactFile(context.Background(), path, dropMarked)
+			got, err := e.compactFile(context.Background(), path, dropMarked, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

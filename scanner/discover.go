@@ -355,11 +355,15 @@ func (w *walker) visit(j dirJob, res *result) {
 
 // skipDir applies the never-descend rules and the ignore globs (matched
 // against the base name and the root-relative path).
-func (w *walker) skipDir(name, rel string) bool {
+func (w *walker) skipDir(name, rel string) bool { return skipDir(w.ignore, name, rel) }
+
+// skipDir is the walk's rule for one directory, by name and root-relative
+// path; BuildForest applies it to the paths files name, too.
+func skipDir(ignore []string, name, rel string) bool {
 	if name == ".git" || name == "node_modules" {
 		return true
 	}
-	for _, g := range w.ignore {
+	for _, g := range ignore {
 		if ok, _ := path.Match(g, name); ok {
 			return true
 		}

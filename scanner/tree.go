@@ -36,6 +36,8 @@ type builder struct {
 	chosen  map[*model.Node]int // strength of the edge each node kept
 	// resolved memoizes resolve: path -> the path with symlinks resolved.
 	resolved map[string]string
+	// worktree memoizes isWorktree: dir -> it holds a `.git` entry.
+	worktree map[string]bool
 }
 
 // CopyFacts returns a copy of n holding only what ReadNodeDir reads: tree
@@ -206,8 +208,12 @@ func (b *builder) lookup(dir, file string, create bool) *model.Node {
 		if n, ok := b.byDir[lex]; ok {
 			return n
 		}
-		// A node the walk skipped (ignored, depth bound, vanished) or one
-		// reached through a symlink inside the root.
+		// Where the walk never goes a file's say-so does not lead either: no node, not even a missing one.
+		if b.skipped(root, lex) {
+			return nil
+		}
+		// A node the walk did not reach (depth bound, appeared or vanished
+		// during it) or one reached through a symlink inside the root.
 		if n, err := ReadNodeDir(root.Path, lex); err == nil {
 			b.add(n)
 			return n
@@ -222,6 +228,42 @@ func (b *builder) lookup(dir, file string, create bool) *model.Node {
 	n := &model.Node{InfraDir: dir, HeartbeatPath: filepath.Join(dir, file), ScanFlags: []model.Flag{model.FlagOutsideRoot}}
 	b.add(n)
 	return n
+}
+
+// skipped reports whether the walk would never have reached dir below
+// root: a directory on the way is `.git` or `node_modules`, or a git
+// worktree (a directory holding a `.git` entry, the root itself excepted).
+func (b *builder) skipped(root *Root, dir string) bool {
+	rel, err := filepath.Rel(root.Path, dir)
+	if err != nil || rel == "." {
+		return false
+	}
+	segs := strings.Split(filepath.ToSlash(rel), "/")
+	for k, seg := range segs {
+		if skipDir(nil, seg, strings.Join(segs[:k+1], "/")) {
+			return true
+		}
+	}
+	// The walk reads a worktree that is a node dir, but nothing below it.
+	for k := 1; k < len(segs); k++ {
+		if b.isWorktree(filepath.Join(root.Path, filepath.FromSlash(strings.Join(segs[:k], "/")))) {
+			return true
+		}
+	}
+	return false
+}
+
+// isWorktree reports whether dir holds a `.git` entry; one lstat per dir.
+func (b *builder) isWorktree(dir string) bool {
+	if wt, ok := b.worktree[dir]; ok {
+		return wt
+	}
+	if b.worktree == nil {
+		b.worktree = map[string]bool{}
+	}
+	_, err := os.Lstat(filepath.Join(dir, ".git"))
+	b.worktree[dir] = err == nil
+	return err == nil
 }
 
 func (b *builder) add(n *model.Node) {

@@ -68,14 +68,17 @@ func PrepareRoots(paths []string) ([]Root, []model.Problem, error) {
 		}
 	}
 	if len(kept) > 1 {
-		used := map[string]int{}
+		// Count up until the prefix is free: "x-2" made up for a second
+		// "x" may be the real name of another root.
+		taken := map[string]bool{}
 		for i := range kept {
 			base := filepath.Base(kept[i].Path)
-			used[base]++
-			kept[i].Prefix = base
-			if used[base] > 1 {
-				kept[i].Prefix = fmt.Sprintf("%s-%d", base, used[base])
+			prefix := base
+			for k := 2; taken[prefix]; k++ {
+				prefix = fmt.Sprintf("%s-%d", base, k)
 			}
+			taken[prefix] = true
+			kept[i].Prefix = prefix
 		}
 	}
 	if len(kept) == 0 {

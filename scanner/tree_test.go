@@ -308,6 +308,45 @@ func TestSeveralRootsPrefixIDsAndNeverDuplicate(t *testing.T) {
 	}
 }
 
+// Root prefixes are unique, whatever the base names: a made-up prefix
+// ("x-2") must not collide with a root that is really called so.
+func TestRootPrefixesNeverCollide(t *testing.T) {
+	tests := []struct {
+		name  string
+		roots []string // relative to a temporary directory
+		want  []string // the prefixes, in the order given
+	}{
+		{name: "distinct base names", roots: []string{"a/x", "b/y"}, want: []string{"x", "y"}},
+		{name: "one base name twice", roots: []string{"a/x", "b/x"}, want: []string{"x", "x-2"}},
+		{name: "a made-up prefix taken by a later root", roots: []string{"r1/x", "r2/x", "r3/x-2"}, want: []string{"x", "x-2", "x-2-2"}},
+		{name: "a made-up prefix taken by an earlier root", roots: []string{"r3/x-2", "r1/x", "r2/x"}, want: []string{"x-2", "x", "x-3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var paths []string
+			for _, r := range tt.roots {
+				paths = append(paths, filepath.Join(dir, r))
+				node(t, filepath.Join(dir, r), "S", "")
+			}
+			roots, _, err := PrepareRoots(paths)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range roots {
+				got = append(got, r.Prefix)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("prefixes = %v, want %v", got, tt.want)
+			}
+			if snap := forest(t, Options{Roots: paths}); len(snap.ByID) != len(paths) {
+				t.Errorf("ids %v: a session was lost to a collision", ids(snap))
+			}
+		})
+	}
+}
+
 func symlinkTo(t *testing.T, target string) string {
 	t.Helper()
 	link := filepath.Join(t.TempDir(), "link")

@@ -3,6 +3,7 @@ package actions
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -20,6 +21,9 @@ var placeholderNames = []string{
 func expandArgv(key string, argv []string, n *model.Node) ([]string, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, fmt.Errorf("no command configured: set %s in the config file ([%s] argv = [...])", key, strings.TrimSuffix(key, ".argv"))
+	}
+	if err := checkCommandName(key, argv); err != nil {
+		return nil, err
 	}
 	used := map[string]bool{}
 	for _, a := range argv {
@@ -51,6 +55,35 @@ func expandArgv(key string, argv []string, n *model.Node) ([]string, error) {
 		out[i] = r.Replace(a)
 	}
 	return out, nil
+}
+
+// checkCommandName refuses a placeholder in argv[0]: the values come from
+// the watched tree, which must not choose what runs.
+func checkCommandName(key string, argv []string) error {
+	if len(argv) == 0 {
+		return nil
+	}
+	for _, name := range placeholderNames {
+		if strings.Contains(argv[0], "{"+name+"}") {
+			return fmt.Errorf("%s[0] holds {%s}: the command must be named in the config, not chosen by a watched directory", key, name)
+		}
+	}
+	return nil
+}
+
+// resolveCommand makes argv[0] an absolute path as dispatchtop sees it
+// (PATH, else relative to its working directory). The command runs in the
+// node's infra dir, where a relative name would find a file of the tree.
+func resolveCommand(key, name string) (string, error) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", key, err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", key, err)
+	}
+	return abs, nil
 }
 
 func placeholderValue(name string, n *model.Node) (string, error) {

@@ -90,6 +90,11 @@ func TestLoadConfigSources(t *testing.T) {
 			os.WriteFile(p, []byte("[resume]\nargvv = [\"x\"]\n"), 0o644)
 			return p
 		}},
+		{name: "a placeholder in argv[0] is an error that names the key", wantErr: "merge.argv[0]", setup: func(t *testing.T, root, outside string) string {
+			p := filepath.Join(outside, "c.toml")
+			os.WriteFile(p, []byte("[merge]\nargv = [\"{worktree}/merge.sh\", \"{id}\"]\n"), 0o644)
+			return p
+		}},
 		{name: "a bad duration is an error", wantErr: "duration", setup: func(t *testing.T, root, outside string) string {
 			p := filepath.Join(outside, "c.toml")
 			os.WriteFile(p, []byte("stale = \"soon\"\n"), 0o644)

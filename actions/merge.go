@@ -53,8 +53,8 @@ func (e *Engine) merge(ctx context.Context, req Request, n *model.Node) (Result,
 	if err != nil {
 		return refused(err.Error())
 	}
-	if _, err := exec.LookPath(argv[0]); err != nil {
-		return refused(fmt.Sprintf("merge.argv: %v", err))
+	if argv[0], err = resolveCommand("merge.argv", argv[0]); err != nil {
+		return refused(err.Error())
 	}
 	logPath := filepath.Join(n.InfraDir, mergeLogFile)
 	res.Plan = []string{

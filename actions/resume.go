@@ -55,8 +55,8 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 	if err != nil {
 		return refused(err.Error())
 	}
-	if _, err := exec.LookPath(argv[0]); err != nil {
-		return refused(fmt.Sprintf("resume.argv: %v", err))
+	if argv[0], err = resolveCommand("resume.argv", argv[0]); err != nil {
+		return refused(err.Error())
 	}
 	marker := filepath.Join(n.InfraDir, pendingFile)
 	if since, pending := e.pendingSince(n, marker); pending {

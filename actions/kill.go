@@ -45,6 +45,9 @@ func (e *Engine) kill(ctx context.Context, req Request, snap *model.Snapshot, n 
 	}
 	protected := protectedPIDs(e.self)
 	var refusals, done, doneMsgs []string
+	// A dry run's own account: what would be killed, what refused.
+	var wouldKill, wouldRefuse []string
+	namedWhy := ""
 	var firstErr error
 	for _, t := range targets {
 		r := Result{Action: model.ActionKill, NodeID: t.ID, Root: t.Root, PID: t.PID()}
@@ -55,8 +58,10 @@ func (e *Engine) kill(ctx context.Context, req Request, snap *model.Snapshot, n 
 		}
 		if why != "" {
 			r = refuse(r, why)
-			if t == n || !req.DryRun {
-				refusals = append(refusals, why)
+			refusals = append(refusals, why)
+			wouldRefuse = append(wouldRefuse, t.ID+": "+why)
+			if t == n {
+				namedWhy = why
 			}
 			res.Plan = append(res.Plan, fmt.Sprintf("refuse %s: %s", t.ID, why))
 			if !req.DryRun {
@@ -69,6 +74,7 @@ func (e *Engine) kill(ctx context.Context, req Request, snap *model.Snapshot, n 
 		plan := fmt.Sprintf("SIGTERM %s (node %s, role %q)", pidList(victims), t.ID, t.Role())
 		res.Plan = append(res.Plan, plan, fmt.Sprintf("wait up to %s, re-verify each pid, SIGKILL the survivors", grace))
 		if req.DryRun {
+			wouldKill = append(wouldKill, t.ID)
 			continue
 		}
 		if err := e.step("kill:term " + t.ID); err != nil {
@@ -96,9 +102,22 @@ func (e *Engine) kill(ctx context.Context, req Request, snap *model.Snapshot, n 
 		}
 	}
 	switch {
-	case req.DryRun && len(refusals) == 0:
+	case req.DryRun && namedWhy == "" && len(wouldKill) > 0:
 		res.Outcome = OutcomeDryRun
-		res.Message = fmt.Sprintf("would kill %d node(s): %s", len(targets), strings.Join(nodeIDs(targets), ", "))
+		res.Message = fmt.Sprintf("would kill %d node(s): %s", len(wouldKill), strings.Join(wouldKill, ", "))
+		if len(wouldRefuse) > 0 {
+			res.Message += fmt.Sprintf("; would refuse %d: %s", len(wouldRefuse), strings.Join(wouldRefuse, "; "))
+		}
+	case req.DryRun:
+		// The named node itself, or every target, would be refused.
+		why := namedWhy
+		if why == "" {
+			why = refusals[0]
+		}
+		res = refuse(res, why)
+		if len(refusals) > 1 {
+			res.Message += fmt.Sprintf(" (and %d more refused)", len(refusals)-1)
+		}
 	case len(refusals) > 0 && len(done) == 0:
 		res = refuse(res, refusals[0])
 		if len(refusals) > 1 {
@@ -129,14 +148,6 @@ func killOrder(n *model.Node) []*model.Node {
 	}
 	walk(n)
 	return append(out, n)
-}
-
-func nodeIDs(ns []*model.Node) []string {
-	ids := make([]string, len(ns))
-	for i, n := range ns {
-		ids[i] = n.ID
-	}
-	return ids
 }
 
 // killChecks re-checks a kill's preconditions at execution time and

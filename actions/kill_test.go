@@ -244,3 +244,48 @@ func TestKillTreeOfADeadLeadEndsItsRunningOrphans(t *testing.T) {
 		t.Fatalf("kill of a dead lead without --tree: %s %q", res.Outcome, res.Message)
 	}
 }
+
+// SPEC §5: a dry run says exactly what would be done. kill --tree --dry-run
+// counts and lists only the nodes that would be killed, lists the ones that
+// would be refused, and is itself a refusal when the named node would be.
+func TestKillTreeDryRunCountsOnlyWhatWouldBeKilled(t *testing.T) {
+	tests := []struct {
+		name        string
+		reused      string // the node whose pid now belongs to another process
+		wantRefused bool
+		wantMsg     []string
+	}{
+		{name: "a refused descendant is listed, not counted", reused: "s/a",
+			wantMsg: []string{"would kill 1 node(s): s;", "would refuse 1: s/a: pid"}},
+		{name: "a refused named node refuses the dry run", reused: "s", wantRefused: true,
+			wantMsg: []string{"now belongs to another process"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			for _, n := range []struct{ dir, parent string }{{"s", ""}, {"s/a", "s"}} {
+				p := startHelper(t, "sleep")
+				started := startedOf(t, p.Process.Pid)
+				if n.dir == tc.reused {
+					started -= 3600
+				}
+				writeNode(t, root, nodeSpec{dir: n.dir, pid: p.Process.Pid, started: started, status: "running", parent: n.parent})
+			}
+			res, err := testEngine(root, patient(), Config{}).DryRun(context.Background(), Request{Action: model.ActionKill, Node: "s", Tree: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Refused != tc.wantRefused || (res.Outcome == OutcomeDryRun) == tc.wantRefused {
+				t.Fatalf("refused=%v %s %q, want refused=%v", res.Refused, res.Outcome, res.Message, tc.wantRefused)
+			}
+			for _, want := range tc.wantMsg {
+				if !strings.Contains(res.Message, want) {
+					t.Fatalf("message %q, want it to say %q", res.Message, want)
+				}
+			}
+			if !strings.Contains(strings.Join(res.Plan, "\n"), "refuse "+tc.reused+":") {
+				t.Fatalf("plan %q does not list the refusal", res.Plan)
+			}
+		})
+	}
+}

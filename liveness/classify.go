@@ -34,6 +34,7 @@ package liveness
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -314,11 +315,47 @@ func classifyInTree(n *model.Node, now time.Time, th model.Thresholds) {
 		}
 		n.Reason = lead + "; " + n.Reason
 	}
+	n.Reason += treeNote(n)
 	action, note := Recommend(n, now, th)
 	n.Action = action
 	if note != "" {
 		n.Reason += "; " + note
 	}
+}
+
+// treeNote names, for a conflict, the parents that lost it and, for a
+// member of a cycle, the edge that was cut (SPEC §2), as "; ..." to append
+// to the reason. The scanner lists the losing parents in OtherParents and
+// appends, on the node whose parent link broke a cycle (left without a
+// parent), that parent last.
+func treeNote(n *model.Node) string {
+	var note strings.Builder
+	losers := n.OtherParents
+	if n.Parent == nil && len(losers) > 0 {
+		losers = losers[:len(losers)-1] // the last is the cycle's cut
+	}
+	if n.HasScanFlag(model.FlagConflict) && len(losers) > 0 {
+		note.WriteString("; also claimed by ")
+		for i, id := range losers {
+			if i > 0 {
+				note.WriteString(", ")
+			}
+			note.WriteString(OneLine(id, maxID))
+		}
+	}
+	if n.HasScanFlag(model.FlagCycle) {
+		// The cut is on the member left without a parent: n or an ancestor
+		// up the chain of members.
+		parent, child := n.ID, n.ID // no cut found: n named itself its parent
+		for a := n; a != nil && a.HasScanFlag(model.FlagCycle); a = a.Parent {
+			if a.Parent == nil && len(a.OtherParents) > 0 {
+				parent, child = a.OtherParents[len(a.OtherParents)-1], a.ID
+				break
+			}
+		}
+		note.WriteString("; cycle broken at " + OneLine(parent, maxID) + " → " + OneLine(child, maxID))
+	}
+	return note.String()
 }
 
 // orphanedBy reports whether n is orphaned — running and not stalled under

@@ -604,6 +604,64 @@ func TestBootTimeReadOncePerForest(t *testing.T) {
 	}
 }
 
+// SPEC §2: a conflict is flagged "with both parents named", and a cycle is
+// broken and flagged: the reason names the other parents and the edge cut.
+// The scanner lists a conflict's losing parents in OtherParents and, for the
+// node whose parent link broke a cycle, appends that parent last.
+func TestConflictAndCycleReasonsNameTheParents(t *testing.T) {
+	withOthers := func(flags []model.Flag, others ...string) func(*model.Node) {
+		return func(n *model.Node) { n.ScanFlags, n.OtherParents = flags, others }
+	}
+	conflict, cycle := []model.Flag{model.FlagConflict}, []model.Flag{model.FlagCycle}
+	tests := []struct {
+		name  string
+		build func() (sessions []*model.Node, target *model.Node)
+		want  string
+	}{
+		{name: "conflict: the losing parent named", want: "; also claimed by Q",
+			build: func() ([]*model.Node, *model.Node) {
+				k := beating("P/k", "running", pidAlive, time.Second, withOthers(conflict, "Q"))
+				return []*model.Node{adopt(beating("P", "running", pidAlive, time.Second), k)}, k
+			}},
+		{name: "conflict: every losing parent named", want: "; also claimed by Q, R",
+			build: func() ([]*model.Node, *model.Node) {
+				k := beating("P/k", "running", pidAlive, time.Second, withOthers(conflict, "Q", "R"))
+				return []*model.Node{adopt(beating("P", "running", pidAlive, time.Second), k)}, k
+			}},
+		{name: "cycle: the node cut loose names the edge", want: "; cycle broken at Y2 → Y1",
+			build: func() ([]*model.Node, *model.Node) {
+				y1 := beating("Y1", "running", pidAlive, time.Second, withOthers(cycle, "Y2"))
+				return []*model.Node{adopt(y1, beating("Y2", "running", pidAlive, time.Second, withOthers(cycle)))}, y1
+			}},
+		{name: "cycle: another member names the same edge", want: "; cycle broken at Y2 → Y1",
+			build: func() ([]*model.Node, *model.Node) {
+				y2 := beating("Y2", "running", pidAlive, time.Second, withOthers(cycle))
+				return []*model.Node{adopt(beating("Y1", "running", pidAlive, time.Second, withOthers(cycle, "Y2")), y2)}, y2
+			}},
+		{name: "cycle and conflict on the node cut loose: both said", want: "; also claimed by Q; cycle broken at Y2 → Y1",
+			build: func() ([]*model.Node, *model.Node) {
+				y1 := beating("Y1", "running", pidAlive, time.Second, withOthers([]model.Flag{model.FlagConflict, model.FlagCycle}, "Q", "Y2"))
+				return []*model.Node{adopt(y1, beating("Y2", "running", pidAlive, time.Second, withOthers(cycle)))}, y1
+			}},
+		{name: "cycle: a node naming itself its parent", want: "; cycle broken at A → A",
+			build: single(beating("A", "running", pidAlive, time.Second, withOthers(cycle)))},
+		{name: "conflict: an id written by an agent stays one line", want: "; also claimed by Q x",
+			build: func() ([]*model.Node, *model.Node) {
+				k := beating("P/k", "running", pidAlive, time.Second, withOthers(conflict, "Q\nx"))
+				return []*model.Node{adopt(beating("P", "running", pidAlive, time.Second), k)}, k
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sessions, target := tt.build()
+			ClassifyForest(sessions, newFakeProbe(), now, th)
+			if !strings.Contains(target.Reason, tt.want) {
+				t.Errorf("reason = %q, want it to contain %q", target.Reason, tt.want)
+			}
+		})
+	}
+}
+
 // TestReclassifyIsIdempotent: the live engine re-runs classification on the
 // same nodes every tick; nothing may accumulate (flags, reason notes).
 func TestReclassifyIsIdempotent(t *testing.T) {

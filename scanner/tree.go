@@ -375,7 +375,9 @@ func (b *builder) choose() {
 }
 
 // breakCycles cuts every cycle of parent links at its weakest edge (ties to
-// the smallest id) and flags its members.
+// the smallest id) and flags its members. The parent cut off is appended
+// last to the OtherParents of the node left without one: the classifier
+// names the edge from there.
 func (b *builder) breakCycles() {
 	const (
 		unseen = iota

@@ -308,6 +308,28 @@ func TestSeveralRootsPrefixIDsAndNeverDuplicate(t *testing.T) {
 	}
 }
 
+// The reasons of a conflict and a cycle built from disk name the parents
+// and the edge cut (SPEC §2), from what BuildForest leaves in OtherParents.
+func TestConflictAndCycleReasonsFromDisk(t *testing.T) {
+	root := t.TempDir()
+	node(t, root, "P", "")
+	q := node(t, root, "Q", "")
+	node(t, root, "Q/team/K", q)
+	writeFile(t, filepath.Join(root, "P", RegistryFile), registry(filepath.Join(root, "Q/team/K", HeartbeatFile)), time.Now(), 0)
+	y1, y2 := node(t, root, "Y1", ""), node(t, root, "Y2", "")
+	writeFile(t, filepath.Join(root, "Y1", RegistryFile), registry(y2), time.Now(), 0)
+	writeFile(t, filepath.Join(root, "Y2", RegistryFile), registry(y1), time.Now(), 0)
+	snap, err := Scan(Options{Roots: []string{root}, Probe: aliveProbe{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{"Q/team/K": "; also claimed by Q", "Y1": "; cycle broken at Y2 → Y1", "Y2": "; cycle broken at Y2 → Y1"} {
+		if n := mustNode(t, snap, id); !strings.Contains(n.Reason, want) {
+			t.Errorf("%s: reason %q, want it to contain %q", id, n.Reason, want)
+		}
+	}
+}
+
 // Root prefixes are unique, whatever the base names: a made-up prefix
 // ("x-2") must not collide with a root that is really called so.
 func TestRootPrefixesNeverCollide(t *testing.T) {

@@ -85,7 +85,7 @@ func TerminalStatus(s string) bool {
 type Thresholds struct {
 	Beat           time.Duration // one beat: older than this is quiet
 	Stale          time.Duration // older than this the pid decides
-	KillAfter      time.Duration // stalled this long (past stale) makes a kill candidate
+	KillAfter      time.Duration // a stalled node whose beat is older than this is a kill candidate
 	ExitGrace      time.Duration // a verified-gone pid is dead once the beat is this old
 	StartTolerance time.Duration // create time vs started: same process within this
 	// NoPidCheck classifies from mtimes alone (trees from another host).

@@ -941,32 +941,45 @@ func (w *Watcher) dueSessions(now time.Time, due map[*model.Node]bool) {
 }
 
 // nextDue is the first instant after now at which a threshold of SPEC §3
-// is crossed by a node of session s (beat, exit grace, stale, kill-after,
-// registry and resume-marker age); zero-cost sessions get a far future.
+// is crossed by a node of session s (the beat edges, registry and
+// resume-marker age); zero-cost sessions get a far future. The classifier
+// compares `age > threshold`, so a threshold is crossed one nanosecond past
+// it: due any earlier, the session would be classified the same and the
+// crossing then missed until the next edge.
 func nextDue(s *model.Node, now time.Time, th model.Thresholds) time.Time {
 	next := now.Add(24 * time.Hour)
-	consider := func(t time.Time) {
-		if t.After(now) && t.Before(next) {
+	consider := func(from time.Time, d time.Duration) {
+		if t := from.Add(d + time.Nanosecond); t.After(now) && t.Before(next) {
 			next = t
 		}
 	}
+	edges := beatEdges(th)
 	s.Walk(func(n *model.Node) {
 		if !n.BeatMtime.IsZero() {
-			for _, d := range []time.Duration{th.ExitGrace, th.Beat, th.Stale, th.Stale + th.KillAfter} {
-				consider(n.BeatMtime.Add(d))
+			for _, d := range edges {
+				consider(n.BeatMtime, d)
 			}
 		}
 		if !n.RegistryMtime.IsZero() {
-			consider(n.RegistryMtime.Add(th.Stale))
+			consider(n.RegistryMtime, th.Stale)
 		}
 		if !n.ResumeMtime.IsZero() {
-			consider(n.ResumeMtime.Add(th.Stale))
+			consider(n.ResumeMtime, th.Stale)
 		}
 		if !n.OrphanedSince.IsZero() {
-			consider(n.OrphanedSince.Add(th.Stale))
+			consider(n.OrphanedSince, th.Stale)
 		}
 	})
 	return next
+}
+
+// beatEdges are the beat ages past which liveness.ClassifyNode judges a
+// node differently: the pid is asked (exit grace), quiet (beat), stalled or
+// dead by mtime (stale), kill candidate (kill-after; measured from the beat
+// like stale: SPEC's appendix makes a beat 360 s old one).
+// TestNextDueNeverAfterTheClassifierChanges holds them to the classifier.
+func beatEdges(th model.Thresholds) [4]time.Duration {
+	return [4]time.Duration{th.ExitGrace, th.Beat, th.Stale, th.KillAfter}
 }
 
 // send hands u to the consumer without blocking: an update still unread is

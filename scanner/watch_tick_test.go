@@ -1,9 +1,12 @@
 package scanner
 
 import (
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -90,5 +93,127 @@ func TestWatchTickNotStarvedByEvents(t *testing.T) {
 			// machine room.
 			awaitWithin(t, w, 8*time.Second, "victim dead", nodeIs("victim", model.StateDead, "", false))
 		})
+	}
+}
+
+// SPEC §3 and its appendix (a beat 360 s old with kill-after 300 s is a kill
+// candidate): kill-after is measured from the beat, like stale, so the tick
+// must re-classify a stalled node when its beat reaches kill-after, not
+// stale + kill-after later. The periodic refresh of every reason (30 ticks,
+// 6 s here) must not be what brings it.
+func TestWatchKillCandidateDueAtKillAfter(t *testing.T) {
+	for _, m := range watchModes {
+		t.Run(m.name, func(t *testing.T) {
+			root := t.TempDir()
+			pid, started := self(t)
+			hb := writeHeartbeat(t, filepath.Join(root, "s"), pid, started, "running", "")
+			th := model.Thresholds{Beat: time.Second, Stale: 4 * time.Second, KillAfter: 6 * time.Second,
+				ExitGrace: time.Second, StartTolerance: 2 * time.Second}
+			setMtime(t, hb, time.Now().Add(-5500*time.Millisecond)) // stalled; kill candidate in 0.5 s
+			wo := m.wo
+			wo.Tick = 200 * time.Millisecond
+			w, err := NewWatcher(Options{Roots: []string{root}, Thresholds: th}, wo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runWatcher(t, w)
+			// Due 0.5 s from now; stale + kill-after would be 4.5 s, the
+			// refresh 6 s.
+			awaitWithin(t, w, 4*time.Second, "kill candidate", nodeIs("s", model.StateRunning, model.FlagKillCandidate, true))
+		})
+	}
+}
+
+// fixedProbe gives every pid the same answer.
+type fixedProbe liveness.ProcessInfo
+
+func (p fixedProbe) Lookup(int) liveness.ProcessInfo { return liveness.ProcessInfo(p) }
+
+// The tick re-classifies a session only when nextDue says so: it must never
+// say a time later than the classifier's next change of state, flags or
+// action, whatever the thresholds, the probe's answer and the node. Checked
+// against the classifier itself at every threshold edge (and a nanosecond
+// either side) and on a grid between, so that the two cannot drift apart.
+func TestNextDueNeverAfterTheClassifierChanges(t *testing.T) {
+	base := time.Unix(1_800_000_000, 0)
+	created := base.Add(-time.Hour)
+	thresholds := []model.Thresholds{
+		model.DefaultThresholds(),
+		testThresholds, // kill-after below stale
+		{Beat: 10 * time.Second, Stale: 20 * time.Second, KillAfter: 25 * time.Second, ExitGrace: 15 * time.Second, StartTolerance: time.Second},
+		func() model.Thresholds { th := model.DefaultThresholds(); th.NoPidCheck = true; return th }(),
+	}
+	probes := map[string]fixedProbe{
+		"alive":      {Exists: true, CreateTime: created},
+		"gone":       {},
+		"reused":     {Exists: true, CreateTime: created.Add(time.Minute)},
+		"unverified": {Exists: true, CreateTimeErr: fs.ErrPermission},
+	}
+	type variant struct {
+		name    string
+		pid     int
+		status  string
+		blocked bool
+	}
+	variants := []variant{
+		{"running", 4242, model.StatusRunning, false},
+		{"running, blocked", 4242, model.StatusRunning, true},
+		{"starting", 4242, model.StatusStarting, false},
+		{"paused", 4242, model.StatusPaused, false},
+		{"no pid", 0, model.StatusRunning, false},
+		{"completed", 4242, model.StatusCompleted, false},
+	}
+	key := func(n *model.Node) string { return fmt.Sprint(n.State, n.Flags, n.Action) }
+	for ti, th := range thresholds {
+		longest := max(th.ExitGrace, th.Beat, th.Stale, th.KillAfter, th.Stale+th.KillAfter)
+		var ages []time.Duration
+		for _, e := range []time.Duration{0, th.ExitGrace, th.Beat, th.Stale, th.KillAfter, th.Stale + th.KillAfter} {
+			ages = append(ages, e-time.Nanosecond, e, e+time.Nanosecond, e+2*time.Nanosecond)
+		}
+		for k := range 400 {
+			ages = append(ages, longest*2*time.Duration(k)/400)
+		}
+		slices.Sort(ages)
+		ages = slices.Compact(ages)
+		for pname, probe := range probes {
+			for _, v := range variants {
+				t.Run(fmt.Sprintf("thresholds %d/%s/%s", ti, pname, v.name), func(t *testing.T) {
+					classify := func(age time.Duration) *model.Node {
+						n := &model.Node{ID: "s", InfraDir: "/r/s", HasHeartbeat: true, BeatMtime: base,
+							Heartbeat: &model.Heartbeat{PID: v.pid, Status: v.status, Started: float64(created.Unix())}}
+						if v.blocked {
+							n.Blocked = &model.Blocked{Question: "?"}
+						}
+						liveness.ClassifyForest([]*model.Node{n}, probe, base.Add(age), th)
+						return n
+					}
+					keys := make([]string, len(ages))
+					for i, a := range ages {
+						keys[i] = key(classify(a))
+					}
+					// changeAt[i]: the first sampled age after ages[i] with
+					// another classification, or -1.
+					changeAt := make([]int, len(ages))
+					next := -1
+					for i := len(ages) - 1; i >= 0; i-- {
+						changeAt[i] = next
+						if i > 0 && keys[i-1] != keys[i] {
+							next = i
+						}
+					}
+					for i, a := range ages {
+						if changeAt[i] < 0 {
+							continue
+						}
+						now := base.Add(a)
+						due := nextDue(classify(a), now, th)
+						if change := base.Add(ages[changeAt[i]]); due.After(change) {
+							t.Errorf("at beat age %v (%s): due at age %v, but at age %v it is %s",
+								a, keys[i], due.Sub(base), ages[changeAt[i]], keys[changeAt[i]])
+						}
+					}
+				})
+			}
+		}
 	}
 }

@@ -283,12 +283,18 @@ func TestBadUsageExitsTwo(t *testing.T) {
 		{"unknown flag", []string{"--bogus"}},
 		{"json without once", []string{"--json"}},
 		{"negative stale", []string{"--once", "--stale", "-1s"}},
+		{"stale not longer than exit-grace", []string{"--once", "--stale", "5s", "--exit-grace", "5s"}},
+		{"beat longer than stale", []string{"--once", "--beat", "3m"}},
+		{"kill-after shorter than stale", []string{"--once", "--kill-after", "60s"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, code := run(t, t.TempDir(), tt.args...)
+			_, stderr, code := run(t, t.TempDir(), tt.args...)
 			if code != 2 {
 				t.Errorf("exit %d, want 2", code)
+			}
+			if msg := strings.TrimSpace(stderr); msg == "" || strings.Contains(msg, "\n") {
+				t.Errorf("stderr should be one line, got %q", stderr)
 			}
 		})
 	}

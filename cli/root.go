@@ -196,6 +196,17 @@ func (g *Globals) Thresholds() (model.Thresholds, error) {
 			return th, usageError(fmt.Errorf("--%s must be positive, got %s", name, d))
 		}
 	}
+	// SPEC §3 reads them in this order: a gone pid is dead after the exit
+	// grace, a node is quiet after one beat and stalled after stale, a kill
+	// candidate after kill-after. Out of order, the tables say nonsense.
+	switch {
+	case th.Stale <= th.ExitGrace:
+		return th, usageError(fmt.Errorf("--stale (%s) must be longer than --exit-grace (%s)", th.Stale, th.ExitGrace))
+	case th.Beat > th.Stale:
+		return th, usageError(fmt.Errorf("--beat (%s) must not be longer than --stale (%s)", th.Beat, th.Stale))
+	case th.KillAfter < th.Stale:
+		return th, usageError(fmt.Errorf("--kill-after (%s) must not be shorter than --stale (%s)", th.KillAfter, th.Stale))
+	}
 	return th, nil
 }
 

@@ -92,7 +92,7 @@ func (n *Node) Status() string {
 	return ""
 }
 
-// Role is the heartbeat's role, else the last-but-one id segment.
+// Role is the heartbeat's role, or "" when there is none.
 func (n *Node) Role() string {
 	if n.Heartbeat != nil && n.Heartbeat.Role != "" {
 		return n.Heartbeat.Role

@@ -205,7 +205,7 @@ func nodeJSON(n *model.Node, now time.Time) NodeJSON {
 		if hb.Started > 0 {
 			out.Started = ptr(hb.Started)
 		}
-		out.Status = ptr(hb.Status)
+		out.Status = statusJSON(hb, n.HeartbeatRaw)
 		if len(hb.Extra) > 0 {
 			out.Extra = hb.Extra
 		}
@@ -230,6 +230,26 @@ func nodeJSON(n *model.Node, now time.Time) NodeJSON {
 		out.Children = append(out.Children, nodeJSON(c, now))
 	}
 	return out
+}
+
+// statusJSON is the heartbeat's status as written (SPEC §4.1: raw, or
+// null): null when the file holds no status string (absent, null, or of
+// another type). The parsed heartbeat cannot tell an absent status from an
+// empty one, so an empty one is looked up in the file's bytes; a heartbeat
+// without them (built in memory) is taken as parsed.
+func statusJSON(hb *model.Heartbeat, raw []byte) *string {
+	if hb.Status != "" || raw == nil {
+		return ptr(hb.Status)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil
+	}
+	var status *string // JSON null leaves it nil
+	if err := json.Unmarshal(fields["status"], &status); err != nil || fields["status"] == nil {
+		return nil
+	}
+	return status
 }
 
 // Retries reports the node's resume counts and what is left of the budget

@@ -211,3 +211,48 @@ func TestTextSanitisesAgentWrittenStrings(t *testing.T) {
 		})
 	}
 }
+
+// SPEC §4.1: status is the raw heartbeat status, or null. Null means the
+// file has no status string; a status written as "" is "".
+func TestJSONStatusIsNullOnlyWhenAbsent(t *testing.T) {
+	tests := []struct {
+		name string
+		raw  string // the heartbeat file; "" for one built in memory
+		hb   model.Heartbeat
+		want any
+	}{
+		{name: "status written", raw: `{"pid": 1, "status": "running"}`, hb: model.Heartbeat{PID: 1, Status: "running"}, want: "running"},
+		{name: "no status field: null", raw: `{"pid": 1}`, hb: model.Heartbeat{PID: 1}, want: nil},
+		{name: "status null: null", raw: `{"pid": 1, "status": null}`, hb: model.Heartbeat{PID: 1}, want: nil},
+		{name: "status not a string (unreadable field): null", raw: `{"pid": 1, "status": 3}`, hb: model.Heartbeat{PID: 1}, want: nil},
+		{name: "status written empty: empty", raw: `{"pid": 1, "status": ""}`, hb: model.Heartbeat{PID: 1}, want: ""},
+		{name: "a status key nested elsewhere does not count", raw: `{"pid": 1, "meta": {"status": "x"}}`, hb: model.Heartbeat{PID: 1}, want: nil},
+		{name: "no raw bytes (built in memory): as parsed", hb: model.Heartbeat{PID: 1}, want: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snap := sampleSnapshot()
+			lead := snap.Sessions[0]
+			hb := tt.hb
+			lead.Heartbeat = &hb
+			lead.HeartbeatRaw = nil
+			if tt.raw != "" {
+				lead.HeartbeatRaw = []byte(tt.raw)
+			}
+			var buf bytes.Buffer
+			if err := WriteJSON(&buf, snap); err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				Sessions []map[string]any `json:"sessions"`
+			}
+			if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+				t.Fatal(err)
+			}
+			got, ok := doc.Sessions[0]["status"]
+			if !ok || mustJSON(got) != mustJSON(tt.want) {
+				t.Errorf("status = %s (present %v), want %s", mustJSON(got), ok, mustJSON(tt.want))
+			}
+		})
+	}
+}

@@ -161,9 +161,9 @@ func (e *Engine) compactAll(ctx context.Context, req Request) (Result, error) {
 	if e.opts.Readonly {
 		return refuse(res, "read-only mode: no action can run"), nil
 	}
-	snap, err := e.scan(e.opts.Scan)
+	snap, err := e.scanRoots()
 	if err != nil {
-		return res, fmt.Errorf("compact --all: %w", err)
+		return res, err
 	}
 	var errs []error
 	total, files := 0, 0

@@ -61,6 +61,22 @@ type Result struct {
 	Removed []string
 }
 
+// ScanError is a failure to read the roots at all: no root could be read,
+// or an ignore glob is malformed. It is bad usage (exit 2), not a refusal.
+type ScanError struct{ Err error }
+
+func (e *ScanError) Error() string { return e.Err.Error() }
+func (e *ScanError) Unwrap() error { return e.Err }
+
+// scanRoots reads the forest under the configured roots.
+func (e *Engine) scanRoots() (*model.Snapshot, error) {
+	snap, err := e.scan(e.opts.Scan)
+	if err != nil {
+		return nil, &ScanError{Err: err}
+	}
+	return snap, nil
+}
+
 // DefaultGrace is the time between SIGTERM and SIGKILL when none is given.
 const DefaultGrace = 10 * time.Second
 
@@ -204,7 +220,7 @@ func (e *Engine) locate(arg, scope string) (*model.Snapshot, *model.Node, error)
 	}
 	var firstErr error
 	if len(opts.Roots) > 0 {
-		snap, err := e.scan(opts)
+		snap, err := e.scanRoots()
 		if err == nil {
 			if n, rerr := scanner.ResolveNode(snap, arg); rerr == nil && n != nil {
 				return snap, n, nil

@@ -31,9 +31,9 @@ func (e *Engine) Plan(_ context.Context) ([]Step, error) {
 }
 
 func (e *Engine) plan() ([]Step, *model.Snapshot, error) {
-	snap, err := e.scan(e.opts.Scan)
+	snap, err := e.scanRoots()
 	if err != nil {
-		return nil, nil, fmt.Errorf("recover: %w", err)
+		return nil, nil, err
 	}
 	var steps []Step
 	for _, s := range snap.Sessions {

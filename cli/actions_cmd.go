@@ -52,12 +52,22 @@ func runAction(cmd *cobra.Command, g *Globals, req actions.Request) error {
 	}
 	switch {
 	case err != nil:
-		return failure(fmt.Errorf("%s: %w", what, err))
+		return actionError(fmt.Errorf("%s: %w", what, err))
 	case res.Refused:
 		return failure(fmt.Errorf("%s refused: %s", what, res.Message))
 	}
 	fmt.Fprintln(g.Stdout, res.Message)
 	return nil
+}
+
+// actionError is the exit of an action that could not run or failed: bad
+// usage when the roots could not be read at all (SPEC §4), else a failure.
+func actionError(err error) error {
+	var scan *actions.ScanError
+	if errors.As(err, &scan) {
+		return usageError(err)
+	}
+	return failure(err)
 }
 
 // completeNodes offers the node ids under the roots for shell completion,
@@ -206,9 +216,11 @@ func newRecoverCmd(g *Globals) *cobra.Command {
 				return err
 			}
 			results, err := e.Recover(cmd.Context(), apply, killStalled)
-			printRecover(g.Stdout, results, apply)
+			if err == nil || len(results) > 0 {
+				printRecover(g.Stdout, results, apply)
+			}
 			if err != nil {
-				return failure(fmt.Errorf("recover: %w", err))
+				return actionError(fmt.Errorf("recover: %w", err))
 			}
 			if !apply {
 				return nil

@@ -82,6 +82,18 @@ argv = ["touch", "{infra_dir}/merged-by-cli"]
 			args: func(t *testing.T, root string) []string {
 				return []string{"resume", "--root", root, "--frobnicate", "dead"}
 			}},
+		{name: "kill with no readable root is usage", wantCode: 2, wantStderr: "no root could be read",
+			args: func(t *testing.T, root string) []string {
+				return []string{"kill", "--root", filepath.Join(root, "nonexistent"), "s"}
+			}},
+		{name: "compact --all with no readable root is usage", wantCode: 2, wantStderr: "no root could be read",
+			args: func(t *testing.T, root string) []string {
+				return []string{"compact", "--root", filepath.Join(root, "nonexistent"), "--all"}
+			}},
+		{name: "recover with no readable root is usage", wantCode: 2, wantStderr: "no root could be read",
+			args: func(t *testing.T, root string) []string {
+				return []string{"recover", filepath.Join(root, "nonexistent")}
+			}},
 		{name: "an unknown node fails", wantCode: 1, wantStderr: "nosuch",
 			args: func(t *testing.T, root string) []string { return []string{"resume", "--root", root, "nosuch"} }},
 		{name: "kill of a dead node is refused", wantCode: 1, wantStderr: "kill dead refused: node dead is dead, not running",

@@ -144,10 +144,24 @@ func TestOnceJSONSchemaAndExitCodes(t *testing.T) {
 			t.Errorf("document lacks %q", key)
 		}
 	}
+	if doc["pid_check"] != true {
+		t.Errorf("pid_check = %v, want true by default", doc["pid_check"])
+	}
+	th := doc["thresholds"].(map[string]any)
+	for key, want := range map[string]float64{"beat_s": 30, "stale_s": 120, "kill_after_s": 300, "exit_grace_s": 5, "start_tolerance_s": 2} {
+		if th[key] != want {
+			t.Errorf("thresholds.%s = %v, want %v", key, th[key], want)
+		}
+	}
+	if len(th) != 5 {
+		t.Errorf("thresholds = %v, want the five of SPEC §4.1", th)
+	}
+	// Every summary key of SPEC §4.1.
 	sum := doc["summary"].(map[string]any)
-	for key, want := range map[string]float64{"nodes": 3, "sessions": 1, "running": 1, "dead": 1, "finished": 1, "missing": 0} {
-		if sum[key] != want {
-			t.Errorf("summary.%s = %v, want %v", key, sum[key], want)
+	for key, want := range map[string]float64{"nodes": 3, "sessions": 1, "running": 1, "dead": 1, "finished": 1, "missing": 0,
+		"stalled": 0, "kill_candidate": 0, "blocked": 0, "orphaned": 0, "problems": 0} {
+		if got, ok := sum[key]; !ok || got != want {
+			t.Errorf("summary.%s = %v (present %v), want %v", key, got, ok, want)
 		}
 	}
 	session := doc["sessions"].([]any)[0].(map[string]any)
@@ -206,6 +220,49 @@ func TestOnceFailOnSelectsTheExitCode(t *testing.T) {
 			if code != tt.want {
 				t.Errorf("exit %d, want %d (stderr %q)", code, tt.want, stderr)
 			}
+		})
+	}
+}
+
+// --no-pid-check: liveness from mtimes alone, and both outputs say so.
+func TestOnceNoPidCheckSaysSo(t *testing.T) {
+	root, _ := e2eTree(t)
+	tests := []struct {
+		name  string
+		args  []string
+		check func(t *testing.T, stdout string)
+	}{
+		{name: "JSON pid_check is false", args: []string{"--once", "--json", "--no-pid-check", "--fail-on", "none", root},
+			check: func(t *testing.T, stdout string) {
+				var doc map[string]any
+				if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+					t.Fatal(err)
+				}
+				if v, ok := doc["pid_check"]; !ok || v != false {
+					t.Errorf("pid_check = %v (present %v), want false", v, ok)
+				}
+			}},
+		{name: "the text header notes it", args: []string{"--once", "--no-pid-check", "--fail-on", "none", root},
+			check: func(t *testing.T, stdout string) {
+				header, _, _ := strings.Cut(stdout, "\n")
+				if !strings.Contains(header, "no pid check: liveness from mtimes alone") {
+					t.Errorf("header %q does not say the pids were not checked", header)
+				}
+			}},
+		{name: "without it the header says nothing of the kind", args: []string{"--once", "--fail-on", "none", root},
+			check: func(t *testing.T, stdout string) {
+				if strings.Contains(stdout, "no pid check") {
+					t.Errorf("header notes no pid check without the flag:\n%s", stdout)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := run(t, t.TempDir(), tt.args...)
+			if code != 0 {
+				t.Fatalf("exit %d, stderr %q", code, stderr)
+			}
+			tt.check(t, stdout)
 		})
 	}
 }

@@ -20,12 +20,20 @@ import (
 // resume re-dispatches a dead node (SPEC §5.2).
 func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, error) {
 	res := Result{Action: model.ActionResume, NodeID: n.ID, Root: n.Root, PID: n.PID()}
+	// Every line of a forced resume says so, refusals and failures too.
+	journal := func(res Result) error {
+		return e.journalResult(req, res, func(j *JournalEntry) { j.Force = req.Force })
+	}
 	refused := func(msg string) (Result, error) {
 		res = refuse(res, msg)
 		if req.DryRun {
 			return res, nil
 		}
-		return res, e.journalResult(req, res, func(j *JournalEntry) { j.Force = req.Force })
+		return res, journal(res)
+	}
+	failed := func(err error) (Result, error) {
+		res.Outcome, res.Message = OutcomeFailed, err.Error()
+		return res, errors.Join(err, journal(res))
 	}
 	res.Checks = append(res.Checks, fmt.Sprintf("state %s", n.State))
 	if n.State != model.StateDead {
@@ -83,14 +91,12 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 	// claimants on this host; O_EXCL stays the guard across hosts.
 	unlock, err := lockDir(n.InfraDir)
 	if err != nil {
-		res.Outcome, res.Message = OutcomeFailed, fmt.Sprintf("resume %s: %v", n.ID, err)
-		return res, errors.Join(err, e.journalResult(req, res, nil))
+		return failed(fmt.Errorf("resume %s: %w", n.ID, err))
 	}
 	defer unlock()
 	won, since, ours, err := e.claimPending(n, marker)
 	if err != nil {
-		res.Outcome, res.Message = OutcomeFailed, err.Error()
-		return res, errors.Join(err, e.journalResult(req, res, nil))
+		return failed(err)
 	}
 	if !won {
 		return refused(fmt.Sprintf("node %s: a resume is already pending since %s", n.ID, since.UTC().Format(time.RFC3339)))
@@ -112,25 +118,24 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 		next = bumped(cur, phase)
 	}
 	if err := writeRetryCount(n.InfraDir, next); err != nil {
-		res.Outcome, res.Message = OutcomeFailed, err.Error()
-		return res, errors.Join(err, e.journalResult(req, res, nil))
+		// Nothing was dispatched: let the next resume try at once.
+		removeOwnMarker(marker, ours)
+		return failed(err)
 	}
 	if err := e.step("resume:bumped"); err != nil {
 		return res, err
 	}
 	pid, err := startDetached(argv, n.InfraDir, logPath)
 	if err != nil {
-		// Nothing was dispatched: let the next resume try at once.
-		_ = os.Remove(marker)
-		res.Outcome, res.Message = OutcomeFailed, fmt.Sprintf("resume %s: %v", n.ID, err)
-		return res, errors.Join(errors.New(res.Message), e.journalResult(req, res, nil))
+		removeOwnMarker(marker, ours)
+		return failed(fmt.Errorf("resume %s: %w", n.ID, err))
 	}
 	res.Outcome = OutcomeDone
 	res.Message = fmt.Sprintf("resumed %s: started pid %d (%s), retries %s", n.ID, pid, quoteArgv(argv), budgetLine(next, phase))
 	if req.Force {
 		res.Message += "; retry budget overridden by --force"
 	}
-	return res, e.journalResult(req, res, func(j *JournalEntry) { j.Force = req.Force })
+	return res, journal(res)
 }
 
 func readRetryCount(infra string) (model.RetryCount, error) {

@@ -425,3 +425,60 @@ func TestResumeOfANodeThatBeatSinceItWasReadDispatchesNothing(t *testing.T) {
 		})
 	}
 }
+
+// SPEC §5.2: a resume that fails after claiming its marker releases it (a
+// failed attempt must not hold off the next one until the marker is stale),
+// and its journal line says whether the budget was overridden.
+func TestAFailedResumeReleasesItsMarkerAndJournalsForce(t *testing.T) {
+	tests := []struct {
+		name  string
+		hook  func(infra string) func(string) error
+		argv0 func(t *testing.T) string
+		want  string
+	}{
+		{name: ".retry-count cannot be written", want: ".retry-count", hook: func(infra string) func(string) error {
+			return func(step string) error {
+				if step != "resume:claimed" {
+					return nil
+				}
+				// Something else takes the name: the atomic rename cannot replace it.
+				os.Remove(filepath.Join(infra, ".retry-count"))
+				return os.MkdirAll(filepath.Join(infra, ".retry-count", "in-the-way"), 0o755)
+			}
+		}},
+		{name: "the command cannot start", want: "exec format error", argv0: func(t *testing.T) string {
+			p := filepath.Join(t.TempDir(), "not-a-program")
+			if err := os.WriteFile(p, []byte("\x00\x01garbage"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			infra := deadNode(t, root, "EXECUTE")
+			os.WriteFile(filepath.Join(infra, ".retry-count"), []byte(`{"total":9,"by_phase":{"EXECUTE":1}}`), 0o644)
+			out := filepath.Join(t.TempDir(), "argv")
+			cfg := resumeConfig(out)
+			if tc.argv0 != nil {
+				cfg.Resume.Argv = []string{tc.argv0(t)}
+			}
+			e := testEngine(root, model.Thresholds{}, cfg)
+			if tc.hook != nil {
+				e.hook = tc.hook(infra)
+			}
+			res, err := e.Run(context.Background(), Request{Action: model.ActionResume, Node: "s", Force: true})
+			if err == nil || res.Outcome != OutcomeFailed || !strings.Contains(res.Message, tc.want) {
+				t.Fatalf("resume: %v %s %q, want a failure saying %q", err, res.Outcome, res.Message, tc.want)
+			}
+			if _, err := os.Stat(filepath.Join(infra, ".resume-pending")); err == nil {
+				t.Fatal("the failed resume left its marker")
+			}
+			js := journalFor(t, root, "s")
+			if len(js) != 1 || js[0].Outcome != OutcomeFailed || !js[0].Force {
+				t.Fatalf("journal: %+v", js)
+			}
+		})
+	}
+}

@@ -49,10 +49,15 @@ run: build
 demo: build
 	./$(BIN) demo
 
-# Short fuzzing runs of every parser.
+# Short fuzzing runs of every fuzz target in the repository (found by name,
+# so a new one is never left out), FUZZTIME each.
+FUZZTIME ?= 20s
 fuzz: deps
-	for f in FuzzHeartbeat FuzzRegistry FuzzCfa FuzzRetryCount FuzzBlocked; do \
-		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 20s ./scanner || exit 1; \
+	@set -e; for pkg in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+		for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$pkg/*_test.go | cut -d' ' -f2 | sort); do \
+			echo "fuzz $$pkg $$f"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
 	done
 
 clean:

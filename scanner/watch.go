@@ -433,10 +433,12 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-poll.C:
 			if w.nPolled > 0 {
 				w.restat(true)
-				afterChange()
 			}
+			w.findLostRoots()
+			afterChange()
 		case <-w.refresh:
 			w.restat(false)
+			w.findLostRoots()
 			w.flush(time.Time{}, tickDue)
 			tickDue = false
 		case <-tick.C:
@@ -1303,6 +1305,25 @@ func (w *Watcher) dropDir(dir string) {
 		if within(dir, p) {
 			delete(w.walkProbs, p)
 		}
+	}
+	if dir == d.root {
+		w.addWalkProblem(dir, errors.New("root vanished; it is looked for again at every poll"))
+	}
+}
+
+// findLostRoots discovers again the roots that vanished while watched (a
+// root deleted and made again): nothing watches a root's parent, so they
+// are looked for at every poll. A root present costs a map lookup.
+func (w *Watcher) findLostRoots() {
+	for _, r := range w.roots {
+		if _, held := w.dirs[r.Path]; held {
+			continue
+		}
+		if fi, err := os.Stat(r.Path); err != nil || !fi.IsDir() {
+			continue
+		}
+		delete(w.walkProbs, r.Path)
+		w.discover(r.Path)
 	}
 }
 

@@ -3,8 +3,10 @@ package scanner
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -107,5 +109,34 @@ func mkGit(t *testing.T, dir string) {
 	}
 	if err := os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: /elsewhere/.git/worktrees/x\n"), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// SPEC §1 watching: a root deleted and made again (a cleanup script, a
+// test harness) is followed again; while it is gone, the snapshot says so.
+func TestWatchRootRecreated(t *testing.T) {
+	for _, m := range watchModes {
+		t.Run(m.name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "sessions")
+			pid, started := self(t)
+			writeHeartbeat(t, filepath.Join(root, "s"), pid, started, "running", "")
+			w := newTestWatcher(t, m.wo, root)
+			await(t, w, "s", nodeIs("s", model.StateRunning, "", false))
+			if err := os.RemoveAll(root); err != nil {
+				t.Fatal(err)
+			}
+			await(t, w, "s gone, the root missed", func(s *model.Snapshot) bool {
+				return s.Node("s") == nil && slices.ContainsFunc(s.Problems, func(p model.Problem) bool { return p.Path == root })
+			})
+			writeHeartbeat(t, filepath.Join(root, "s2", "team", "w"), pid, started, "running", "")
+			writeHeartbeat(t, filepath.Join(root, "s2"), pid, started, "running", "")
+			// Found at the next poll of the missing root (2 s under fsnotify).
+			awaitWithin(t, w, 10*time.Second, "the new root's nodes", func(s *model.Snapshot) bool {
+				return nodeIs("s2/team/w", model.StateRunning, "", false)(s) && len(s.Problems) == 0
+			})
+			// And it is watched (or polled) again, not just read once.
+			writeHeartbeat(t, filepath.Join(root, "s3"), pid, started, "running", "")
+			await(t, w, "a session made later", nodeIs("s3", model.StateRunning, "", false))
+		})
 	}
 }

@@ -114,7 +114,7 @@ func (e *Engine) compactNode(ctx context.Context, req Request, n *model.Node) (R
 			res.Message += "; the registry was left as it was: the lines journaled as removed are still in it"
 		}
 		// Past the rename the lines are gone: this line carries them too.
-		return res, errors.Join(err, e.journalResult(req, res, func(j *JournalEntry) { j.Removed = res.Removed }))
+		return res, joinErrors(err, e.journalResult(req, res, func(j *JournalEntry) { j.Removed = res.Removed }))
 	}
 	res.Outcome = OutcomeDone
 	res.Message = fmt.Sprintf("removed %d line(s) from %s", len(c.removed), path)
@@ -197,7 +197,7 @@ func (e *Engine) compactAll(ctx context.Context, req Request) (Result, error) {
 	if len(errs) > 0 {
 		res.Outcome = OutcomeFailed
 	}
-	return res, errors.Join(errs...)
+	return res, joinErrors(errs...)
 }
 
 // compactRule decides, for a registry of the node at infra, which complete

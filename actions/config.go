@@ -112,8 +112,8 @@ func LoadConfig(explicitPath string, roots []string) (Config, string, error) {
 		}
 		return Config{}, "", fmt.Errorf("config %s: %w", abs, err)
 	}
-	if err := errors.Join(checkCommandName("resume.argv", cfg.Resume.Argv), checkCommandName("merge.argv", cfg.Merge.Argv)); err != nil {
-		return Config{}, "", fmt.Errorf("config %s: %s", abs, oneLine(err.Error()))
+	if err := joinErrors(checkCommandName("resume.argv", cfg.Resume.Argv), checkCommandName("merge.argv", cfg.Merge.Argv)); err != nil {
+		return Config{}, "", fmt.Errorf("config %s: %w", abs, err)
 	}
 	return cfg, abs, nil
 }

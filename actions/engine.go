@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -449,6 +450,36 @@ func readFileCapped(path string, limit int64) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// joinErrors is errors.Join for errors that must print as one line (SPEC
+// §4: an error is one line): the ones that are not nil, joined with "; ".
+func joinErrors(errs ...error) error {
+	var kept joinedError
+	for _, err := range errs {
+		if err != nil {
+			kept = append(kept, err)
+		}
+	}
+	switch len(kept) {
+	case 0:
+		return nil
+	case 1:
+		return kept[0]
+	}
+	return kept
+}
+
+type joinedError []error
+
+func (j joinedError) Error() string {
+	parts := make([]string, len(j))
+	for i, err := range j {
+		parts[i] = err.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (j joinedError) Unwrap() []error { return j }
 
 // step runs the test hook between steps of an action.
 func (e *Engine) step(name string) error {

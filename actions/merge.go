@@ -71,7 +71,7 @@ func (e *Engine) merge(ctx context.Context, req Request, n *model.Node) (Result,
 	unlock, err := lockDir(n.InfraDir)
 	if err != nil {
 		res.Outcome, res.Message = OutcomeFailed, fmt.Sprintf("merge %s: %v", n.ID, err)
-		return res, errors.Join(err, e.journalResult(req, res, nil))
+		return res, joinErrors(err, e.journalResult(req, res, nil))
 	}
 	defer unlock()
 	if _, err := os.Lstat(marker); err == nil {
@@ -79,7 +79,7 @@ func (e *Engine) merge(ctx context.Context, req Request, n *model.Node) (Result,
 	}
 	if err := runLogged(ctx, argv, n.InfraDir, logPath); err != nil {
 		res.Outcome, res.Message = OutcomeFailed, fmt.Sprintf("merge %s: %v (see %s)", n.ID, err, logPath)
-		return res, errors.Join(errors.New(res.Message), e.journalResult(req, res, nil))
+		return res, joinErrors(errors.New(res.Message), e.journalResult(req, res, nil))
 	}
 	if err := e.step("merge:ran"); err != nil {
 		return res, err
@@ -91,7 +91,7 @@ func (e *Engine) merge(ctx context.Context, req Request, n *model.Node) (Result,
 	}{e.now().UTC(), currentUser(), argv})
 	if err := renameio.WriteFile(marker, append(body, '\n'), 0o644, renameio.WithTempDir(n.InfraDir)); err != nil {
 		res.Outcome, res.Message = OutcomeFailed, fmt.Sprintf("merge %s ran, but writing %s failed: %v", n.ID, marker, err)
-		return res, errors.Join(errors.New(res.Message), e.journalResult(req, res, nil))
+		return res, joinErrors(errors.New(res.Message), e.journalResult(req, res, nil))
 	}
 	res.Outcome = OutcomeDone
 	res.Message = fmt.Sprintf("merged %s: %s", n.ID, quoteArgv(argv))

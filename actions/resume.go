@@ -33,7 +33,7 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 	}
 	failed := func(err error) (Result, error) {
 		res.Outcome, res.Message = OutcomeFailed, err.Error()
-		return res, errors.Join(err, journal(res))
+		return res, joinErrors(err, journal(res))
 	}
 	res.Checks = append(res.Checks, fmt.Sprintf("state %s", n.State))
 	if n.State != model.StateDead {
@@ -248,7 +248,7 @@ func (e *Engine) claimPending(n *model.Node, marker string) (bool, time.Time, os
 			cerr := f.Close()
 			if werr != nil || serr != nil || cerr != nil {
 				_ = os.Remove(marker)
-				return false, time.Time{}, nil, fmt.Errorf("write %s: %w", marker, errors.Join(werr, serr, cerr))
+				return false, time.Time{}, nil, fmt.Errorf("write %s: %w", marker, joinErrors(werr, serr, cerr))
 			}
 			return true, time.Time{}, st, nil
 		}

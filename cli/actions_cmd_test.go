@@ -94,6 +94,15 @@ argv = ["touch", "{infra_dir}/merged-by-cli"]
 			args: func(t *testing.T, root string) []string {
 				return []string{"recover", filepath.Join(root, "nonexistent")}
 			}},
+		{name: "a failure and a journal that cannot be written are one line", wantCode: 1, wantStderr: "; journal:",
+			args: func(t *testing.T, root string) []string {
+				if err := os.WriteFile(filepath.Join(root, ".dispatchtop"), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				p := filepath.Join(t.TempDir(), "config.toml")
+				os.WriteFile(p, []byte("[merge]\nargv = [\"false\"]\n"), 0o644)
+				return []string{"merge", "--root", root, "--config", p, "fin/c"}
+			}},
 		{name: "an unknown node fails", wantCode: 1, wantStderr: "nosuch",
 			args: func(t *testing.T, root string) []string { return []string{"resume", "--root", root, "nosuch"} }},
 		{name: "kill of a dead node is refused", wantCode: 1, wantStderr: "kill dead refused: node dead is dead, not running",

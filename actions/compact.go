@@ -158,7 +158,7 @@ func pidWords(pids []int) string {
 // line for each registry that lost lines.
 func (e *Engine) compactAll(ctx context.Context, req Request) (Result, error) {
 	res := Result{Action: model.ActionCompact, NodeID: "--all"}
-	if e.opts.Readonly {
+	if e.opts.Readonly && !req.DryRun {
 		return refuse(res, "read-only mode: no action can run"), nil
 	}
 	snap, err := e.scanRoots()

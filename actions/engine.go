@@ -156,12 +156,16 @@ func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
 		return res, err
 	}
 	res.NodeID, res.Root, res.PID = n.ID, n.Root, n.PID()
-	if e.opts.Readonly {
-		// Read-only promises that nothing is written, the journal included.
+	if e.opts.Readonly && !req.DryRun {
+		// Read-only promises that nothing is written, the journal included;
+		// a dry run writes nothing.
 		return refuse(res, "read-only mode: no action can run"), nil
 	}
 	if n.HasScanFlag(model.FlagOutsideRoot) {
 		res = refuse(res, fmt.Sprintf("node %s names a path outside every root: never acted on", n.ID))
+		if req.DryRun {
+			return res, nil
+		}
 		return res, e.journalResult(req, res, nil)
 	}
 	if why := stillPlanned(req.planned, n); why != "" {

@@ -355,3 +355,40 @@ func TestRunWithHintRereadsTheNode(t *testing.T) {
 		t.Fatalf("resume of a node the hint lacks: %v %s %q", err, res.Outcome, res.Message)
 	}
 }
+
+// SPEC §4, §5: --readonly promises nothing is written; a dry run writes
+// nothing, so it is still answered, recover's plan included.
+func TestReadonlyStillAnswersDryRuns(t *testing.T) {
+	root := t.TempDir()
+	fleet(t, root)
+	out := filepath.Join(t.TempDir(), "argv")
+	e := New(EngineOptions{Scan: scanner.Options{Roots: []string{root}}, Config: fleetConfig(out), Readonly: true})
+	before := treeHash(t, root)
+	for _, req := range []Request{
+		{Action: model.ActionKill, Node: "stuck"},
+		{Action: model.ActionResume, Node: "dead"},
+		{Action: model.ActionCompact, Node: "run"},
+		{Action: model.ActionCompact, All: true},
+		{Action: model.ActionMerge, Node: "p/c"},
+	} {
+		res, err := e.DryRun(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Refused || res.Outcome != OutcomeDryRun {
+			t.Fatalf("%s --dry-run under --readonly: %s %q", req.Action, res.Outcome, res.Message)
+		}
+	}
+	results, err := e.Recover(context.Background(), false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if r.Refused {
+			t.Fatalf("recover's plan under --readonly: %s %s %q", r.NodeID, r.Outcome, r.Message)
+		}
+	}
+	if treeHash(t, root) != before {
+		t.Fatalf("a dry run under --readonly changed the tree")
+	}
+}

@@ -140,6 +140,14 @@ argv = ["touch", "{infra_dir}/merged-by-cli"]
 			args: func(t *testing.T, root string) []string {
 				return []string{"resume", "--root", root, "--config", resumeCfg(t, root), "--readonly", "dead"}
 			}},
+		{name: "--readonly still answers --dry-run", wantCode: 0, wantStdout: "would resume dead",
+			args: func(t *testing.T, root string) []string {
+				return []string{"resume", "--root", root, "--config", resumeCfg(t, root), "--readonly", "--dry-run", "dead"}
+			}},
+		{name: "recover under --readonly prints the plan", wantCode: 0, wantStdout: "would resume dead",
+			args: func(t *testing.T, root string) []string {
+				return []string{"recover", "--config", resumeCfg(t, root), "--readonly", root}
+			}},
 		{name: "compact --all compacts", wantCode: 0, wantStdout: "removed 1 line(s) from 1 registr",
 			args: func(t *testing.T, root string) []string { return []string{"compact", "--root", root, "--all"} },
 			check: func(t *testing.T, root string) {

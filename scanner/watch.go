@@ -89,6 +89,9 @@ type WatchOptions struct {
 	// addWatch replaces fsnotify's Add in tests (to make the kernel's limit,
 	// ENOSPC, happen on demand).
 	addWatch func(fsw *fsnotify.Watcher, dir string) error
+	// readNodeDir replaces ReadNodeDir in tests (to make a read fail on
+	// demand, which chmod cannot do for root).
+	readNodeDir func(root, dir string) (*model.Node, error)
 }
 
 // Update is one change of the live model.
@@ -126,6 +129,7 @@ type Watcher struct {
 	dirs      map[string]*watchDir
 	nodes     map[string]*liveNode // by infra dir
 	walkProbs map[string]model.Problem
+	unread    map[string]bool      // infra dirs whose last read failed: retried at every poll
 	dirty     map[string]dirtyKind // infra dir -> what to re-read
 	touched   map[string]bool      // infra dirs changed since the last publish
 	forest    *model.Snapshot      // built, unclassified; nil when edges changed
@@ -258,6 +262,9 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 	if wo.addWatch == nil {
 		wo.addWatch = func(fsw *fsnotify.Watcher, dir string) error { return fsw.Add(dir) }
 	}
+	if wo.readNodeDir == nil {
+		wo.readNodeDir = ReadNodeDir
+	}
 	if opts.Thresholds == (model.Thresholds{}) {
 		opts.Thresholds = model.DefaultThresholds()
 	}
@@ -272,6 +279,7 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 		dirs:      map[string]*watchDir{},
 		nodes:     map[string]*liveNode{},
 		walkProbs: map[string]model.Problem{},
+		unread:    map[string]bool{},
 		dirty:     map[string]dirtyKind{},
 		touched:   map[string]bool{},
 		sessDue:   map[*model.Node]time.Time{},
@@ -435,6 +443,11 @@ func (w *Watcher) Run(ctx context.Context) error {
 				w.restat(true)
 			}
 			w.findLostRoots()
+			// A failed read may have changed nothing on disk (EIO, EMFILE):
+			// no event or mtime would bring the node back.
+			for dir := range w.unread {
+				w.dirty[dir] |= kindNode
+			}
 			afterChange()
 		case <-w.refresh:
 			w.restat(false)
@@ -633,18 +646,25 @@ func (w *Watcher) readNode(dir string) {
 	// Signatures first: a change racing the read then shows up at the next
 	// comparison instead of being lost.
 	sigs := nodeSigs(dir)
-	n, err := ReadNodeDir(d.root, dir)
+	n, err := w.wo.readNodeDir(d.root, dir)
 	old := w.nodes[dir]
 	if err != nil {
 		if old != nil {
 			delete(w.nodes, dir)
 			w.forest = nil
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) {
+			w.readRecovered(dir) // not a node any more: nothing to report
+			return
+		}
+		// Retried at every poll: rebuild only when the error changes.
+		if p, had := w.walkProbs[dir]; !had || p.Error != oneLine(err.Error()) {
 			w.addWalkProblem(dir, err)
 		}
+		w.unread[dir] = true
 		return
 	}
+	w.readRecovered(dir)
 	ln := &liveNode{n: n, sigs: sigs, regOff: -1}
 	w.nodes[dir] = ln
 	if old == nil || !sameEdges(old.n, n) {
@@ -654,6 +674,15 @@ func (w *Watcher) readNode(dir string) {
 	if t := w.tmplNode(old); t != nil {
 		patchFacts(t, n)
 		ln.n = t // the forest's node holds the facts: one copy, not two
+	}
+}
+
+// readRecovered forgets the read error of dir, if it had one.
+func (w *Watcher) readRecovered(dir string) {
+	if w.unread[dir] {
+		delete(w.unread, dir)
+		delete(w.walkProbs, dir)
+		w.forest = nil
 	}
 }
 
@@ -1301,6 +1330,7 @@ func (w *Watcher) dropDir(dir string) {
 		}
 	}
 	delete(w.dirty, dir)
+	delete(w.unread, dir)
 	for p := range w.walkProbs {
 		if within(dir, p) {
 			delete(w.walkProbs, p)

@@ -67,6 +67,9 @@ type Root struct {
 	// Prefix is prepended to ids ("" with a single root, else the root's
 	// base name, made unique).
 	Prefix string
+	// Ignore holds the --ignore globs: where the walk does not go, a path
+	// named in a registry or a parent_heartbeat does not lead either.
+	Ignore []string
 }
 
 // Walk is what discovery found under the roots.

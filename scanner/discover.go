@@ -111,6 +111,7 @@ func Discover(opts Options) (*Walk, error) {
 	if err != nil {
 		return nil, err
 	}
+	roots = withIgnore(roots, opts.Ignore)
 	w := newWalker(roots, opts)
 	jobs := make([]dirJob, len(roots))
 	for i := range roots {
@@ -153,6 +154,7 @@ func DiscoverDir(roots []Root, dir string, opts Options) (*Walk, error) {
 		return nil, err
 	}
 	dir = filepath.Clean(dir)
+	roots = withIgnore(roots, opts.Ignore)
 	for i := range roots {
 		r := &roots[i]
 		if !within(r.Path, dir) {
@@ -181,6 +183,16 @@ func DiscoverDir(roots []Root, dir string, opts Options) (*Walk, error) {
 		return walk, nil
 	}
 	return nil, fmt.Errorf("discover %s: not under any root", dir)
+}
+
+// withIgnore is roots, copied, each carrying the ignore globs.
+func withIgnore(roots []Root, ignore []string) []Root {
+	out := make([]Root, len(roots))
+	for i, r := range roots {
+		r.Ignore = ignore
+		out[i] = r
+	}
+	return out
 }
 
 // checkIgnore rejects malformed globs up front (a usage error).

@@ -231,8 +231,9 @@ func (b *builder) lookup(dir, file string, create bool) *model.Node {
 }
 
 // skipped reports whether the walk would never have reached dir below
-// root: a directory on the way is `.git` or `node_modules`, or a git
-// worktree (a directory holding a `.git` entry, the root itself excepted).
+// root: a directory on the way is `.git`, `node_modules` or matched by an
+// --ignore glob, or a git worktree (a directory holding a `.git` entry, the
+// root itself excepted).
 func (b *builder) skipped(root *Root, dir string) bool {
 	rel, err := filepath.Rel(root.Path, dir)
 	if err != nil || rel == "." {
@@ -240,7 +241,7 @@ func (b *builder) skipped(root *Root, dir string) bool {
 	}
 	segs := strings.Split(filepath.ToSlash(rel), "/")
 	for k, seg := range segs {
-		if skipDir(nil, seg, strings.Join(segs[:k+1], "/")) {
+		if skipDir(root.Ignore, seg, strings.Join(segs[:k+1], "/")) {
 			return true
 		}
 	}

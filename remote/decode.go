@@ -92,11 +92,15 @@ func (b builder) node(j report.NodeJSON, parent *model.Node) *model.Node {
 	if j.Heartbeat != nil {
 		n.HeartbeatPath = *j.Heartbeat
 	}
-	// A status means a parsed heartbeat; its role, team, task id and pid
-	// travel with it. Without one, a pid is a legacy sentinel's.
-	if j.Status != nil {
+	// A heartbeat (a status, or a heartbeat path on a node that is neither
+	// missing nor legacy) carries its role, team, task id and pid. Without
+	// one, a pid is a legacy sentinel's.
+	if j.Status != nil || (j.Heartbeat != nil && j.State != model.StateMissing && !n.Legacy) {
 		n.HasHeartbeat = true
-		hb := &model.Heartbeat{Status: *j.Status, Role: j.Role, Team: j.Team, Extra: j.Extra}
+		hb := &model.Heartbeat{Role: j.Role, Team: j.Team, Extra: j.Extra}
+		if j.Status != nil {
+			hb.Status = *j.Status
+		}
 		if j.PID != nil {
 			hb.PID = *j.PID
 		}

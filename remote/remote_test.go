@@ -74,9 +74,11 @@ func treeSnapshot(t *testing.T) *model.Snapshot {
 	write("B", ".cfa-state.json", `{"state": "EXECUTE", "history": [], "backtrack_count": 0, "task_id": "t-9"}`, 90*time.Second)
 	write("B", ".retry-count", `{"total": 2, "by_phase": {"EXECUTE": 1}}`, 90*time.Second)
 	write("C", ".running", "106", 5*time.Second)
+	// A heartbeat without a status (JSON status null) is still a heartbeat.
+	write("D", ".heartbeat", fmt.Sprintf(`{"pid": 107, "parent_heartbeat": "", "role": "statusless", "started": %d}`, started), 5*time.Second)
 	snap, err := scanner.Scan(scanner.Options{
 		Roots: []string{root}, Thresholds: model.DefaultThresholds(),
-		Probe: fakeProbe{101: time.Unix(started, 0), 103: time.Unix(started, 0), 106: time.Time{}},
+		Probe: fakeProbe{101: time.Unix(started, 0), 103: time.Unix(started, 0), 106: time.Time{}, 107: time.Unix(started, 0)},
 		Now:   func() time.Time { return fixedNow },
 	})
 	if err != nil {
@@ -99,7 +101,7 @@ func docBytes(t *testing.T, snap *model.Snapshot) []byte {
 func TestDecodeRoundTrip(t *testing.T) {
 	snap := treeSnapshot(t)
 	want := docBytes(t, snap)
-	for _, id := range []string{"A", "A/plan/1", "A/docs/4", "A/ask/3", "B", "C"} {
+	for _, id := range []string{"A", "A/plan/1", "A/docs/4", "A/ask/3", "B", "C", "D"} {
 		if snap.Node(id) == nil {
 			t.Fatalf("fixture lacks %s", id)
 		}
@@ -137,6 +139,7 @@ func TestToSnapshotPrefixesAndAges(t *testing.T) {
 		{"blocked question", "host-a/A/ask/3", func(n *model.Node) string { return n.Blocked.Question }, "which database?"},
 		{"missing node keeps its team", "host-a/A/docs/4", func(n *model.Node) string { return n.Team() + " " + n.TaskID() }, "docs t-4"},
 		{"legacy pid", "host-a/C", func(n *model.Node) string { return fmt.Sprint(n.PID(), n.Legacy) }, "106 true"},
+		{"a heartbeat without status keeps its role", "host-a/D", func(n *model.Node) string { return fmt.Sprint(n.Role(), " ", n.PID(), " ", n.Legacy) }, "statusless 107 false"},
 		{"state and action", "host-a/B", func(n *model.Node) string { return string(n.State) + " " + string(n.Action) }, "dead resume"},
 	}
 	for _, tt := range tests {
@@ -241,8 +244,8 @@ func TestFleetMergesAndMarksUnreachable(t *testing.T) {
 		t.Fatalf("top-level rows %v, want host-a and host-b", ids(r.Snapshot.Sessions))
 	}
 	for _, h := range r.Hosts {
-		if !h.Reachable || h.Nodes != 6 {
-			t.Errorf("%s: reachable %v (%s), %d nodes; want reachable with 6", h.Name, h.Reachable, h.Err, h.Nodes)
+		if !h.Reachable || h.Nodes != 7 {
+			t.Errorf("%s: reachable %v (%s), %d nodes; want reachable with 7", h.Name, h.Reachable, h.Err, h.Nodes)
 		}
 	}
 	if n := r.Snapshot.Node("host-b/A/ask/3"); n == nil || !n.HasFlag(model.FlagBlocked) {

@@ -235,11 +235,14 @@ func nodeJSON(n *model.Node, now time.Time) NodeJSON {
 // statusJSON is the heartbeat's status as written (SPEC §4.1: raw, or
 // null): null when the file holds no status string (absent, null, or of
 // another type). The parsed heartbeat cannot tell an absent status from an
-// empty one, so an empty one is looked up in the file's bytes; a heartbeat
-// without them (built in memory) is taken as parsed.
+// empty one, so an empty one is looked up in the file's bytes; without them
+// (a heartbeat decoded from another host's document) empty means absent.
 func statusJSON(hb *model.Heartbeat, raw []byte) *string {
-	if hb.Status != "" || raw == nil {
+	if hb.Status != "" {
 		return ptr(hb.Status)
+	}
+	if raw == nil {
+		return nil
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {

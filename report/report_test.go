@@ -227,7 +227,8 @@ func TestJSONStatusIsNullOnlyWhenAbsent(t *testing.T) {
 		{name: "status not a string (unreadable field): null", raw: `{"pid": 1, "status": 3}`, hb: model.Heartbeat{PID: 1}, want: nil},
 		{name: "status written empty: empty", raw: `{"pid": 1, "status": ""}`, hb: model.Heartbeat{PID: 1}, want: ""},
 		{name: "a status key nested elsewhere does not count", raw: `{"pid": 1, "meta": {"status": "x"}}`, hb: model.Heartbeat{PID: 1}, want: nil},
-		{name: "no raw bytes (built in memory): as parsed", hb: model.Heartbeat{PID: 1}, want: ""},
+		{name: "no raw bytes (decoded from another host's document): empty is null", hb: model.Heartbeat{PID: 1}, want: nil},
+		{name: "no raw bytes, a status: the status", hb: model.Heartbeat{PID: 1, Status: "paused"}, want: "paused"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -83,9 +83,12 @@ const DefaultGrace = 10 * time.Second
 
 // EngineOptions configure an Engine.
 type EngineOptions struct {
-	Scan     scanner.Options // roots, ignore, thresholds, probe, clock
-	Config   Config
-	Readonly bool
+	Scan   scanner.Options // roots, ignore, thresholds, probe, clock
+	Config Config
+	// ConfigPath is the file Config was read from ("" when none): an action
+	// whose root holds it is refused, as LoadConfig refuses one in a root.
+	ConfigPath string
+	Readonly   bool
 }
 
 // Engine carries out actions. One engine serves the TUI, the subcommands and
@@ -161,6 +164,13 @@ func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
 		// a dry run writes nothing.
 		return refuse(res, "read-only mode: no action can run"), nil
 	}
+	if why := e.configInRoot(n); why != "" {
+		res = refuse(res, why)
+		if req.DryRun {
+			return res, nil
+		}
+		return res, e.journalResult(req, res, nil)
+	}
 	if n.HasScanFlag(model.FlagOutsideRoot) {
 		res = refuse(res, fmt.Sprintf("node %s names a path outside every root: never acted on", n.ID))
 		if req.DryRun {
@@ -186,6 +196,19 @@ func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
 	default:
 		return e.merge(ctx, req, n)
 	}
+}
+
+// configInRoot says why the config may not act on n, or "". A NODE outside
+// every root given acts in the directory that holds its session, and a
+// config there is as untrusted as one inside a root (SPEC §5.5).
+func (e *Engine) configInRoot(n *model.Node) string {
+	if e.opts.ConfigPath == "" {
+		return ""
+	}
+	if root, inside := insideAnyRoot(e.opts.ConfigPath, []string{n.Root}); inside {
+		return fmt.Sprintf("config %s is inside %s, the root of node %s: refused (config is read only from outside every root)", e.opts.ConfigPath, root, n.ID)
+	}
+	return ""
 }
 
 // stillPlanned says why a recover step no longer applies to n, or "" when

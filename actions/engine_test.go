@@ -392,3 +392,29 @@ func TestReadonlyStillAnswersDryRuns(t *testing.T) {
 		t.Fatalf("a dry run under --readonly changed the tree")
 	}
 }
+
+// SPEC §4, §5.5: a NODE outside every root acts in the directory that holds
+// its session; a config inside that directory is as untrusted as one inside
+// a root, and the action is refused.
+func TestConfigInsideTheSessionHolderOfANodeOutsideTheRootsIsRefused(t *testing.T) {
+	holder := t.TempDir()
+	writeNode(t, holder, nodeSpec{dir: "sess", status: "completed", age: time.Minute})
+	infra := writeNode(t, holder, nodeSpec{dir: "sess/team/1", pid: gonePID(t), started: 1, status: "running", parent: "sess", age: 10 * time.Minute, cfa: "PLAN"})
+	cfgPath := filepath.Join(holder, "config.toml")
+	if err := os.WriteFile(cfgPath, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "argv")
+	e := New(EngineOptions{Scan: scanner.Options{Roots: []string{t.TempDir()}}, Config: fleetConfig(out), ConfigPath: cfgPath})
+	res, err := e.Run(context.Background(), Request{Action: model.ActionResume, Node: infra})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Refused || !strings.Contains(res.Message, "inside") || !strings.Contains(res.Message, cfgPath) {
+		t.Fatalf("resume with a config inside the node's root: %s %q", res.Outcome, res.Message)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if d := dispatches(t, out); len(d) != 0 {
+		t.Fatalf("dispatched %v", d)
+	}
+}

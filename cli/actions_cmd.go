@@ -24,11 +24,11 @@ func newEngine(g *Globals) (*actions.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, _, err := g.Config()
+	cfg, path, err := g.Config()
 	if err != nil {
 		return nil, err
 	}
-	return actions.New(actions.EngineOptions{Scan: opts, Config: cfg, Readonly: g.Readonly}), nil
+	return actions.New(actions.EngineOptions{Scan: opts, Config: cfg, ConfigPath: path, Readonly: g.Readonly}), nil
 }
 
 // runAction runs one request and reports it: the plan and the outcome on

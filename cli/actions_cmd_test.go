@@ -148,6 +148,18 @@ argv = ["touch", "{infra_dir}/merged-by-cli"]
 			args: func(t *testing.T, root string) []string {
 				return []string{"recover", "--config", resumeCfg(t, root), "--readonly", root}
 			}},
+		{name: "a config inside the directory holding a NODE outside the roots is refused", wantCode: 1, wantStderr: "inside",
+			args: func(t *testing.T, root string) []string {
+				p := filepath.Join(root, "config.toml")
+				os.WriteFile(p, []byte("[resume]\nargv = [\"touch\", \"{infra_dir}/resumed-by-cli\"]\n"), 0o644)
+				return []string{"resume", "--root", t.TempDir(), "--config", p, filepath.Join(root, "dead")}
+			},
+			check: func(t *testing.T, root string) {
+				time.Sleep(100 * time.Millisecond)
+				if _, err := os.Stat(filepath.Join(root, "dead/resumed-by-cli")); err == nil {
+					t.Fatal("the resume command ran")
+				}
+			}},
 		{name: "compact --all compacts", wantCode: 0, wantStdout: "removed 1 line(s) from 1 registr",
 			args: func(t *testing.T, root string) []string { return []string{"compact", "--root", root, "--all"} },
 			check: func(t *testing.T, root string) {

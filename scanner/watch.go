@@ -15,6 +15,7 @@ package scanner
 //	}
 //	w.Refresh()                    // re-stat everything now (after an action)
 //	w.Snapshot()                   // the newest snapshot, at any time
+//	w.Close()                      // ends Run; releases a watcher never run
 //
 // Snapshot.Watch says how: mode fsnotify, polling or mixed, the polling
 // interval and why (--poll, the inotify watch limit, a network root), the
@@ -22,7 +23,7 @@ package scanner
 // re-stat.
 //
 // One goroutine (Run) owns all mutable state; fsnotify adds its own reader
-// goroutine, closed when Run returns. The receiver may be slow: Updates has
+// goroutine, closed when Run returns (or by Close when Run never started). The receiver may be slow: Updates has
 // room for one update and an unread one is merged with the next, so the
 // watcher never blocks on its consumer.
 
@@ -121,6 +122,8 @@ type Watcher struct {
 
 	updates chan Update
 	refresh chan struct{}
+	closed  chan struct{} // closed by Close
+	closing sync.Once
 	latest  atomic.Pointer[model.Snapshot]
 	ran     atomic.Bool
 	stats   watchStats
@@ -276,6 +279,7 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 		netErr:    map[string]bool{},
 		updates:   make(chan Update, 1),
 		refresh:   make(chan struct{}, 1),
+		closed:    make(chan struct{}),
 		dirs:      map[string]*watchDir{},
 		nodes:     map[string]*liveNode{},
 		walkProbs: map[string]model.Problem{},
@@ -348,11 +352,25 @@ func (w *Watcher) Refresh() {
 	}
 }
 
-// Run follows the roots until ctx is done, then releases the watches and
-// closes Updates. It may be called once.
+// Close stops the watcher: a running Run returns as on a cancelled context;
+// a watcher whose Run never started releases its watches (and fsnotify's
+// reader goroutine) at once and closes Updates. Run after Close fails. It
+// never blocks and may be called more than once.
+func (w *Watcher) Close() error {
+	w.closing.Do(func() { close(w.closed) })
+	if w.ran.CompareAndSwap(false, true) {
+		// Run will never own the state: release it here.
+		w.closeFS()
+		close(w.updates)
+	}
+	return nil
+}
+
+// Run follows the roots until ctx is done or Close is called, then releases
+// the watches and closes Updates. It may be called once, and not after Close.
 func (w *Watcher) Run(ctx context.Context) error {
 	if !w.ran.CompareAndSwap(false, true) {
-		return errors.New("watch: Run called twice")
+		return errors.New("watch: Run called twice or after Close")
 	}
 	defer close(w.updates)
 	defer w.closeFS()
@@ -396,6 +414,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
+			return nil
+		case <-w.closed:
 			return nil
 		case ev, ok := <-events:
 			if !ok {

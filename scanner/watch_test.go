@@ -773,9 +773,7 @@ func TestWatchSameAsScan(t *testing.T) {
 			if !slices.Equal(got, exp) {
 				t.Errorf("watcher snapshot differs from scan:\n got %q\nwant %q", got, exp)
 			}
-			if w.fsw != nil {
-				_ = w.fsw.Close()
-			}
+			_ = w.Close()
 		})
 	}
 }

@@ -175,9 +175,20 @@ func (e *Engine) compactAll(ctx context.Context, req Request) (Result, error) {
 			if ctx.Err() != nil {
 				return
 			}
+			// The scan is as old as the compactions before this one (each
+			// may drain for seconds): re-read the node, cheaply, for the
+			// running state the rule depends on.
+			fresh, err := e.reread(n)
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			if fresh.RegistryPath == "" || fresh.HasScanFlag(model.FlagOutsideRoot) {
+				return
+			}
 			sub := req
 			sub.All, sub.quietNoop = false, true
-			r, err := e.compactNode(ctx, sub, n)
+			r, err := e.compactNode(ctx, sub, fresh)
 			if err != nil {
 				errs = append(errs, err)
 			}
@@ -198,6 +209,18 @@ func (e *Engine) compactAll(ctx context.Context, req Request) (Result, error) {
 		res.Outcome = OutcomeFailed
 	}
 	return res, joinErrors(errs...)
+}
+
+// reread reads n again from disk: its own directory and what lies below
+// (its state is its own heartbeat's and pid's), else the whole forest.
+func (e *Engine) reread(n *model.Node) (*model.Node, error) {
+	if snap, err := e.scanSession(n.InfraDir); err == nil {
+		if fresh := snap.Node(n.ID); fresh != nil {
+			return fresh, nil
+		}
+	}
+	_, fresh, err := e.locate(n.InfraDir, "")
+	return fresh, err
 }
 
 // compactRule decides, for a registry of the node at infra, which complete

@@ -465,3 +465,36 @@ func holdsOpen(pid int, path string) bool {
 	}
 	return false
 }
+
+// SPEC §5, §5.3 (compact --all): each registry is compacted by the rule of
+// its node's state at that moment, not at the time of the one scan that
+// listed them: a node that started running meanwhile keeps its fresh
+// never-started registrations.
+func TestCompactAllRechecksEachNodeAtItsOwnCompaction(t *testing.T) {
+	root := t.TempDir()
+	writeNode(t, root, nodeSpec{dir: "a", status: "completed", age: time.Minute})
+	writeNode(t, root, nodeSpec{dir: "a/done", status: "completed", parent: "a", age: time.Minute})
+	register(t, root, "a", "a/done", "t", "1", "active")
+	writeNode(t, root, nodeSpec{dir: "b", status: "completed", age: time.Minute})
+	register(t, root, "b", "b/never", "t", "2", "active")
+	e := testEngine(root, model.Thresholds{}, Config{})
+	started := false
+	e.hook = func(step string) error {
+		if step == "compact:read" && !started {
+			// While a is compacted, b is resumed and runs again.
+			started = true
+			p := startHelper(t, "sleep")
+			writeNode(t, root, nodeSpec{dir: "b", pid: p.Process.Pid, started: startedOf(t, p.Process.Pid), status: "running"})
+		}
+		return nil
+	}
+	if _, err := e.Run(context.Background(), Request{Action: model.ActionCompact, All: true}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "a", ".children")); len(b) != 0 {
+		t.Fatalf("a/.children still holds %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "b", ".children")); !strings.Contains(string(b), "b/never") {
+		t.Fatalf("b runs again, yet its fresh registration was dropped: %q", b)
+	}
+}

@@ -76,7 +76,9 @@ type loadedConfig struct {
 
 // Execute runs the command line and returns the process exit code.
 func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP too: a closed terminal must end the dashboard (and the demo's
+	// fleet) as cleanly as ctrl+c does.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	root, _ := newRootCmd(stdin, stdout, stderr)
 	root.SetArgs(args)

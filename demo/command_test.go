@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -114,4 +116,74 @@ func TestDemoWithoutTerminalStartsNothing(t *testing.T) {
 	if dirs, _ := filepath.Glob(filepath.Join(tmp, "dispatchtop-demo-*")); len(dirs) > 0 {
 		t.Errorf("a fleet was built without a terminal: %v", dirs)
 	}
+}
+
+// A demo ended by a signal (ctrl+c, kill, or the terminal closing: SIGHUP)
+// still stops every process of its fleet and removes its temporary dir.
+func TestDemoStopsOnSignals(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			tmp := t.TempDir()
+			cmd := exec.Command(binary, "demo", "--headless", "60s")
+			cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "XDG_CONFIG_HOME="+filepath.Join(tmp, "xdg"))
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+
+			var fleetDir string
+			for deadline := time.Now().Add(20 * time.Second); fleetDir == ""; time.Sleep(100 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("no fleet came up:\n%s", out.String())
+				}
+				dirs, _ := filepath.Glob(filepath.Join(tmp, "dispatchtop-demo-*"))
+				if len(dirs) == 1 && len(processesMentioning(dirs[0])) > 3 {
+					fleetDir = dirs[0]
+				}
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("demo did not end after %s:\n%s", sig, out.String())
+			}
+			if _, err := os.Stat(fleetDir); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("fleet dir %s left after %s (stat: %v)", fleetDir, sig, err)
+			}
+			// Whatever still names the fleet's dir is a process left behind;
+			// give a reparented one a moment to notice its leash is gone.
+			var left []string
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+				if left = processesMentioning(fleetDir); len(left) == 0 || time.Now().After(deadline) {
+					break
+				}
+			}
+			if len(left) > 0 {
+				t.Errorf("processes left after %s:\n%s", sig, strings.Join(left, "\n"))
+			}
+		})
+	}
+}
+
+// processesMentioning lists the command lines (from /proc) that name dir.
+func processesMentioning(dir string) []string {
+	var found []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(b, []byte(dir)) {
+			continue
+		}
+		found = append(found, e.Name()+": "+string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
+	}
+	return found
 }

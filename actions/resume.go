@@ -234,7 +234,9 @@ func (e *Engine) markerLive(n *model.Node, marker string, st os.FileInfo) (time.
 // claimPending creates the marker with O_EXCL. An expired marker is moved
 // aside and the claim retried; only one claimant can move a given marker,
 // and one that moved a marker it did not judge (a fresh one, created
-// meanwhile) puts it back and loses.
+// meanwhile) puts it back and loses. A win returns the marker as created,
+// so that only that file is ever removed again; a loss, since when the
+// live marker is pending.
 func (e *Engine) claimPending(n *model.Node, marker string) (bool, time.Time, os.FileInfo, error) {
 	body, err := json.Marshal(pendingMarker{PID: e.self, Time: e.now().UTC(), User: currentUser()})
 	if err != nil {

@@ -101,6 +101,9 @@ type Blocked struct {
 	Question string `json:"question"`
 	Context  string `json:"context,omitempty"`
 	Kind     string `json:"kind,omitempty"`
+	// Since is the sentinel's mtime, when the agent began to wait; zero
+	// when unknown (a sentinel not read).
+	Since time.Time `json:"-"`
 }
 
 // ResumePending is the parsed `.resume-pending` marker (SPEC §5.2).

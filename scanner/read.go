@@ -235,11 +235,11 @@ func readRunningInto(n *model.Node, path string) bool {
 // readBlockedInto records a blocked sentinel; its presence counts even when
 // it cannot be parsed.
 func readBlockedInto(n *model.Node, path string) {
-	b, _, err := readDocument(path)
+	b, fi, err := readDocument(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
-	n.Blocked = &model.Blocked{Path: path}
+	n.Blocked = &model.Blocked{Path: path, Since: fi.mtime}
 	if err != nil {
 		addProblem(n, path, err, true)
 		return
@@ -249,7 +249,7 @@ func readBlockedInto(n *model.Node, path string) {
 		addProblem(n, path, fmt.Errorf("parse blocked sentinel: %w", err), true)
 		return
 	}
-	bl.Path = path
+	bl.Path, bl.Since = path, fi.mtime
 	n.Blocked = &bl
 }
 

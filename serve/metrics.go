@@ -68,7 +68,7 @@ func newSnapshotCollector(snapshot func() *model.Snapshot, now func() time.Time,
 			[]string{"session", "node", "role"}, nil),
 		action: d(MetricNodeAction, "1 for every node whose recommended action is not none.",
 			[]string{"session", "node", "action"}, nil),
-		blockedFor: d(MetricBlocked, "Seconds a blocked node has been seen waiting for a human (since this server first saw it blocked).",
+		blockedFor: d(MetricBlocked, "Seconds a blocked node has been waiting for a human: since its sentinel was written (else since this server first saw it blocked).",
 			[]string{"session", "node", "role"}, nil),
 		sessions: d(MetricSessions, "Sessions (trees) in the forest.", nil, nil),
 		problems: d(MetricProblems, "Read and parse problems of the latest scan.", nil, nil),
@@ -146,7 +146,9 @@ func (c *snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 			if n.Action != "" && n.Action != model.ActionNone {
 				gauge(c.action, 1, session, n.ID, string(n.Action))
 			}
-			if since, ok := blockedSince[n.ID]; ok {
+			if n.Blocked != nil && !n.Blocked.Since.IsZero() {
+				gauge(c.blockedFor, max(0, now.Sub(n.Blocked.Since).Seconds()), session, n.ID, n.Role())
+			} else if since, ok := blockedSince[n.ID]; ok {
 				gauge(c.blockedFor, max(0, now.Sub(since).Seconds()), session, n.ID, n.Role())
 			}
 		})
@@ -161,10 +163,9 @@ func (c *snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// blockedTracker remembers since when each node has been blocked: from the
-// transition that set the flag when serve saw it happen, else from the first
-// snapshot that showed it (a node already blocked at start counts from
-// then). The sentinel's own mtime is not part of the model.
+// blockedTracker remembers since when each node has been blocked, for the
+// nodes whose sentinel's mtime is unknown: from the transition that set the
+// flag when serve saw it happen, else from the first snapshot that showed it.
 type blockedTracker struct {
 	mu    sync.Mutex
 	since map[string]time.Time

@@ -100,7 +100,7 @@ func TestMetricsOfFixtureTree(t *testing.T) {
 		{"answer recommended", `dispatchtop_node_action{action="answer",node="A/ask/4",session="A"}`, 1},
 		{"resume recommended", `dispatchtop_node_action{action="resume",node="B",session="B"}`, 1},
 		{"wait recommended for a dead child of a live lead", `dispatchtop_node_action{action="wait",node="A/code/2",session="A"}`, 1},
-		{"blocked since the snapshot first showed it", `dispatchtop_blocked_seconds{node="A/ask/4",role="asker",session="A"}`, 5},
+		{"blocked since its sentinel was written", `dispatchtop_blocked_seconds{node="A/ask/4",role="asker",session="A"}`, 20*60 + 5},
 		{"sessions", `dispatchtop_sessions{}`, 2},
 		{"problems", `dispatchtop_problems{}`, 0},
 		{"scan duration", `dispatchtop_scan_duration_seconds{}`, 1.5},
@@ -149,9 +149,11 @@ func dump(got map[string]float64, prefix string) string {
 }
 
 // The transitions counter counts by kind and the state after; a node that
-// becomes blocked is timed from the transition, not from the next scrape.
+// becomes blocked, whose sentinel's mtime is unknown, is timed from the
+// transition, not from the next scrape.
 func TestTransitionsCounterAndBlockedSince(t *testing.T) {
 	snap := fixtureSnapshot(t)
+	snap.Node("A/ask/4").Blocked.Since = time.Time{}
 	srv := New(Options{Snapshot: func() *model.Snapshot { return snap }, Now: func() time.Time { return fixedNow }})
 	blockedAt := fixedNow.Add(-2 * time.Minute)
 	srv.Observe([]model.Transition{

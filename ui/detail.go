@@ -51,6 +51,9 @@ func (m *Model) detailLines(n *model.Node) []string {
 		if n.Blocked.Kind != "" {
 			add("kind", n.Blocked.Kind)
 		}
+		if !n.Blocked.Since.IsZero() {
+			add("waiting", "since "+stamp(n.Blocked.Since))
+		}
 	}
 	if !n.OrphanedSince.IsZero() {
 		add("orphaned", "since "+stamp(n.OrphanedSince))

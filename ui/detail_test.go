@@ -61,3 +61,17 @@ func TestDetailLinesWrapAtWords(t *testing.T) {
 		})
 	}
 }
+
+// SPEC §6 Detail pane: the blocked question, and since when the agent waits
+// (the sentinel's mtime).
+func TestDetailShowsBlockedQuestionAndSince(t *testing.T) {
+	m := newTestModel(t, 120, 40, Options{})
+	m.moveTo(m.index["B/ask/3"])
+	press(m, "enter")
+	view := stripped(m)
+	for _, want := range []string{"blocked       Ship it?", "waiting       since 2026-11-22 11:40:00 (20m"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("details lack %q:\n%s", want, view)
+		}
+	}
+}

@@ -65,7 +65,7 @@ func buildSnapshot(root string, now time.Time, specs []spec) *model.Snapshot {
 		}
 		n.Retries.Total = s.retries
 		if s.blocked != "" {
-			n.Blocked = &model.Blocked{Path: n.InfraDir + "/blocked.json", Question: s.blocked}
+			n.Blocked = &model.Blocked{Path: n.InfraDir + "/blocked.json", Question: s.blocked, Since: now.Add(-s.beat)}
 		}
 		snap.ByID[s.id] = n
 		if i := strings.LastIndexByte(s.id, '/'); i >= 0 {

@@ -84,9 +84,12 @@ type WatchOptions struct {
 	// (watch limit, network file systems) when Poll is 0; 0 means 2 s.
 	FallbackPoll time.Duration
 
-	// netFS replaces the statfs check of a root in tests: it returns the
-	// name of the network file system the path is on, or "".
+	// netFS replaces the statfs check of a root or mount point in tests: it
+	// returns the name of the network file system the path is on, or "".
 	netFS func(path string) string
+	// devOf replaces the device number of a directory in tests (a new
+	// device below a root is a mount point).
+	devOf func(path string, fi os.FileInfo) uint64
 	// addWatch replaces fsnotify's Add in tests (to make the kernel's limit,
 	// ENOSPC, happen on demand).
 	addWatch func(fsw *fsnotify.Watcher, dir string) error
@@ -111,14 +114,14 @@ type Update struct {
 // Watcher keeps a live model of the roots. Build it with NewWatcher and
 // call Run once.
 type Watcher struct {
-	opts   Options
-	wo     WatchOptions
-	roots  []Root
-	probe  *liveness.CachingProbe
-	now    func() time.Time
-	fsw    *fsnotify.Watcher // nil when everything is polled
-	netFS  func(string) string
-	netErr map[string]bool // roots on a network file system, by path
+	opts      Options
+	wo        WatchOptions
+	roots     []Root
+	probe     *liveness.CachingProbe
+	now       func() time.Time
+	fsw       *fsnotify.Watcher // nil when everything is polled
+	netFS     func(string) string
+	netMounts map[string]string // roots and mount points on a network file system -> its name
 
 	updates chan Update
 	refresh chan struct{}
@@ -173,6 +176,8 @@ type watchDir struct {
 	root    string
 	polled  bool
 	mtime   time.Time
+	dev     uint64   // the device it is on: a new one below the root is a mount
+	netFS   string   // the network file system it is on, or ""
 	subdirs dirNames // base names of known subdirectories
 }
 
@@ -276,7 +281,7 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 		wo:        wo,
 		now:       opts.Now,
 		netFS:     wo.netFS,
-		netErr:    map[string]bool{},
+		netMounts: map[string]string{},
 		updates:   make(chan Update, 1),
 		refresh:   make(chan struct{}, 1),
 		closed:    make(chan struct{}),
@@ -296,6 +301,9 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 	}
 	if w.netFS == nil {
 		w.netFS = networkFS
+	}
+	if w.wo.devOf == nil {
+		w.wo.devOf = func(_ string, fi os.FileInfo) uint64 { return fileDev(fi) }
 	}
 	// A probe result is reused for a little under one tick, so each tick
 	// asks the system at most once per pid.
@@ -320,13 +328,6 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 		return nil, fmt.Errorf("watch: %w", err)
 	}
 	w.roots = walk.Roots
-	for _, r := range w.roots {
-		if fsName := w.netFS(r.Path); fsName != "" {
-			w.netErr[r.Path] = true
-			w.mode.Warnings = append(w.mode.Warnings,
-				fmt.Sprintf("%s is on %s: mtimes and inotify are unreliable there, it is polled", r.Path, fsName))
-		}
-	}
 	// Directory mtimes come from the kernel's coarse clock and may lag
 	// time.Now by a tick: look back a generous margin.
 	w.adopt(walk, start.Add(-2*time.Second))
@@ -1177,7 +1178,10 @@ func (c *cloner) clone(src, parent *model.Node) *model.Node {
 // watchInfo is the current mode, with the polled share explained.
 func (w *Watcher) watchInfo() model.WatchInfo {
 	info := w.mode
-	info.Warnings = slices.Clone(w.mode.Warnings)
+	for _, p := range slices.Sorted(maps.Keys(w.netMounts)) {
+		info.Warnings = append(info.Warnings,
+			fmt.Sprintf("%s is on %s: mtimes and inotify are unreliable there, it is polled", p, w.netMounts[p]))
+	}
 	if w.mode.Mode == ModePolling {
 		return info
 	}
@@ -1193,7 +1197,7 @@ func (w *Watcher) watchInfo() model.WatchInfo {
 		if w.limitHit != "" {
 			why = append(why, w.limitHit)
 		}
-		if len(w.netErr) > 0 {
+		if len(w.netMounts) > 0 {
 			why = append(why, "network file system")
 		}
 		info.Reason = fmt.Sprintf("%d of %d directories polled (%s)", w.nPolled, w.nPolled+w.nWatched, joinComma(why))
@@ -1267,11 +1271,21 @@ func stale(ln *liveNode) bool {
 }
 
 // addDir registers a directory: an fsnotify watch when possible, else it
-// is polled. nil when the directory is gone.
+// is polled. nil when the directory is gone. A directory on a network file
+// system is polled (SPEC §1): the file system is asked of the roots and of
+// mount points below them (a device other than the parent's); the others
+// are on their parent's.
 func (w *Watcher) addDir(dir string) *watchDir {
 	d := &watchDir{path: dir, root: w.rootOf(dir)}
+	parent := w.dirs[filepath.Dir(dir)]
+	if dir == d.root || parent == nil {
+		parent = nil
+		d.netFS = w.networkMount(dir)
+	} else {
+		d.netFS = parent.netFS
+	}
 	watched := false
-	if w.fsw != nil && !w.netErr[d.root] && w.limitHit == "" {
+	if w.fsw != nil && d.netFS == "" && w.limitHit == "" {
 		if w.wo.MaxWatches > 0 && w.nWatched >= w.wo.MaxWatches {
 			w.limitHit = fmt.Sprintf("watch limit of %d reached", w.wo.MaxWatches)
 		} else if err := w.wo.addWatch(w.fsw, dir); err == nil {
@@ -1284,15 +1298,22 @@ func (w *Watcher) addDir(dir string) *watchDir {
 			w.addWalkProblem(dir, fmt.Errorf("watch: %w", err))
 		}
 	}
-	d.polled = !watched
 	fi, err := os.Lstat(dir)
 	if err != nil {
-		if !d.polled {
+		if watched {
 			_ = w.fsw.Remove(dir)
 		}
 		return nil
 	}
 	d.mtime = fi.ModTime()
+	d.dev = w.wo.devOf(dir, fi)
+	if parent != nil && d.dev != parent.dev && d.netFS == "" {
+		if d.netFS = w.networkMount(dir); d.netFS != "" && watched {
+			_ = w.fsw.Remove(dir)
+			watched = false
+		}
+	}
+	d.polled = !watched
 	if d.polled {
 		w.nPolled++
 	} else {
@@ -1303,6 +1324,16 @@ func (w *Watcher) addDir(dir string) *watchDir {
 		parent.subdirs.add(filepath.Base(dir))
 	}
 	return d
+}
+
+// networkMount names the network file system dir is on (recording it for
+// the header's warning), or "".
+func (w *Watcher) networkMount(dir string) string {
+	name := w.netFS(dir)
+	if name != "" {
+		w.netMounts[dir] = name
+	}
+	return name
 }
 
 // rootOf is the path of the root holding dir.
@@ -1327,6 +1358,7 @@ func (w *Watcher) dropDir(dir string) {
 		w.dropDir(filepath.Join(dir, sub))
 	}
 	delete(w.dirs, dir)
+	delete(w.netMounts, dir)
 	if d.polled {
 		w.nPolled--
 	} else {

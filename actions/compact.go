@@ -244,8 +244,11 @@ func (e *Engine) compactRule(infra string, running bool) func(line []byte, fileO
 		b, err := readFileCapped(hbPath, maxReadSize)
 		switch {
 		case err == nil:
+			// A heartbeat with a bad field still says its status, as the
+			// classifier reads it (finished is finished).
 			hb, perr := scanner.ParseHeartbeat(b)
-			if perr == nil && model.TerminalStatus(hb.Status) {
+			var bad *scanner.BadFieldsError
+			if (perr == nil || errors.As(perr, &bad)) && model.TerminalStatus(hb.Status) {
 				return true, "heartbeat " + hb.Status
 			}
 			return false, ""

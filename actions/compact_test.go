@@ -248,11 +248,11 @@ func TestCompactRemovesTerminalAndNeverStartedEntriesOnly(t *testing.T) {
 		wantGone   []string      // children whose lines go
 	}{
 		{name: "running node, fresh registry keeps never-started lines", nodeStatus: "running", regAge: 0,
-			wantGone: []string{"done", "withdrawn", "gone-completed"}},
+			wantGone: []string{"done", "withdrawn", "gone-completed", "badpid-completed"}},
 		{name: "running node, registry older than stale drops never-started lines", nodeStatus: "running", regAge: 10 * time.Minute,
-			wantGone: []string{"done", "withdrawn", "gone-completed", "never"}},
+			wantGone: []string{"done", "withdrawn", "gone-completed", "badpid-completed", "never"}},
 		{name: "finished node drops never-started lines at once", nodeStatus: "completed", regAge: 0,
-			wantGone: []string{"done", "withdrawn", "gone-completed", "never"}},
+			wantGone: []string{"done", "withdrawn", "gone-completed", "badpid-completed", "never"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -269,11 +269,19 @@ func TestCompactRemovesTerminalAndNeverStartedEntriesOnly(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(root, "s/garbled/.heartbeat"), []byte("{\"pid\":"), 0o644); err != nil {
 				t.Fatal(err)
 			}
+			// A completed child with one bad field: finished all the same
+			// (the scanner keeps what could be read), so its line goes too.
+			if err := os.MkdirAll(filepath.Join(root, "s/badpid-completed"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, "s/badpid-completed/.heartbeat"), []byte(`{"pid": -1, "status": "completed"}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			// A registered child whose infra dir exists but has no heartbeat yet.
 			if err := os.MkdirAll(filepath.Join(root, "s/booting"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			for _, c := range []string{"done", "withdrawn", "live", "garbled", "booting", "never"} {
+			for _, c := range []string{"done", "withdrawn", "live", "garbled", "badpid-completed", "booting", "never"} {
 				register(t, root, "s", "s/"+c, "team "+c, "task-"+c, "active")
 			}
 			register(t, root, "s", "s/gone-completed", "t", "x", "completed")

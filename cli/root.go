@@ -140,7 +140,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Glo
 	pf.DurationVar(&g.ExitGrace, "exit-grace", def.ExitGrace, "a gone pid is dead once its beat is this old")
 	pf.StringArrayVar(&g.Ignore, "ignore", nil, "skip directories matching this glob (repeatable)")
 	pf.DurationVar(&g.Poll, "poll", 0, "poll every DUR instead of using fsnotify")
-	pf.BoolVar(&g.Readonly, "readonly", false, "no action can run")
+	pf.BoolVar(&g.Readonly, "readonly", false, "no action can run (dry runs still answer)")
 	pf.StringVar(&g.Theme, "theme", "", "colour theme: dark, light, high-contrast, mono or a user theme")
 	pf.BoolVar(&g.NoPidCheck, "no-pid-check", false, "liveness from mtimes alone (trees from another host or pid namespace)")
 	root.Flags().BoolVar(&once, "once", false, "print one snapshot and exit")

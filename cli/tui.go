@@ -26,7 +26,7 @@ func runTUI(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return err
 	}
-	cfg, _, err := g.Config()
+	cfg, cfgPath, err := g.Config()
 	if err != nil {
 		return err
 	}
@@ -44,7 +44,7 @@ func runTUI(ctx context.Context, g *Globals) error {
 	watchErr := make(chan error, 1)
 	go func() { watchErr <- w.Run(ctx) }()
 
-	engine := actions.New(actions.EngineOptions{Scan: opts, Config: cfg, Readonly: g.Readonly})
+	engine := actions.New(actions.EngineOptions{Scan: opts, Config: cfg, ConfigPath: cfgPath, Readonly: g.Readonly})
 	m := ui.New(ui.Options{
 		Context:  ctx,
 		Initial:  w.Snapshot(),

@@ -18,6 +18,31 @@ import (
 // `.exec-stream.jsonl`; every parent has a `.children` naming its children
 // by absolute path. The benchmark tree is Generate(dir, 1000, 10, 3, now).
 func Generate(dir string, sessions, perSession, depth int, now time.Time) error {
+	return GenerateWith(dir, Options{Sessions: sessions, PerSession: perSession, Depth: depth, Now: now})
+}
+
+// Options shape a generated tree (see Generate).
+type Options struct {
+	Sessions, PerSession, Depth int
+	// Now is every file's mtime.
+	Now time.Time
+	// Processes are the live processes the heartbeats name, node k (in
+	// generation order) Processes[k % len]: consecutive nodes name distinct
+	// ones, so each session has as many as it has nodes, up to their count.
+	// Empty means this process, for every node.
+	Processes []Process
+}
+
+// Process is a process a generated heartbeat names: its pid and `started`
+// (its create time, as the heartbeat writes it).
+type Process struct {
+	PID     int
+	Started float64
+}
+
+// GenerateWith writes the tree Generate writes, shaped by o.
+func GenerateWith(dir string, o Options) error {
+	sessions, perSession, depth, now := o.Sessions, o.PerSession, o.Depth, o.Now
 	if sessions < 0 || perSession < 1 || depth < 1 {
 		return fmt.Errorf("generate tree in %s: need sessions >= 0, perSession >= 1, depth >= 1 (got %d, %d, %d)", dir, sessions, perSession, depth)
 	}
@@ -26,12 +51,17 @@ func Generate(dir string, sessions, perSession, depth int, now time.Time) error 
 		return fmt.Errorf("generate tree: %w", err)
 	}
 	fanout := fanoutFor(perSession, depth)
-	// The heartbeats name this process, as a live agent would.
-	pid := os.Getpid()
-	started, err := liveness.ProcessStarted(pid)
-	if err != nil {
-		started = float64(now.Add(-time.Hour).UnixNano()) / 1e9
+	procs := o.Processes
+	if len(procs) == 0 {
+		// The heartbeats name this process, as a live agent would.
+		pid := os.Getpid()
+		started, err := liveness.ProcessStarted(pid)
+		if err != nil {
+			started = float64(now.Add(-time.Hour).UnixNano()) / 1e9
+		}
+		procs = []Process{{PID: pid, Started: started}}
 	}
+	made := 0 // nodes generated so far
 	for s := range sessions {
 		ts := fmt.Sprintf("20260308-%06d", s)
 		// Heap layout: node i's parent is (i-1)/fanout, which keeps the
@@ -67,7 +97,9 @@ func Generate(dir string, sessions, perSession, depth int, now time.Time) error 
 				}
 				reg = append(append(reg, line...), '\n')
 			}
-			if err := writeNode(d, nodeFiles{pid: pid, parent: parentHB, role: role, started: started, registry: reg}, now); err != nil {
+			proc := procs[made%len(procs)]
+			made++
+			if err := writeNode(d, nodeFiles{pid: proc.PID, parent: parentHB, role: role, started: proc.Started, registry: reg}, now); err != nil {
 				return err
 			}
 		}

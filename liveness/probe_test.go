@@ -1,13 +1,20 @@
 package liveness
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/shirou/gopsutil/v4/process"
 
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -410,5 +417,151 @@ func TestCachingProbeConcurrentUse(t *testing.T) {
 		if n := inner.count(pid); n < 1 || n > 16 {
 			t.Errorf("pid %d asked %d times", pid, n)
 		}
+	}
+}
+
+// startSleeps starts n real processes for a benchmark, stopped at its end.
+func startSleeps(b *testing.B, n int) []int {
+	b.Helper()
+	pids := make([]int, n)
+	for i := range pids {
+		cmd := exec.Command("sleep", "3600")
+		if err := cmd.Start(); err != nil {
+			b.Fatalf("start sleep: %v", err)
+		}
+		b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		pids[i] = cmd.Process.Pid
+	}
+	return pids
+}
+
+// BenchmarkCachingProbeTick: what the live engine's probe costs per
+// distinct live pid, in its steady state (SPEC §8 idle CPU). One op is one
+// simulated second: every pid asked once, through a CachingProbe with the
+// engine's TTL (0.9 of the 1 s tick, so each answer has expired) and
+// re-verify period, over real processes. µs/pid/s is the CPU a pid costs
+// each second; %cpu-10k-pids is that for 10,000 distinct pids.
+func BenchmarkCachingProbeTick(b *testing.B) {
+	pids := startSleeps(b, 500)
+	clock := time.Now()
+	probe := newCachingProbe(SystemProbe{}, 900*time.Millisecond, DefaultReverify, func() time.Time { return clock })
+	tick := func() {
+		clock = clock.Add(time.Second)
+		for _, pid := range pids {
+			if !probe.Lookup(pid).Exists {
+				b.Fatalf("live sleep %d reads as gone", pid)
+			}
+		}
+	}
+	// Two whole re-verify periods: every create time read and its re-read
+	// spread over the period, as after a minute of watching.
+	for range 2 * DefaultReverify / time.Second {
+		tick()
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		tick()
+	}
+	perPid := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(len(pids)) / 1000
+	b.ReportMetric(perPid, "µs/pid/s")
+	b.ReportMetric(perPid*10000/1e6*100, "%cpu-10k-pids")
+}
+
+// On Linux the probe reads /proc/<pid>/stat itself; its create times must
+// be gopsutil's to the millisecond (the heartbeat writers' `started` comes
+// from gopsutil), for real processes including one whose name holds spaces
+// and parentheses, and a zombie still exists as it does for gopsutil.
+func TestSystemProbeReadsProcStat(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip(err)
+	}
+	odd := filepath.Join(t.TempDir(), "a) b (c")
+	if err := os.Symlink(sleep, odd); err != nil {
+		t.Fatal(err)
+	}
+	oddCmd := exec.Command(odd, "60")
+	if err := oddCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = oddCmd.Process.Kill(); _ = oddCmd.Wait() })
+	livePid, _ := startSleep(t)
+	zombie := exec.Command("true")
+	if err := zombie.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = zombie.Wait() })
+
+	for name, pid := range map[string]int{"this process": os.Getpid(), "sleep": livePid,
+		"a name with spaces and parentheses": oddCmd.Process.Pid, "pid 1": 1} {
+		t.Run(name, func(t *testing.T) {
+			info, ok := procStatLookup(pid)
+			if !ok || !info.Exists || info.CreateTimeErr != nil {
+				t.Fatalf("procStatLookup(%d) = %+v, %v", pid, info, ok)
+			}
+			p, err := process.NewProcess(int32(pid))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms, err := p.CreateTime()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := info.CreateTime.UnixMilli(); got != ms {
+				t.Errorf("create time %d ms, gopsutil says %d ms", got, ms)
+			}
+		})
+	}
+
+	t.Run("zombie", func(t *testing.T) {
+		// Exited and not yet reaped: /proc still has it.
+		for deadline := time.Now().Add(5 * time.Second); ; {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", zombie.Process.Pid))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])); f[0] == "Z" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("true did not become a zombie")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if info := (SystemProbe{}).Lookup(zombie.Process.Pid); !info.Exists {
+			t.Errorf("zombie %d: %+v, want it to exist (as for gopsutil and kill 0)", zombie.Process.Pid, info)
+		}
+		_ = zombie.Wait()
+		if info := (SystemProbe{}).Lookup(zombie.Process.Pid); info.Exists {
+			t.Errorf("reaped %d: %+v, want gone", zombie.Process.Pid, info)
+		}
+	})
+}
+
+func TestStartTicks(t *testing.T) {
+	tail := " S 1 2 3 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 98765 1000 200 18446744073709551615\n"
+	tests := []struct {
+		name, stat string
+		want       uint64
+		wantErr    bool
+	}{
+		{"plain", "42 (sleep)" + tail, 98765, false},
+		{"name with spaces and parentheses", "42 (a) b (c)" + tail, 98765, false},
+		{"name that looks like fields", "42 (1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20))" + tail, 98765, false},
+		{"start time last, newline after", "42 (x) S 1 2 3 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 555\n", 555, false},
+		{"truncated", "42 (x) S 1 2 3", 0, true},
+		{"no name", "42 x S 1", 0, true},
+		{"not a number", "42 (x) S 1 2 3 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 abc 1", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := startTicks([]byte(tt.stat))
+			if (err != nil) != tt.wantErr || got != tt.want {
+				t.Errorf("startTicks = %d, %v; want %d (error %v)", got, err, tt.want, tt.wantErr)
+			}
+		})
 	}
 }

@@ -167,6 +167,7 @@ type watchStats struct {
 	publishes   int
 	rereads     int
 	lastLatency time.Duration // first event of a batch -> update published
+	lastWork    time.Duration // of lastLatency, handling the events and flushing (the rest is waiting)
 	fullTime    time.Duration // spent in full publishes (ticks)
 	fulls       int
 }
@@ -387,7 +388,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	// tickDue: a tick came while a flush was armed; the flush does its work
 	// (a steady stream of events must not starve time-based states).
 	tickDue := false
-	var batchStart time.Time
+	var batch eventBatch
 
 	var events <-chan fsnotify.Event
 	var errs <-chan error
@@ -408,8 +409,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 			}
 			return
 		}
-		w.flush(batchStart, tickDue)
-		batchStart, tickDue = time.Time{}, false
+		w.flush(batch, tickDue)
+		batch, tickDue = eventBatch{}, false
 	}
 
 	for {
@@ -423,8 +424,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 				events = nil
 				continue
 			}
-			if batchStart.IsZero() {
-				batchStart = time.Now()
+			t0 := time.Now()
+			if batch.start.IsZero() {
+				batch.start = t0
 			}
 			w.handleEvent(ev)
 			// Take what is already queued before deciding: a burst is one batch.
@@ -441,6 +443,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 					break drain
 				}
 			}
+			batch.work += time.Since(t0)
 			afterChange()
 		case err, ok := <-errs:
 			if !ok {
@@ -457,8 +460,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 			afterChange()
 		case <-flush.C:
 			flushArmed = false
-			w.flush(batchStart, tickDue)
-			batchStart, tickDue = time.Time{}, false
+			w.flush(batch, tickDue)
+			batch, tickDue = eventBatch{}, false
 		case <-poll.C:
 			if w.nPolled > 0 {
 				w.restat(true)
@@ -473,7 +476,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-w.refresh:
 			w.restat(false)
 			w.findLostRoots()
-			w.flush(time.Time{}, tickDue)
+			w.flush(eventBatch{}, tickDue)
 			tickDue = false
 		case <-tick.C:
 			// Ages advance with no file event: re-classify, no file IO. A
@@ -493,14 +496,24 @@ func (w *Watcher) closeFS() {
 	}
 }
 
+// eventBatch is the file events since the last flush: when the first
+// arrived and the time spent handling them, so that an update's latency can
+// be told apart into work and debounce wait.
+type eventBatch struct {
+	start time.Time
+	work  time.Duration
+}
+
 // flush re-reads what events marked and publishes, with the work of a tick
 // when one came meanwhile.
-func (w *Watcher) flush(batchStart time.Time, tick bool) {
+func (w *Watcher) flush(batch eventBatch, tick bool) {
+	t0 := time.Now()
 	w.processDirty()
 	w.publish(w.now(), tick)
-	if !batchStart.IsZero() {
+	if !batch.start.IsZero() {
 		w.stats.mu.Lock()
-		w.stats.lastLatency = time.Since(batchStart)
+		w.stats.lastLatency = time.Since(batch.start)
+		w.stats.lastWork = batch.work + time.Since(t0)
 		w.stats.mu.Unlock()
 	}
 }

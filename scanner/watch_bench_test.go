@@ -23,16 +23,18 @@ import (
 	"github.com/dispatchtop/dispatchtop/internal/treegen"
 )
 
-// watchBenchTree generates sessions × 10 nodes, three deep, and returns the root
-// and every heartbeat path.
-func watchBenchTree(b *testing.B, sessions int) (string, []string) {
+// watchBenchTree generates sessions × 10 nodes, three deep, with every
+// file's mtime at `at` and the heartbeats naming procs (this process when
+// none), and returns the root and every heartbeat path.
+func watchBenchTree(b *testing.B, sessions int, at time.Time, procs []treegen.Process) (string, []string) {
 	b.Helper()
 	root := b.TempDir()
-	if err := treegen.Generate(root, sessions, 10, 3, time.Now()); err != nil {
+	err := treegen.GenerateWith(root, treegen.Options{Sessions: sessions, PerSession: 10, Depth: 3, Now: at, Processes: procs})
+	if err != nil {
 		b.Fatal(err)
 	}
 	var hbs []string
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err == nil && d.Name() == HeartbeatFile {
 			hbs = append(hbs, p)
 		}
@@ -65,86 +67,141 @@ func startBench(b *testing.B, root string, wo WatchOptions) (*Watcher, func()) {
 }
 
 // BenchmarkWatchHeartbeatTouch: SPEC §8 "one heartbeat touch in that tree
-// -> model updated ≤ 5 ms after the event arrives; no rescan". ms/event is
-// from the event's arrival to the update being published; ms/touch adds the
-// kernel's delivery and the receive.
+// -> model updated ≤ 5 ms after the event arrives; no rescan". Touches come
+// one after the other, each as soon as the previous one's update is out:
+//
+//   - ms/event: the event's arrival to the update published. At the
+//     production debounce (50 ms) nearly all of it is waiting: an event
+//     within a debounce of the last update waits out the rest of it (a
+//     burst makes one update, not one per event). This is the worst case; a
+//     touch a debounce after the last update is published at once.
+//   - ms/work: of that, the time spent handling the event and publishing
+//     (stat, classify the touched session, diff, hand out): the figure to
+//     hold against the 5 ms. ms/wait is the rest.
+//   - ms/touch adds the kernel's delivery and the receive.
+//
+// debounce=1us makes every event publish at once: event ≈ work.
 func BenchmarkWatchHeartbeatTouch(b *testing.B) {
-	root, hbs := watchBenchTree(b, 1000)
-	w, stop := startBench(b, root, WatchOptions{Tick: time.Hour, Debounce: time.Microsecond})
-	defer stop()
-	<-w.Updates()
-	w.stats.mu.Lock()
-	rebuilds, rereads := w.stats.rebuilds, w.stats.rereads
-	w.stats.mu.Unlock()
+	root, hbs := watchBenchTree(b, 1000, time.Now(), nil) // once: generating takes seconds
+	for _, bc := range []struct {
+		name     string
+		debounce time.Duration
+	}{{"debounce=50ms", DefaultDebounce}, {"debounce=1us", time.Microsecond}} {
+		b.Run(bc.name, func(b *testing.B) {
+			w, stop := startBench(b, root, WatchOptions{Tick: time.Hour, Debounce: bc.debounce})
+			defer stop()
+			<-w.Updates()
+			w.stats.mu.Lock()
+			rebuilds, rereads := w.stats.rebuilds, w.stats.rereads
+			w.stats.mu.Unlock()
 
-	var eventToPublish time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		hb := hbs[(i*7919)%len(hbs)]
-		mt := time.Now().Add(time.Duration(i) * time.Millisecond)
-		if err := os.Chtimes(hb, mt, mt); err != nil {
-			b.Fatal(err)
-		}
-		id := ""
-		for id == "" {
-			u := <-w.Updates()
-			for _, n := range u.Snapshot.ByID {
-				if n.HeartbeatPath == hb && n.BeatMtime.Equal(mt) {
-					id = n.ID
-					break
+			var eventToPublish, work time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				hb := hbs[(i*7919)%len(hbs)]
+				mt := time.Now().Add(time.Duration(i) * time.Millisecond)
+				if err := os.Chtimes(hb, mt, mt); err != nil {
+					b.Fatal(err)
 				}
+				for seen := false; !seen; {
+					u := <-w.Updates()
+					for _, n := range u.Snapshot.ByID {
+						if n.HeartbeatPath == hb && n.BeatMtime.Equal(mt) {
+							seen = true
+							break
+						}
+					}
+				}
+				w.stats.mu.Lock()
+				eventToPublish += w.stats.lastLatency
+				work += w.stats.lastWork
+				w.stats.mu.Unlock()
 			}
-		}
-		w.stats.mu.Lock()
-		eventToPublish += w.stats.lastLatency
-		w.stats.mu.Unlock()
-	}
-	b.StopTimer()
-	w.stats.mu.Lock()
-	defer w.stats.mu.Unlock()
-	b.ReportMetric(float64(eventToPublish.Microseconds())/1000/float64(b.N), "ms/event")
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/touch")
-	b.ReportMetric(float64(len(hbs)), "nodes")
-	if w.stats.rebuilds != rebuilds || w.stats.rereads != rereads {
-		b.Errorf("touches rebuilt the tree %d times and re-read %d nodes; want stats only",
-			w.stats.rebuilds-rebuilds, w.stats.rereads-rereads)
+			b.StopTimer()
+			w.stats.mu.Lock()
+			defer w.stats.mu.Unlock()
+			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+			b.ReportMetric(ms(eventToPublish), "ms/event")
+			b.ReportMetric(ms(work), "ms/work")
+			b.ReportMetric(ms(eventToPublish-work), "ms/wait")
+			b.ReportMetric(ms(b.Elapsed()), "ms/touch")
+			b.ReportMetric(float64(len(hbs)), "nodes")
+			if w.stats.rebuilds != rebuilds || w.stats.rereads != rereads {
+				b.Errorf("touches rebuilt the tree %d times and re-read %d nodes; want stats only",
+					w.stats.rebuilds-rebuilds, w.stats.rereads-rereads)
+			}
+		})
 	}
 }
 
+// idleWindow is how long BenchmarkWatchIdle measures: past the 30-tick
+// refresh of every reason (one whole-forest classification and publish)
+// and a whole re-verify period of the pids' create times (15 to 30 s), so
+// that the periodic work is in the figure, not only the cheap ticks.
+const idleWindow = 31 * time.Second
+
 // BenchmarkWatchIdle: SPEC §8 "idle CPU with 10,000 nodes ≤ 1 % of a core"
-// and "memory at 10,000 nodes ≤ 100 MiB RSS". Each iteration watches the
-// idle tree for 2 s at the default 1 s tick; CPU is the process's user +
-// system time (GC and all) over the wall time.
+// and "memory at 10,000 nodes ≤ 100 MiB RSS". The tree is idle (no file
+// changes) and its beats are 31 s old: quiet, every pid decisive and
+// checked every tick, no threshold crossed within the window. CPU is the
+// process's user + system time (GC and all) over the window at the
+// default 1 s tick.
+//
+// A real fleet has a process per agent, and the probe pays per distinct
+// pid, so the tree is measured twice: all heartbeats naming this process
+// (pids=1: the cost of the tree itself), and naming 2,000 live `sleep`s
+// (what a machine running the benchmark can spare). pids=2000 adds the
+// per-pid cost found between the two and, from it, an estimate for 10,000
+// distinct pids — a straight-line extrapolation, as noisy as the two
+// figures it comes from (BenchmarkCachingProbeTick in liveness measures
+// the probe's share alone).
 func BenchmarkWatchIdle(b *testing.B) {
-	root, hbs := watchBenchTree(b, 1000)
-	w, stop := startBench(b, root, WatchOptions{})
-	defer stop()
-	go func() {
-		for range w.Updates() {
-		}
-	}()
-	// Past the first ticks and the exit grace (5 s), which every node of the
-	// generated tree crosses in the same second; real fleets cross spread out.
-	time.Sleep(6 * time.Second)
-	w.stats.mu.Lock()
-	w.stats.fullTime, w.stats.fulls = 0, 0
-	w.stats.mu.Unlock()
-	b.ResetTimer()
-	cpu0, wall0 := cpuTime(b), time.Now()
-	for i := 0; i < b.N; i++ {
-		time.Sleep(2 * time.Second)
+	baseline := -1.0 // %cpu at pids=1, once measured
+	for _, pids := range []int{1, 2000} {
+		b.Run(fmt.Sprintf("pids=%d", pids), func(b *testing.B) {
+			var procs []treegen.Process
+			if pids > 1 {
+				procs = treegen.StartProcesses(b, pids)
+			}
+			root, hbs := watchBenchTree(b, 1000, time.Now().Add(-31*time.Second), procs)
+			w, stop := startBench(b, root, WatchOptions{})
+			defer stop()
+			go func() {
+				for range w.Updates() {
+				}
+			}()
+			time.Sleep(2 * time.Second) // the first ticks
+			w.stats.mu.Lock()
+			w.stats.fullTime, w.stats.fulls = 0, 0
+			w.stats.mu.Unlock()
+			b.ResetTimer()
+			cpu0, wall0 := cpuTime(b), time.Now()
+			for i := 0; i < b.N; i++ {
+				time.Sleep(idleWindow)
+			}
+			cpu, wall := cpuTime(b)-cpu0, time.Since(wall0)
+			b.StopTimer()
+			w.stats.mu.Lock()
+			b.ReportMetric(float64(w.stats.fullTime.Microseconds())/1000/float64(w.stats.fulls), "ms/tick")
+			w.stats.mu.Unlock()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			pct := 100 * cpu.Seconds() / wall.Seconds()
+			b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "MiB-heap")
+			b.ReportMetric(pct, "%cpu")
+			b.ReportMetric(rssMiB(b), "MiB-RSS")
+			b.ReportMetric(float64(len(hbs)), "nodes")
+			b.ReportMetric(float64(pids), "pids")
+			switch {
+			case pids == 1:
+				baseline = pct
+			case baseline >= 0:
+				perPid := (pct - baseline) / float64(pids-1) // % of a core per pid
+				b.ReportMetric(perPid*1e4, "µs/pid/s")
+				b.ReportMetric(baseline+perPid*float64(len(hbs)-1), "%cpu-est-10k-pids")
+			}
+		})
 	}
-	cpu, wall := cpuTime(b)-cpu0, time.Since(wall0)
-	b.StopTimer()
-	w.stats.mu.Lock()
-	b.ReportMetric(float64(w.stats.fullTime.Microseconds())/1000/float64(w.stats.fulls), "ms/tick")
-	w.stats.mu.Unlock()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "MiB-heap")
-	b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "%cpu")
-	b.ReportMetric(rssMiB(b), "MiB-RSS")
-	b.ReportMetric(float64(len(hbs)), "nodes")
 }
 
 // BenchmarkWatch100k: SPEC §8 "100,000 nodes work; falls back to polling
@@ -156,7 +213,7 @@ func BenchmarkWatch100k(b *testing.B) {
 	if testing.Short() {
 		b.Skip("100,000-node tree")
 	}
-	root, hbs := watchBenchTree(b, 10000)
+	root, hbs := watchBenchTree(b, 10000, time.Now(), nil)
 	start := time.Now()
 	w, stop := startBench(b, root, WatchOptions{MaxWatches: 50000})
 	defer stop()

@@ -180,25 +180,33 @@ func Verify(info ProcessInfo, started time.Time, tolerance time.Duration) model.
 
 // CachingProbe answers from a per-pid cache and asks the wrapped probe as
 // little as the rules allow. The live engine re-classifies every second, and
-// a full lookup (existence and create time) costs tens of microseconds: for
-// 10,000 nodes every tick that alone would take a fifth of a core. So:
+// a full lookup (existence and create time) costs microseconds: for 10,000
+// distinct pids every tick that alone would take several percent of a core.
+// An entry holds the pid's process as last seen, create time included (the
+// verdict, same process or reused, is Verify's, per heartbeat). So:
 //
 //   - within the TTL (a tick or two) the cached answer is returned as is;
-//   - past the TTL, a pid whose create time is known, or that is known gone,
+//   - past the TTL, when the wrapped probe is a ProcessPinner that pinned
+//     the process at its lookup, the pin answers: while that very process
+//     runs, nothing is asked and nothing re-read, and a pid reused by
+//     another process cannot pass for it;
+//   - otherwise a pid whose create time is known, or that is known gone,
 //     is only re-checked for existence, when the wrapped probe is an
 //     ExistenceChecker (SystemProbe is: one signal-0 syscall). Death is
 //     noticed within a TTL, which keeps SPEC's exit-grace fast path fast; a
 //     gone pid that exists again is a new process and gets a full lookup;
-//   - the create time is re-read (a full lookup) once per re-verify period,
-//     15 to 30 s spread by pid so the lookups do not all fall on one tick. A
-//     pid reused within that period is noticed that much later; pid
-//     wraparound takes minutes even under heavy load.
+//   - and the create time is re-read (a full lookup) once per re-verify
+//     period, 15 to 30 s spread by pid so the lookups do not all fall on one
+//     tick: a pid that died and was reused between two existence checks
+//     (the kernel would have to cycle through every pid within a TTL) is
+//     noticed that much later.
 //
 // Actions never trust this cache: kill re-verifies the pid itself. It is
 // safe for concurrent use.
 type CachingProbe struct {
 	probe    Probe
 	checker  ExistenceChecker // nil when the wrapped probe is not one
+	pinner   ProcessPinner    // nil when the wrapped probe is not one
 	ttl      time.Duration
 	reverify time.Duration
 	now      func() time.Time
@@ -214,6 +222,17 @@ type CachingProbe struct {
 // exists much more cheaply than a full Lookup.
 type ExistenceChecker interface {
 	PidExists(pid int) (bool, error)
+}
+
+// ProcessPinner is implemented by a probe that holds on to the process each
+// Lookup found alive (a Linux pidfd) and can tell, without asking the
+// system, whether that very process still runs: a pid taken over by
+// another process can never read as the pinned one.
+type ProcessPinner interface {
+	// StillRunning reports whether the process pinned for pid at its last
+	// Lookup still runs; pinned is false when none is. An exit is reported
+	// once, then the pin is gone.
+	StillRunning(pid int) (running, pinned bool)
 }
 
 // DefaultReverify is how long a create time read by CachingProbe is trusted
@@ -237,7 +256,9 @@ func newCachingProbe(probe Probe, ttl, reverify time.Duration, now func() time.T
 		probe = SystemProbe{}
 	}
 	checker, _ := probe.(ExistenceChecker)
-	return &CachingProbe{probe: probe, checker: checker, ttl: ttl, reverify: max(reverify, ttl), now: now, entries: map[int]cachedLookup{}}
+	pinner, _ := probe.(ProcessPinner)
+	return &CachingProbe{probe: probe, checker: checker, pinner: pinner, ttl: ttl, reverify: max(reverify, ttl), now: now,
+		entries: map[int]cachedLookup{}}
 }
 
 // Lookup answers from the cache, an existence check or a full lookup, as
@@ -251,6 +272,15 @@ func (c *CachingProbe) Lookup(pid int) ProcessInfo {
 	c.mu.Unlock()
 	if cached && now.Sub(e.at) < c.ttl {
 		return e.info
+	}
+	if cached && c.pinner != nil && e.info.Exists && e.info.CreateTimeErr == nil {
+		if running, pinned := c.pinner.StillRunning(pid); pinned && running {
+			// The very process whose create time is held: nothing to re-read.
+			e.at, e.verified = now, now
+			c.store(pid, e, now)
+			return e.info
+		}
+		// Not pinned, or it exited (a zombie still exists): ask as usual.
 	}
 	if cached && c.checker != nil && c.checkable(e, pid, now) {
 		exists, err := c.checker.PidExists(pid)

@@ -565,3 +565,91 @@ func TestStartTicks(t *testing.T) {
 		})
 	}
 }
+
+// pinningTable is a processTable whose lookups pin the process found, as a
+// pidfd does: a pin says whether that very process still runs, and reports
+// its exit once.
+type pinningTable struct {
+	*processTable
+	pins   map[int]bool // pid -> the pinned process still runs
+	pinned int          // StillRunning answers given from a pin
+}
+
+func (p *pinningTable) Lookup(pid int) ProcessInfo {
+	info := p.processTable.Lookup(pid)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if info.Exists {
+		p.pins[pid] = true
+	}
+	return info
+}
+
+func (p *pinningTable) StillRunning(pid int) (running, pinned bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	running, pinned = p.pins[pid]
+	if pinned {
+		p.pinned++
+		if !running {
+			delete(p.pins, pid) // an exit is reported once
+		}
+	}
+	return running, pinned
+}
+
+// exit ends the pinned process: gone, or left a zombie (its pid still
+// exists for a signal 0).
+func (p *pinningTable) exit(pid int, zombie bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.pins[pid]; ok {
+		p.pins[pid] = false
+	}
+	if !zombie {
+		delete(p.procs, pid)
+	}
+}
+
+// With a probe that pins what it looked up, a pinned process still running
+// is renewed without asking the system anything, however long (no signal 0
+// each tick, no create time re-read: the pin is the identity); once it
+// exits, the pid is asked as usual.
+func TestCachingProbeTrustsPinnedProcesses(t *testing.T) {
+	const pid = 1994
+	table := &pinningTable{processTable: &processTable{procs: map[int]time.Time{pid: started}}, pins: map[int]bool{}}
+	clock := now
+	c := newCachingProbe(table, time.Second, 20*time.Second, func() time.Time { return clock })
+	steps := []struct {
+		name                                string
+		advance                             time.Duration
+		change                              func()
+		want                                model.ProcessStatus
+		wantLookups, wantChecks, wantPinned int
+	}{
+		{name: "first: a full lookup, which pins", want: model.ProcessAlive, wantLookups: 1},
+		{name: "past the TTL: the pin answers", advance: time.Second, want: model.ProcessAlive, wantLookups: 1, wantPinned: 1},
+		{name: "past the re-verify period: still the pin, no re-read", advance: time.Minute, want: model.ProcessAlive, wantLookups: 1, wantPinned: 2},
+		{name: "it exits and is reaped: the pin says so, signal 0 confirms", advance: time.Second,
+			change: func() { table.exit(pid, false) }, want: model.ProcessGone, wantLookups: 1, wantChecks: 1, wantPinned: 3},
+		{name: "its pid is reused: a full lookup of the new process", advance: time.Second,
+			change: func() { table.set(pid, started.Add(time.Minute), true) }, want: model.ProcessReused, wantLookups: 2, wantChecks: 2, wantPinned: 3},
+		{name: "the new process is pinned in turn", advance: time.Second, want: model.ProcessReused, wantLookups: 2, wantChecks: 2, wantPinned: 4},
+		{name: "it exits, left a zombie: exists for signal 0, as without pins", advance: time.Second,
+			change: func() { table.exit(pid, true) }, want: model.ProcessReused, wantLookups: 2, wantChecks: 3, wantPinned: 5},
+		{name: "a zombie is asked with signal 0 from then on", advance: time.Second, want: model.ProcessReused, wantLookups: 2, wantChecks: 4, wantPinned: 5},
+	}
+	for _, s := range steps {
+		clock = clock.Add(s.advance)
+		if s.change != nil {
+			s.change()
+		}
+		if got := Verify(c.Lookup(pid), started, 2*time.Second); got != s.want {
+			t.Errorf("%s: %s, want %s", s.name, got, s.want)
+		}
+		if table.lookups != s.wantLookups || table.checks != s.wantChecks || table.pinned != s.wantPinned {
+			t.Errorf("%s: %d lookups, %d existence checks, %d pinned answers; want %d, %d, %d", s.name,
+				table.lookups, table.checks, table.pinned, s.wantLookups, s.wantChecks, s.wantPinned)
+		}
+	}
+}

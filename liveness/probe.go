@@ -330,12 +330,22 @@ func (c *CachingProbe) store(pid int, e cachedLookup, now time.Time) {
 	defer c.mu.Unlock()
 	c.entries[pid] = e
 	// Drop pids nobody asked about for a whole re-verify period, once per
-	// period, so pids of long-gone nodes do not accumulate.
+	// period, so pids of long-gone nodes do not accumulate; but not one whose
+	// pinned process runs: its answer holds without asking, and a caller
+	// may rely on that (the pinner lets go of what is not followed).
 	if now.Sub(c.lastSweep) >= c.reverify {
 		for p, old := range c.entries {
-			if now.Sub(old.at) >= c.reverify {
-				delete(c.entries, p)
+			if now.Sub(old.at) < c.reverify {
+				continue
 			}
+			if c.pinner != nil && old.info.Exists {
+				if running, pinned := c.pinner.StillRunning(p); pinned && running {
+					old.at, old.verified = now, now
+					c.entries[p] = old
+					continue
+				}
+			}
+			delete(c.entries, p)
 		}
 		c.lastSweep = now
 	}

@@ -653,3 +653,26 @@ func TestCachingProbeTrustsPinnedProcesses(t *testing.T) {
 		}
 	}
 }
+
+// A pinned process's answer does not need asking to stay true, so a caller
+// may stop asking (the live engine skips pinned pids on its ticks): the
+// sweep of pids nobody asked about keeps those whose pinned process runs,
+// and drops the rest as before.
+func TestCachingProbeSweepKeepsPinnedProcesses(t *testing.T) {
+	table := &pinningTable{processTable: &processTable{procs: map[int]time.Time{10: started, 12: started}}, pins: map[int]bool{}}
+	clock := now
+	c := newCachingProbe(table, time.Second, 10*time.Second, func() time.Time { return clock })
+	c.Lookup(10)
+	c.Lookup(12)
+	table.exit(12, false)
+	table.pins[12] = false // its exit not taken yet: the sweep must not count it as running
+	clock = clock.Add(11 * time.Second)
+	c.Lookup(99) // a lookup a re-verify period later sweeps
+	if got := c.Len(); got != 2 {
+		t.Errorf("%d pids cached after the sweep, want 2 (the pinned one and the new one)", got)
+	}
+	lookups := table.lookups
+	if got := Verify(c.Lookup(10), started, 2*time.Second); got != model.ProcessAlive || table.lookups != lookups {
+		t.Errorf("pid 10 after the sweep: %s with %d new lookups; want alive from the cache", got, table.lookups-lookups)
+	}
+}

@@ -114,14 +114,19 @@ type Update struct {
 // Watcher keeps a live model of the roots. Build it with NewWatcher and
 // call Run once.
 type Watcher struct {
-	opts      Options
-	wo        WatchOptions
-	roots     []Root
-	probe     *liveness.CachingProbe
-	now       func() time.Time
-	fsw       *fsnotify.Watcher // nil when everything is polled
-	netFS     func(string) string
-	netMounts map[string]string // roots and mount points on a network file system -> its name
+	opts  Options
+	wo    WatchOptions
+	roots []Root
+	probe *liveness.CachingProbe
+	// pins are the processes probe pinned (nil without pidfds): the tick
+	// learns of their exits instead of asking about each of them.
+	pins processPins
+	// releaseProbe lets go of the processes the probe pinned.
+	releaseProbe func()
+	now          func() time.Time
+	fsw          *fsnotify.Watcher // nil when everything is polled
+	netFS        func(string) string
+	netMounts    map[string]string // roots and mount points on a network file system -> its name
 
 	updates chan Update
 	refresh chan struct{}
@@ -170,6 +175,7 @@ type watchStats struct {
 	lastWork    time.Duration // of lastLatency, handling the events and flushing (the rest is waiting)
 	fullTime    time.Duration // spent in full publishes (ticks)
 	fulls       int
+	dueTime     time.Duration // of fullTime, finding what is due (the pids asked)
 }
 
 type watchDir struct {
@@ -307,8 +313,14 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 		w.wo.devOf = func(_ string, fi os.FileInfo) uint64 { return fileDev(fi) }
 	}
 	// A probe result is reused for a little under one tick, so each tick
-	// asks the system at most once per pid.
-	w.probe = liveness.NewCachingProbe(opts.Probe, wo.Tick*9/10)
+	// asks the system at most once per pid; the system's processes are
+	// pinned where the platform allows, which makes that question cheap.
+	probe := opts.Probe
+	w.releaseProbe = func() {}
+	if probe == nil {
+		probe, w.pins, w.releaseProbe = pinProcesses(liveness.SystemProbe{})
+	}
+	w.probe = liveness.NewCachingProbe(probe, wo.Tick*9/10)
 	w.mode = model.WatchInfo{Mode: ModeFsnotify}
 	if wo.Poll > 0 {
 		w.mode = model.WatchInfo{Mode: ModePolling, Interval: wo.Poll, Reason: "polling requested"}
@@ -325,7 +337,7 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 	start := time.Now()
 	walk, err := Discover(opts)
 	if err != nil {
-		w.closeFS()
+		w.release()
 		return nil, fmt.Errorf("watch: %w", err)
 	}
 	w.roots = walk.Roots
@@ -362,7 +374,7 @@ func (w *Watcher) Close() error {
 	w.closing.Do(func() { close(w.closed) })
 	if w.ran.CompareAndSwap(false, true) {
 		// Run will never own the state: release it here.
-		w.closeFS()
+		w.release()
 		close(w.updates)
 	}
 	return nil
@@ -375,7 +387,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		return errors.New("watch: Run called twice or after Close")
 	}
 	defer close(w.updates)
-	defer w.closeFS()
+	defer w.release()
 
 	tick := time.NewTicker(w.wo.Tick)
 	defer tick.Stop()
@@ -490,10 +502,13 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 }
 
-func (w *Watcher) closeFS() {
+// release gives back what the watcher holds of the system: its watches (and
+// fsnotify's reader goroutine) and its process pins.
+func (w *Watcher) release() {
 	if w.fsw != nil {
 		_ = w.fsw.Close()
 	}
+	w.releaseProbe()
 }
 
 // eventBatch is the file events since the last flush: when the first
@@ -818,7 +833,11 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 			if w.ticks%reasonRefreshTicks == 0 {
 				affected = nil // every reason's ages, in one snapshot
 			} else {
+				t0 := time.Now()
 				w.dueSessions(now, affected)
+				w.stats.mu.Lock()
+				w.stats.dueTime += time.Since(t0)
+				w.stats.mu.Unlock()
 			}
 		}
 		if affected != nil && len(affected) == 0 && w.mode.Overflows == w.prev.Watch.Overflows {
@@ -914,6 +933,19 @@ const reasonRefreshTicks = 30
 type pidSeen struct {
 	info    liveness.ProcessInfo
 	changed int
+	pinned  bool // its process is pinned: its answer holds until it exits
+}
+
+// processPins is what the tick needs of the processes the probe pinned
+// (watch_pidfd_linux.go): which pids it follows, and which pinned
+// processes exited.
+type processPins interface {
+	// follow says the engine follows pid; false when it has no pin.
+	follow(pid int) bool
+	// forget lets go of a pid no longer followed.
+	forget(pid int)
+	// exits lists the pids whose pinned process exited since the last call.
+	exits() []int
 }
 
 // sameProcessInfo reports whether two probe answers give every node the same
@@ -950,7 +982,11 @@ func (w *Watcher) noteClassified(ts, classified *model.Node, now time.Time) {
 	for _, pid := range pids {
 		if _, ok := w.pids[pid]; !ok {
 			// The answer the classification just used (cached).
-			w.pids[pid] = &pidSeen{info: w.probe.Lookup(pid)}
+			seen := &pidSeen{info: w.probe.Lookup(pid)}
+			if w.pins != nil && seen.info.Exists {
+				seen.pinned = w.pins.follow(pid)
+			}
+			w.pids[pid] = seen
 		}
 	}
 }
@@ -966,6 +1002,9 @@ func (w *Watcher) prunePids() {
 	for pid := range w.pids {
 		if !keep[pid] {
 			delete(w.pids, pid)
+			if w.pins != nil {
+				w.pins.forget(pid)
+			}
 		}
 	}
 }
@@ -973,14 +1012,29 @@ func (w *Watcher) prunePids() {
 // dueSessions adds to due every session whose classification may change at
 // now: a threshold crossed (nextDue), or a pid that now answers differently
 // from when the session was classified. It reads no file; each distinct
-// live pid is asked once, through the caching probe, and sessions are only
+// live pid is asked once, through the caching probe — except a pinned one,
+// whose answer holds until the pins report its exit — and sessions are only
 // searched for it when an answer moved.
 func (w *Watcher) dueSessions(now time.Time, due map[*model.Node]bool) {
 	moved := false
 	if !w.opts.Thresholds.NoPidCheck {
+		if w.pins != nil {
+			for _, pid := range w.pins.exits() {
+				if seen := w.pids[pid]; seen != nil {
+					seen.pinned = false // asked below, as any unpinned pid
+				}
+			}
+		}
 		for pid, seen := range w.pids {
-			if info := w.probe.Lookup(pid); !sameProcessInfo(info, seen.info) {
+			if seen.pinned {
+				continue
+			}
+			info := w.probe.Lookup(pid)
+			if !sameProcessInfo(info, seen.info) {
 				seen.info, seen.changed, moved = info, w.ticks, true
+			}
+			if w.pins != nil && info.Exists {
+				seen.pinned = w.pins.follow(pid) // pinned again by a full lookup (a new process)
 			}
 		}
 	}

@@ -217,3 +217,36 @@ func TestNextDueNeverAfterTheClassifierChanges(t *testing.T) {
 		}
 	}
 }
+
+// SPEC §3 dead (b), for a process two sessions name (a lead and the
+// session it spawned, say): its exit reaches both, also when one of them
+// is re-classified by a file event at the moment the exit is noticed.
+func TestWatchSharedPidGoneReachesEverySession(t *testing.T) {
+	for _, m := range watchModes {
+		t.Run(m.name, func(t *testing.T) {
+			root := t.TempDir()
+			cmd, started := startSleep(t)
+			hbA := writeHeartbeat(t, filepath.Join(root, "a"), cmd.Process.Pid, started, "running", "")
+			writeHeartbeat(t, filepath.Join(root, "b"), cmd.Process.Pid, started, "running", "")
+			th := model.Thresholds{Beat: time.Minute, Stale: 2 * time.Minute, KillAfter: 5 * time.Minute,
+				ExitGrace: 300 * time.Millisecond, StartTolerance: 2 * time.Second}
+			w, err := NewWatcher(Options{Roots: []string{root}, Thresholds: th}, m.wo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runWatcher(t, w)
+			await(t, w, "both running", func(s *model.Snapshot) bool {
+				return nodeIs("a", model.StateRunning, "", false)(s) && nodeIs("b", model.StateRunning, "", false)(s)
+			})
+			time.Sleep(400 * time.Millisecond) // past the exit grace: the pid decides
+			if err := cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			_ = cmd.Wait()
+			setMtime(t, hbA, time.Now().Add(-time.Second)) // an event for a, past its grace
+			awaitWithin(t, w, 8*time.Second, "both dead", func(s *model.Snapshot) bool {
+				return nodeIs("a", model.StateDead, "", false)(s) && nodeIs("b", model.StateDead, "", false)(s)
+			})
+		})
+	}
+}

@@ -23,9 +23,9 @@ package scanner
 // re-stat.
 //
 // One goroutine (Run) owns all mutable state; fsnotify adds its own reader
-// goroutine, closed when Run returns (or by Close when Run never started). The receiver may be slow: Updates has
-// room for one update and an unread one is merged with the next, so the
-// watcher never blocks on its consumer.
+// goroutine, closed when Run returns (or by Close when Run never started).
+// The receiver may be slow: Updates has room for one update and an unread
+// one is merged with the next, so the watcher never blocks on its consumer.
 
 import (
 	"context"

@@ -120,6 +120,16 @@ func classifyUnstarted(n *model.Node, now time.Time) verdict {
 // its path leads outside every root.
 const outsideNotRead = "outside every root: not read"
 
+// BeatEdges are the beat ages past which classifyHeartbeat judges a node
+// differently: the pid is asked (exit grace), quiet (beat), stalled or dead
+// by mtime (stale), kill candidate (kill-after, measured from the beat like
+// stale: SPEC's appendix makes a beat 360 s old one). Every comparison is
+// `age > edge`. The live engine re-classifies a node just past each edge,
+// so that time-based states appear with no file event.
+func BeatEdges(th model.Thresholds) [4]time.Duration {
+	return [4]time.Duration{th.ExitGrace, th.Beat, th.Stale, th.KillAfter}
+}
+
 // classifyHeartbeat applies the state and flag tables to a node with a
 // `.heartbeat` file, parseable or not.
 func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thresholds) verdict {

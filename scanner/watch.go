@@ -1072,7 +1072,7 @@ func nextDue(s *model.Node, now time.Time, th model.Thresholds) time.Time {
 			next = t
 		}
 	}
-	edges := beatEdges(th)
+	edges := liveness.BeatEdges(th)
 	s.Walk(func(n *model.Node) {
 		if !n.BeatMtime.IsZero() {
 			for _, d := range edges {
@@ -1090,15 +1090,6 @@ func nextDue(s *model.Node, now time.Time, th model.Thresholds) time.Time {
 		}
 	})
 	return next
-}
-
-// beatEdges are the beat ages past which liveness.ClassifyNode judges a
-// node differently: the pid is asked (exit grace), quiet (beat), stalled or
-// dead by mtime (stale), kill candidate (kill-after; measured from the beat
-// like stale: SPEC's appendix makes a beat 360 s old one).
-// TestNextDueNeverAfterTheClassifierChanges holds them to the classifier.
-func beatEdges(th model.Thresholds) [4]time.Duration {
-	return [4]time.Duration{th.ExitGrace, th.Beat, th.Stale, th.KillAfter}
 }
 
 // send hands u to the consumer without blocking: an update still unread is

@@ -64,6 +64,9 @@ func runServe(ctx context.Context, g *Globals, listen, tokenFile string) error {
 	if err != nil {
 		return usageError(err)
 	}
+	// Released on every way out, a failed listen included; Close is safe
+	// beside Run and after it.
+	defer w.Close()
 	scanTime := time.Since(start)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

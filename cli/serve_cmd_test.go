@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -335,5 +337,33 @@ func TestServeAndRemoteUsage(t *testing.T) {
 				t.Errorf("stderr %q, want one line with %q", stderr.String(), tt.want)
 			}
 		})
+	}
+}
+
+// A serve that cannot listen (the port is taken) fails with exit 1 and lets
+// go of the watcher it had built: no goroutine is left behind.
+func TestServeThatCannotListenLeavesNothingRunning(t *testing.T) {
+	root := serveTree(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	// The signal package starts its one reader at the first Notify, for
+	// good: start it before counting.
+	Execute([]string{"version"}, nil, io.Discard, io.Discard)
+	before := runtime.NumGoroutine()
+	var stdout, stderr bytes.Buffer
+	code := Execute([]string{"serve", "--listen", taken.Addr().String(), root}, nil, &stdout, &stderr)
+	if code != ExitFound || !strings.Contains(stderr.String(), "serve:") {
+		t.Fatalf("exit %d, stderr %q; want %d and the listen error", code, stderr.String(), ExitFound)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<16)
+		t.Errorf("%d goroutines after, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
 	}
 }

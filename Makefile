@@ -28,10 +28,10 @@ test: vet
 BENCH_FLAGS = -run '^$$' -benchmem -count 1
 bench: deps
 	$(GO) test $(BENCH_FLAGS) -bench 'ColdScan10k|BareWalk10k' -benchtime 10x ./scanner
-	$(GO) test $(BENCH_FLAGS) -bench 'WatchHeartbeatTouch|WatchIdle|WatchProbeTick' ./scanner
+	$(GO) test $(BENCH_FLAGS) -bench 'WatchHeartbeatTouch|WatchIdle' ./scanner
 	$(GO) test $(BENCH_FLAGS) -bench 'View10k|KeyToFrame10k' ./ui
 	$(GO) test $(BENCH_FLAGS) -bench 'TUIIdle10k' -benchtime 2x ./ui
-	$(GO) test $(BENCH_FLAGS) -bench 'ClassifyForest$$|LiveTick|CachingProbeTick' ./liveness
+	$(GO) test $(BENCH_FLAGS) -bench 'ClassifyForest$$|LiveTick|ProbeTick' ./liveness
 	$(GO) test $(BENCH_FLAGS) -bench 'OnceJSON10k' -benchtime 5x .
 	$(GO) test $(BENCH_FLAGS) -bench 'Scrape10k|SnapshotAPI10k' -benchtime 20x ./serve
 	$(GO) test $(BENCH_FLAGS) -bench 'Decode10k' -benchtime 20x ./remote

@@ -235,6 +235,18 @@ type ProcessPinner interface {
 	StillRunning(pid int) (running, pinned bool)
 }
 
+// ProcessPins is what the watcher's tick needs of the processes the probe
+// pinned (pins_linux.go): which pids it follows, and which pinned
+// processes exited.
+type ProcessPins interface {
+	// Follow says the engine follows pid; false when it has no pin.
+	Follow(pid int) bool
+	// Forget lets go of a pid no longer followed.
+	Forget(pid int)
+	// Exits lists the pids whose pinned process exited since the last call.
+	Exits() []int
+}
+
 // DefaultReverify is how long a create time read by CachingProbe is trusted
 // while its pid keeps existing (at most; each pid gets 50-100 % of it).
 const DefaultReverify = 30 * time.Second

@@ -120,7 +120,7 @@ type Watcher struct {
 	probe *liveness.CachingProbe
 	// pins are the processes probe pinned (nil without pidfds): the tick
 	// learns of their exits instead of asking about each of them.
-	pins processPins
+	pins liveness.ProcessPins
 	// releaseProbe lets go of the processes the probe pinned.
 	releaseProbe func()
 	now          func() time.Time
@@ -318,7 +318,7 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 	probe := opts.Probe
 	w.releaseProbe = func() {}
 	if probe == nil {
-		probe, w.pins, w.releaseProbe = pinProcesses(liveness.SystemProbe{})
+		probe, w.pins, w.releaseProbe = liveness.PinProcesses(liveness.SystemProbe{})
 	}
 	w.probe = liveness.NewCachingProbe(probe, wo.Tick*9/10)
 	w.mode = model.WatchInfo{Mode: ModeFsnotify}
@@ -936,18 +936,6 @@ type pidSeen struct {
 	pinned  bool // its process is pinned: its answer holds until it exits
 }
 
-// processPins is what the tick needs of the processes the probe pinned
-// (watch_pidfd_linux.go): which pids it follows, and which pinned
-// processes exited.
-type processPins interface {
-	// follow says the engine follows pid; false when it has no pin.
-	follow(pid int) bool
-	// forget lets go of a pid no longer followed.
-	forget(pid int)
-	// exits lists the pids whose pinned process exited since the last call.
-	exits() []int
-}
-
 // sameProcessInfo reports whether two probe answers give every node the same
 // verdict (Verify depends on nothing else).
 func sameProcessInfo(a, b liveness.ProcessInfo) bool {
@@ -984,7 +972,7 @@ func (w *Watcher) noteClassified(ts, classified *model.Node, now time.Time) {
 			// The answer the classification just used (cached).
 			seen := &pidSeen{info: w.probe.Lookup(pid)}
 			if w.pins != nil && seen.info.Exists {
-				seen.pinned = w.pins.follow(pid)
+				seen.pinned = w.pins.Follow(pid)
 			}
 			w.pids[pid] = seen
 		}
@@ -1003,7 +991,7 @@ func (w *Watcher) prunePids() {
 		if !keep[pid] {
 			delete(w.pids, pid)
 			if w.pins != nil {
-				w.pins.forget(pid)
+				w.pins.Forget(pid)
 			}
 		}
 	}
@@ -1019,7 +1007,7 @@ func (w *Watcher) dueSessions(now time.Time, due map[*model.Node]bool) {
 	moved := false
 	if !w.opts.Thresholds.NoPidCheck {
 		if w.pins != nil {
-			for _, pid := range w.pins.exits() {
+			for _, pid := range w.pins.Exits() {
 				if seen := w.pids[pid]; seen != nil {
 					seen.pinned = false // asked below, as any unpinned pid
 				}
@@ -1034,7 +1022,7 @@ func (w *Watcher) dueSessions(now time.Time, due map[*model.Node]bool) {
 				seen.info, seen.changed, moved = info, w.ticks, true
 			}
 			if w.pins != nil && info.Exists {
-				seen.pinned = w.pins.follow(pid) // pinned again by a full lookup (a new process)
+				seen.pinned = w.pins.Follow(pid) // pinned again by a full lookup (a new process)
 			}
 		}
 	}

@@ -1,8 +1,8 @@
 //go:build linux
 
-package scanner
+package liveness
 
-// Pinning the processes the live engine follows (liveness.ProcessPinner):
+// Pinning the processes the live engine follows (ProcessPinner):
 // a pidfd refers to one process, never to whatever later takes its pid,
 // and becomes readable when that process exits. One epoll set over all of
 // them tells every tick which exited, with a single syscall however many
@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/dispatchtop/dispatchtop/liveness"
 )
 
 // pinIdle is how long a pin the engine does not follow (a process looked up
@@ -32,8 +30,8 @@ const takeExitsEvery = 50 * time.Millisecond
 // keeps a pidfd on it, up to a limit of half the descriptors the process
 // may open, so that files can still be read.
 type pidPins struct {
-	base    liveness.Probe
-	checker liveness.ExistenceChecker
+	base    Probe
+	checker ExistenceChecker
 	now     func() time.Time
 
 	mu        sync.Mutex
@@ -42,7 +40,7 @@ type pidPins struct {
 	pidOf     map[int32]int // pidfd -> pid
 	limit     int
 	events    []unix.EpollEvent
-	exitLog   []int // pids whose pinned process exited, for exits
+	exitLog   []int // pids whose pinned process exited, for Exits
 	lastTaken time.Time
 	lastSweep time.Time
 }
@@ -50,13 +48,13 @@ type pidPins struct {
 type pidPin struct {
 	fd       int
 	exited   bool
-	followed bool      // the engine follows it: kept until forget
+	followed bool      // the engine follows it: kept until Forget
 	made     time.Time // when it was pinned
 }
 
 // newPidPins wraps base (the system probe), or fails where pidfds are not
 // available (kernels before 5.3).
-func newPidPins(base liveness.Probe) (*pidPins, error) {
+func newPidPins(base Probe) (*pidPins, error) {
 	fd, err := unix.PidfdOpen(unix.Getpid(), 0)
 	if err != nil {
 		return nil, err
@@ -71,7 +69,7 @@ func newPidPins(base liveness.Probe) (*pidPins, error) {
 	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) == nil {
 		limit = int(min(rl.Cur/2, 1<<20))
 	}
-	checker, _ := base.(liveness.ExistenceChecker)
+	checker, _ := base.(ExistenceChecker)
 	return &pidPins{base: base, checker: checker, now: time.Now, epfd: epfd, byPid: map[int]*pidPin{},
 		pidOf: map[int32]int{}, limit: limit, events: make([]unix.EpollEvent, 256)}, nil
 }
@@ -80,7 +78,7 @@ func newPidPins(base liveness.Probe) (*pidPins, error) {
 // pidfd is opened first: if the process it refers to is still running
 // after the lookup, the create time read is that process's own (a pid is
 // not reused before its process ends).
-func (p *pidPins) Lookup(pid int) liveness.ProcessInfo {
+func (p *pidPins) Lookup(pid int) ProcessInfo {
 	fd, err := unix.PidfdOpen(pid, 0)
 	info := p.base.Lookup(pid)
 	if err != nil {
@@ -108,7 +106,7 @@ func (p *pidPins) Lookup(pid int) liveness.ProcessInfo {
 	return info
 }
 
-// StillRunning is liveness.ProcessPinner's: it first takes the exits the
+// StillRunning is ProcessPinner's: it first takes the exits the
 // epoll set has seen since it was last asked.
 func (p *pidPins) StillRunning(pid int) (running, pinned bool) {
 	p.mu.Lock()
@@ -125,11 +123,11 @@ func (p *pidPins) StillRunning(pid int) (running, pinned bool) {
 	return true, true
 }
 
-// follow marks pid's pin as followed by the engine, which from then on
-// learns of its exit from exits instead of asking each tick; false when
+// Follow marks pid's pin as followed by the engine, which from then on
+// learns of its exit from Exits instead of asking each tick; false when
 // pid has no pin (the limit, a zombie, an unreadable create time): the
 // engine asks about it as before.
-func (p *pidPins) follow(pid int) bool {
+func (p *pidPins) Follow(pid int) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pin := p.byPid[pid]
@@ -140,15 +138,15 @@ func (p *pidPins) follow(pid int) bool {
 	return true
 }
 
-// forget releases the pin of a pid the engine no longer follows.
-func (p *pidPins) forget(pid int) {
+// Forget releases the pin of a pid the engine no longer follows.
+func (p *pidPins) Forget(pid int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.unpin(pid)
 }
 
-// exits lists the pids whose pinned process exited since the last call.
-func (p *pidPins) exits() []int {
+// Exits lists the pids whose pinned process exited since the last call.
+func (p *pidPins) Exits() []int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.takeExits()
@@ -167,7 +165,7 @@ func (p *pidPins) PidExists(pid int) (bool, error) {
 
 // BootTime is the wrapped probe's, for the legacy rule.
 func (p *pidPins) BootTime() time.Time {
-	if bt, ok := p.base.(liveness.BootTimer); ok {
+	if bt, ok := p.base.(BootTimer); ok {
 		return bt.BootTime()
 	}
 	return time.Time{}
@@ -250,10 +248,10 @@ func exited(fd int) bool {
 	}
 }
 
-// pinProcesses is the probe the live engine uses for the system's
+// PinProcesses is the probe the live engine uses for the system's
 // processes, its pins and how to release them: pidfd pins where there are
 // pidfds.
-func pinProcesses(base liveness.Probe) (liveness.Probe, processPins, func()) {
+func PinProcesses(base Probe) (Probe, ProcessPins, func()) {
 	pins, err := newPidPins(base)
 	if err != nil {
 		return base, nil, func() {}

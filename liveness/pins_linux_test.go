@@ -1,22 +1,17 @@
 //go:build linux
 
-package scanner
+package liveness
 
 import (
-	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/dispatchtop/dispatchtop/liveness"
-	"github.com/dispatchtop/dispatchtop/model"
 )
 
 func newTestPins(t *testing.T) *pidPins {
 	t.Helper()
-	pins, err := newPidPins(liveness.SystemProbe{})
+	pins, err := newPidPins(SystemProbe{})
 	if err != nil {
 		t.Skipf("no pidfds here: %v", err)
 	}
@@ -32,22 +27,6 @@ func openFDs(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return len(ents)
-}
-
-// openPidfds counts this process's open pidfds.
-func openPidfds(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range ents {
-		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && target == "anon_inode:[pidfd]" {
-			n++
-		}
-	}
-	return n
 }
 
 // awaitExit polls StillRunning (as ticks do) until the pin reports the exit.
@@ -77,12 +56,7 @@ func TestPidPins(t *testing.T) {
 	pins := newTestPins(t)
 	fds := openFDs(t)
 
-	sleep := exec.Command("sleep", "60")
-	if err := sleep.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sleep.Process.Kill(); _ = sleep.Wait() })
-	pid := sleep.Process.Pid
+	pid, stop := startSleep(t)
 	if info := pins.Lookup(pid); !info.Exists || info.CreateTime.IsZero() {
 		t.Fatalf("Lookup(%d) = %+v", pid, info)
 	}
@@ -92,8 +66,7 @@ func TestPidPins(t *testing.T) {
 	if exists, err := pins.PidExists(pid); !exists || err != nil {
 		t.Errorf("PidExists(%d) = %v, %v", pid, exists, err)
 	}
-	_ = sleep.Process.Kill()
-	_ = sleep.Wait()
+	stop()
 	awaitExit(t, pins, pid)
 
 	// Exited, not reaped: the pin fires though the pid still exists.
@@ -129,15 +102,11 @@ func TestPidPins(t *testing.T) {
 func TestPidPinsLimitAndClose(t *testing.T) {
 	var pids []int
 	for range 3 {
-		cmd := exec.Command("sleep", "60")
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		pids = append(pids, cmd.Process.Pid)
+		pid, _ := startSleep(t)
+		pids = append(pids, pid)
 	}
 	fds := openFDs(t) // os/exec holds a descriptor per child too
-	pins, err := newPidPins(liveness.SystemProbe{})
+	pins, err := newPidPins(SystemProbe{})
 	if err != nil {
 		t.Skipf("no pidfds here: %v", err)
 	}
@@ -157,48 +126,42 @@ func TestPidPinsLimitAndClose(t *testing.T) {
 }
 
 // The engine follows some pins and learns of their processes' exits from
-// exits, once each; a pin it does not follow (a process looked up for a
+// Exits, once each; a pin it does not follow (a process looked up for a
 // node that turned out dead) is let go after a while, one it forgets at
 // once.
 func TestPidPinsFollowForgetExits(t *testing.T) {
 	pins := newTestPins(t)
-	var cmds []*exec.Cmd
-	for range 3 {
-		cmd := exec.Command("sleep", "60")
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		cmds = append(cmds, cmd)
-		pins.Lookup(cmd.Process.Pid)
+	followed, stopFollowed := startSleep(t)
+	forgotten, _ := startSleep(t)
+	unfollowed, _ := startSleep(t)
+	for _, pid := range []int{followed, forgotten, unfollowed} {
+		pins.Lookup(pid)
 	}
-	followed, forgotten, unfollowed := cmds[0].Process.Pid, cmds[1].Process.Pid, cmds[2].Process.Pid
-	if !pins.follow(followed) || !pins.follow(forgotten) {
+	if !pins.Follow(followed) || !pins.Follow(forgotten) {
 		t.Fatal("follow of a pinned pid failed")
 	}
-	if pins.follow(4 << 20) {
+	if pins.Follow(4 << 20) {
 		t.Error("follow of a pid never looked up succeeded")
 	}
-	pins.forget(forgotten)
+	pins.Forget(forgotten)
 	if _, pinned := pins.StillRunning(forgotten); pinned {
 		t.Error("a forgotten pid is still pinned")
 	}
 
-	_ = cmds[0].Process.Kill()
-	_ = cmds[0].Wait()
+	stopFollowed()
 	var got []int
 	for deadline := time.Now().Add(10 * time.Second); len(got) == 0; {
 		if time.Now().After(deadline) {
 			t.Fatal("the followed process's exit was never listed")
 		}
 		time.Sleep(20 * time.Millisecond)
-		got = pins.exits()
+		got = pins.Exits()
 	}
 	if len(got) != 1 || got[0] != followed {
 		t.Errorf("exits %v, want [%d]", got, followed)
 	}
 	time.Sleep(2 * takeExitsEvery)
-	if again := pins.exits(); len(again) != 0 {
+	if again := pins.Exits(); len(again) != 0 {
 		t.Errorf("exits listed again: %v", again)
 	}
 
@@ -207,37 +170,29 @@ func TestPidPinsFollowForgetExits(t *testing.T) {
 	pins.now = func() time.Time { return clock }
 	pins.mu.Unlock()
 	clock = clock.Add(2 * pinIdle)
-	pins.exits() // a tick: takes exits, and sweeps
+	pins.Exits() // a tick: takes exits, and sweeps
 	if _, pinned := pins.StillRunning(unfollowed); pinned {
 		t.Error("a pin never followed was kept past its idle period")
 	}
 }
 
-// BenchmarkWatchProbeTick: what asking about a pid past the cache's TTL
-// costs (SPEC §8 idle CPU), over 500 real processes: the system probe's
-// signal 0, or a pin's answer (one epoll check for all of them). One op
-// asks about each pid once; µs/pid/tick is per pid. A classification pays
-// this; the tick itself skips pinned pids altogether (BenchmarkWatchIdle),
-// and the create times' periodic re-reading, which pins make unneeded, is
-// not in this figure (liveness's BenchmarkCachingProbeTick).
-func BenchmarkWatchProbeTick(b *testing.B) {
-	var pids []int
-	for range 500 {
-		cmd := exec.Command("sleep", "3600")
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		pids = append(pids, cmd.Process.Pid)
-	}
-	pinned, _, release := pinProcesses(liveness.SystemProbe{})
+// BenchmarkProbeTick: what asking about a pid past the cache's TTL costs
+// (SPEC §8 idle CPU), over 500 real processes: the system probe's signal 0,
+// or a pin's answer (one epoll check for all of them). One op asks about
+// each pid once; µs/pid/tick is per pid. A classification pays this; the
+// watcher's tick itself skips pinned pids altogether (scanner's
+// BenchmarkWatchIdle), and the create times' periodic re-reading, which
+// pins make unneeded, is not in this figure (BenchmarkCachingProbeTick).
+func BenchmarkProbeTick(b *testing.B) {
+	pids := startSleeps(b, 500)
+	pinned, _, release := PinProcesses(SystemProbe{})
 	defer release()
 	for _, bc := range []struct {
 		name  string
-		probe liveness.Probe
-	}{{"probe=system", liveness.SystemProbe{}}, {"probe=pinned", pinned}} {
+		probe Probe
+	}{{"probe=system", SystemProbe{}}, {"probe=pinned", pinned}} {
 		b.Run(bc.name, func(b *testing.B) {
-			probe := liveness.NewCachingProbe(bc.probe, 0) // every answer expired, as a tick later
+			probe := NewCachingProbe(bc.probe, 0) // every answer expired, as a tick later
 			for _, pid := range pids {
 				probe.Lookup(pid)
 			}
@@ -250,44 +205,6 @@ func BenchmarkWatchProbeTick(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(pids))/1000, "µs/pid/tick")
-		})
-	}
-}
-
-// The watcher pins the processes its heartbeats name and lets go of them
-// (and of the epoll set) when it is closed, run or not.
-func TestWatchReleasesPins(t *testing.T) {
-	for _, run := range []bool{false, true} {
-		t.Run(map[bool]string{false: "never run", true: "run"}[run], func(t *testing.T) {
-			root := t.TempDir()
-			cmd, started := startSleep(t)
-			writeHeartbeat(t, filepath.Join(root, "s"), cmd.Process.Pid, started, "running", "")
-			fds, pidfds := openFDs(t), openPidfds(t)
-			// Past the exit grace at once: the pid is decisive, so looked up.
-			th := testThresholds
-			th.ExitGrace = 0
-			w, err := NewWatcher(Options{Roots: []string{root}, Thresholds: th}, WatchOptions{Tick: 50 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := openPidfds(t); got != pidfds+1 {
-				t.Fatalf("%d pidfds open, %d before: want the sleep pinned", got, pidfds)
-			}
-			if run {
-				done := make(chan error, 1)
-				go func() { done <- w.Run(context.Background()) }()
-				writeHeartbeat(t, filepath.Join(root, "s2"), cmd.Process.Pid, started, "running", "")
-				await(t, w, "s2", func(s *model.Snapshot) bool { return s.Node("s2") != nil })
-				_ = w.Close()
-				if err := <-done; err != nil {
-					t.Fatal(err)
-				}
-			} else {
-				_ = w.Close()
-			}
-			if got := openFDs(t); got != fds {
-				t.Errorf("%d descriptors open after Close, %d before", got, fds)
-			}
 		})
 	}
 }

@@ -20,7 +20,7 @@ func goroutinesBack(t *testing.T, before int) {
 		after = runtime.NumGoroutine()
 	}
 	if after > before {
-		t.Errorf("goroutines %d before, %d after Close", before, after)
+		t.Errorf("goroutines %d before, %d after shutdown", before, after)
 	}
 }
 

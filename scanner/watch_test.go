@@ -690,14 +690,7 @@ func TestWatchNoGoroutineLeak(t *testing.T) {
 			if err := w.Run(context.Background()); err == nil {
 				t.Error("a second Run did not fail")
 			}
-			after := runtime.NumGoroutine()
-			for i := 0; i < 100 && after > before; i++ {
-				time.Sleep(10 * time.Millisecond)
-				after = runtime.NumGoroutine()
-			}
-			if after > before {
-				t.Errorf("goroutines %d before, %d after shutdown", before, after)
-			}
+			goroutinesBack(t, before)
 		})
 	}
 }

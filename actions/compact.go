@@ -63,7 +63,7 @@ func (e *Engine) compactNode(ctx context.Context, req Request, n *model.Node) (R
 	}
 	if err != nil {
 		res = refuse(res, fmt.Sprintf("node %s has no registry to compact: %v", n.ID, err))
-		if req.DryRun || req.quietNoop {
+		if req.quietNoop {
 			return res, nil
 		}
 		return res, e.journalResult(req, res, nil)

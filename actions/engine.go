@@ -165,26 +165,14 @@ func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
 		return refuse(res, "read-only mode: no action can run"), nil
 	}
 	if why := e.configInRoot(n); why != "" {
-		res = refuse(res, why)
-		if req.DryRun {
-			return res, nil
-		}
-		return res, e.journalResult(req, res, nil)
+		return e.refused(req, res, why)
 	}
 	if n.HasScanFlag(model.FlagOutsideRoot) {
-		res = refuse(res, fmt.Sprintf("node %s names a path outside every root: never acted on", n.ID))
-		if req.DryRun {
-			return res, nil
-		}
-		return res, e.journalResult(req, res, nil)
+		return e.refused(req, res, fmt.Sprintf("node %s names a path outside every root: never acted on", n.ID))
 	}
 	if why := stillPlanned(req.planned, n); why != "" {
 		res.Checks = []string{fmt.Sprintf("recommended action %s (planned %s)", n.Action, req.planned)}
-		res = refuse(res, why)
-		if req.DryRun {
-			return res, nil
-		}
-		return res, e.journalResult(req, res, nil)
+		return e.refused(req, res, why)
 	}
 	switch req.Action {
 	case model.ActionKill:
@@ -223,6 +211,12 @@ func stillPlanned(planned model.Action, n *model.Node) string {
 		return ""
 	}
 	return fmt.Sprintf("node %s now recommends %s, not the %s planned: %s", n.ID, n.Action, planned, n.Reason)
+}
+
+// refused refuses res with msg and journals the refusal.
+func (e *Engine) refused(req Request, res Result, msg string) (Result, error) {
+	res = refuse(res, msg)
+	return res, e.journalResult(req, res, nil)
 }
 
 func refuse(res Result, msg string) Result {

@@ -86,7 +86,8 @@ func appendJournal(root string, entry JournalEntry) error {
 
 // journalResult records res (and the request's details) in its root's journal.
 func (e *Engine) journalResult(req Request, res Result, extra func(*JournalEntry)) error {
-	if res.Root == "" || res.Outcome == OutcomeDryRun {
+	// A dry run changes nothing on disk, the journal included.
+	if res.Root == "" || req.DryRun || res.Outcome == OutcomeDryRun {
 		return nil
 	}
 	entry := JournalEntry{

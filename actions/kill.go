@@ -64,10 +64,8 @@ func (e *Engine) kill(ctx context.Context, req Request, snap *model.Snapshot, n 
 				namedWhy = why
 			}
 			res.Plan = append(res.Plan, fmt.Sprintf("refuse %s: %s", t.ID, why))
-			if !req.DryRun {
-				if err := e.journalResult(req, r, nil); err != nil && firstErr == nil {
-					firstErr = err
-				}
+			if err := e.journalResult(req, r, nil); err != nil && firstErr == nil {
+				firstErr = err
 			}
 			continue
 		}

@@ -20,13 +20,7 @@ import (
 // and whose parent no longer runs, then marks it merged (SPEC §5.4).
 func (e *Engine) merge(ctx context.Context, req Request, n *model.Node) (Result, error) {
 	res := Result{Action: model.ActionMerge, NodeID: n.ID, Root: n.Root, PID: n.PID()}
-	refused := func(msg string) (Result, error) {
-		res = refuse(res, msg)
-		if req.DryRun {
-			return res, nil
-		}
-		return res, e.journalResult(req, res, nil)
-	}
+	refused := func(msg string) (Result, error) { return e.refused(req, res, msg) }
 	success := n.Status() == model.StatusCompleted
 	if n.Cfa != nil {
 		res.Checks = append(res.Checks, fmt.Sprintf("cfa %s (%s)", n.Cfa.State, n.Cfa.Outcome()))

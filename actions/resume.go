@@ -26,9 +26,6 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 	}
 	refused := func(msg string) (Result, error) {
 		res = refuse(res, msg)
-		if req.DryRun {
-			return res, nil
-		}
 		return res, journal(res)
 	}
 	failed := func(err error) (Result, error) {

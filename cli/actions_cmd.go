@@ -65,22 +65,12 @@ func runAction(cmd *cobra.Command, g *Globals, req actions.Request) error {
 // actionError is the exit of an action that could not run or failed: bad
 // usage when the roots could not be read at all (SPEC §4), else a failure.
 func actionError(err error) error {
-	err = oneLineError{err}
 	var scan *actions.ScanError
 	if errors.As(err, &scan) {
 		return usageError(err)
 	}
 	return failure(err)
 }
-
-// oneLineError prints err on one line (SPEC §4), whatever it joins.
-type oneLineError struct{ err error }
-
-func (e oneLineError) Error() string {
-	return strings.Join(strings.Split(strings.TrimSpace(e.err.Error()), "\n"), "; ")
-}
-
-func (e oneLineError) Unwrap() error { return e.err }
 
 // completeNodes offers the node ids under the roots for shell completion,
 // each described by its state and reason.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -89,13 +90,18 @@ func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var exit *ExitError
 	if errors.As(err, &exit) {
 		if exit.Err != nil {
-			fmt.Fprintln(stderr, "dispatchtop: "+exit.Err.Error())
+			fmt.Fprintln(stderr, "dispatchtop: "+oneLine(exit.Err))
 		}
 		return exit.Code
 	}
 	// cobra's own errors (unknown flag, wrong argument count) are usage errors.
-	fmt.Fprintln(stderr, "dispatchtop: "+err.Error())
+	fmt.Fprintln(stderr, "dispatchtop: "+oneLine(err))
 	return ExitUsage
+}
+
+// oneLine is err as SPEC §4 prints it: one line, whatever it joins.
+func oneLine(err error) string {
+	return strings.Join(strings.Split(strings.TrimSpace(err.Error()), "\n"), "; ")
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Globals) {

@@ -7,29 +7,8 @@ package liveness
 //  2. Recommend (and orphaned), node by node from the sessions down: what
 //     depends on the parent's or the children's state.
 //
-// Readings of SPEC §3 that the tables leave open, decided here:
-//   - kill_candidate: stalled and the beat older than kill-after.
-//   - blocked: never dead for idleness. A stale beat alone (no pid, or
-//     --no-pid-check) does not make a blocked node dead; a pid verified gone
-//     does. A finished node ignores a leftover sentinel: nobody is waiting.
-//   - pid_unverified: flagged when the beat is stale, i.e. when the node is
-//     running only because a pid that cannot be verified is taken as alive.
-//     Below stale the beat alone says running, and a flag that appeared after
-//     the exit grace and vanished at the next beat would blink all day.
-//   - legacy `.running` is never bumped, so quiet and stalled do not apply to
-//     it: it is running while its pid exists and it postdates the boot.
-//   - orphaned: a running child of a dead or finished lead that is still
-//     beating. A stalled child is reported as stalled, with its own wait or
-//     kill advice (the appendix: B/code/1 is orphaned, stalled B/ask/3 is not).
-//   - outside_root: shown, never acted on, so the recommendation is none.
-//   - a heartbeat without `started` cannot tell its pid from a reused one:
-//     the pid is unverified (treated as alive), never called reused.
-//   - a sentinel the scanner could not even stat has no mtime: running
-//     (flagged unreadable), because nothing says the agent stopped. One it
-//     could not open still has its mtime, and is judged by it.
-//   - paused is a flag, not an exemption: a paused node is judged by its
-//     beat and pid like any other (wrap keeps beating while its agent is
-//     paused); only blocked suppresses kill_candidate.
+// Where the tables leave a case open, the reading decided is written in
+// SPEC §3.1 (docs/spec.md); each has a named case in classify_test.go.
 
 import (
 	"fmt"

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // JournalEntry is one line of `<root>/.dispatchtop/journal.jsonl`: an action
@@ -65,14 +66,14 @@ func appendJournal(root string, entry JournalEntry) error {
 		return fmt.Errorf("journal: create %s: %w", dir, err)
 	}
 	// The root is writable by agents: a journal planted as a symlink must
-	// not make us append elsewhere.
+	// not make us append elsewhere, nor one planted as a FIFO block us.
 	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("journal: %s is not a directory", dir)
 	}
 	path := filepath.Join(dir, journalName)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	f, err := protocol.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
-		return fmt.Errorf("journal: open: %w", err)
+		return fmt.Errorf("journal: %w", err)
 	}
 	if _, err := f.Write(b); err != nil {
 		f.Close()
@@ -80,6 +81,20 @@ func appendJournal(root string, entry JournalEntry) error {
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("journal: close %s: %w", path, err)
+	}
+	return nil
+}
+
+// journalUsable says why the journal of root cannot take a line, or nil. It
+// opens nothing; an action checks it before its first side effect, since an
+// action that cannot be journaled must not run.
+func journalUsable(root string) error {
+	dir := filepath.Join(root, journalDirName)
+	if st, err := os.Lstat(dir); err == nil && !st.IsDir() {
+		return fmt.Errorf("journal: %s is not a directory", dir)
+	}
+	if err := protocol.CheckRegular(JournalPath(root)); err != nil {
+		return fmt.Errorf("journal: %w", err)
 	}
 	return nil
 }
@@ -115,7 +130,7 @@ func (e *Engine) journalResult(req Request, res Result, extra func(*JournalEntry
 // them when nodeID is ""), oldest first. A missing journal is no lines;
 // lines that do not parse are skipped.
 func ReadJournal(root, nodeID string) ([]JournalEntry, error) {
-	f, err := os.Open(JournalPath(root))
+	f, _, err := protocol.OpenReader(JournalPath(root))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil

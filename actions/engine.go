@@ -105,6 +105,9 @@ type Engine struct {
 	// drainHold bounds how long compaction waits for a process that holds
 	// the replaced registry open for writing.
 	drainHold time.Duration
+	// journalWriter, when set (tests), stands between a journal append and
+	// the file: a full disk is a writer that fails part-way.
+	journalWriter func(io.Writer) io.Writer
 }
 
 // New builds an engine.

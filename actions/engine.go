@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
@@ -104,6 +105,9 @@ type Engine struct {
 	// drainHold bounds how long compaction waits for a process that holds
 	// the replaced registry open for writing.
 	drainHold time.Duration
+	// journalWriter, when set (tests), stands between a journal append and
+	// the file: a full disk is a writer that fails part-way.
+	journalWriter func(io.Writer) io.Writer
 }
 
 // New builds an engine.
@@ -163,6 +167,12 @@ func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
 		// Read-only promises that nothing is written, the journal included;
 		// a dry run writes nothing.
 		return refuse(res, "read-only mode: no action can run"), nil
+	}
+	// Before any side effect: an action that could not be journaled must
+	// not run, and this refusal cannot be journaled either.
+	if err := journalUsable(n.Root); err != nil {
+		res = refuse(res, fmt.Sprintf("%v: no action runs that cannot be journaled", err))
+		return res, errors.New(res.Message)
 	}
 	if why := e.configInRoot(n); why != "" {
 		return e.refused(req, res, why)
@@ -459,8 +469,10 @@ func readCapped(r io.Reader, limit int64) ([]byte, error) {
 	return b, nil
 }
 
+// readFileCapped reads a file of the contract: never a FIFO or a device,
+// which would block the read or never end it.
 func readFileCapped(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, _, err := protocol.OpenReader(path)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // JournalEntry is one line of `<root>/.dispatchtop/journal.jsonl`: an action
@@ -52,34 +54,117 @@ func JournalPath(root string) string {
 	return filepath.Join(root, journalDirName, journalName)
 }
 
-// appendJournal writes one line to the journal of root: O_APPEND and a single
-// write, so concurrent dispatchtops never interleave within a line.
-func appendJournal(root string, entry JournalEntry) error {
-	b, err := json.Marshal(entry)
+// journalLockWait bounds the wait for another dispatchtop's append (a few
+// microseconds); a lock held longer is held by something else in the root,
+// and the line is refused rather than waited for.
+const journalLockWait = 2 * time.Second
+
+// appendJournal writes one line to the journal of root, whole or not at all
+// (see appendWhole); via, when set (tests), stands between it and the file.
+func appendJournal(root string, entry JournalEntry, via func(io.Writer) io.Writer) error {
+	line, err := json.Marshal(entry)
 	if err != nil {
 		return fmt.Errorf("journal: encode: %w", err)
 	}
-	b = append(b, '\n')
+	line = append(line, '\n')
 	dir := filepath.Join(root, journalDirName)
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("journal: create %s: %w", dir, err)
 	}
 	// The root is writable by agents: a journal planted as a symlink must
-	// not make us append elsewhere.
+	// not make us append elsewhere, nor one planted as a FIFO block us.
 	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("journal: %s is not a directory", dir)
 	}
 	path := filepath.Join(dir, journalName)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	// Read-write: the last byte tells whether an earlier line was torn.
+	f, err := protocol.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
-		return fmt.Errorf("journal: open: %w", err)
+		return fmt.Errorf("journal: %w", err)
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("journal: append to %s: %w", path, err)
+	var w io.Writer = f
+	if via != nil {
+		w = via(f)
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("journal: close %s: %w", path, err)
+	err = appendWhole(f, w, path, line)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("journal: close %s: %w", path, cerr)
+	}
+	return err
+}
+
+// appendWhole appends line to f (opened O_APPEND) through w in one write,
+// under an exclusive lock that dispatchtops take around their appends. A
+// write cut short (a full disk) is taken back, so no torn line is left for
+// the next entry to be glued to; a torn line an earlier crash left is ended
+// first, so this entry is a line of its own (the reader skips the torn one).
+func appendWhole(f *os.File, w io.Writer, path string, line []byte) error {
+	unlock, err := lockJournal(f, path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("journal: stat %s: %w", path, err)
+	}
+	size := st.Size()
+	if size > 0 {
+		var last [1]byte
+		if _, err := f.ReadAt(last[:], size-1); err != nil {
+			return fmt.Errorf("journal: read %s: %w", path, err)
+		}
+		if last[0] != '\n' {
+			line = append([]byte{'\n'}, line...)
+		}
+	}
+	n, err := w.Write(line)
+	if err == nil && n < len(line) {
+		err = io.ErrShortWrite
+	}
+	if err == nil {
+		return nil
+	}
+	if n > 0 {
+		// Only while the partial line is still the file's tail: an
+		// appender that does not lock may have written after it.
+		if now, serr := f.Stat(); serr != nil || now.Size() != size+int64(n) || f.Truncate(size) != nil {
+			return fmt.Errorf("journal: append to %s: %w (a torn line is left; the next entry starts on a new line)", path, err)
+		}
+	}
+	return fmt.Errorf("journal: append to %s: %w", path, err)
+}
+
+// lockJournal takes an exclusive flock on the journal, waiting at most
+// journalLockWait. Where locks are not supported the append goes on without
+// one: taking a short write back then checks the file's size first.
+func lockJournal(f *os.File, path string) (func(), error) {
+	fd := int(f.Fd())
+	deadline := time.Now().Add(journalLockWait)
+	for {
+		err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+		switch {
+		case err == nil:
+			return func() { _ = syscall.Flock(fd, syscall.LOCK_UN) }, nil
+		case err != syscall.EWOULDBLOCK && err != syscall.EINTR:
+			return func() {}, nil
+		case time.Now().After(deadline):
+			return nil, fmt.Errorf("journal: %s stayed locked for %v: the line was not written", path, journalLockWait)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// journalUsable says why the journal of root cannot take a line, or nil. It
+// opens nothing; an action checks it before its first side effect, since an
+// action that cannot be journaled must not run.
+func journalUsable(root string) error {
+	dir := filepath.Join(root, journalDirName)
+	if st, err := os.Lstat(dir); err == nil && !st.IsDir() {
+		return fmt.Errorf("journal: %s is not a directory", dir)
+	}
+	if err := protocol.CheckRegular(JournalPath(root)); err != nil {
+		return fmt.Errorf("journal: %w", err)
 	}
 	return nil
 }
@@ -108,14 +193,14 @@ func (e *Engine) journalResult(req Request, res Result, extra func(*JournalEntry
 	if extra != nil {
 		extra(&entry)
 	}
-	return appendJournal(res.Root, entry)
+	return appendJournal(res.Root, entry, e.journalWriter)
 }
 
 // ReadJournal returns the journal lines of root that concern nodeID (all of
 // them when nodeID is ""), oldest first. A missing journal is no lines;
-// lines that do not parse are skipped.
+// lines that do not parse (a torn line a crash left) are skipped.
 func ReadJournal(root, nodeID string) ([]JournalEntry, error) {
-	f, err := os.Open(JournalPath(root))
+	f, _, err := protocol.OpenReader(JournalPath(root))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil

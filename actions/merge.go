@@ -14,6 +14,7 @@ import (
 	"github.com/google/renameio/v2"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // merge runs the configured merge command for a node whose work succeeded
@@ -96,9 +97,9 @@ func (e *Engine) merge(ctx context.Context, req Request, n *model.Node) (Result,
 // and waits for it.
 func runLogged(ctx context.Context, argv []string, dir, logPath string) error {
 	// O_NOFOLLOW: a log planted as a symlink must not redirect output.
-	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
+	logf, err := protocol.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", logPath, err)
+		return err
 	}
 	defer logf.Close()
 	devnull, err := os.Open(os.DevNull)

@@ -14,6 +14,7 @@ import (
 	"github.com/google/renameio/v2"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
@@ -64,12 +65,20 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 		return refused(err.Error())
 	}
 	marker := filepath.Join(n.InfraDir, pendingFile)
-	if since, pending := e.pendingSince(n, marker); pending {
+	since, pending, err := e.pendingSince(n, marker)
+	if err != nil {
+		return refused(fmt.Sprintf("node %s: %v: refused rather than guess whether a resume is pending", n.ID, err))
+	}
+	if pending {
 		return refused(fmt.Sprintf("node %s: a resume is already pending since %s", n.ID, since.UTC().Format(time.RFC3339)))
 	}
 	res.Checks = append(res.Checks, "no resume pending")
 	next := bumped(rc, phase)
 	logPath := filepath.Join(n.InfraDir, resumeLogFile)
+	// Before the claim and the bump: the log is opened only after both.
+	if err := protocol.CheckRegular(logPath); err != nil {
+		return refused(fmt.Sprintf("node %s: %v: the command's output has nowhere to go", n.ID, err))
+	}
 	res.Plan = []string{
 		fmt.Sprintf("create %s (O_EXCL: one resume at a time)", marker),
 		fmt.Sprintf("bump %s: %s -> %s", filepath.Join(n.InfraDir, retryFile), budgetLine(rc, phase), budgetLine(next, phase)),
@@ -142,7 +151,7 @@ func readRetryCount(infra string) (model.RetryCount, error) {
 		return model.RetryCount{}, nil
 	}
 	if err != nil {
-		return model.RetryCount{}, fmt.Errorf("read %s: %w", path, err)
+		return model.RetryCount{}, err // it names the path
 	}
 	rc, err := scanner.ParseRetryCount(b)
 	if err != nil {
@@ -202,12 +211,18 @@ type pendingMarker struct {
 
 // pendingSince reports whether a live resume marker exists: it exists, the
 // node has not beaten since it was written, and it is younger than stale.
-func (e *Engine) pendingSince(n *model.Node, marker string) (time.Time, bool) {
+// Anything but a regular file there is an error: not ours to judge, nor to
+// move aside.
+func (e *Engine) pendingSince(n *model.Node, marker string) (time.Time, bool, error) {
+	if err := protocol.CheckRegular(marker); err != nil {
+		return time.Time{}, false, err
+	}
 	st, err := os.Stat(marker)
 	if err != nil {
-		return time.Time{}, false
+		return time.Time{}, false, nil
 	}
-	return e.markerLive(n, marker, st)
+	since, live := e.markerLive(n, marker, st)
+	return since, live, nil
 }
 
 func (e *Engine) markerLive(n *model.Node, marker string, st os.FileInfo) (time.Time, bool) {
@@ -253,6 +268,9 @@ func (e *Engine) claimPending(n *model.Node, marker string) (bool, time.Time, os
 		}
 		if !errors.Is(err, os.ErrExist) {
 			return false, time.Time{}, nil, fmt.Errorf("create %s: %w", marker, err)
+		}
+		if err := protocol.CheckRegular(marker); err != nil {
+			return false, time.Time{}, nil, err
 		}
 		st, err := os.Stat(marker)
 		if err != nil {
@@ -316,9 +334,9 @@ func startDetached(argv []string, dir, logPath string) (int, error) {
 	}
 	defer devnull.Close()
 	// O_NOFOLLOW: a log planted as a symlink must not redirect output.
-	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
+	logf, err := protocol.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
-		return 0, fmt.Errorf("open %s: %w", logPath, err)
+		return 0, err
 	}
 	defer logf.Close()
 	cmd := exec.Command(argv[0], argv[1:]...)

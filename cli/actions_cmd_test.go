@@ -94,7 +94,7 @@ argv = ["touch", "{infra_dir}/merged-by-cli"]
 			args: func(t *testing.T, root string) []string {
 				return []string{"recover", filepath.Join(root, "nonexistent")}
 			}},
-		{name: "a failure and a journal that cannot be written are one line", wantCode: 1, wantStderr: "; journal:",
+		{name: "a journal that cannot be written refuses the action before it runs, in one line", wantCode: 1, wantStderr: "no action runs that cannot be journaled",
 			args: func(t *testing.T, root string) []string {
 				if err := os.WriteFile(filepath.Join(root, ".dispatchtop"), nil, 0o644); err != nil {
 					t.Fatal(err)

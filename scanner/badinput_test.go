@@ -456,11 +456,12 @@ func TestUnopenableSentinelKeepsItsMtime(t *testing.T) {
 		problem    string
 		wantReason string
 	}{
-		// open(2) of a socket fails with ENXIO, for root too.
+		// open(2) of a socket fails with ENXIO, for root too; the problem
+		// says what stands there.
 		{name: "heartbeat that is a socket", file: HeartbeatFile, build: socketAt,
-			problem: "no such device or address", wantReason: "heartbeat unreadable; last beat 1h0m ago"},
+			problem: "not a regular file (socket)", wantReason: "heartbeat unreadable; last beat 1h0m ago"},
 		{name: ".running that is a socket", file: RunningFile, build: socketAt,
-			problem: "no such device or address", wantReason: ".running written 1h0m ago"},
+			problem: "not a regular file (socket)", wantReason: ".running written 1h0m ago"},
 	}
 	if os.Geteuid() != 0 {
 		tests = append(tests, struct {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // errTooLarge is the problem of a single-document file over the cap.
@@ -269,7 +270,7 @@ func readDocInto(n *model.Node, path string) ([]byte, bool) {
 
 // readRegistryInto streams the node's `.children`, up to MaxRegistryRead.
 func readRegistryInto(n *model.Node, path string) {
-	f, size, mtime, err := openRegular(path)
+	f, fi, err := protocol.OpenReader(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
@@ -279,7 +280,8 @@ func readRegistryInto(n *model.Node, path string) {
 		return
 	}
 	defer f.Close()
-	n.RegistryMtime, n.RegistrySize = mtime, size
+	size := fi.Size
+	n.RegistryMtime, n.RegistrySize = fi.ModTime, size
 	// Up to the size fstat gave: lines appended since are read next time,
 	// and the read that would only report EOF is saved.
 	lines, err := readRegistry(io.LimitReader(f, size), size, MaxRegistryRead)
@@ -311,8 +313,8 @@ func readRegistryInto(n *model.Node, path string) {
 // cannot be opened), so the mtime of an oversized or unreadable heartbeat
 // still counts.
 func readDocument(path string) ([]byte, docInfo, error) {
-	f, size, mtime, err := openRegular(path)
-	info := docInfo{size: size, mtime: mtime}
+	f, opened, err := protocol.OpenReader(path)
+	info := docInfo{size: opened.Size, mtime: opened.ModTime}
 	if err != nil {
 		if info.mtime.IsZero() && !errors.Is(err, fs.ErrNotExist) {
 			// Present but not openable (permission, a socket): its mtime
@@ -324,6 +326,7 @@ func readDocument(path string) ([]byte, docInfo, error) {
 		return nil, info, err
 	}
 	defer f.Close()
+	size := opened.Size
 	if size > MaxDocumentSize {
 		return nil, info, errTooLarge
 	}

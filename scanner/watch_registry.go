@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // maxRegistryTail caps one read of a registry (a 100,000-line registry is
@@ -26,7 +27,9 @@ const maxRegistryTail = 64 << 20
 func (w *Watcher) readRegistryTail(ln *liveNode) {
 	n := ln.n
 	path := filepath.Join(n.InfraDir, RegistryFile)
-	f, err := os.Open(path)
+	// Never a plain open: a FIFO planted here would block the watcher for
+	// good. What is refused is re-read whole, which records the problem.
+	f, err := protocol.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		if n.RegistryPath != "" || len(n.Registry) > 0 {
 			w.readNode(n.InfraDir) // the registry went away: re-read the node

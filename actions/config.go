@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 )
 
 // Duration is a TOML duration string such as "30s"; zero when absent.
@@ -108,7 +110,7 @@ func LoadConfig(explicitPath string, roots []string) (Config, string, error) {
 	if err := dec.Decode(&cfg); err != nil {
 		var strict *toml.StrictMissingError
 		if errors.As(err, &strict) {
-			return Config{}, "", fmt.Errorf("config %s: unknown key: %s", abs, oneLine(strict.String()))
+			return Config{}, "", fmt.Errorf("config %s: unknown key: %s", abs, termtext.OneLine(strict.String(), 0))
 		}
 		return Config{}, "", fmt.Errorf("config %s: %w", abs, err)
 	}
@@ -170,8 +172,4 @@ func within(root, path string) bool {
 		return false
 	}
 	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }

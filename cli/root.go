@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dispatchtop/dispatchtop/actions"
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/scanner"
@@ -90,18 +91,23 @@ func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var exit *ExitError
 	if errors.As(err, &exit) {
 		if exit.Err != nil {
-			fmt.Fprintln(stderr, "dispatchtop: "+oneLine(exit.Err))
+			fmt.Fprintln(stderr, "dispatchtop: "+errorLine(exit.Err))
 		}
 		return exit.Code
 	}
 	// cobra's own errors (unknown flag, wrong argument count) are usage errors.
-	fmt.Fprintln(stderr, "dispatchtop: "+oneLine(err))
+	fmt.Fprintln(stderr, "dispatchtop: "+errorLine(err))
 	return ExitUsage
 }
 
-// oneLine is err as SPEC §4 prints it: one line, whatever it joins.
-func oneLine(err error) string {
-	return strings.Join(strings.Split(strings.TrimSpace(err.Error()), "\n"), "; ")
+// errorLine is err as SPEC §4 prints it: one line, whatever it joins, and
+// terminal text, whatever node id or argument it quotes.
+func errorLine(err error) string {
+	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+	for i, l := range lines {
+		lines[i] = termtext.OneLine(l, 0)
+	}
+	return strings.Join(lines, "; ")
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Globals) {

@@ -20,7 +20,11 @@ import (
 )
 
 // newEngine builds the recovery engine from the shared flags and config.
-func newEngine(g *Globals) (*actions.Engine, error) {
+// acts says the command may carry an action out; without it (recover's
+// plan) the config is read wherever it lies, and the engine still refuses
+// every step that would run it from inside a root.
+func newEngine(g *Globals, acts bool) (*actions.Engine, error) {
+	g.acts = acts
 	opts, err := g.ScanOptions()
 	if err != nil {
 		return nil, err
@@ -35,7 +39,7 @@ func newEngine(g *Globals) (*actions.Engine, error) {
 // runAction runs one request and reports it: the plan and the outcome on
 // stdout, a refusal or failure as one line on stderr (exit 1).
 func runAction(cmd *cobra.Command, g *Globals, req actions.Request) error {
-	e, err := newEngine(g)
+	e, err := newEngine(g, true)
 	if err != nil {
 		return err
 	}
@@ -215,7 +219,7 @@ func newRecoverCmd(g *Globals) *cobra.Command {
 			"each re-checked at execution; kill only with --kill-stalled.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			g.Roots = append(g.Roots, args...)
-			e, err := newEngine(g)
+			e, err := newEngine(g, apply)
 			if err != nil {
 				return err
 			}

@@ -69,6 +69,11 @@ type Globals struct {
 
 	flags  *cobra.Command // the root, to tell explicit flags from defaults
 	config *loadedConfig
+	// acts is set by a command that may run an action before it loads the
+	// config: the config must then lie outside every root (SPEC §5.5), as a
+	// writable sessions directory must not choose what runs. A command that
+	// runs none reads it wherever the operator keeps it.
+	acts bool
 }
 
 type loadedConfig struct {
@@ -169,8 +174,8 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Glo
 	return root, g
 }
 
-// Config loads the configuration once: --config, else the XDG location,
-// never a file inside a watched root (SPEC §5.5).
+// Config loads the configuration once: --config, else the XDG location;
+// for a command that acts, never a file inside a watched root (SPEC §5.5).
 func (g *Globals) Config() (actions.Config, string, error) {
 	if g.config != nil {
 		return g.config.cfg, g.config.path, nil
@@ -179,7 +184,13 @@ func (g *Globals) Config() (actions.Config, string, error) {
 	if err != nil {
 		return actions.Config{}, "", err
 	}
-	cfg, path, err := actions.LoadConfig(g.ConfigPath, roots)
+	var cfg actions.Config
+	var path string
+	if g.acts {
+		cfg, path, err = actions.LoadConfig(g.ConfigPath, roots)
+	} else {
+		cfg, path, err = actions.LoadReadOnlyConfig(g.ConfigPath)
+	}
 	if err != nil {
 		return actions.Config{}, "", usageError(err)
 	}

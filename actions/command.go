@@ -17,7 +17,10 @@ var placeholderNames = []string{
 
 // expandArgv substitutes the placeholders of argv with the node's values.
 // Each element stays one argument whatever the values hold: the command runs
-// without a shell. key names the config key for error messages.
+// without a shell. A value that would make an argument begin with "-" is
+// refused unless the argument follows a literal "--" element: the watched
+// tree must not pass the command options. key names the config key for
+// error messages.
 func expandArgv(key string, argv []string, n *model.Node) ([]string, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, fmt.Errorf("no command configured: set %s in the config file ([%s] argv = [...])", key, strings.TrimSuffix(key, ".argv"))
@@ -51,10 +54,41 @@ func expandArgv(key string, argv []string, n *model.Node) ([]string, error) {
 	// One pass: a value that itself looks like a placeholder stays literal.
 	r := strings.NewReplacer(pairs...)
 	out := make([]string, len(argv))
+	operands := false // after a literal "--" element every argument is an operand
 	for i, a := range argv {
 		out[i] = r.Replace(a)
+		if i > 0 && !operands && !strings.HasPrefix(a, "-") && strings.HasPrefix(out[i], "-") {
+			// The dash came from the watched tree, not from the operator.
+			name := leadingPlaceholder(a, values)
+			return nil, fmt.Errorf("{%s} of node %s is %q, which the command would read as an option: refused (put a \"--\" element before it in %s to pass it as an operand)", name, n.ID, values[name], key)
+		}
+		if i > 0 && a == "--" {
+			operands = true
+		}
 	}
 	return out, nil
+}
+
+// leadingPlaceholder names the placeholder whose value begins the expansion
+// of the argv element a: the first at its start whose value is not empty.
+func leadingPlaceholder(a string, values map[string]string) string {
+	for strings.HasPrefix(a, "{") {
+		found := ""
+		for _, name := range placeholderNames {
+			if strings.HasPrefix(a, "{"+name+"}") {
+				found = name
+				break
+			}
+		}
+		if found == "" {
+			return ""
+		}
+		if values[found] != "" {
+			return found
+		}
+		a = a[len(found)+2:]
+	}
+	return ""
 }
 
 // checkCommandName refuses a placeholder in argv[0]: the values come from

@@ -73,3 +73,80 @@ func TestCommandIsNeverChosenByTheWatchedTree(t *testing.T) {
 		})
 	}
 }
+
+// SPEC §5.5: a placeholder value that begins with "-" would reach the
+// command as an option (a task id "-rf", a directory named "--force"): it
+// is refused, naming the placeholder and the value, unless the template
+// puts that argument after a literal "--" element, where the command reads
+// it as an operand.
+func TestPlaceholderValueBeginningWithADashIsRefused(t *testing.T) {
+	tests := []struct {
+		name      string
+		action    model.Action
+		node      string // the dir of the node; "-rf" makes {id} begin with a dash
+		taskID    string
+		noTeam    bool     // the registry entry has an empty team
+		argv      []string // after the helper's own arguments
+		wantRefus string   // what the refusal names; "" when the command runs
+		wantArgs  []string
+	}{
+		{name: "a task id -rf as a whole argument is refused", action: model.ActionMerge, taskID: "-rf",
+			argv: []string{"{task_id}"}, wantRefus: `{task_id} of node p/c is "-rf"`},
+		{name: "after a literal -- it is an operand", action: model.ActionMerge, taskID: "-rf",
+			argv: []string{"--", "{task_id}"}, wantArgs: []string{"--", "-rf"}},
+		{name: "a -- after it does not help", action: model.ActionMerge, taskID: "-rf",
+			argv: []string{"{task_id}", "--"}, wantRefus: `{task_id} of node p/c is "-rf"`},
+		{name: "a -- inside an element is no separator", action: model.ActionMerge, taskID: "-rf",
+			argv: []string{"x--", "{task_id}"}, wantRefus: `{task_id} of node p/c is "-rf"`},
+		{name: "an empty value before it does not hide it", action: model.ActionMerge, taskID: "-rf", noTeam: true,
+			argv: []string{"{team}{task_id}"}, wantRefus: `{task_id} of node p/c is "-rf"`},
+		{name: "the operator's own option keeps its value", action: model.ActionMerge, taskID: "-rf",
+			argv: []string{"--task={task_id}"}, wantArgs: []string{"--task=-rf"}},
+		{name: "a value inside an argument is not an option", action: model.ActionMerge, taskID: "-rf",
+			argv: []string{"x{task_id}"}, wantArgs: []string{"x-rf"}},
+		{name: "resume: a node dir named -rf, as {id}, is refused", action: model.ActionResume, node: "-rf",
+			argv: []string{"{id}"}, wantRefus: `{id} of node -rf is "-rf"`},
+		{name: "resume: after -- the dir named -rf is an operand", action: model.ActionResume, node: "-rf",
+			argv: []string{"--", "{id}"}, wantArgs: []string{"--", "-rf"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			node := "p/c"
+			if tc.action == model.ActionResume {
+				node = tc.node
+				writeNode(t, root, nodeSpec{dir: node, pid: gonePID(t), started: float64(time.Now().Add(-time.Hour).Unix()), status: "running", age: 10 * time.Minute, cfa: "EXECUTE"})
+			} else {
+				team := "t"
+				if tc.noTeam {
+					team = ""
+				}
+				finishedChild(t, root, team, tc.taskID, true)
+			}
+			out := filepath.Join(t.TempDir(), "argv")
+			cmd := helperArgv("argv", append([]string{out}, tc.argv...)...)
+			cfg := Config{Resume: CommandConfig{Argv: cmd}, Merge: CommandConfig{Argv: cmd}}
+			res, err := testEngine(root, model.Thresholds{}, cfg).Run(context.Background(), Request{Action: tc.action, Node: filepath.Join(root, node)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantRefus != "" {
+				if !res.Refused || !strings.Contains(res.Message, tc.wantRefus) || strings.Contains(res.Message, "\n") {
+					t.Fatalf("%s %q, want a one-line refusal naming %s", res.Outcome, res.Message, tc.wantRefus)
+				}
+				time.Sleep(50 * time.Millisecond)
+				if d := dispatches(t, out); len(d) != 0 {
+					t.Fatalf("the command ran with %q", d)
+				}
+				return
+			}
+			if res.Outcome != OutcomeDone {
+				t.Fatalf("%s %q", res.Outcome, res.Message)
+			}
+			waitFor(5*time.Second, func() bool { return len(dispatches(t, out)) > 0 })
+			if got := dispatches(t, out); len(got) != 1 || strings.Join(got[0], "\x00") != strings.Join(tc.wantArgs, "\x00") {
+				t.Fatalf("argv %q, want %q", got, tc.wantArgs)
+			}
+		})
+	}
+}

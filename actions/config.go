@@ -7,9 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 )
 
 // Duration is a TOML duration string such as "30s"; zero when absent.
@@ -68,37 +71,80 @@ func DefaultConfigPath() (string, error) {
 	return filepath.Join(base, "dispatchtop", "config.toml"), nil
 }
 
-// LoadConfig reads the configuration from explicitPath, or from the default
-// location when explicitPath is "". It returns the config, the path it was
-// read from ("" when no default file exists) and an error for an unreadable
-// or malformed file, a missing explicit file, or a file inside any of roots:
-// a writable sessions directory must not choose what an operator's keypress
-// runs.
+// LoadConfig reads the configuration of a command that may act (kill,
+// resume, compact, merge, recover --apply, the dashboard with actions armed)
+// from explicitPath, or from the default location when explicitPath is "".
+// It returns the config, the path it was read from ("" when no default file
+// exists) and an error for an unreadable or malformed file, a missing
+// explicit file, or a file inside any of roots: a writable sessions
+// directory must not choose what an operator's keypress runs.
 func LoadConfig(explicitPath string, roots []string) (Config, string, error) {
+	abs, err := configPath(explicitPath)
+	if err != nil {
+		return Config{}, "", err
+	}
+	// Refuse before reading: the file's content must never matter here.
+	if root, inside := ConfigInsideRoot(abs, roots); inside {
+		return Config{}, "", fmt.Errorf("config %s is inside the watched root %s: actions refused (a watched directory must not choose what runs; keep the config outside every root, or name narrower roots)", abs, root)
+	}
+	return readConfig(abs, explicitPath != "")
+}
+
+// LoadReadOnlyConfig reads the configuration of a command that runs no
+// action (--once, the dashboard under --readonly, recover without --apply):
+// as LoadConfig, but wherever the file lies, inside a root or not. There
+// the config only sets what is shown (thresholds, ignore globs, theme); the
+// rule of LoadConfig guards what runs.
+func LoadReadOnlyConfig(explicitPath string) (Config, string, error) {
+	abs, err := configPath(explicitPath)
+	if err != nil {
+		return Config{}, "", err
+	}
+	return readConfig(abs, explicitPath != "")
+}
+
+// ConfigInsideRoot reports the root of roots that holds the config at path,
+// if any, comparing both as given and with symlinks resolved.
+func ConfigInsideRoot(path string, roots []string) (root string, inside bool) {
+	return insideAnyRoot(path, roots)
+}
+
+// configPath is the absolute path of the config: explicitPath, else the
+// default location.
+func configPath(explicitPath string) (string, error) {
 	path := explicitPath
 	if path == "" {
 		p, err := DefaultConfigPath()
 		if err != nil {
-			return Config{}, "", err
+			return "", err
 		}
 		path = p
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return Config{}, "", fmt.Errorf("config %s: %w", path, err)
+		return "", fmt.Errorf("config %s: %w", path, err)
 	}
-	// Refuse before reading: the file's content must never matter here.
-	if root, inside := insideAnyRoot(abs, roots); inside {
-		return Config{}, "", fmt.Errorf("config %s is inside the watched root %s: refused (config is read only from --config or $XDG_CONFIG_HOME, outside every root)", abs, root)
-	}
-	f, err := os.Open(abs)
+	return abs, nil
+}
+
+// readConfig reads and checks the config file at abs. A default file that
+// does not exist is an empty config; anything but a regular file is refused
+// before a byte is read, so a FIFO left at the path cannot block the
+// command.
+func readConfig(abs string, explicit bool) (Config, string, error) {
+	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		if explicitPath == "" && errors.Is(err, os.ErrNotExist) {
+		if !explicit && errors.Is(err, os.ErrNotExist) {
 			return Config{}, "", nil
 		}
 		return Config{}, "", fmt.Errorf("read config: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return Config{}, "", fmt.Errorf("read config %s: %w", abs, err)
+	} else if !st.Mode().IsRegular() {
+		return Config{}, "", fmt.Errorf("read config %s: not a regular file (%s)", abs, st.Mode().Type())
+	}
 	b, err := readCapped(f, maxConfigSize)
 	if err != nil {
 		return Config{}, "", fmt.Errorf("read config %s: %w", abs, err)
@@ -108,7 +154,7 @@ func LoadConfig(explicitPath string, roots []string) (Config, string, error) {
 	if err := dec.Decode(&cfg); err != nil {
 		var strict *toml.StrictMissingError
 		if errors.As(err, &strict) {
-			return Config{}, "", fmt.Errorf("config %s: unknown key: %s", abs, oneLine(strict.String()))
+			return Config{}, "", fmt.Errorf("config %s: unknown key: %s", abs, termtext.OneLine(strict.String(), 0))
 		}
 		return Config{}, "", fmt.Errorf("config %s: %w", abs, err)
 	}
@@ -170,8 +216,4 @@ func within(root, path string) bool {
 		return false
 	}
 	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }

@@ -128,8 +128,8 @@ func TestLoadConfigSources(t *testing.T) {
 	}
 }
 
-// SPEC §5.5: a config inside a root is never read — not even opened. A FIFO
-// would block the reader forever, so the refusal must come before any read.
+// SPEC §5.5: for a command that acts, a config inside a root is never read —
+// not even opened: its content must never matter.
 func TestConfigInsideARootIsNeverRead(t *testing.T) {
 	root := t.TempDir()
 	fifo := filepath.Join(root, "config.toml")
@@ -148,5 +148,85 @@ func TestConfigInsideARootIsNeverRead(t *testing.T) {
 		}
 	case <-time.After(3 * time.Second):
 		t.Fatal("LoadConfig opened a config inside a root")
+	}
+}
+
+// SPEC §5.5: the rule guards what runs. A command that runs no action reads
+// the config wherever the operator keeps it, inside a root too (dispatchtop
+// run from $HOME, the default root ".", with the default config under
+// ~/.config).
+func TestReadOnlyConfigIsReadInsideARoot(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, root, outside string) (explicit string)
+	}{
+		{name: "an explicit config inside a root", setup: func(t *testing.T, root, outside string) string {
+			p := filepath.Join(root, "s", "config.toml")
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			os.WriteFile(p, []byte(goodConfig), 0o644)
+			return p
+		}},
+		{name: "XDG_CONFIG_HOME inside a root", setup: func(t *testing.T, root, outside string) string {
+			t.Setenv("XDG_CONFIG_HOME", filepath.Join(root, "cfg"))
+			os.MkdirAll(filepath.Join(root, "cfg", "dispatchtop"), 0o755)
+			os.WriteFile(filepath.Join(root, "cfg", "dispatchtop", "config.toml"), []byte(goodConfig), 0o644)
+			return ""
+		}},
+		{name: "the home as the root, the default config under ~/.config", setup: func(t *testing.T, root, outside string) string {
+			t.Setenv("XDG_CONFIG_HOME", "")
+			t.Setenv("HOME", root)
+			os.MkdirAll(filepath.Join(root, ".config", "dispatchtop"), 0o755)
+			os.WriteFile(filepath.Join(root, ".config", "dispatchtop", "config.toml"), []byte(goodConfig), 0o644)
+			return ""
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root, outside := t.TempDir(), t.TempDir()
+			explicit := tc.setup(t, root, outside)
+			if _, _, err := LoadConfig(explicit, []string{root}); err == nil || !strings.Contains(err.Error(), "inside the watched root") {
+				t.Fatalf("LoadConfig, for actions: err %v, want a refusal", err)
+			}
+			cfg, used, err := LoadReadOnlyConfig(explicit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if used == "" || cfg.Stale.Duration() != 4*time.Second {
+				t.Fatalf("config not read: %+v from %q", cfg, used)
+			}
+			if r, inside := ConfigInsideRoot(used, []string{outside, root}); !inside || r != root {
+				t.Fatalf("ConfigInsideRoot(%s) = %q, %v; want %s", used, r, inside, root)
+			}
+		})
+	}
+}
+
+// A config must be a regular file: a FIFO at its path is refused at once,
+// never waited on, by either loader.
+func TestConfigThatIsNoRegularFileIsRefusedWithoutBlocking(t *testing.T) {
+	for name, load := range map[string]func(string) error{
+		"LoadConfig":         func(p string) error { _, _, err := LoadConfig(p, []string{t.TempDir()}); return err },
+		"LoadReadOnlyConfig": func(p string) error { _, _, err := LoadReadOnlyConfig(p); return err },
+	} {
+		t.Run(name, func(t *testing.T) {
+			fifo := filepath.Join(t.TempDir(), "config.toml")
+			if err := mkfifo(fifo); err != nil {
+				t.Skipf("mkfifo: %v", err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- load(fifo) }()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+					t.Fatalf("err %v, want one saying it is not a regular file", err)
+				}
+			case <-time.After(5 * time.Second):
+				// Unblock the reader so the test ends.
+				if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+					f.Close()
+				}
+				t.Fatal("the loader blocked on a FIFO")
+			}
+		})
 	}
 }

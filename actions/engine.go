@@ -87,7 +87,7 @@ type EngineOptions struct {
 	Scan   scanner.Options // roots, ignore, thresholds, probe, clock
 	Config Config
 	// ConfigPath is the file Config was read from ("" when none): an action
-	// whose root holds it is refused, as LoadConfig refuses one in a root.
+	// is refused while it lies inside a root, as LoadConfig refuses it.
 	ConfigPath string
 	Readonly   bool
 }
@@ -196,15 +196,18 @@ func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
 	}
 }
 
-// configInRoot says why the config may not act on n, or "". A NODE outside
-// every root given acts in the directory that holds its session, and a
-// config there is as untrusted as one inside a root (SPEC §5.5).
+// configInRoot says why the config may not act on n, or "": it lies inside
+// one of the engine's roots, or inside n's own — a NODE outside every root
+// given acts in the directory that holds its session, and a config there is
+// as untrusted as one inside a root (SPEC §5.5). The engine checks whoever
+// loaded the config: a read-only load (LoadReadOnlyConfig) never arms it.
 func (e *Engine) configInRoot(n *model.Node) string {
 	if e.opts.ConfigPath == "" {
 		return ""
 	}
-	if root, inside := insideAnyRoot(e.opts.ConfigPath, []string{n.Root}); inside {
-		return fmt.Sprintf("config %s is inside %s, the root of node %s: refused (config is read only from outside every root)", e.opts.ConfigPath, root, n.ID)
+	roots := append(append([]string(nil), e.opts.Scan.Roots...), n.Root)
+	if root, inside := insideAnyRoot(e.opts.ConfigPath, roots); inside {
+		return fmt.Sprintf("config %s is inside the watched root %s: actions refused (keep the config outside every root, or name narrower roots)", e.opts.ConfigPath, root)
 	}
 	return ""
 }

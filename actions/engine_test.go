@@ -418,3 +418,28 @@ func TestConfigInsideTheSessionHolderOfANodeOutsideTheRootsIsRefused(t *testing.
 		t.Fatalf("dispatched %v", d)
 	}
 }
+
+// SPEC §5.5: the engine never runs a config that lies inside any of its
+// roots, whoever loaded it: with two roots, a config inside one does not
+// act on a node of the other.
+func TestConfigInsideAnotherRootIsRefused(t *testing.T) {
+	withConfig, withNode := t.TempDir(), t.TempDir()
+	writeNode(t, withNode, nodeSpec{dir: "sess", pid: gonePID(t), started: 1, status: "running", age: 10 * time.Minute, cfa: "PLAN"})
+	cfgPath := filepath.Join(withConfig, "config.toml")
+	if err := os.WriteFile(cfgPath, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "argv")
+	e := New(EngineOptions{Scan: scanner.Options{Roots: []string{withConfig, withNode}}, Config: fleetConfig(out), ConfigPath: cfgPath})
+	res, err := e.Run(context.Background(), Request{Action: model.ActionResume, Node: filepath.Join(withNode, "sess")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Refused || !strings.Contains(res.Message, "inside") || !strings.Contains(res.Message, withConfig) {
+		t.Fatalf("resume with a config inside another root: %s %q", res.Outcome, res.Message)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if d := dispatches(t, out); len(d) != 0 {
+		t.Fatalf("dispatched %v", d)
+	}
+}

@@ -14,12 +14,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dispatchtop/dispatchtop/actions"
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
 // newEngine builds the recovery engine from the shared flags and config.
-func newEngine(g *Globals) (*actions.Engine, error) {
+// acts says the command may carry an action out; without it (recover's
+// plan) the config is read wherever it lies, and the engine still refuses
+// every step that would run it from inside a root.
+func newEngine(g *Globals, acts bool) (*actions.Engine, error) {
+	g.acts = acts
 	opts, err := g.ScanOptions()
 	if err != nil {
 		return nil, err
@@ -34,7 +39,7 @@ func newEngine(g *Globals) (*actions.Engine, error) {
 // runAction runs one request and reports it: the plan and the outcome on
 // stdout, a refusal or failure as one line on stderr (exit 1).
 func runAction(cmd *cobra.Command, g *Globals, req actions.Request) error {
-	e, err := newEngine(g)
+	e, err := newEngine(g, true)
 	if err != nil {
 		return err
 	}
@@ -47,7 +52,8 @@ func runAction(cmd *cobra.Command, g *Globals, req actions.Request) error {
 	}
 	if req.DryRun || res.Outcome == actions.OutcomeDone {
 		for _, line := range res.Plan {
-			fmt.Fprintln(g.Stdout, "  "+line)
+			// Line, not OneLine: a plan's steps keep their indentation.
+			fmt.Fprintln(g.Stdout, "  "+termtext.Line(line))
 		}
 	}
 	switch {
@@ -58,7 +64,7 @@ func runAction(cmd *cobra.Command, g *Globals, req actions.Request) error {
 	case res.Refused:
 		return failure(fmt.Errorf("%s refused: %s", what, res.Message))
 	}
-	fmt.Fprintln(g.Stdout, res.Message)
+	fmt.Fprintln(g.Stdout, termtext.OneLine(res.Message, 0))
 	return nil
 }
 
@@ -93,7 +99,7 @@ func completeNodes(g *Globals) func(*cobra.Command, []string, string) ([]cobra.C
 				if !strings.HasPrefix(n.ID, prefix) {
 					return
 				}
-				ids = append(ids, cobra.CompletionWithDesc(n.ID, string(n.State)+": "+n.Reason))
+				ids = append(ids, cobra.CompletionWithDesc(n.ID, termtext.OneLine(string(n.State)+": "+n.Reason, 0)))
 			})
 		}
 		return ids, cobra.ShellCompDirectiveNoFileComp
@@ -213,7 +219,7 @@ func newRecoverCmd(g *Globals) *cobra.Command {
 			"each re-checked at execution; kill only with --kill-stalled.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			g.Roots = append(g.Roots, args...)
-			e, err := newEngine(g)
+			e, err := newEngine(g, apply)
 			if err != nil {
 				return err
 			}
@@ -253,14 +259,15 @@ func printRecover(w io.Writer, results []actions.Result, applied bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tACTION\tOUTCOME\tMESSAGE")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.NodeID, r.Action, r.Outcome, oneLineMsg(r.Message))
+		// Every cell is one line without tabs or escapes: the columns hold.
+		cells := []string{r.NodeID, string(r.Action), r.Outcome, r.Message}
+		for i, c := range cells {
+			cells[i] = termtext.OneLine(c, 0)
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	tw.Flush()
 	if !applied {
 		fmt.Fprintln(w, "dry run: nothing was changed; --apply carries out merge, resume and compact (kill with --kill-stalled)")
 	}
-}
-
-func oneLineMsg(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dispatchtop/dispatchtop/actions"
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/scanner"
@@ -68,6 +69,11 @@ type Globals struct {
 
 	flags  *cobra.Command // the root, to tell explicit flags from defaults
 	config *loadedConfig
+	// acts is set by a command that may run an action before it loads the
+	// config: the config must then lie outside every root (SPEC §5.5), as a
+	// writable sessions directory must not choose what runs. A command that
+	// runs none reads it wherever the operator keeps it.
+	acts bool
 }
 
 type loadedConfig struct {
@@ -90,18 +96,23 @@ func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var exit *ExitError
 	if errors.As(err, &exit) {
 		if exit.Err != nil {
-			fmt.Fprintln(stderr, "dispatchtop: "+oneLine(exit.Err))
+			fmt.Fprintln(stderr, "dispatchtop: "+errorLine(exit.Err))
 		}
 		return exit.Code
 	}
 	// cobra's own errors (unknown flag, wrong argument count) are usage errors.
-	fmt.Fprintln(stderr, "dispatchtop: "+oneLine(err))
+	fmt.Fprintln(stderr, "dispatchtop: "+errorLine(err))
 	return ExitUsage
 }
 
-// oneLine is err as SPEC §4 prints it: one line, whatever it joins.
-func oneLine(err error) string {
-	return strings.Join(strings.Split(strings.TrimSpace(err.Error()), "\n"), "; ")
+// errorLine is err as SPEC §4 prints it: one line, whatever it joins, and
+// terminal text, whatever node id or argument it quotes.
+func errorLine(err error) string {
+	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+	for i, l := range lines {
+		lines[i] = termtext.OneLine(l, 0)
+	}
+	return strings.Join(lines, "; ")
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Globals) {
@@ -163,8 +174,8 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Glo
 	return root, g
 }
 
-// Config loads the configuration once: --config, else the XDG location,
-// never a file inside a watched root (SPEC §5.5).
+// Config loads the configuration once: --config, else the XDG location;
+// for a command that acts, never a file inside a watched root (SPEC §5.5).
 func (g *Globals) Config() (actions.Config, string, error) {
 	if g.config != nil {
 		return g.config.cfg, g.config.path, nil
@@ -173,7 +184,13 @@ func (g *Globals) Config() (actions.Config, string, error) {
 	if err != nil {
 		return actions.Config{}, "", err
 	}
-	cfg, path, err := actions.LoadConfig(g.ConfigPath, roots)
+	var cfg actions.Config
+	var path string
+	if g.acts {
+		cfg, path, err = actions.LoadConfig(g.ConfigPath, roots)
+	} else {
+		cfg, path, err = actions.LoadReadOnlyConfig(g.ConfigPath)
+	}
 	if err != nil {
 		return actions.Config{}, "", usageError(err)
 	}

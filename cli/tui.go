@@ -34,6 +34,13 @@ func runTUI(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return usageError(err)
 	}
+	readonly, note, err := dashboardActions(g, cfgPath)
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		notes = append(notes, note)
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -44,14 +51,14 @@ func runTUI(ctx context.Context, g *Globals) error {
 	watchErr := make(chan error, 1)
 	go func() { watchErr <- w.Run(ctx) }()
 
-	engine := actions.New(actions.EngineOptions{Scan: opts, Config: cfg, ConfigPath: cfgPath, Readonly: g.Readonly})
+	engine := actions.New(actions.EngineOptions{Scan: opts, Config: cfg, ConfigPath: cfgPath, Readonly: readonly})
 	m := ui.New(ui.Options{
 		Context:  ctx,
 		Initial:  w.Snapshot(),
 		Feed:     newWatcherFeed(ctx, w),
 		Runner:   engineRunner{engine: engine, watcher: w},
 		Journal:  readNodeJournal,
-		Readonly: g.Readonly,
+		Readonly: readonly,
 		Themes:   set,
 		Notes:    notes,
 	})
@@ -61,6 +68,25 @@ func runTUI(ctx context.Context, g *Globals) error {
 		return failure(fmt.Errorf("watch: %w", werr))
 	}
 	return runErr
+}
+
+// dashboardActions says whether the dashboard runs read-only: under
+// --readonly, and while its config lies inside a watched root (SPEC §5.5:
+// a writable sessions directory must not choose what a keypress runs). In
+// the second case the dashboard still shows the forest, and note, for its
+// header, says why its actions are off and how to turn them on.
+func dashboardActions(g *Globals, cfgPath string) (readonly bool, note string, err error) {
+	if g.Readonly || cfgPath == "" {
+		return g.Readonly, "", nil
+	}
+	roots, err := g.absRoots()
+	if err != nil {
+		return true, "", err
+	}
+	if root, inside := actions.ConfigInsideRoot(cfgPath, roots); inside {
+		return true, fmt.Sprintf("actions disabled: config %s is inside the watched root %s (keep it outside every root, or name narrower roots)", cfgPath, root), nil
+	}
+	return false, "", nil
 }
 
 // requireTerminal refuses, as bad usage, to start the dashboard without a

@@ -19,6 +19,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -139,8 +140,10 @@ func runWrap(g *Globals, o wrapOptions, argv []string) error {
 	return r.run(argv)
 }
 
+// logf prints one line to stderr: the errors and paths it quotes are
+// terminal text.
 func (r *wrapRun) logf(format string, args ...any) {
-	fmt.Fprintf(r.stderr, "dispatchtop wrap: "+format+"\n", args...)
+	fmt.Fprintln(r.stderr, "dispatchtop wrap: "+termtext.OneLine(fmt.Sprintf(format, args...), 0))
 }
 
 func (r *wrapRun) run(argv []string) error {

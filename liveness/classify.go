@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -135,7 +136,7 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 			subject = "beating"
 		default:
 			v.flags.add(model.FlagUnknownStatus)
-			subject = "unknown status " + strconv.Quote(OneLine(hb.Status, maxQuestion))
+			subject = "unknown status " + strconv.Quote(termtext.OneLine(hb.Status, maxQuestion))
 		}
 	}
 	blocked := n.Blocked != nil
@@ -329,7 +330,7 @@ func treeNote(n *model.Node) string {
 			if i > 0 {
 				note.WriteString(", ")
 			}
-			note.WriteString(OneLine(id, maxID))
+			note.WriteString(termtext.OneLine(id, maxID))
 		}
 	}
 	if n.HasScanFlag(model.FlagCycle) {
@@ -342,7 +343,7 @@ func treeNote(n *model.Node) string {
 				break
 			}
 		}
-		note.WriteString("; cycle broken at " + OneLine(parent, maxID) + " → " + OneLine(child, maxID))
+		note.WriteString("; cycle broken at " + termtext.OneLine(parent, maxID) + " → " + termtext.OneLine(child, maxID))
 	}
 	return note.String()
 }
@@ -447,9 +448,9 @@ func recommendDead(n *model.Node, parentState model.State) (model.Action, string
 	if parentState == model.StateDead {
 		top := topmostDeadAncestor(n)
 		if top.Action == model.ActionResume {
-			return model.ActionWait, "resume goes on " + OneLine(top.ID, maxID)
+			return model.ActionWait, "resume goes on " + termtext.OneLine(top.ID, maxID)
 		}
-		return model.ActionWait, "its lead " + OneLine(top.ID, maxID) + " is dead too"
+		return model.ActionWait, "its lead " + termtext.OneLine(top.ID, maxID) + " is dead too"
 	}
 	return model.ActionResume, retrySummary(n)
 }

@@ -717,7 +717,7 @@ func TestBlockedQuestionIsOneSafeLine(t *testing.T) {
 	}{
 		{"plain", "merge now?", "waiting for a human: merge now?"},
 		{"newlines and tabs collapse", "  line one\n\n\tline two \r\n", "waiting for a human: line one line two"},
-		{"terminal escapes lose their ESC", "\x1b[2Jwipe\x07", "waiting for a human: [2Jwipe"},
+		{"terminal escapes are neutralised", "\x1b[2Jwipe\x07", "waiting for a human: \uFFFD[2Jwipe\uFFFD"},
 		{"only whitespace: no question", " \n\t", "waiting for a human (no question given)"},
 		{"long: cut with an ellipsis", strings.Repeat("a", 300), "waiting for a human: " + strings.Repeat("a", 200) + "…"},
 	}

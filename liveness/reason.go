@@ -2,11 +2,9 @@ package liveness
 
 import (
 	"strconv"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -46,7 +44,7 @@ func lastBeat(age time.Duration) string {
 func waitingForHuman(b *model.Blocked) string {
 	q := ""
 	if b != nil {
-		q = OneLine(b.Question, maxQuestion)
+		q = termtext.OneLine(b.Question, maxQuestion)
 	}
 	if q == "" {
 		return "waiting for a human (no question given)"
@@ -60,43 +58,6 @@ const maxQuestion = 200
 
 // maxID caps a node id named in a reason (a directory name may hold anything).
 const maxID = 512
-
-// OneLine makes text written by an agent safe for one line of a reason or a
-// report: control characters (newlines, terminal escapes) become spaces,
-// runs of space collapse, and it is cut at max runes with an ellipsis.
-func OneLine(text string, max int) string {
-	if isOneLine(text, max) {
-		return text
-	}
-	return rewriteOneLine(text, max)
-}
-
-func rewriteOneLine(text string, max int) string {
-	var b strings.Builder
-	space, runes := false, 0
-	for _, r := range text {
-		if unicode.IsControl(r) || unicode.IsSpace(r) {
-			space = b.Len() > 0
-			continue
-		}
-		need := 1
-		if space {
-			need = 2
-		}
-		if runes+need > max {
-			b.WriteRune('…')
-			break
-		}
-		if space {
-			b.WriteByte(' ')
-			runes++
-			space = false
-		}
-		b.WriteRune(r)
-		runes++
-	}
-	return b.String()
-}
 
 func reasonPidGone(pid int, age time.Duration) string {
 	return "pid " + strconv.Itoa(pid) + " gone; " + lastBeat(age)
@@ -122,26 +83,6 @@ func retrySummary(n *model.Node) string {
 	if n.Cfa != nil && n.Cfa.State != "" {
 		state = n.Cfa.State
 	}
-	return "retries " + strconv.Itoa(phase) + "/" + strconv.Itoa(model.RetriesPerState) + " in " + OneLine(state, maxID) +
+	return "retries " + strconv.Itoa(phase) + "/" + strconv.Itoa(model.RetriesPerState) + " in " + termtext.OneLine(state, maxID) +
 		", " + strconv.Itoa(max(n.Retries.Total, 0)) + "/" + strconv.Itoa(model.RetriesPerNode) + " in all"
-}
-
-// isOneLine reports whether OneLine would return text unchanged (the common
-// case: nothing to copy).
-func isOneLine(text string, max int) bool {
-	if len(text) > max || text == "" {
-		return text == ""
-	}
-	prevSpace := true // a leading space is trimmed
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		if c >= utf8.RuneSelf {
-			return false // let the rune-aware path decide
-		}
-		if c < 0x20 || c == 0x7f || (c == ' ' && prevSpace) {
-			return false
-		}
-		prevSpace = c == ' '
-	}
-	return !prevSpace
 }

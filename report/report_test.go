@@ -205,7 +205,7 @@ func TestTextSanitisesAgentWrittenStrings(t *testing.T) {
 					t.Errorf("output holds %q:\n%q", bad, out)
 				}
 			}
-			if !strings.Contains(out, "a ]0;owned b [2J c d e") {
+			if !strings.Contains(out, "a\uFFFD]0;owned\uFFFDb\uFFFD[2J c d e") {
 				t.Errorf("the text around the controls is lost:\n%q", out)
 			}
 		})

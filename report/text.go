@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -110,7 +111,7 @@ const maxTextField = 4096
 
 // clean keeps a string that an agent or a directory name supplied on one
 // line and free of terminal escapes: one node a line must hold.
-func clean(s string) string { return liveness.OneLine(s, maxTextField) }
+func clean(s string) string { return termtext.OneLine(s, maxTextField) }
 
 // displayWidth counts runes: the glyphs are one cell wide.
 func displayWidth(s string) int { return len([]rune(s)) }

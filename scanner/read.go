@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
 )
@@ -373,7 +374,6 @@ func addScanFlag(n *model.Node, f model.Flag) {
 	}
 }
 
-// oneLine keeps a message on one line for the problems list.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
-}
+// oneLine keeps a message on one line, free of terminal controls, for the
+// problems list.
+func oneLine(s string) string { return termtext.OneLine(s, 0) }

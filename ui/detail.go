@@ -225,7 +225,13 @@ func rawJSONLines(raw []byte) []string {
 	}
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, raw, "  ", "  "); err == nil {
-		return strings.Split("  "+buf.String(), "\n")
+		// Valid JSON may still carry C1 controls and bidirectional
+		// overrides unescaped inside its strings.
+		lines := strings.Split("  "+buf.String(), "\n")
+		for i, l := range lines {
+			lines[i] = clean(l)
+		}
+		return lines
 	}
 	var out []string
 	for _, l := range strings.Split(string(raw), "\n") {

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/dispatchtop/dispatchtop/model"
 )
 
 // SPEC §6 Detail pane: long values (reasons, paths, raw JSON) wrap under
@@ -72,6 +74,24 @@ func TestDetailShowsBlockedQuestionAndSince(t *testing.T) {
 	for _, want := range []string{"blocked       Ship it?", "waiting       since 2026-11-22 11:40:00 (20m"} {
 		if !strings.Contains(view, want) {
 			t.Errorf("details lack %q:\n%s", want, view)
+		}
+	}
+}
+
+// The raw heartbeat is valid JSON, which may carry C1 controls (the 8-bit
+// CSI) and bidirectional overrides unescaped: the detail pane shows them
+// neutralised, as everything else from disk.
+func TestDetailRawHeartbeatIsTerminalText(t *testing.T) {
+	specs := []spec{{id: "S", role: "lead\u009b2J\u202eevil", state: model.StateRunning, reason: "beating", pid: 5}}
+	m := newTestModel(t, 120, 80, Options{Initial: buildSnapshot("/r", clock12, specs)})
+	press(m, "enter")
+	frame := m.View().Content
+	if !strings.Contains(frame, `"role": "lead`) {
+		t.Fatalf("the raw heartbeat is not shown:\n%s", ansi.Strip(frame))
+	}
+	for _, bad := range []string{"\u009b", "\u202e"} {
+		if strings.Contains(frame, bad) {
+			t.Errorf("the detail pane holds %U:\n%q", []rune(bad)[0], frame)
 		}
 	}
 }

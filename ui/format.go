@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -77,32 +78,10 @@ func formatAge(d time.Duration) string {
 	return fmt.Sprintf("%dd%02dh", s/86400, (s%86400)/3600)
 }
 
-// clean makes text read from disk safe to print: control characters
-// (escape sequences a hostile heartbeat could carry) become '�'.
-func clean(s string) string {
-	ok := true
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			ok = false
-			break
-		}
-	}
-	if ok {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\t':
-			b.WriteByte(' ')
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			b.WriteRune('�')
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// clean makes text read from disk safe to print: nothing in it reaches the
+// terminal as a control (an escape sequence a hostile heartbeat or
+// directory name could carry); spacing is kept for the layout.
+func clean(s string) string { return termtext.Line(s) }
 
 // fit truncates s to w cells (with an ellipsis) and pads it to exactly w.
 func fit(s string, w int) string {

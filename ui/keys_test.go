@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/themes"
 )
 
 // rowIDs lists the ids of the rows as shown.
@@ -226,5 +227,22 @@ func TestPauseHoldsUpdates(t *testing.T) {
 	press(m, "p")
 	if len(m.rows) != 1 || len(m.events) != 1 {
 		t.Errorf("after resume: %d rows, %d events, want 1 and 1", len(m.rows), len(m.events))
+	}
+}
+
+// The status line is terminal text whatever it reports: a user theme's
+// name comes from a file.
+func TestStatusLineIsCleaned(t *testing.T) {
+	hostile := themes.Builtins()[0]
+	hostile.Name = "x\x1b]0;pwned\x07"
+	set := themes.Set{Themes: []themes.Theme{themes.Builtins()[0], hostile}}
+	m := newTestModel(t, 80, 24, Options{Themes: set})
+	press(m, "t")
+	frame := m.View().Content
+	if strings.Contains(frame, "\x1b]0;") || strings.Contains(frame, "\x07") {
+		t.Errorf("an escape sequence reached the status line: %q", frame)
+	}
+	if !strings.Contains(ansi.Strip(frame), "theme x\uFFFD]0;pwned\uFFFD") {
+		t.Errorf("the status line does not name the theme:\n%s", ansi.Strip(frame))
 	}
 }

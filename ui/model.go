@@ -756,8 +756,9 @@ func (m *Model) loadJournal(n *model.Node) tea.Cmd {
 	}
 }
 
+// setStatus shows s on the status line, as terminal text whatever it quotes.
 func (m *Model) setStatus(s string, bad bool) {
-	m.status, m.bad = s, bad
+	m.status, m.bad = clean(s), bad
 	m.dirty = true
 }
 

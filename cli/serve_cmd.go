@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -33,11 +34,12 @@ func newServeCmd(g *Globals) *cobra.Command {
 			"address; an address without a host (\":9477\") stays on loopback, so it is reachable\n" +
 			"from other machines only with an explicit host such as 0.0.0.0:9477. With\n" +
 			"--token-file FILE (or $DISPATCHTOP_TOKEN) every request must carry\n" +
-			"\"Authorization: Bearer TOKEN\". SIGINT or SIGTERM shut it down cleanly.",
+			"\"Authorization: Bearer TOKEN\"; a blank token is an error, never \"no token\".\n" +
+			"SIGINT or SIGTERM shut it down cleanly.",
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			g.Roots = append(g.Roots, args...)
-			return runServe(cmd.Context(), g, listen, tokenFile)
+			return runServe(cmd.Context(), g, listen, tokenFile, cmd.Flags().Changed("token-file"))
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", serve.DefaultListen, "`ADDR` to listen on (loopback unless a host is named)")
@@ -46,12 +48,17 @@ func newServeCmd(g *Globals) *cobra.Command {
 	return cmd
 }
 
-func runServe(ctx context.Context, g *Globals, listen, tokenFile string) error {
+// runServe serves; tokenFileGiven tells --token-file "" (which names no
+// file) from no --token-file.
+func runServe(ctx context.Context, g *Globals, listen, tokenFile string, tokenFileGiven bool) error {
 	addr, loopback, err := serve.ListenAddress(listen)
 	if err != nil {
 		return usageError(err)
 	}
-	token, err := serve.ReadToken(tokenFile, os.Getenv)
+	if tokenFileGiven && strings.TrimSpace(tokenFile) == "" {
+		return usageError(fmt.Errorf("--token-file %q names no file", tokenFile))
+	}
+	token, err := serve.ReadToken(tokenFile, os.LookupEnv)
 	if err != nil {
 		return usageError(err)
 	}

@@ -3,7 +3,9 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -20,6 +22,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/liveness"
+	"github.com/dispatchtop/dispatchtop/serve"
 )
 
 // dispatchtopBin is the binary built once in TestMain for the tests that
@@ -335,6 +338,62 @@ func TestServeAndRemoteUsage(t *testing.T) {
 			}
 			if !strings.Contains(stderr.String(), tt.want) || strings.Count(stderr.String(), "\n") != 1 {
 				t.Errorf("stderr %q, want one line with %q", stderr.String(), tt.want)
+			}
+		})
+	}
+}
+
+// A token source that is given but blank (DISPATCHTOP_TOKEN set to blanks,
+// --token-file naming no file or a file whose first line is blank) stops
+// serve at start with exit 2 and one line naming the source: it never
+// serves without the token it was meant to have.
+func TestServeRefusesABlankToken(t *testing.T) {
+	root := serveTree(t)
+	dir := t.TempDir()
+	tokenFile := func(body string) string {
+		f, err := os.CreateTemp(dir, "token")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(body); err != nil {
+			t.Fatal(err)
+		}
+		return f.Name()
+	}
+	type source struct {
+		name string
+		env  []string
+		args []string
+		want string
+	}
+	var tests []source
+	for _, blank := range []string{"", "  ", "\t"} {
+		q := fmt.Sprintf("%q", blank)
+		tests = append(tests,
+			source{"environment " + q, []string{serve.TokenEnv + "=" + blank}, nil, "$" + serve.TokenEnv},
+			source{"flag " + q, nil, []string{"--token-file", blank}, "--token-file"},
+		)
+		file := tokenFile(blank + "\nsecond-line\n")
+		tests = append(tests, source{"file " + q, nil, []string{"--token-file", file}, file})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// A serve that starts despite the blank token is killed by the guard.
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			args := append([]string{"serve", "--listen", "127.0.0.1:0"}, tt.args...)
+			cmd := exec.CommandContext(ctx, dispatchtopBin, append(args, root)...)
+			cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir()), tt.env...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != ExitUsage {
+				t.Fatalf("serve: %v, want exit %d; stderr %q", err, ExitUsage, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.want) || strings.Count(stderr.String(), "\n") != 1 {
+				t.Errorf("stderr %q, want one line naming %q", stderr.String(), tt.want)
 			}
 		})
 	}

@@ -7,7 +7,7 @@ package serve
 //	http.Handler: srv.Handler()        // /metrics, /api/v1/snapshot, /
 //	srv.Serve(ctx, ln)                 // until ctx is done, then a clean shutdown
 //	ListenAddress(addr)                // ":9477" -> "127.0.0.1:9477"; loopback unless explicit
-//	ReadToken(file, getenv)            // --token-file, else DISPATCHTOP_TOKEN
+//	ReadToken(file, os.LookupEnv)      // --token-file, else DISPATCHTOP_TOKEN; blank is an error
 //
 // Paths served.
 const (

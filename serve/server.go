@@ -274,12 +274,21 @@ func ListenAddress(addr string) (string, bool, error) {
 }
 
 // ReadToken returns the bearer token: the first line of file when one is
-// named, else the environment's DISPATCHTOP_TOKEN; "" means no token. A
-// named file that is unreadable or empty is an error: a typo must not turn
-// the protection off.
-func ReadToken(file string, getenv func(string) string) (string, error) {
+// named, else DISPATCHTOP_TOKEN when it is set; "" means neither is given,
+// no token. A source that is given but holds no token (an unreadable file,
+// a blank first line, the variable set to "" or blanks) is an error naming
+// it: a typo or an empty secret must not turn the protection off.
+func ReadToken(file string, lookupEnv func(string) (string, bool)) (string, error) {
 	if file == "" {
-		return strings.TrimSpace(getenv(TokenEnv)), nil
+		v, ok := lookupEnv(TokenEnv)
+		if !ok {
+			return "", nil
+		}
+		tok := strings.TrimSpace(v)
+		if tok == "" {
+			return "", fmt.Errorf("$%s is set but blank: unset it for no token, or set the token", TokenEnv)
+		}
+		return tok, nil
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -288,7 +297,7 @@ func ReadToken(file string, getenv func(string) string) (string, error) {
 	line, _, _ := strings.Cut(string(b), "\n")
 	tok := strings.TrimSpace(line)
 	if tok == "" {
-		return "", fmt.Errorf("read the token: %s is empty", file)
+		return "", fmt.Errorf("read the token: the first line of %s is blank", file)
 	}
 	return tok, nil
 }

@@ -22,9 +22,9 @@ import (
 // --remote view (remote.go), the client of what serve serves: both share
 // the token rules, and the root's own flags are defined in root.go.
 func newServeCmd(g *Globals) *cobra.Command {
-	var listen, tokenFile string
+	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve [--listen ADDR] [--token-file FILE] [ROOT...]",
+		Use:   "serve [--listen ADDR] [--token-file FILE] [--max-conns N] [ROOT...]",
 		Short: "Serve Prometheus metrics and the JSON snapshot of the live engine (read-only)",
 		Long: "serve runs the live engine without a terminal and answers over HTTP:\n" +
 			"  /metrics          Prometheus exposition (nodes by state and flag per session,\n" +
@@ -35,30 +35,42 @@ func newServeCmd(g *Globals) *cobra.Command {
 			"from other machines only with an explicit host such as 0.0.0.0:9477. With\n" +
 			"--token-file FILE (or $DISPATCHTOP_TOKEN) every request must carry\n" +
 			"\"Authorization: Bearer TOKEN\"; a blank token is an error, never \"no token\".\n" +
+			"It holds at most --max-conns\n" +
+			"connections at once; further clients wait until one closes or times out.\n" +
 			"SIGINT or SIGTERM shut it down cleanly.",
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			g.Roots = append(g.Roots, args...)
-			return runServe(cmd.Context(), g, listen, tokenFile, cmd.Flags().Changed("token-file"))
+			f.tokenFileGiven = cmd.Flags().Changed("token-file")
+			return runServe(cmd.Context(), g, f)
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", serve.DefaultListen, "`ADDR` to listen on (loopback unless a host is named)")
-	cmd.Flags().StringVar(&tokenFile, "token-file", "", "require this bearer token (first line of `FILE`; default $"+serve.TokenEnv+")")
+	cmd.Flags().StringVar(&f.listen, "listen", serve.DefaultListen, "`ADDR` to listen on (loopback unless a host is named)")
+	cmd.Flags().StringVar(&f.tokenFile, "token-file", "", "require this bearer token (first line of `FILE`; default $"+serve.TokenEnv+")")
+	cmd.Flags().IntVar(&f.maxConns, "max-conns", serve.DefaultMaxConns, "hold at most `N` connections at once")
 	installRemote(g)
 	return cmd
 }
 
-// runServe serves; tokenFileGiven tells --token-file "" (which names no
-// file) from no --token-file.
-func runServe(ctx context.Context, g *Globals, listen, tokenFile string, tokenFileGiven bool) error {
-	addr, loopback, err := serve.ListenAddress(listen)
+// serveFlags are serve's own flags.
+type serveFlags struct {
+	listen, tokenFile string
+	tokenFileGiven    bool // --token-file "" names no file; it is not "no flag"
+	maxConns          int
+}
+
+func runServe(ctx context.Context, g *Globals, f serveFlags) error {
+	addr, loopback, err := serve.ListenAddress(f.listen)
 	if err != nil {
 		return usageError(err)
 	}
-	if tokenFileGiven && strings.TrimSpace(tokenFile) == "" {
-		return usageError(fmt.Errorf("--token-file %q names no file", tokenFile))
+	if f.maxConns < 1 {
+		return usageError(fmt.Errorf("--max-conns %d: want at least 1", f.maxConns))
 	}
-	token, err := serve.ReadToken(tokenFile, os.LookupEnv)
+	if f.tokenFileGiven && strings.TrimSpace(f.tokenFile) == "" {
+		return usageError(fmt.Errorf("--token-file %q names no file", f.tokenFile))
+	}
+	token, err := serve.ReadToken(f.tokenFile, os.LookupEnv)
 	if err != nil {
 		return usageError(err)
 	}
@@ -81,6 +93,7 @@ func runServe(ctx context.Context, g *Globals, listen, tokenFile string, tokenFi
 	}
 	srv := serve.New(serve.Options{
 		Snapshot: w.Snapshot, Token: token, ScanDuration: scanTime, Version: versionString(), ErrorLog: g.Stderr,
+		MaxConns: f.maxConns,
 	})
 
 	ctx, cancel := context.WithCancel(ctx)

@@ -323,6 +323,7 @@ func TestServeAndRemoteUsage(t *testing.T) {
 	}{
 		{"listen without a port", []string{"serve", "--listen", "localhost", root}, "--listen"},
 		{"unreadable token file", []string{"serve", "--token-file", filepath.Join(root, "nope"), root}, "read the token"},
+		{"no connection allowed", []string{"serve", "--max-conns", "0", root}, "--max-conns 0"},
 		{"remote with roots", []string{"--remote", "http://127.0.0.1:1", root}, "--remote shows the hosts' own roots"},
 		{"remote with --once", []string{"--remote", "http://127.0.0.1:1", "--once"}, "--once does not go with --remote"},
 		{"remote with a bad URL", []string{"--remote", "ftp://h:1"}, "want http(s)"},
@@ -396,6 +397,49 @@ func TestServeRefusesABlankToken(t *testing.T) {
 				t.Errorf("stderr %q, want one line naming %q", stderr.String(), tt.want)
 			}
 		})
+	}
+}
+
+// --max-conns 1: while one client holds the only slot, a second is not
+// answered; once the first lets go, it is.
+func TestServeMaxConnsEndToEnd(t *testing.T) {
+	p := startServe(t, nil, "--max-conns", "1", serveTree(t))
+	addr := strings.TrimPrefix(p.url, "http://")
+	request := "GET / HTTP/1.1\r\nHost: " + addr + "\r\n\r\n"
+	open := func() (net.Conn, *bufio.Reader) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if _, err := io.WriteString(c, request); err != nil {
+			t.Fatal(err)
+		}
+		return c, bufio.NewReader(c)
+	}
+	answer := func(c net.Conn, r *bufio.Reader, within time.Duration) (int, error) {
+		c.SetReadDeadline(time.Now().Add(within))
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		_, err = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, err
+	}
+	holder, hr := open()
+	if code, err := answer(holder, hr, 5*time.Second); code != http.StatusOK {
+		t.Fatalf("first client: %d, %v", code, err)
+	}
+	second, sr := open()
+	// The holder's slot stays taken for serve's 30 s idle timeout, so no
+	// answer may come in this second, however slow the machine.
+	if code, err := answer(second, sr, time.Second); err == nil {
+		t.Fatalf("second client answered (%d) while the only slot was held", code)
+	}
+	holder.Close()
+	if code, err := answer(second, sr, 5*time.Second); code != http.StatusOK {
+		t.Fatalf("second client after the first closed: %d, %v", code, err)
 	}
 }
 

@@ -40,7 +40,23 @@ type Options struct {
 	// ErrorLog receives what the HTTP server and the exposition cannot
 	// answer to a client (nil: discarded).
 	ErrorLog io.Writer
+	// MaxConns caps the connections held at once (DefaultMaxConns when 0
+	// or less).
+	MaxConns int
 }
+
+// httpTimeouts bound how long a client may hold a connection, and so one
+// of the MaxConns slots.
+type httpTimeouts struct {
+	readHeader, read, write, idle time.Duration
+}
+
+// defaultTimeouts: a client sends its GET as soon as it connects, so 5 s
+// for the header frees the slot of one that never does; writing allows
+// 60 s for 11 MB of snapshot (10,000 nodes) to a slow client; a keep-alive
+// connection idles 30 s, longer than a fleet view's 2 s poll, shorter than
+// a scrape interval's worth of pinned slots.
+var defaultTimeouts = httpTimeouts{readHeader: 5 * time.Second, read: 10 * time.Second, write: 60 * time.Second, idle: 30 * time.Second}
 
 // Server answers /metrics and /api/v1/snapshot from the newest snapshot.
 type Server struct {
@@ -49,6 +65,7 @@ type Server struct {
 	transitions *prometheus.CounterVec
 	blocked     *blockedTracker
 	handler     http.Handler
+	timeouts    httpTimeouts
 	log         *log.Logger // nil when errors are discarded
 }
 
@@ -64,7 +81,10 @@ func New(opts Options) *Server {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	s := &Server{opts: opts, registry: prometheus.NewRegistry(), blocked: newBlockedTracker()}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
+	s := &Server{opts: opts, registry: prometheus.NewRegistry(), blocked: newBlockedTracker(), timeouts: defaultTimeouts}
 	s.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: MetricTransitions,
 		Help: "State and flag transitions seen by the live engine, by kind (appeared, vanished, state, flags) and the state after.",
@@ -208,15 +228,17 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 	})
 }
 
-// Serve answers on ln until ctx is done, then shuts down: requests in
-// flight get a few seconds to finish.
+// Serve answers on ln, holding at most MaxConns connections at once, until
+// ctx is done, then shuts down: requests in flight get a few seconds to
+// finish.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	ln = newLimitListener(ln, s.opts.MaxConns)
 	hs := &http.Server{
 		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: s.timeouts.readHeader,
+		ReadTimeout:       s.timeouts.read,
+		WriteTimeout:      s.timeouts.write,
+		IdleTimeout:       s.timeouts.idle,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	hs.ErrorLog = s.log

@@ -324,6 +324,7 @@ func TestServeAndRemoteUsage(t *testing.T) {
 		{"listen without a port", []string{"serve", "--listen", "localhost", root}, "--listen"},
 		{"unreadable token file", []string{"serve", "--token-file", filepath.Join(root, "nope"), root}, "read the token"},
 		{"no connection allowed", []string{"serve", "--max-conns", "0", root}, "--max-conns 0"},
+		{"allow-host with a scheme and path", []string{"serve", "--allow-host", "http://box.example/", root}, `--allow-host "http://box.example/"`},
 		{"remote with roots", []string{"--remote", "http://127.0.0.1:1", root}, "--remote shows the hosts' own roots"},
 		{"remote with --once", []string{"--remote", "http://127.0.0.1:1", "--once"}, "--once does not go with --remote"},
 		{"remote with a bad URL", []string{"--remote", "ftp://h:1"}, "want http(s)"},
@@ -397,6 +398,40 @@ func TestServeRefusesABlankToken(t *testing.T) {
 				t.Errorf("stderr %q, want one line naming %q", stderr.String(), tt.want)
 			}
 		})
+	}
+}
+
+// serve answers for loopback names and the --allow-host names only; any
+// other Host (a page rebinding its own name to this machine) gets 421.
+func TestServeAllowHostEndToEnd(t *testing.T) {
+	p := startServe(t, nil, "--allow-host", "dispatch.example", serveTree(t))
+	_, port, err := net.SplitHostPort(strings.TrimPrefix(p.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		host string
+		want int
+	}{
+		{"127.0.0.1:" + port, http.StatusOK},
+		{"localhost:" + port, http.StatusOK},
+		{"dispatch.example:" + port, http.StatusOK},
+		{"evil.example:" + port, http.StatusMisdirectedRequest},
+	}
+	for _, tt := range tests {
+		req, err := http.NewRequest(http.MethodGet, p.url+"/metrics", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = tt.host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("Host %s: %d, want %d", tt.host, resp.StatusCode, tt.want)
+		}
 	}
 }
 

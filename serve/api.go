@@ -2,12 +2,13 @@ package serve
 
 // The serve package's API:
 //
-//	srv := New(Options{Snapshot: w.Snapshot, Token: tok, ScanDuration: d})
+//	srv := New(Options{Snapshot: w.Snapshot, Token: tok, Listen: addr, ...})
 //	go srv.Follow(ctx, w.Updates())    // counts transitions, tracks blocked-since
 //	http.Handler: srv.Handler()        // /metrics, /api/v1/snapshot, /
 //	srv.Serve(ctx, ln)                 // MaxConns at once, until ctx is done, then a clean shutdown
 //	ListenAddress(addr)                // ":9477" -> "127.0.0.1:9477"; loopback unless explicit
 //	ReadToken(file, os.LookupEnv)      // --token-file, else DISPATCHTOP_TOKEN; blank is an error
+//	ValidateAllowHost(name)            // an --allow-host value
 //
 // Paths served.
 const (

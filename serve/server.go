@@ -40,6 +40,12 @@ type Options struct {
 	// ErrorLog receives what the HTTP server and the exposition cannot
 	// answer to a client (nil: discarded).
 	ErrorLog io.Writer
+	// Listen is the address served, as ListenAddress returns it; its host
+	// is answered for besides the loopback names (see hostPolicy). Empty:
+	// the loopback names only.
+	Listen string
+	// AllowHosts are further Host names answered for (--allow-host).
+	AllowHosts []string
 	// MaxConns caps the connections held at once (DefaultMaxConns when 0
 	// or less).
 	MaxConns int
@@ -117,14 +123,15 @@ func New(opts Options) *Server {
 	mux.Handle("GET "+MetricsPath, promhttp.HandlerFor(s.registry, hopts))
 	mux.HandleFunc("GET "+SnapshotPath, s.serveSnapshot)
 	mux.HandleFunc("GET /{$}", s.serveIndex)
-	s.handler = s.authorize(mux)
+	s.handler = s.checkHost(s.authorize(mux))
 	return s
 }
 
 // Registry is the server's own registry (for tests and embedding).
 func (s *Server) Registry() *prometheus.Registry { return s.registry }
 
-// Handler serves every path, behind the bearer token when one is set.
+// Handler serves every path, to allowed Host names only, behind the bearer
+// token when one is set.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Observe counts transitions and notes when nodes became blocked.

@@ -25,7 +25,7 @@ func TestSnapshotAPIIsTheV1Document(t *testing.T) {
 	snap := fixtureSnapshot(t)
 	srv := New(Options{Snapshot: func() *model.Snapshot { return snap }, Now: func() time.Time { return fixedNow }})
 	rec := httptest.NewRecorder()
-	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, SnapshotPath, nil))
+	srv.Handler().ServeHTTP(rec, localRequest(http.MethodGet, SnapshotPath))
 	if rec.Code != http.StatusOK {
 		t.Fatalf("GET %s: %d %s", SnapshotPath, rec.Code, rec.Body)
 	}
@@ -43,7 +43,7 @@ func TestSnapshotAPIIsTheV1Document(t *testing.T) {
 	// Later, the same snapshot is served with ages as of the request.
 	later := New(Options{Snapshot: func() *model.Snapshot { return snap }, Now: func() time.Time { return fixedNow.Add(time.Minute) }})
 	rec = httptest.NewRecorder()
-	later.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, SnapshotPath, nil))
+	later.Handler().ServeHTTP(rec, localRequest(http.MethodGet, SnapshotPath))
 	if !strings.Contains(rec.Body.String(), `"beat_age_s": 70`) {
 		t.Errorf("the lead's beat age is not measured at the request (want 70 s):\n%s", rec.Body)
 	}
@@ -77,7 +77,7 @@ func TestBearerToken(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := httptest.NewRequest(http.MethodGet, tt.path, nil)
+			req := localRequest(http.MethodGet, tt.path)
 			if tt.header != "" {
 				req.Header.Set("Authorization", tt.header)
 			}
@@ -99,7 +99,7 @@ func TestReadOnlyMethods(t *testing.T) {
 	srv := New(Options{Snapshot: func() *model.Snapshot { return snap }})
 	for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete} {
 		rec := httptest.NewRecorder()
-		srv.Handler().ServeHTTP(rec, httptest.NewRequest(method, SnapshotPath, nil))
+		srv.Handler().ServeHTTP(rec, localRequest(method, SnapshotPath))
 		if rec.Code != http.StatusMethodNotAllowed {
 			t.Errorf("%s %s: %d, want 405", method, SnapshotPath, rec.Code)
 		}
@@ -255,7 +255,7 @@ func TestSnapshotAPIGzip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := httptest.NewRequest(http.MethodGet, SnapshotPath, nil)
+			req := localRequest(http.MethodGet, SnapshotPath)
 			if tt.accept != "" {
 				req.Header.Set("Accept-Encoding", tt.accept)
 			}

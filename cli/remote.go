@@ -47,12 +47,12 @@ func installRemote(g *Globals) {
 }
 
 // newFleet builds the poller from the --remote values and the token.
-func newFleet(specs []string, tokenFile string, getenv func(string) string) (*remote.Fleet, error) {
+func newFleet(specs []string, tokenFile string, lookupEnv func(string) (string, bool)) (*remote.Fleet, error) {
 	hosts, err := remote.ParseHosts(specs)
 	if err != nil {
 		return nil, usageError(err)
 	}
-	token, err := serve.ReadToken(tokenFile, getenv)
+	token, err := serve.ReadToken(tokenFile, lookupEnv)
 	if err != nil {
 		return nil, usageError(err)
 	}
@@ -60,7 +60,7 @@ func newFleet(specs []string, tokenFile string, getenv func(string) string) (*re
 }
 
 func runRemote(ctx context.Context, g *Globals, specs []string, tokenFile string) error {
-	fleet, err := newFleet(specs, tokenFile, os.Getenv)
+	fleet, err := newFleet(specs, tokenFile, os.LookupEnv)
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,7 @@ func TestRemoteViewOverTwoServes(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte("fleet-token\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fleet, err := newFleet([]string{"host-a=" + a.url, "host-b=" + b.url}, tokenFile, func(string) string { return "" })
+	fleet, err := newFleet([]string{"host-a=" + a.url, "host-b=" + b.url}, tokenFile, func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,9 +22,9 @@ import (
 // --remote view (remote.go), the client of what serve serves: both share
 // the token rules, and the root's own flags are defined in root.go.
 func newServeCmd(g *Globals) *cobra.Command {
-	var listen, tokenFile string
+	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve [--listen ADDR] [--token-file FILE] [ROOT...]",
+		Use:   "serve [--listen ADDR] [--token-file FILE] [--allow-host NAME]... [--max-conns N] [ROOT...]",
 		Short: "Serve Prometheus metrics and the JSON snapshot of the live engine (read-only)",
 		Long: "serve runs the live engine without a terminal and answers over HTTP:\n" +
 			"  /metrics          Prometheus exposition (nodes by state and flag per session,\n" +
@@ -33,25 +34,54 @@ func newServeCmd(g *Globals) *cobra.Command {
 			"address; an address without a host (\":9477\") stays on loopback, so it is reachable\n" +
 			"from other machines only with an explicit host such as 0.0.0.0:9477. With\n" +
 			"--token-file FILE (or $DISPATCHTOP_TOKEN) every request must carry\n" +
-			"\"Authorization: Bearer TOKEN\". SIGINT or SIGTERM shut it down cleanly.",
+			"\"Authorization: Bearer TOKEN\"; a blank token is an error, never \"no token\".\n" +
+			"It answers only requests whose Host is localhost, a loopback address, the\n" +
+			"--listen host (with a wildcard host such as 0.0.0.0: any IP address and this\n" +
+			"machine's name) or an --allow-host NAME; others get 421, which stops web pages\n" +
+			"that rebind their own DNS name to this machine. It holds at most --max-conns\n" +
+			"connections at once; further clients wait until one closes or times out.\n" +
+			"SIGINT or SIGTERM shut it down cleanly.",
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			g.Roots = append(g.Roots, args...)
-			return runServe(cmd.Context(), g, listen, tokenFile)
+			f.tokenFileGiven = cmd.Flags().Changed("token-file")
+			return runServe(cmd.Context(), g, f)
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", serve.DefaultListen, "`ADDR` to listen on (loopback unless a host is named)")
-	cmd.Flags().StringVar(&tokenFile, "token-file", "", "require this bearer token (first line of `FILE`; default $"+serve.TokenEnv+")")
+	cmd.Flags().StringVar(&f.listen, "listen", serve.DefaultListen, "`ADDR` to listen on (loopback unless a host is named)")
+	cmd.Flags().StringVar(&f.tokenFile, "token-file", "", "require this bearer token (first line of `FILE`; default $"+serve.TokenEnv+")")
+	cmd.Flags().StringArrayVar(&f.allowHosts, "allow-host", nil,
+		"also answer requests whose Host is `NAME` (a name or address; any port), e.g. the DNS name scrapers use; repeatable")
+	cmd.Flags().IntVar(&f.maxConns, "max-conns", serve.DefaultMaxConns, "hold at most `N` connections at once")
 	installRemote(g)
 	return cmd
 }
 
-func runServe(ctx context.Context, g *Globals, listen, tokenFile string) error {
-	addr, loopback, err := serve.ListenAddress(listen)
+// serveFlags are serve's own flags.
+type serveFlags struct {
+	listen, tokenFile string
+	tokenFileGiven    bool // --token-file "" names no file; it is not "no flag"
+	allowHosts        []string
+	maxConns          int
+}
+
+func runServe(ctx context.Context, g *Globals, f serveFlags) error {
+	addr, loopback, err := serve.ListenAddress(f.listen)
 	if err != nil {
 		return usageError(err)
 	}
-	token, err := serve.ReadToken(tokenFile, os.Getenv)
+	if f.maxConns < 1 {
+		return usageError(fmt.Errorf("--max-conns %d: want at least 1", f.maxConns))
+	}
+	for _, name := range f.allowHosts {
+		if err := serve.ValidateAllowHost(name); err != nil {
+			return usageError(err)
+		}
+	}
+	if f.tokenFileGiven && strings.TrimSpace(f.tokenFile) == "" {
+		return usageError(fmt.Errorf("--token-file %q names no file", f.tokenFile))
+	}
+	token, err := serve.ReadToken(f.tokenFile, os.LookupEnv)
 	if err != nil {
 		return usageError(err)
 	}
@@ -74,6 +104,7 @@ func runServe(ctx context.Context, g *Globals, listen, tokenFile string) error {
 	}
 	srv := serve.New(serve.Options{
 		Snapshot: w.Snapshot, Token: token, ScanDuration: scanTime, Version: versionString(), ErrorLog: g.Stderr,
+		Listen: addr, AllowHosts: f.allowHosts, MaxConns: f.maxConns,
 	})
 
 	ctx, cancel := context.WithCancel(ctx)

@@ -3,7 +3,9 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -20,6 +22,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/liveness"
+	"github.com/dispatchtop/dispatchtop/serve"
 )
 
 // dispatchtopBin is the binary built once in TestMain for the tests that
@@ -320,6 +323,8 @@ func TestServeAndRemoteUsage(t *testing.T) {
 	}{
 		{"listen without a port", []string{"serve", "--listen", "localhost", root}, "--listen"},
 		{"unreadable token file", []string{"serve", "--token-file", filepath.Join(root, "nope"), root}, "read the token"},
+		{"no connection allowed", []string{"serve", "--max-conns", "0", root}, "--max-conns 0"},
+		{"allow-host with a scheme and path", []string{"serve", "--allow-host", "http://box.example/", root}, `--allow-host "http://box.example/"`},
 		{"remote with roots", []string{"--remote", "http://127.0.0.1:1", root}, "--remote shows the hosts' own roots"},
 		{"remote with --once", []string{"--remote", "http://127.0.0.1:1", "--once"}, "--once does not go with --remote"},
 		{"remote with a bad URL", []string{"--remote", "ftp://h:1"}, "want http(s)"},
@@ -337,6 +342,139 @@ func TestServeAndRemoteUsage(t *testing.T) {
 				t.Errorf("stderr %q, want one line with %q", stderr.String(), tt.want)
 			}
 		})
+	}
+}
+
+// A token source that is given but blank (DISPATCHTOP_TOKEN set to blanks,
+// --token-file naming no file or a file whose first line is blank) stops
+// serve at start with exit 2 and one line naming the source: it never
+// serves without the token it was meant to have.
+func TestServeRefusesABlankToken(t *testing.T) {
+	root := serveTree(t)
+	dir := t.TempDir()
+	tokenFile := func(body string) string {
+		f, err := os.CreateTemp(dir, "token")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(body); err != nil {
+			t.Fatal(err)
+		}
+		return f.Name()
+	}
+	type source struct {
+		name string
+		env  []string
+		args []string
+		want string
+	}
+	var tests []source
+	for _, blank := range []string{"", "  ", "\t"} {
+		q := fmt.Sprintf("%q", blank)
+		tests = append(tests,
+			source{"environment " + q, []string{serve.TokenEnv + "=" + blank}, nil, "$" + serve.TokenEnv},
+			source{"flag " + q, nil, []string{"--token-file", blank}, "--token-file"},
+		)
+		file := tokenFile(blank + "\nsecond-line\n")
+		tests = append(tests, source{"file " + q, nil, []string{"--token-file", file}, file})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// A serve that starts despite the blank token is killed by the guard.
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			args := append([]string{"serve", "--listen", "127.0.0.1:0"}, tt.args...)
+			cmd := exec.CommandContext(ctx, dispatchtopBin, append(args, root)...)
+			cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir()), tt.env...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != ExitUsage {
+				t.Fatalf("serve: %v, want exit %d; stderr %q", err, ExitUsage, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.want) || strings.Count(stderr.String(), "\n") != 1 {
+				t.Errorf("stderr %q, want one line naming %q", stderr.String(), tt.want)
+			}
+		})
+	}
+}
+
+// serve answers for loopback names and the --allow-host names only; any
+// other Host (a page rebinding its own name to this machine) gets 421.
+func TestServeAllowHostEndToEnd(t *testing.T) {
+	p := startServe(t, nil, "--allow-host", "dispatch.example", serveTree(t))
+	_, port, err := net.SplitHostPort(strings.TrimPrefix(p.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		host string
+		want int
+	}{
+		{"127.0.0.1:" + port, http.StatusOK},
+		{"localhost:" + port, http.StatusOK},
+		{"dispatch.example:" + port, http.StatusOK},
+		{"evil.example:" + port, http.StatusMisdirectedRequest},
+	}
+	for _, tt := range tests {
+		req, err := http.NewRequest(http.MethodGet, p.url+"/metrics", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = tt.host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("Host %s: %d, want %d", tt.host, resp.StatusCode, tt.want)
+		}
+	}
+}
+
+// --max-conns 1: while one client holds the only slot, a second is not
+// answered; once the first lets go, it is.
+func TestServeMaxConnsEndToEnd(t *testing.T) {
+	p := startServe(t, nil, "--max-conns", "1", serveTree(t))
+	addr := strings.TrimPrefix(p.url, "http://")
+	request := "GET / HTTP/1.1\r\nHost: " + addr + "\r\n\r\n"
+	open := func() (net.Conn, *bufio.Reader) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if _, err := io.WriteString(c, request); err != nil {
+			t.Fatal(err)
+		}
+		return c, bufio.NewReader(c)
+	}
+	answer := func(c net.Conn, r *bufio.Reader, within time.Duration) (int, error) {
+		c.SetReadDeadline(time.Now().Add(within))
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		_, err = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, err
+	}
+	holder, hr := open()
+	if code, err := answer(holder, hr, 5*time.Second); code != http.StatusOK {
+		t.Fatalf("first client: %d, %v", code, err)
+	}
+	second, sr := open()
+	// The holder's slot stays taken for serve's 30 s idle timeout, so no
+	// answer may come in this second, however slow the machine.
+	if code, err := answer(second, sr, time.Second); err == nil {
+		t.Fatalf("second client answered (%d) while the only slot was held", code)
+	}
+	holder.Close()
+	if code, err := answer(second, sr, 5*time.Second); code != http.StatusOK {
+		t.Fatalf("second client after the first closed: %d, %v", code, err)
 	}
 }
 

@@ -43,7 +43,7 @@ func benchGet(b *testing.B, path, acceptEncoding string) {
 	var size int
 	for b.Loop() {
 		rec := httptest.NewRecorder()
-		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req := localRequest(http.MethodGet, path)
 		if acceptEncoding != "" {
 			req.Header.Set("Accept-Encoding", acceptEncoding)
 		}

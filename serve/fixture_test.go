@@ -2,6 +2,8 @@ package serve
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -84,4 +86,11 @@ func fixtureSnapshot(t testing.TB) *model.Snapshot {
 		t.Fatal(err)
 	}
 	return snap
+}
+
+// localRequest is a request as a client on this machine sends it: to the
+// default address, so its Host is one serve answers for (httptest's own
+// default, example.com, is refused).
+func localRequest(method, path string) *http.Request {
+	return httptest.NewRequest(method, "http://"+DefaultListen+path, nil)
 }

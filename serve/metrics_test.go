@@ -21,7 +21,7 @@ import (
 // scrape GETs /metrics from h and parses the text exposition.
 func scrape(t *testing.T, h http.Handler, header http.Header) map[string]*dto.MetricFamily {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodGet, MetricsPath, nil)
+	req := localRequest(http.MethodGet, MetricsPath)
 	for k, v := range header {
 		req.Header[k] = v
 	}
@@ -241,7 +241,7 @@ func TestMetricsOpenMetrics(t *testing.T) {
 	snap := fixtureSnapshot(t)
 	srv := New(Options{Snapshot: func() *model.Snapshot { return snap }, Now: func() time.Time { return fixedNow }})
 	srv.Observe([]model.Transition{{Time: fixedNow, ID: "A", From: model.StateRunning, To: model.StateDead}})
-	req := httptest.NewRequest(http.MethodGet, MetricsPath, nil)
+	req := localRequest(http.MethodGet, MetricsPath)
 	req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0")
 	rec := httptest.NewRecorder()
 	srv.Handler().ServeHTTP(rec, req)

@@ -40,7 +40,29 @@ type Options struct {
 	// ErrorLog receives what the HTTP server and the exposition cannot
 	// answer to a client (nil: discarded).
 	ErrorLog io.Writer
+	// Listen is the address served, as ListenAddress returns it; its host
+	// is answered for besides the loopback names (see hostPolicy). Empty:
+	// the loopback names only.
+	Listen string
+	// AllowHosts are further Host names answered for (--allow-host).
+	AllowHosts []string
+	// MaxConns caps the connections held at once (DefaultMaxConns when 0
+	// or less).
+	MaxConns int
 }
+
+// httpTimeouts bound how long a client may hold a connection, and so one
+// of the MaxConns slots.
+type httpTimeouts struct {
+	readHeader, read, write, idle time.Duration
+}
+
+// defaultTimeouts: a client sends its GET as soon as it connects, so 5 s
+// for the header frees the slot of one that never does; writing allows
+// 60 s for 11 MB of snapshot (10,000 nodes) to a slow client; a keep-alive
+// connection idles 30 s, longer than a fleet view's 2 s poll, shorter than
+// a scrape interval's worth of pinned slots.
+var defaultTimeouts = httpTimeouts{readHeader: 5 * time.Second, read: 10 * time.Second, write: 60 * time.Second, idle: 30 * time.Second}
 
 // Server answers /metrics and /api/v1/snapshot from the newest snapshot.
 type Server struct {
@@ -49,6 +71,7 @@ type Server struct {
 	transitions *prometheus.CounterVec
 	blocked     *blockedTracker
 	handler     http.Handler
+	timeouts    httpTimeouts
 	log         *log.Logger // nil when errors are discarded
 }
 
@@ -64,7 +87,10 @@ func New(opts Options) *Server {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	s := &Server{opts: opts, registry: prometheus.NewRegistry(), blocked: newBlockedTracker()}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
+	s := &Server{opts: opts, registry: prometheus.NewRegistry(), blocked: newBlockedTracker(), timeouts: defaultTimeouts}
 	s.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: MetricTransitions,
 		Help: "State and flag transitions seen by the live engine, by kind (appeared, vanished, state, flags) and the state after.",
@@ -97,14 +123,15 @@ func New(opts Options) *Server {
 	mux.Handle("GET "+MetricsPath, promhttp.HandlerFor(s.registry, hopts))
 	mux.HandleFunc("GET "+SnapshotPath, s.serveSnapshot)
 	mux.HandleFunc("GET /{$}", s.serveIndex)
-	s.handler = s.authorize(mux)
+	s.handler = s.checkHost(s.authorize(mux))
 	return s
 }
 
 // Registry is the server's own registry (for tests and embedding).
 func (s *Server) Registry() *prometheus.Registry { return s.registry }
 
-// Handler serves every path, behind the bearer token when one is set.
+// Handler serves every path, to allowed Host names only, behind the bearer
+// token when one is set.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Observe counts transitions and notes when nodes became blocked.
@@ -208,15 +235,17 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 	})
 }
 
-// Serve answers on ln until ctx is done, then shuts down: requests in
-// flight get a few seconds to finish.
+// Serve answers on ln, holding at most MaxConns connections at once, until
+// ctx is done, then shuts down: requests in flight get a few seconds to
+// finish.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	ln = newLimitListener(ln, s.opts.MaxConns)
 	hs := &http.Server{
 		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: s.timeouts.readHeader,
+		ReadTimeout:       s.timeouts.read,
+		WriteTimeout:      s.timeouts.write,
+		IdleTimeout:       s.timeouts.idle,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	hs.ErrorLog = s.log
@@ -274,12 +303,21 @@ func ListenAddress(addr string) (string, bool, error) {
 }
 
 // ReadToken returns the bearer token: the first line of file when one is
-// named, else the environment's DISPATCHTOP_TOKEN; "" means no token. A
-// named file that is unreadable or empty is an error: a typo must not turn
-// the protection off.
-func ReadToken(file string, getenv func(string) string) (string, error) {
+// named, else DISPATCHTOP_TOKEN when it is set; "" means neither is given,
+// no token. A source that is given but holds no token (an unreadable file,
+// a blank first line, the variable set to "" or blanks) is an error naming
+// it: a typo or an empty secret must not turn the protection off.
+func ReadToken(file string, lookupEnv func(string) (string, bool)) (string, error) {
 	if file == "" {
-		return strings.TrimSpace(getenv(TokenEnv)), nil
+		v, ok := lookupEnv(TokenEnv)
+		if !ok {
+			return "", nil
+		}
+		tok := strings.TrimSpace(v)
+		if tok == "" {
+			return "", fmt.Errorf("$%s is set but blank: unset it for no token, or set the token", TokenEnv)
+		}
+		return tok, nil
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -288,7 +326,7 @@ func ReadToken(file string, getenv func(string) string) (string, error) {
 	line, _, _ := strings.Cut(string(b), "\n")
 	tok := strings.TrimSpace(line)
 	if tok == "" {
-		return "", fmt.Errorf("read the token: %s is empty", file)
+		return "", fmt.Errorf("read the token: the first line of %s is blank", file)
 	}
 	return tok, nil
 }

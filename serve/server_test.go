@@ -25,7 +25,7 @@ func TestSnapshotAPIIsTheV1Document(t *testing.T) {
 	snap := fixtureSnapshot(t)
 	srv := New(Options{Snapshot: func() *model.Snapshot { return snap }, Now: func() time.Time { return fixedNow }})
 	rec := httptest.NewRecorder()
-	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, SnapshotPath, nil))
+	srv.Handler().ServeHTTP(rec, localRequest(http.MethodGet, SnapshotPath))
 	if rec.Code != http.StatusOK {
 		t.Fatalf("GET %s: %d %s", SnapshotPath, rec.Code, rec.Body)
 	}
@@ -43,7 +43,7 @@ func TestSnapshotAPIIsTheV1Document(t *testing.T) {
 	// Later, the same snapshot is served with ages as of the request.
 	later := New(Options{Snapshot: func() *model.Snapshot { return snap }, Now: func() time.Time { return fixedNow.Add(time.Minute) }})
 	rec = httptest.NewRecorder()
-	later.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, SnapshotPath, nil))
+	later.Handler().ServeHTTP(rec, localRequest(http.MethodGet, SnapshotPath))
 	if !strings.Contains(rec.Body.String(), `"beat_age_s": 70`) {
 		t.Errorf("the lead's beat age is not measured at the request (want 70 s):\n%s", rec.Body)
 	}
@@ -77,7 +77,7 @@ func TestBearerToken(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := httptest.NewRequest(http.MethodGet, tt.path, nil)
+			req := localRequest(http.MethodGet, tt.path)
 			if tt.header != "" {
 				req.Header.Set("Authorization", tt.header)
 			}
@@ -99,7 +99,7 @@ func TestReadOnlyMethods(t *testing.T) {
 	srv := New(Options{Snapshot: func() *model.Snapshot { return snap }})
 	for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete} {
 		rec := httptest.NewRecorder()
-		srv.Handler().ServeHTTP(rec, httptest.NewRequest(method, SnapshotPath, nil))
+		srv.Handler().ServeHTTP(rec, localRequest(method, SnapshotPath))
 		if rec.Code != http.StatusMethodNotAllowed {
 			t.Errorf("%s %s: %d, want 405", method, SnapshotPath, rec.Code)
 		}
@@ -139,37 +139,60 @@ func TestListenAddress(t *testing.T) {
 	}
 }
 
-// The token comes from --token-file, else DISPATCHTOP_TOKEN; a named file
-// that is empty or unreadable is an error, never "no token".
+// The token comes from --token-file, else DISPATCHTOP_TOKEN. A source that
+// is given but holds no token (a missing file, a blank first line, the
+// variable set to "" or blanks) is an error naming that source, never "no
+// token": a typo or an empty secret must not turn authentication off.
 func TestReadToken(t *testing.T) {
 	dir := t.TempDir()
-	good := filepath.Join(dir, "token")
-	empty := filepath.Join(dir, "empty")
-	os.WriteFile(good, []byte("abc123\n"), 0o600)
-	os.WriteFile(empty, []byte("\n"), 0o600)
-	env := func(v string) func(string) string {
-		return func(k string) string {
+	file := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := file("token", "abc123\n")
+	unset := func(string) (string, bool) { return "", false }
+	env := func(v string) func(string) (string, bool) {
+		return func(k string) (string, bool) {
 			if k == TokenEnv {
-				return v
+				return v, true
 			}
-			return ""
+			return "", false
 		}
 	}
 	tests := []struct {
-		name, file, env, want string
-		wantErr               bool
+		name, file string
+		env        func(string) (string, bool)
+		want       string
+		wantErr    string // what the error names; "" for none
 	}{
-		{name: "none", want: ""},
-		{name: "environment", env: "fromenv", want: "fromenv"},
-		{name: "file beats environment", file: good, env: "fromenv", want: "abc123"},
-		{name: "empty file", file: empty, wantErr: true},
-		{name: "missing file", file: filepath.Join(dir, "nope"), env: "fromenv", wantErr: true},
+		{name: "none", env: unset, want: ""},
+		{name: "environment", env: env("fromenv"), want: "fromenv"},
+		{name: "environment trimmed", env: env(" fromenv\n"), want: "fromenv"},
+		{name: "file beats environment", file: good, env: env("fromenv"), want: "abc123"},
+		{name: "file beats a blank environment", file: good, env: env(" "), want: "abc123"},
+		{name: "environment empty", env: env(""), wantErr: "$" + TokenEnv},
+		{name: "environment spaces", env: env("  "), wantErr: "$" + TokenEnv},
+		{name: "environment tab", env: env("\t"), wantErr: "$" + TokenEnv},
+		{name: "file empty", file: file("empty", ""), env: env("fromenv"), wantErr: "empty"},
+		{name: "file newline", file: file("newline", "\n"), env: unset, wantErr: "newline"},
+		{name: "file spaces", file: file("spaces", "  \n"), env: unset, wantErr: "spaces"},
+		{name: "file tab", file: file("tab", "\t\nsecond-line\n"), env: unset, wantErr: "tab"},
+		{name: "file missing", file: filepath.Join(dir, "nope"), env: env("fromenv"), wantErr: "nope"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ReadToken(tt.file, env(tt.env))
-			if (err != nil) != tt.wantErr || got != tt.want {
-				t.Errorf("ReadToken = %q, %v; want %q, error %v", got, err, tt.want, tt.wantErr)
+			got, err := ReadToken(tt.file, tt.env)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "\n") {
+					t.Fatalf("ReadToken = %q, %v; want one line naming %q", got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("ReadToken = %q, %v; want %q", got, err, tt.want)
 			}
 		})
 	}
@@ -232,7 +255,7 @@ func TestSnapshotAPIGzip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := httptest.NewRequest(http.MethodGet, SnapshotPath, nil)
+			req := localRequest(http.MethodGet, SnapshotPath)
 			if tt.accept != "" {
 				req.Header.Set("Accept-Encoding", tt.accept)
 			}

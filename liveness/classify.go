@@ -16,6 +16,9 @@ package liveness
 //     running only because a pid that cannot be verified is taken as alive.
 //     Below stale the beat alone says running, and a flag that appeared after
 //     the exit grace and vanished at the next beat would blink all day.
+//   - kill_candidate needs a verified pid: kill refuses one it cannot verify
+//     (create time unreadable, started missing or implausible), so such a
+//     node is stalled and waits, with a reason that says why.
 //   - legacy `.running` is never bumped, so quiet and stalled do not apply to
 //     it: it is running while its pid exists and it postdates the boot.
 //   - orphaned: a running child of a dead or finished lead that is still
@@ -23,7 +26,9 @@ package liveness
 //     kill advice (the appendix: B/code/1 is orphaned, stalled B/ask/3 is not).
 //   - outside_root: shown, never acted on, so the recommendation is none.
 //   - a heartbeat without `started` cannot tell its pid from a reused one:
-//     the pid is unverified (treated as alive), never called reused.
+//     the pid is unverified (treated as alive), never called reused. Nor can
+//     one whose started no process of this host can have (CheckStarted:
+//     milliseconds, the future, before the boot); its reason names it.
 //   - a sentinel the scanner could not even stat has no mtime: running
 //     (flagged unreadable), because nothing says the agent stopped. One it
 //     could not open still has its mtime, and is judged by it.
@@ -136,13 +141,13 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 	var v verdict
 	hb := n.Heartbeat
 	age := now.Sub(n.BeatMtime)
-	pid, started := 0, time.Time{}
+	pid, started := 0, 0.0
 	subject := "" // what the reason says about the heartbeat before its age
 	if hb == nil {
 		v.flags.add(model.FlagUnreadable)
 		subject = "heartbeat unreadable"
 	} else {
-		pid, started = hb.PID, hb.StartedTime()
+		pid, started = hb.PID, hb.Started
 		switch hb.Status {
 		case model.StatusCompleted, model.StatusWithdrawn:
 			return verdict{state: model.StateFinished, reason: hb.Status}
@@ -167,6 +172,7 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 		return unknownMtime(v, subject, n.Blocked)
 	}
 
+	var unverifiedWhy error // why the pid could not be verified, when started is to blame
 	switch {
 	case th.NoPidCheck || pid <= 0:
 		// The mtime alone decides.
@@ -187,13 +193,13 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 		// A fresh beat is running without asking the probe.
 		v.state = model.StateRunning
 	default:
-		v.process = Verify(probe.Lookup(pid), started, th.StartTolerance)
+		v.process, unverifiedWhy = Verify(probe.Lookup(pid), started, th.StartTolerance, bootTime(probe), now)
 		switch v.process {
 		case model.ProcessGone:
-			v.state, v.reason = model.StateDead, reasonPidGone(pid, age)
+			v.state, v.reason = model.StateDead, reasonPidGone(pid, lastBeat(age))
 			return v
 		case model.ProcessReused:
-			v.state, v.reason = model.StateDead, reasonPidReused(pid, age)
+			v.state, v.reason = model.StateDead, reasonPidReused(pid, lastBeat(age))
 			return v
 		}
 		v.state = model.StateRunning
@@ -202,17 +208,17 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 	// Running. The pid is alive as the same process (or unverified) when it
 	// was probed; stalled needs that, so a node judged by mtime alone never is.
 	probedAlive := v.process == model.ProcessAlive || v.process == model.ProcessUnverified
+	unverified := v.process == model.ProcessUnverified
 	switch {
 	case age > th.Stale && probedAlive:
 		v.flags.add(model.FlagStalled)
-		unverified := v.process == model.ProcessUnverified
 		if unverified {
 			v.flags.add(model.FlagPidUnverified)
 		}
-		if age > th.KillAfter && !blocked {
+		if age > th.KillAfter && !blocked && !unverified {
 			v.flags.add(model.FlagKillCandidate)
 		}
-		v.reason = stalledFor(pid, age, unverified)
+		v.reason = stalledFor(pid, age, unverified, unverifiedWhy)
 	case age > th.Beat && age <= th.Stale:
 		v.flags.add(model.FlagQuiet)
 		v.reason = subject + ", quiet: " + lastBeat(age)
@@ -427,6 +433,8 @@ func recommendRow(n *model.Node, now time.Time, th model.Thresholds) (model.Acti
 		return model.ActionAnswer, ""
 	case n.HasFlag(model.FlagKillCandidate):
 		return model.ActionKill, ""
+	case n.HasFlag(model.FlagStalled) && n.HasFlag(model.FlagPidUnverified):
+		return model.ActionWait, "never a kill candidate: its pid cannot be verified"
 	case n.HasFlag(model.FlagStalled):
 		return model.ActionWait, "kill candidate in " + FormatAge(th.KillAfter-now.Sub(n.BeatMtime))
 	case n.State == model.StateRunning:

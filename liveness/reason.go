@@ -98,18 +98,28 @@ func rewriteOneLine(text string, max int) string {
 	return b.String()
 }
 
-func reasonPidGone(pid int, age time.Duration) string {
-	return "pid " + strconv.Itoa(pid) + " gone; " + lastBeat(age)
+func reasonPidGone(pid int, beat string) string {
+	return "pid " + strconv.Itoa(pid) + " gone; " + beat
 }
 
-func reasonPidReused(pid int, age time.Duration) string {
-	return "pid " + strconv.Itoa(pid) + " now belongs to another process; " + lastBeat(age)
+func reasonPidReused(pid int, beat string) string {
+	return "pid " + strconv.Itoa(pid) + " now belongs to another process; " + beat
 }
 
-func stalledFor(pid int, age time.Duration, unverified bool) string {
+func stalledFor(pid int, age time.Duration, unverified bool, why error) string {
 	r := "alive but not beating for " + FormatAge(age)
 	if unverified {
-		r += " (pid " + strconv.Itoa(pid) + " unverified)"
+		r += " (" + unverifiedPid(pid, why) + ")"
+	}
+	return r
+}
+
+// unverifiedPid names a pid that could not be verified and, when the
+// heartbeat's started is to blame, why.
+func unverifiedPid(pid int, why error) string {
+	r := "pid " + strconv.Itoa(pid) + " unverified"
+	if why != nil {
+		r += ": " + OneLine(why.Error(), maxQuestion)
 	}
 	return r
 }

@@ -1,0 +1,142 @@
+package liveness
+
+// The identity rules of SPEC §3 ("same process") against the values a
+// heartbeat can carry.
+// The fake probe's host booted 24 h before now; its processes were created
+// an hour before now.
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// unixSeconds is t as a heartbeat's `started`.
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+func withStarted(s float64) func(*model.Node) {
+	return func(n *model.Node) { n.Heartbeat.Started = s }
+}
+
+// SPEC §3: a `started` that is not a plausible Unix time in seconds for a
+// process of this host (after the boot minus the start tolerance, not in the
+// future) proves nothing about the pid: it is unverified, treated as alive
+// (never dead on that ground alone), never a kill candidate, and the reason
+// names the value. A gone pid is dead whatever started says.
+func TestStartedThatIsNotPlausibleUnixSecondsLeavesThePidUnverified(t *testing.T) {
+	boot := newFakeProbe().boot
+	tol := th.StartTolerance
+	stalled := fl(model.FlagStalled, model.FlagPidUnverified)
+	tests := []struct {
+		name       string
+		started    float64
+		pid        int
+		wantState  model.State
+		wantFlags  []model.Flag
+		wantReason string // a substring of the reason
+	}{
+		{name: "milliseconds (1.7e12): unverified, not a kill candidate", started: 1.7e12, pid: pidAlive,
+			wantState: model.StateRunning, wantFlags: stalled, wantReason: "pid 4121 unverified: started 1.7e+12 is in the future"},
+		{name: "1e10 (the year 2286): unverified", started: 1e10, pid: pidAlive,
+			wantState: model.StateRunning, wantFlags: stalled, wantReason: "started 10000000000 is in the future"},
+		{name: "1e18 (nanoseconds): unverified", started: 1e18, pid: pidAlive,
+			wantState: model.StateRunning, wantFlags: stalled, wantReason: "started 1e+18"},
+		{name: "an hour in the future: unverified", started: unixSeconds(now.Add(time.Hour)), pid: pidAlive,
+			wantState: model.StateRunning, wantFlags: stalled, wantReason: "is in the future"},
+		{name: "an hour before the boot: unverified", started: unixSeconds(boot.Add(-time.Hour)), pid: pidAlive,
+			wantState: model.StateRunning, wantFlags: stalled, wantReason: "predates the last boot"},
+		{name: "negative: unverified", started: -5, pid: pidAlive,
+			wantState: model.StateRunning, wantFlags: stalled, wantReason: "started -5 predates the last boot"},
+		{name: "NaN (not JSON, but a source may carry it): unverified", started: math.NaN(), pid: pidAlive,
+			wantState: model.StateRunning, wantFlags: stalled, wantReason: "started NaN is not a number of seconds"},
+		{name: "+Inf: unverified", started: math.Inf(1), pid: pidAlive,
+			wantState: model.StateRunning, wantFlags: stalled, wantReason: "started +Inf"},
+		{name: "-Inf: unverified", started: math.Inf(-1), pid: pidAlive,
+			wantState: model.StateRunning, wantFlags: stalled, wantReason: "started -Inf"},
+		{name: "0 (left out): unverified, not a kill candidate either", started: 0, pid: pidAlive,
+			wantState: model.StateRunning, wantFlags: stalled, wantReason: "(pid 4121 unverified)"},
+		{name: "milliseconds, pid gone: dead all the same", started: 1.7e12, pid: pidGone,
+			wantState: model.StateDead, wantFlags: fl(), wantReason: "pid 4122 gone"},
+
+		// The edges of the plausible window are plausible: compared, and here
+		// another process's create time, so the pid is reused.
+		{name: "exactly the tolerance before the boot: compared (reused)", started: unixSeconds(boot.Add(-tol)), pid: pidAlive,
+			wantState: model.StateDead, wantFlags: fl(), wantReason: "now belongs to another process"},
+		{name: "a millisecond further before the boot: unverified", started: unixSeconds(boot.Add(-tol - time.Millisecond)), pid: pidAlive,
+			wantState: model.StateRunning, wantFlags: stalled, wantReason: "predates the last boot"},
+		{name: "exactly the tolerance after now: compared (reused)", started: unixSeconds(now.Add(tol)), pid: pidAlive,
+			wantState: model.StateDead, wantFlags: fl(), wantReason: "now belongs to another process"},
+		{name: "a millisecond further after now: unverified", started: unixSeconds(now.Add(tol + time.Millisecond)), pid: pidAlive,
+			wantState: model.StateRunning, wantFlags: stalled, wantReason: "is in the future"},
+		{name: "plausible and the process's own create time: a kill candidate", started: unixSeconds(started), pid: pidAlive,
+			wantState: model.StateRunning, wantFlags: fl(model.FlagStalled, model.FlagKillCandidate), wantReason: "alive but not beating"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := beating("s", "running", tt.pid, 6*time.Minute, withStarted(tt.started))
+			ClassifyForest([]*model.Node{n}, newFakeProbe(), now, th)
+			if n.State != tt.wantState || !slices.Equal(flagsOf(n), tt.wantFlags) {
+				t.Errorf("got %s %v, want %s %v (reason %q)", n.State, n.Flags, tt.wantState, tt.wantFlags, n.Reason)
+			}
+			if !strings.Contains(n.Reason, tt.wantReason) {
+				t.Errorf("reason %q, want it to contain %q", n.Reason, tt.wantReason)
+			}
+			if slices.Contains(tt.wantFlags, model.FlagPidUnverified) && n.Action == model.ActionKill {
+				t.Errorf("action kill for a pid that cannot be verified (reason %q)", n.Reason)
+			}
+		})
+	}
+}
+
+// The issue's case, on a real process: a `sleep` whose pid a heartbeat
+// names with started in milliseconds. Comparing 1.7e12 s with the create
+// time once overflowed into "the same process", and the innocent sleep
+// became a kill candidate. Its real create time is the control: the same
+// node with it is one.
+func TestStartedInMillisecondsNeverMakesAnInnocentProcessAKillCandidate(t *testing.T) {
+	pid, _ := startSleep(t)
+	created := SystemProbe{}.Lookup(pid).CreateTime
+	at := time.Now()
+	for _, tt := range []struct {
+		started float64
+		want    []model.Flag
+		action  model.Action
+	}{
+		{1.7e12, fl(model.FlagStalled, model.FlagPidUnverified), model.ActionWait},
+		{1e10, fl(model.FlagStalled, model.FlagPidUnverified), model.ActionWait},
+		{unixSeconds(created), fl(model.FlagStalled, model.FlagKillCandidate), model.ActionKill},
+	} {
+		n := &model.Node{ID: "s", HasHeartbeat: true, BeatMtime: at.Add(-6 * time.Minute),
+			Heartbeat: &model.Heartbeat{PID: pid, Status: model.StatusRunning, Started: tt.started}}
+		ClassifyForest([]*model.Node{n}, nil, at, model.DefaultThresholds())
+		if n.State != model.StateRunning || !slices.Equal(flagsOf(n), tt.want) || n.Action != tt.action {
+			t.Errorf("started %g: %s %v %s (%s), want running %v %s", tt.started, n.State, n.Flags, n.Action, n.Reason, tt.want, tt.action)
+		}
+	}
+}
+
+// SPEC §3: a stalled node whose pid cannot be verified is never a kill
+// candidate, whatever the cause (create time unreadable, started left out
+// or implausible): kill would refuse it, so it is not recommended, and the
+// advice says why instead of counting down to a kill that never comes.
+func TestUnverifiedPidIsNeverAKillCandidate(t *testing.T) {
+	for _, n := range []*model.Node{
+		beating("s", "running", pidUnverified, 6*time.Minute),
+		beating("s", "running", pidAlive, 6*time.Minute, noStarted),
+		beating("s", "running", pidAlive, 6*time.Minute, withStarted(1.7e12)),
+		beating("s", "running", pidAlive, 3*time.Minute, withStarted(1.7e12)),
+	} {
+		ClassifyForest([]*model.Node{n}, newFakeProbe(), now, th)
+		if n.HasFlag(model.FlagKillCandidate) || n.Action != model.ActionWait {
+			t.Errorf("started %g, pid %d, beat %s: %v %s, want stalled pid_unverified and wait (%s)",
+				n.Heartbeat.Started, n.PID(), FormatAge(now.Sub(n.BeatMtime)), n.Flags, n.Action, n.Reason)
+		}
+		if !strings.Contains(n.Reason, "never a kill candidate") || strings.Contains(n.Reason, "kill candidate in") {
+			t.Errorf("reason %q, want it to say the node is never a kill candidate", n.Reason)
+		}
+	}
+}

@@ -19,6 +19,9 @@ package liveness
 //   - kill_candidate needs a verified pid: kill refuses one it cannot verify
 //     (create time unreadable, started missing or implausible), so such a
 //     node is stalled and waits, with a reason that says why.
+//   - a heartbeat last touched before the last boot whose pid cannot be
+//     verified is dead, as a legacy `.running` is: every process alive now
+//     began after the boot, so none of them beat it.
 //   - legacy `.running` is never bumped, so quiet and stalled do not apply to
 //     it: it is running while its pid exists and it postdates the boot.
 //   - orphaned: a running child of a dead or finished lead that is still
@@ -193,13 +196,18 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 		// A fresh beat is running without asking the probe.
 		v.state = model.StateRunning
 	default:
-		v.process, unverifiedWhy = Verify(probe.Lookup(pid), started, th.StartTolerance, bootTime(probe), now)
-		switch v.process {
-		case model.ProcessGone:
+		boot := bootTime(probe)
+		v.process, unverifiedWhy = Verify(probe.Lookup(pid), started, th.StartTolerance, boot, now)
+		switch {
+		case v.process == model.ProcessGone:
 			v.state, v.reason = model.StateDead, reasonPidGone(pid, lastBeat(age))
 			return v
-		case model.ProcessReused:
+		case v.process == model.ProcessReused:
 			v.state, v.reason = model.StateDead, reasonPidReused(pid, lastBeat(age))
+			return v
+		case v.process == model.ProcessUnverified && !boot.IsZero() && n.BeatMtime.Before(boot.Add(-th.StartTolerance)):
+			v.state = model.StateDead
+			v.reason = fmt.Sprintf("heartbeat predates the last boot (%s); pid %d is not its process", clock(boot, now), pid)
 			return v
 		}
 		v.state = model.StateRunning

@@ -140,3 +140,44 @@ func TestUnverifiedPidIsNeverAKillCandidate(t *testing.T) {
 		}
 	}
 }
+
+// SPEC §3, like the legacy rule: a heartbeat last touched before the last
+// boot was written by a process of an earlier boot, so a pid that cannot be
+// verified now (whatever started says) is not its process: dead. A pid
+// verified as the same process still decides.
+func TestHeartbeatPredatingTheBootIsDeadUnlessItsPidIsVerified(t *testing.T) {
+	boot := newFakeProbe().boot
+	beforeBoot := now.Sub(boot) + 10*time.Minute
+	tests := []struct {
+		name       string
+		node       *model.Node
+		th         model.Thresholds
+		wantState  model.State
+		wantReason string
+	}{
+		{name: "started before the boot too, pid exists", node: beating("s", "running", pidAlive, beforeBoot, withStarted(unixSeconds(boot.Add(-time.Hour)))),
+			wantState: model.StateDead, wantReason: "heartbeat predates the last boot"},
+		{name: "create time unreadable", node: beating("s", "running", pidUnverified, beforeBoot),
+			wantState: model.StateDead, wantReason: "pid 4124 is not its process"},
+		{name: "no started", node: beating("s", "running", pidAlive, beforeBoot, noStarted),
+			wantState: model.StateDead, wantReason: "heartbeat predates the last boot"},
+		{name: "pid alive as the same process: stalled, not dead", node: beating("s", "running", pidAlive, beforeBoot),
+			wantState: model.StateRunning, wantReason: "alive but not beating"},
+		{name: "no-pid-check (another host's boot): the stale rule", node: beating("s", "running", pidUnverified, beforeBoot), th: noPidCheck(),
+			wantState: model.StateDead, wantReason: "(pid not checked)"},
+		{name: "written after the boot: unverified, treated as alive", node: beating("s", "running", pidUnverified, now.Sub(boot)-10*time.Minute),
+			wantState: model.StateRunning, wantReason: "(pid 4124 unverified)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			thr := tt.th
+			if thr == (model.Thresholds{}) {
+				thr = th
+			}
+			ClassifyForest([]*model.Node{tt.node}, newFakeProbe(), now, thr)
+			if tt.node.State != tt.wantState || !strings.Contains(tt.node.Reason, tt.wantReason) {
+				t.Errorf("got %s %q, want %s with %q", tt.node.State, tt.node.Reason, tt.wantState, tt.wantReason)
+			}
+		})
+	}
+}

@@ -12,16 +12,20 @@ package liveness
 //   - blocked: never dead for idleness. A stale beat alone (no pid, or
 //     --no-pid-check) does not make a blocked node dead; a pid verified gone
 //     does. A finished node ignores a leftover sentinel: nobody is waiting.
-//   - pid_unverified: flagged when the beat is stale, i.e. when the node is
-//     running only because a pid that cannot be verified is taken as alive.
-//     Below stale the beat alone says running, and a flag that appeared after
-//     the exit grace and vanished at the next beat would blink all day.
+//   - pid_unverified: flagged when the beat is stale (or in the future),
+//     i.e. when the node is running only because a pid that cannot be
+//     verified is taken as alive. Below stale the beat alone says running,
+//     and a flag that appeared after the exit grace and vanished at the next
+//     beat would blink all day.
 //   - kill_candidate needs a verified pid: kill refuses one it cannot verify
 //     (create time unreadable, started missing or implausible), so such a
 //     node is stalled and waits, with a reason that says why.
 //   - a heartbeat last touched before the last boot whose pid cannot be
 //     verified is dead, as a legacy `.running` is: every process alive now
 //     began after the boot, so none of them beat it.
+//   - clock_skew: an mtime ClockSkew or more in the future has no age, so
+//     the pid decides at once (verified gone or reused: dead; alive or
+//     unverified: running) and the reason says how far ahead the mtime is.
 //   - legacy `.running` is never bumped, so quiet and stalled do not apply to
 //     it: it is running while its pid exists and it postdates the boot.
 //   - orphaned: a running child of a dead or finished lead that is still
@@ -129,13 +133,32 @@ func classifyUnstarted(n *model.Node, now time.Time) verdict {
 const outsideNotRead = "outside every root: not read"
 
 // BeatEdges are the beat ages past which classifyHeartbeat judges a node
-// differently: the pid is asked (exit grace), quiet (beat), stalled or dead
-// by mtime (stale), kill candidate (kill-after, measured from the beat like
-// stale: SPEC's appendix makes a beat 360 s old one). Every comparison is
-// `age > edge`. The live engine re-classifies a node just past each edge,
-// so that time-based states appear with no file event.
-func BeatEdges(th model.Thresholds) [4]time.Duration {
-	return [4]time.Duration{th.ExitGrace, th.Beat, th.Stale, th.KillAfter}
+// differently: the mtime is no longer in the future (-ClockSkew), the pid
+// is asked (exit grace), quiet (beat), stalled or dead by mtime (stale),
+// kill candidate (kill-after, measured from the beat like stale: SPEC's
+// appendix makes a beat 360 s old one). Every comparison is `age > edge`.
+// The live engine re-classifies a node just past each edge, so that
+// time-based states appear with no file event.
+func BeatEdges(th model.Thresholds) [5]time.Duration {
+	return [5]time.Duration{-ClockSkew, th.ExitGrace, th.Beat, th.Stale, th.KillAfter}
+}
+
+// ClockSkew is how far in the future a sentinel's mtime may be and still
+// count as written just now. Clocks disagree a little: a writer in a VM or
+// on another host a few seconds off NTP, a file server that stamps mtimes
+// with its own clock, coarse (2 s) timestamps on FAT or SMB. An mtime this
+// far ahead or more is no such rounding: its age means nothing (clock_skew)
+// and the pid decides at once. Kept as small as the default exit grace: an
+// mtime less than this ahead delays the pid's say by no more than that.
+const ClockSkew = 5 * time.Second
+
+// skewedBy reports whether mtime is ClockSkew or more after now, and by how
+// much; the arithmetic saturates rather than overflows for any mtime.
+func skewedBy(mtime, now time.Time) (time.Duration, bool) {
+	if now.Sub(mtime) > -ClockSkew {
+		return 0, false
+	}
+	return TimeDistance(mtime, now), true
 }
 
 // classifyHeartbeat applies the state and flag tables to a node with a
@@ -174,6 +197,18 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 	if n.BeatMtime.IsZero() {
 		return unknownMtime(v, subject, n.Blocked)
 	}
+	ahead, skewed := skewedBy(n.BeatMtime, now)
+	if skewed {
+		v.flags.add(model.FlagClockSkew)
+	}
+	// beat is the reason's word on the mtime: how old, or how far ahead.
+	// Built only for the reason that quotes it: 10,000 nodes a tick.
+	beat := func() string {
+		if skewed {
+			return inTheFuture("heartbeat", ahead)
+		}
+		return lastBeat(age)
+	}
 
 	var unverifiedWhy error // why the pid could not be verified, when started is to blame
 	switch {
@@ -184,15 +219,15 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 			v.state = model.StateDead
 			switch {
 			case hb == nil:
-				v.reason = subject + "; " + lastBeat(age)
+				v.reason = subject + "; " + beat()
 			case pid <= 0:
-				v.reason = "no pid; " + lastBeat(age)
+				v.reason = "no pid; " + beat()
 			default:
 				v.reason = "no beat for " + FormatAge(age) + " (pid not checked)"
 			}
 			return v
 		}
-	case age <= th.ExitGrace:
+	case age <= th.ExitGrace && !skewed:
 		// A fresh beat is running without asking the probe.
 		v.state = model.StateRunning
 	default:
@@ -200,10 +235,10 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 		v.process, unverifiedWhy = Verify(probe.Lookup(pid), started, th.StartTolerance, boot, now)
 		switch {
 		case v.process == model.ProcessGone:
-			v.state, v.reason = model.StateDead, reasonPidGone(pid, lastBeat(age))
+			v.state, v.reason = model.StateDead, reasonPidGone(pid, beat())
 			return v
 		case v.process == model.ProcessReused:
-			v.state, v.reason = model.StateDead, reasonPidReused(pid, lastBeat(age))
+			v.state, v.reason = model.StateDead, reasonPidReused(pid, beat())
 			return v
 		case v.process == model.ProcessUnverified && !boot.IsZero() && n.BeatMtime.Before(boot.Add(-th.StartTolerance)):
 			v.state = model.StateDead
@@ -218,6 +253,11 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 	probedAlive := v.process == model.ProcessAlive || v.process == model.ProcessUnverified
 	unverified := v.process == model.ProcessUnverified
 	switch {
+	case skewed:
+		if unverified {
+			v.flags.add(model.FlagPidUnverified)
+		}
+		v.reason = subject + "; " + beat() + " (" + pidNote(pid, v.process, unverifiedWhy, th.NoPidCheck) + ")"
 	case age > th.Stale && probedAlive:
 		v.flags.add(model.FlagStalled)
 		if unverified {
@@ -229,14 +269,28 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 		v.reason = stalledFor(pid, age, unverified, unverifiedWhy)
 	case age > th.Beat && age <= th.Stale:
 		v.flags.add(model.FlagQuiet)
-		v.reason = subject + ", quiet: " + lastBeat(age)
+		v.reason = subject + ", quiet: " + beat()
 	default:
-		v.reason = subject + "; " + lastBeat(age)
+		v.reason = subject + "; " + beat()
 	}
 	if blocked {
-		v.reason = waitingForHuman(n.Blocked) + "; " + lastBeat(age)
+		v.reason = waitingForHuman(n.Blocked) + "; " + beat()
 	}
 	return v
+}
+
+// pidNote says, for a heartbeat whose mtime is in the future, what decided
+// that the node runs: the pid as probed, or that there was none to ask.
+func pidNote(pid int, process model.ProcessStatus, why error, noPidCheck bool) string {
+	switch {
+	case noPidCheck:
+		return "pid not checked"
+	case pid <= 0:
+		return "no pid to check"
+	case process == model.ProcessUnverified:
+		return unverifiedPid(pid, why)
+	}
+	return "pid " + strconv.Itoa(pid) + " alive"
 }
 
 // classifyLegacy: a node known from `.running` (a pid, an mtime, nothing
@@ -255,6 +309,11 @@ func classifyLegacy(n *model.Node, probe Probe, now time.Time, th model.Threshol
 	age := now.Sub(n.BeatMtime)
 	pid := n.LegacyPID
 	written := ".running written " + FormatAge(age) + " ago"
+	ahead, skewed := skewedBy(n.BeatMtime, now)
+	if skewed {
+		v.flags.add(model.FlagClockSkew)
+		written = inTheFuture(".running", ahead)
+	}
 
 	switch {
 	case th.NoPidCheck || pid <= 0:
@@ -274,7 +333,7 @@ func classifyLegacy(n *model.Node, probe Probe, now time.Time, th model.Threshol
 			v.reason = fmt.Sprintf(".running predates the last boot (%s); pid %d is not its process", clock(boot, now), pid)
 			return v
 		}
-		if age <= th.ExitGrace {
+		if age <= th.ExitGrace && !skewed {
 			v.reason = written
 			break
 		}

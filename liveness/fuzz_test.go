@@ -108,6 +108,10 @@ func checkInvariants(t *testing.T, n *model.Node) {
 		t.Errorf("%s: blocked but action %s", n.ID, n.Action)
 	case has(model.FlagKillCandidate) && has(model.FlagPidUnverified):
 		t.Errorf("%s: a kill candidate whose pid cannot be verified: %v", n.ID, n.Flags)
+	case has(model.FlagClockSkew) && (has(model.FlagQuiet) || has(model.FlagStalled)):
+		t.Errorf("%s: an mtime in the future has no age, yet %v", n.ID, n.Flags)
+	case has(model.FlagClockSkew) && strings.Contains(n.Reason, "0s ago"):
+		t.Errorf("%s: clock_skew, yet the reason says %q", n.ID, n.Reason)
 	case n.Action == model.ActionKill && !has(model.FlagKillCandidate):
 		t.Errorf("%s: kill without kill_candidate", n.ID)
 	case n.Action == model.ActionResume && n.State != model.StateDead:

@@ -1,7 +1,7 @@
 package liveness
 
 // The identity rules of SPEC §3 ("same process") against the values a
-// heartbeat can carry.
+// heartbeat can carry, and the clock_skew rule for an mtime in the future.
 // The fake probe's host booted 24 h before now; its processes were created
 // an hour before now.
 
@@ -179,5 +179,99 @@ func TestHeartbeatPredatingTheBootIsDeadUnlessItsPidIsVerified(t *testing.T) {
 				t.Errorf("got %s %q, want %s with %q", tt.node.State, tt.node.Reason, tt.wantState, tt.wantReason)
 			}
 		})
+	}
+}
+
+// SPEC §3 clock_skew: an mtime ClockSkew or more in the future says nothing about when the node last beat, so the pid decides — verified gone
+// or reused is dead at once (the exit grace cannot be measured from a
+// future mtime), alive is running — and the node is flagged clock_skew with
+// a reason that says how far ahead the mtime is, never "0s ago". Less than
+// ClockSkew ahead, the mtime counts as just now.
+func TestMtimeInTheFutureIsClockSkewAndThePidDecides(t *testing.T) {
+	skew := fl(model.FlagClockSkew)
+	tests := []struct {
+		name       string
+		node       *model.Node
+		th         model.Thresholds
+		wantState  model.State
+		wantFlags  []model.Flag
+		wantReason string // a substring of the reason
+	}{
+		{name: "pid gone, mtime 1h ahead: dead", node: beating("s", "running", pidGone, -time.Hour),
+			wantState: model.StateDead, wantFlags: skew, wantReason: "pid 4122 gone; heartbeat mtime 1h0m in the future"},
+		{name: "pid reused, mtime 1h ahead: dead", node: beating("s", "running", pidReused, -time.Hour),
+			wantState: model.StateDead, wantFlags: skew, wantReason: "pid 4123 now belongs to another process; heartbeat mtime 1h0m in the future"},
+		{name: "pid alive as the same process, mtime 1h ahead: running", node: beating("s", "running", pidAlive, -time.Hour),
+			wantState: model.StateRunning, wantFlags: skew, wantReason: "beating; heartbeat mtime 1h0m in the future"},
+		{name: "pid unverified, mtime 1h ahead: running, treated as alive", node: beating("s", "running", pidUnverified, -time.Hour),
+			wantState: model.StateRunning, wantFlags: fl(model.FlagPidUnverified, model.FlagClockSkew), wantReason: "in the future (pid 4124 unverified)"},
+		{name: "no pid, mtime 1h ahead: running (nothing says it stopped)", node: beating("s", "running", 0, -time.Hour),
+			wantState: model.StateRunning, wantFlags: skew, wantReason: "beating; heartbeat mtime 1h0m in the future (no pid to check)"},
+		{name: "no-pid-check, mtime 1h ahead: running", node: beating("s", "running", pidGone, -time.Hour), th: noPidCheck(),
+			wantState: model.StateRunning, wantFlags: skew, wantReason: "heartbeat mtime 1h0m in the future (pid not checked)"},
+		{name: "blocked, pid alive, mtime 1h ahead: running", node: beating("s", "running", pidAlive, -time.Hour, blocked("ship?")),
+			wantState: model.StateRunning, wantFlags: fl(model.FlagBlocked, model.FlagClockSkew), wantReason: "waiting for a human: ship?; heartbeat mtime 1h0m in the future"},
+		{name: "unreadable heartbeat, mtime 1h ahead: running", node: func() *model.Node {
+			n := unreadable("s", time.Second)
+			n.BeatMtime = now.Add(time.Hour)
+			return n
+		}(), wantState: model.StateRunning, wantFlags: fl(model.FlagUnreadable, model.FlagClockSkew), wantReason: "heartbeat unreadable; heartbeat mtime 1h0m in the future"},
+		{name: "legacy, pid gone, mtime 1h ahead: dead", node: func() *model.Node {
+			n := legacy("c", pidGone, time.Second)
+			n.BeatMtime = now.Add(time.Hour)
+			return n
+		}(), wantState: model.StateDead, wantFlags: fl(model.FlagLegacy, model.FlagClockSkew), wantReason: "pid 4122 gone; .running mtime 1h0m in the future"},
+		{name: "pid gone, mtime a thousand years ahead (beyond a Duration): dead", node: beating("s", "running", pidGone, 0, func(n *model.Node) {
+			n.BeatMtime = now.AddDate(1000, 0, 0)
+		}), wantState: model.StateDead, wantFlags: skew, wantReason: "in the future"},
+
+		// Within ClockSkew: a beat just now, whatever the pid.
+		{name: "pid gone, mtime 1s ahead: running, no flag", node: beating("s", "running", pidGone, -time.Second),
+			wantState: model.StateRunning, wantFlags: fl(), wantReason: "last beat 0s ago"},
+		{name: "pid gone, mtime just under ClockSkew ahead: running, no flag", node: beating("s", "running", pidGone, -ClockSkew+time.Millisecond),
+			wantState: model.StateRunning, wantFlags: fl(), wantReason: "last beat 0s ago"},
+		{name: "pid gone, mtime ClockSkew ahead: dead", node: beating("s", "running", pidGone, -ClockSkew),
+			wantState: model.StateDead, wantFlags: skew, wantReason: "pid 4122 gone; heartbeat mtime 5s in the future"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			thr := tt.th
+			if thr == (model.Thresholds{}) {
+				thr = th
+			}
+			ClassifyForest([]*model.Node{tt.node}, newFakeProbe(), now, thr)
+			if tt.node.State != tt.wantState || !slices.Equal(flagsOf(tt.node), tt.wantFlags) {
+				t.Errorf("got %s %v, want %s %v (reason %q)", tt.node.State, tt.node.Flags, tt.wantState, tt.wantFlags, tt.node.Reason)
+			}
+			if !strings.Contains(tt.node.Reason, tt.wantReason) {
+				t.Errorf("reason %q, want it to contain %q", tt.node.Reason, tt.wantReason)
+			}
+			if tt.node.HasFlag(model.FlagClockSkew) && strings.Contains(tt.node.Reason, "0s ago") {
+				t.Errorf("reason %q quotes a future mtime as 0s ago", tt.node.Reason)
+			}
+		})
+	}
+}
+
+// The live engine re-classifies a node just past each of BeatEdges (the
+// comparison is `age > edge`): the clock_skew flag, and the pid's say with
+// it, end once the mtime is less than ClockSkew ahead, so that instant must
+// be an edge.
+func TestClockSkewEndsAtABeatEdge(t *testing.T) {
+	mtime := now.Add(time.Hour)
+	at := func(age time.Duration) *model.Node {
+		n := beating("s", "running", pidGone, 0, func(n *model.Node) { n.BeatMtime = mtime })
+		ClassifyForest([]*model.Node{n}, newFakeProbe(), mtime.Add(age), th)
+		return n
+	}
+	before, after := at(-ClockSkew), at(-ClockSkew+time.Nanosecond)
+	if !before.HasFlag(model.FlagClockSkew) || before.State != model.StateDead {
+		t.Errorf("at age -ClockSkew: %s %v, want dead clock_skew", before.State, before.Flags)
+	}
+	if after.HasFlag(model.FlagClockSkew) || after.State != model.StateRunning {
+		t.Errorf("just past age -ClockSkew: %s %v, want running without clock_skew", after.State, after.Flags)
+	}
+	if edges := BeatEdges(th); !slices.Contains(edges[:], -ClockSkew) {
+		t.Errorf("BeatEdges %v lacks -ClockSkew, where the classification changes", edges)
 	}
 }

@@ -174,6 +174,8 @@ func TestClassifyWithRealProcesses(t *testing.T) {
 	}{
 		{"dead (b): reaped pid, beat 10s old", hb(gonePid, liveStarted, 10*time.Second), model.StateDead, ""},
 		{"dead (b): live pid with another create time, beat 40s old", hb(livePid, liveStarted.Add(-3*time.Second), 40*time.Second), model.StateDead, ""},
+		{"dead (b), clock_skew: reaped pid, mtime an hour ahead", hb(gonePid, liveStarted, -time.Hour), model.StateDead, model.FlagClockSkew},
+		{"running, clock_skew: live pid as the same process, mtime an hour ahead", hb(livePid, liveStarted, -time.Hour), model.StateRunning, model.FlagClockSkew},
 		{"running: live pid as the same process, beat 3m old: stalled", hb(livePid, liveStarted, 3*time.Minute), model.StateRunning, model.FlagStalled},
 		{"running: live pid, beat 6m old: kill candidate", hb(livePid, liveStarted, 6*time.Minute), model.StateRunning, model.FlagKillCandidate},
 		{"legacy: live pid after boot: running", &model.Node{ID: "c", Legacy: true, LegacyPID: livePid, BeatMtime: now.Add(-time.Minute)}, model.StateRunning, model.FlagLegacy},

@@ -98,6 +98,12 @@ func rewriteOneLine(text string, max int) string {
 	return b.String()
 }
 
+// inTheFuture is the reason's word on an mtime ahead of now (clock_skew):
+// never "0s ago", which would hide that the age means nothing.
+func inTheFuture(file string, ahead time.Duration) string {
+	return file + " mtime " + FormatAge(ahead) + " in the future"
+}
+
 func reasonPidGone(pid int, beat string) string {
 	return "pid " + strconv.Itoa(pid) + " gone; " + beat
 }

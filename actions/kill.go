@@ -183,31 +183,52 @@ func (e *Engine) killChecks(n *model.Node, protected map[int]bool) ([]victim, []
 
 // verifyIdentity checks the node's pid is still the process the heartbeat
 // names; it returns the create time, or why it is not (or cannot be) sure.
+// The comparison is liveness.Verify's, the classifier's own.
 func (e *Engine) verifyIdentity(n *model.Node) (time.Time, string) {
 	pid := n.PID()
 	info := e.lookup(pid)
 	if !info.Exists {
 		return time.Time{}, fmt.Sprintf("pid %d of node %s is gone", pid, n.ID)
 	}
-	if info.CreateTimeErr != nil || info.CreateTime.IsZero() {
-		return time.Time{}, fmt.Sprintf("pid %d of node %s cannot be verified (create time unreadable): not signalled", pid, n.ID)
-	}
-	tol := e.thresholds().StartTolerance
-	if n.Heartbeat != nil && n.Heartbeat.Started > 0 {
-		if absDur(info.CreateTime.Sub(n.Heartbeat.StartedTime())) > tol {
+	unreadable := fmt.Sprintf("pid %d of node %s cannot be verified (create time unreadable): not signalled", pid, n.ID)
+	if n.Heartbeat != nil && n.Heartbeat.Started != 0 {
+		status, why := liveness.Verify(info, n.Heartbeat.Started, e.thresholds().StartTolerance, e.bootTime(), e.now())
+		switch {
+		case status == model.ProcessAlive:
+			return info.CreateTime, ""
+		case status == model.ProcessReused:
 			return time.Time{}, fmt.Sprintf("pid %d now belongs to another process", pid)
+		case status == model.ProcessGone:
+			return time.Time{}, fmt.Sprintf("pid %d of node %s is gone", pid, n.ID)
+		case why != nil:
+			return time.Time{}, fmt.Sprintf("pid %d of node %s cannot be verified (%v): not signalled", pid, n.ID, why)
 		}
-		return info.CreateTime, ""
+		return time.Time{}, unreadable
+	}
+	if info.CreateTimeErr != nil || info.CreateTime.IsZero() {
+		return time.Time{}, unreadable
 	}
 	if n.Legacy && !n.BeatMtime.IsZero() {
 		// A legacy sentinel has no started time: the process must have
 		// existed when `.running` was written.
-		if info.CreateTime.After(n.BeatMtime.Add(tol)) {
+		if info.CreateTime.After(n.BeatMtime.Add(e.thresholds().StartTolerance)) {
 			return time.Time{}, fmt.Sprintf("pid %d now belongs to another process", pid)
 		}
 		return info.CreateTime, ""
 	}
 	return time.Time{}, fmt.Sprintf("node %s has no started time to verify pid %d against: not signalled", n.ID, pid)
+}
+
+// bootTime is the host's last boot as the configured probe knows it (zero
+// when it does not), else as the operating system says.
+func (e *Engine) bootTime() time.Time {
+	if p := e.opts.Scan.Probe; p != nil {
+		if bt, ok := p.(liveness.BootTimer); ok {
+			return bt.BootTime()
+		}
+		return time.Time{}
+	}
+	return liveness.SystemProbe{}.BootTime()
 }
 
 // lookup asks the configured probe, else the operating system.
@@ -292,7 +313,7 @@ func alive(v victim) bool {
 		return false
 	}
 	ms, err := p.CreateTime()
-	if err != nil || absDur(time.UnixMilli(ms).Sub(v.created)) > 50*time.Millisecond {
+	if err != nil || liveness.TimeDistance(time.UnixMilli(ms), v.created) > 50*time.Millisecond {
 		return false
 	}
 	if st, err := p.Status(); err == nil {
@@ -376,11 +397,4 @@ func pidList(vs []victim) string {
 		return "pid " + s[0]
 	}
 	return fmt.Sprintf("pid %s and descendants %s", s[0], strings.Join(s[1:], " "))
-}
-
-func absDur(d time.Duration) time.Duration {
-	if d < 0 {
-		return -d
-	}
-	return d
 }

@@ -2,6 +2,7 @@ package actions
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -104,7 +105,9 @@ func TestKillRefusesUnsafeTargets(t *testing.T) {
 			name: "reused pid: a live unrelated process with another create time",
 			spec: func(t *testing.T) nodeSpec {
 				p := startHelper(t, "sleep")
-				return nodeSpec{dir: "s", pid: p.Process.Pid, started: startedOf(t, p.Process.Pid) - 3600, status: "running"}
+				// Seconds earlier, not hours: a started before the host's
+				// boot cannot be compared at all (unverified, not reused).
+				return nodeSpec{dir: "s", pid: p.Process.Pid, started: startedOf(t, p.Process.Pid) - 20, status: "running"}
 			},
 			want:   "now belongs to another process",
 			victim: func(s nodeSpec) int { return s.pid },
@@ -267,7 +270,7 @@ func TestKillTreeDryRunCountsOnlyWhatWouldBeKilled(t *testing.T) {
 				p := startHelper(t, "sleep")
 				started := startedOf(t, p.Process.Pid)
 				if n.dir == tc.reused {
-					started -= 3600
+					started -= 20 // after the boot, outside the tolerance
 				}
 				writeNode(t, root, nodeSpec{dir: n.dir, pid: p.Process.Pid, started: started, status: "running", parent: n.parent})
 			}
@@ -287,5 +290,83 @@ func TestKillTreeDryRunCountsOnlyWhatWouldBeKilled(t *testing.T) {
 				t.Fatalf("plan %q does not list the refusal", res.Plan)
 			}
 		})
+	}
+}
+
+// SPEC §3, §5.1: a heartbeat whose started is not a Unix time in seconds
+// (1.7e12 is milliseconds) cannot verify its pid. Comparing it with the
+// create time once overflowed into "the same process", and kill, or recover
+// --apply --kill-stalled, ended an innocent process that merely had the
+// pid. Both now refuse, saying why, and the process lives.
+func TestKillRefusesAPidWhoseStartedIsNotUnixSeconds(t *testing.T) {
+	for _, started := range []float64{1.7e12, 1e18} {
+		for _, tc := range []struct {
+			name     string
+			th       model.Thresholds
+			age      time.Duration
+			namesWhy bool // the refusal names the value (recover plans no kill at all)
+			run      func(e *Engine) (string, bool)
+		}{
+			{name: "kill, fresh beat", th: patient(), namesWhy: true, run: func(e *Engine) (string, bool) {
+				res, _ := e.Run(context.Background(), Request{Action: model.ActionKill, Node: "s", Grace: time.Second})
+				return res.Message, res.Refused
+			}},
+			{name: "kill, beat past kill-after", age: 6 * time.Minute, namesWhy: true, run: func(e *Engine) (string, bool) {
+				res, _ := e.Run(context.Background(), Request{Action: model.ActionKill, Node: "s", Grace: time.Second})
+				return res.Message, res.Refused
+			}},
+			{name: "recover --apply --kill-stalled, beat past kill-after", age: 6 * time.Minute, run: func(e *Engine) (string, bool) {
+				results, err := e.Recover(context.Background(), true, true)
+				if err != nil {
+					return err.Error(), false
+				}
+				for _, r := range results {
+					if r.Action == model.ActionKill {
+						return r.Message, r.Refused
+					}
+				}
+				return "no kill planned", true
+			}},
+		} {
+			t.Run(fmt.Sprintf("started %g, %s", started, tc.name), func(t *testing.T) {
+				root := t.TempDir()
+				p := startHelper(t, "sleep")
+				writeNode(t, root, nodeSpec{dir: "s", pid: p.Process.Pid, started: started, status: "running", age: tc.age})
+				msg, refused := tc.run(testEngine(root, tc.th, Config{}))
+				if !refused {
+					t.Fatalf("not refused: %q", msg)
+				}
+				if tc.namesWhy && !strings.Contains(msg, strconv.FormatFloat(started, 'g', -1, 64)) {
+					t.Errorf("refusal %q does not name started %g", msg, started)
+				}
+				time.Sleep(50 * time.Millisecond)
+				if !processAlive(p.Process.Pid) {
+					t.Fatalf("pid %d was signalled", p.Process.Pid)
+				}
+			})
+		}
+	}
+}
+
+// kill re-verifies each victim before a signal by its create time; a
+// recorded create time far from the process's own (past what a Duration
+// holds) is another process, never the same one.
+func TestKillNeverTakesAFarOffCreateTimeForTheSameProcess(t *testing.T) {
+	p := startHelper(t, "sleep")
+	pid := p.Process.Pid
+	created := time.Unix(0, 0).Add(time.Duration(startedOf(t, pid) * float64(time.Second)))
+	for _, tc := range []struct {
+		name    string
+		created time.Time
+		want    bool
+	}{
+		{"its own create time", created, true},
+		{"a create time in milliseconds read as seconds", time.Unix(int64(startedOf(t, pid)*1000), 0), false},
+		{"the far past", time.Unix(-1e12, 0), false},
+		{"an hour off", created.Add(time.Hour), false},
+	} {
+		if got := alive(victim{pid: pid, created: tc.created}); got != tc.want {
+			t.Errorf("%s: alive = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

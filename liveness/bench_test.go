@@ -93,22 +93,58 @@ func BenchmarkClassifyForest(b *testing.B) {
 // every probed node is alive or reused).
 func BenchmarkClassifyForestSystemProbe(b *testing.B) {
 	forest := generateForest(1000, func(i int) int { return 1 + i%64 })
+	at := onTheRealClock(forest)
 	probe := NewCachingProbe(SystemProbe{}, time.Hour)
-	ClassifyForest(forest, probe, now, model.DefaultThresholds())
+	ClassifyForest(forest, probe, at, model.DefaultThresholds())
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		ClassifyForest(forest, probe, now, model.DefaultThresholds())
+		ClassifyForest(forest, probe, at, model.DefaultThresholds())
 	}
 }
 
 // BenchmarkClassifyForestColdSystemProbe: every pid looked up in /proc.
 func BenchmarkClassifyForestColdSystemProbe(b *testing.B) {
 	forest := generateForest(1000, func(i int) int { return 1 + i%64 })
+	at := onTheRealClock(forest)
 	b.ReportAllocs()
 	for b.Loop() {
-		ClassifyForest(forest, SystemProbe{}, now, model.DefaultThresholds())
+		ClassifyForest(forest, SystemProbe{}, at, model.DefaultThresholds())
 	}
+}
+
+// onTheRealClock moves a generated forest from the tests' fixed instant to
+// the real clock and returns the real now. A node whose pid exists gets its
+// process's real create time as started, or on every other node 20 s
+// before it (reused): real-probe benchmarks then run the alive and reused
+// rules, not the implausible-started one (the fixed instant may predate
+// this host's boot, and a started an hour back may too).
+func onTheRealClock(forest []*model.Node) time.Time {
+	at := time.Now()
+	shift := at.Sub(now)
+	boot := SystemProbe{}.BootTime()
+	for _, s := range forest {
+		s.Walk(func(n *model.Node) {
+			for _, t := range []*time.Time{&n.BeatMtime, &n.RegistryMtime} {
+				if !t.IsZero() {
+					*t = t.Add(shift)
+				}
+			}
+			if n.Heartbeat == nil || n.Heartbeat.PID <= 0 {
+				return
+			}
+			info := SystemProbe{}.Lookup(n.Heartbeat.PID)
+			if !info.Exists || info.CreateTimeErr != nil {
+				return
+			}
+			st := info.CreateTime
+			if n.ID[len(n.ID)-1]%2 == 0 && st.Sub(boot) > 30*time.Second {
+				st = st.Add(-20 * time.Second)
+			}
+			n.Heartbeat.Started = unixSeconds(st)
+		})
+	}
+	return at
 }
 
 // TestGeneratedForestCoversTheStates keeps the benchmark honest: the
@@ -134,25 +170,13 @@ func BenchmarkLiveTick(b *testing.B) {
 	gone := 1 << 30 // beyond pid_max on Linux: never exists
 	// Every probed node is this process: a third verified alive (its real
 	// create time), a third reused (a wrong started), a third gone.
-	created := SystemProbe{}.Lookup(self).CreateTime
 	forest := generateForest(1000, func(i int) int {
 		if i%3 == 0 {
 			return gone
 		}
 		return self
 	})
-	for _, s := range forest {
-		s.Walk(func(n *model.Node) {
-			if n.Heartbeat != nil && n.Heartbeat.PID == self {
-				st := created
-				if n.ID[len(n.ID)-1]%2 == 0 {
-					st = st.Add(-time.Hour)
-				}
-				n.Heartbeat.Started = float64(st.UnixNano()) / 1e9
-			}
-		})
-	}
-	clock := now
+	clock := onTheRealClock(forest)
 	probe := newCachingProbe(SystemProbe{}, 900*time.Millisecond, DefaultReverify, func() time.Time { return clock })
 	th := model.DefaultThresholds()
 	for range 40 { // reach the steady state: create times read and spread

@@ -101,13 +101,32 @@ func classifyUnstarted(n *model.Node, now time.Time) verdict {
 const outsideNotRead = "outside every root: not read"
 
 // BeatEdges are the beat ages past which classifyHeartbeat judges a node
-// differently: the pid is asked (exit grace), quiet (beat), stalled or dead
-// by mtime (stale), kill candidate (kill-after, measured from the beat like
-// stale: SPEC's appendix makes a beat 360 s old one). Every comparison is
-// `age > edge`. The live engine re-classifies a node just past each edge,
-// so that time-based states appear with no file event.
-func BeatEdges(th model.Thresholds) [4]time.Duration {
-	return [4]time.Duration{th.ExitGrace, th.Beat, th.Stale, th.KillAfter}
+// differently: the mtime is no longer in the future (-ClockSkew), the pid
+// is asked (exit grace), quiet (beat), stalled or dead by mtime (stale),
+// kill candidate (kill-after, measured from the beat like stale: SPEC's
+// appendix makes a beat 360 s old one). Every comparison is `age > edge`.
+// The live engine re-classifies a node just past each edge, so that
+// time-based states appear with no file event.
+func BeatEdges(th model.Thresholds) [5]time.Duration {
+	return [5]time.Duration{-ClockSkew, th.ExitGrace, th.Beat, th.Stale, th.KillAfter}
+}
+
+// ClockSkew is how far in the future a sentinel's mtime may be and still
+// count as written just now. Clocks disagree a little: a writer in a VM or
+// on another host a few seconds off NTP, a file server that stamps mtimes
+// with its own clock, coarse (2 s) timestamps on FAT or SMB. An mtime this
+// far ahead or more is no such rounding: its age means nothing (clock_skew)
+// and the pid decides at once. Kept as small as the default exit grace: an
+// mtime less than this ahead delays the pid's say by no more than that.
+const ClockSkew = 5 * time.Second
+
+// skewedBy reports whether mtime is ClockSkew or more after now, and by how
+// much; the arithmetic saturates rather than overflows for any mtime.
+func skewedBy(mtime, now time.Time) (time.Duration, bool) {
+	if now.Sub(mtime) > -ClockSkew {
+		return 0, false
+	}
+	return TimeDistance(mtime, now), true
 }
 
 // classifyHeartbeat applies the state and flag tables to a node with a
@@ -116,13 +135,13 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 	var v verdict
 	hb := n.Heartbeat
 	age := now.Sub(n.BeatMtime)
-	pid, started := 0, time.Time{}
+	pid, started := 0, 0.0
 	subject := "" // what the reason says about the heartbeat before its age
 	if hb == nil {
 		v.flags.add(model.FlagUnreadable)
 		subject = "heartbeat unreadable"
 	} else {
-		pid, started = hb.PID, hb.StartedTime()
+		pid, started = hb.PID, hb.Started
 		switch hb.Status {
 		case model.StatusCompleted, model.StatusWithdrawn:
 			return verdict{state: model.StateFinished, reason: hb.Status}
@@ -146,7 +165,20 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 	if n.BeatMtime.IsZero() {
 		return unknownMtime(v, subject, n.Blocked)
 	}
+	ahead, skewed := skewedBy(n.BeatMtime, now)
+	if skewed {
+		v.flags.add(model.FlagClockSkew)
+	}
+	// beat is the reason's word on the mtime: how old, or how far ahead.
+	// Built only for the reason that quotes it: 10,000 nodes a tick.
+	beat := func() string {
+		if skewed {
+			return inTheFuture("heartbeat", ahead)
+		}
+		return lastBeat(age)
+	}
 
+	var unverifiedWhy error // why the pid could not be verified, when started is to blame
 	switch {
 	case th.NoPidCheck || pid <= 0:
 		// The mtime alone decides.
@@ -155,25 +187,30 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 			v.state = model.StateDead
 			switch {
 			case hb == nil:
-				v.reason = subject + "; " + lastBeat(age)
+				v.reason = subject + "; " + beat()
 			case pid <= 0:
-				v.reason = "no pid; " + lastBeat(age)
+				v.reason = "no pid; " + beat()
 			default:
 				v.reason = "no beat for " + FormatAge(age) + " (pid not checked)"
 			}
 			return v
 		}
-	case age <= th.ExitGrace:
+	case age <= th.ExitGrace && !skewed:
 		// A fresh beat is running without asking the probe.
 		v.state = model.StateRunning
 	default:
-		v.process = Verify(probe.Lookup(pid), started, th.StartTolerance)
-		switch v.process {
-		case model.ProcessGone:
-			v.state, v.reason = model.StateDead, reasonPidGone(pid, age)
+		boot := bootTime(probe)
+		v.process, unverifiedWhy = Verify(probe.Lookup(pid), started, th.StartTolerance, boot, now)
+		switch {
+		case v.process == model.ProcessGone:
+			v.state, v.reason = model.StateDead, reasonPidGone(pid, beat())
 			return v
-		case model.ProcessReused:
-			v.state, v.reason = model.StateDead, reasonPidReused(pid, age)
+		case v.process == model.ProcessReused:
+			v.state, v.reason = model.StateDead, reasonPidReused(pid, beat())
+			return v
+		case v.process == model.ProcessUnverified && !boot.IsZero() && n.BeatMtime.Before(boot.Add(-th.StartTolerance)):
+			v.state = model.StateDead
+			v.reason = fmt.Sprintf("heartbeat predates the last boot (%s); pid %d is not its process", clock(boot, now), pid)
 			return v
 		}
 		v.state = model.StateRunning
@@ -182,27 +219,46 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 	// Running. The pid is alive as the same process (or unverified) when it
 	// was probed; stalled needs that, so a node judged by mtime alone never is.
 	probedAlive := v.process == model.ProcessAlive || v.process == model.ProcessUnverified
+	unverified := v.process == model.ProcessUnverified
 	switch {
-	case age > th.Stale && probedAlive:
-		v.flags.add(model.FlagStalled)
-		unverified := v.process == model.ProcessUnverified
+	case skewed:
 		if unverified {
 			v.flags.add(model.FlagPidUnverified)
 		}
-		if age > th.KillAfter && !blocked {
+		v.reason = subject + "; " + beat() + " (" + pidNote(pid, v.process, unverifiedWhy, th.NoPidCheck) + ")"
+	case age > th.Stale && probedAlive:
+		v.flags.add(model.FlagStalled)
+		if unverified {
+			v.flags.add(model.FlagPidUnverified)
+		}
+		if age > th.KillAfter && !blocked && !unverified {
 			v.flags.add(model.FlagKillCandidate)
 		}
-		v.reason = stalledFor(pid, age, unverified)
+		v.reason = stalledFor(pid, age, unverified, unverifiedWhy)
 	case age > th.Beat && age <= th.Stale:
 		v.flags.add(model.FlagQuiet)
-		v.reason = subject + ", quiet: " + lastBeat(age)
+		v.reason = subject + ", quiet: " + beat()
 	default:
-		v.reason = subject + "; " + lastBeat(age)
+		v.reason = subject + "; " + beat()
 	}
 	if blocked {
-		v.reason = waitingForHuman(n.Blocked) + "; " + lastBeat(age)
+		v.reason = waitingForHuman(n.Blocked) + "; " + beat()
 	}
 	return v
+}
+
+// pidNote says, for a heartbeat whose mtime is in the future, what decided
+// that the node runs: the pid as probed, or that there was none to ask.
+func pidNote(pid int, process model.ProcessStatus, why error, noPidCheck bool) string {
+	switch {
+	case noPidCheck:
+		return "pid not checked"
+	case pid <= 0:
+		return "no pid to check"
+	case process == model.ProcessUnverified:
+		return unverifiedPid(pid, why)
+	}
+	return "pid " + strconv.Itoa(pid) + " alive"
 }
 
 // classifyLegacy: a node known from `.running` (a pid, an mtime, nothing
@@ -221,6 +277,11 @@ func classifyLegacy(n *model.Node, probe Probe, now time.Time, th model.Threshol
 	age := now.Sub(n.BeatMtime)
 	pid := n.LegacyPID
 	written := ".running written " + FormatAge(age) + " ago"
+	ahead, skewed := skewedBy(n.BeatMtime, now)
+	if skewed {
+		v.flags.add(model.FlagClockSkew)
+		written = inTheFuture(".running", ahead)
+	}
 
 	switch {
 	case th.NoPidCheck || pid <= 0:
@@ -240,7 +301,7 @@ func classifyLegacy(n *model.Node, probe Probe, now time.Time, th model.Threshol
 			v.reason = fmt.Sprintf(".running predates the last boot (%s); pid %d is not its process", clock(boot, now), pid)
 			return v
 		}
-		if age <= th.ExitGrace {
+		if age <= th.ExitGrace && !skewed {
 			v.reason = written
 			break
 		}
@@ -407,6 +468,8 @@ func recommendRow(n *model.Node, now time.Time, th model.Thresholds) (model.Acti
 		return model.ActionAnswer, ""
 	case n.HasFlag(model.FlagKillCandidate):
 		return model.ActionKill, ""
+	case n.HasFlag(model.FlagStalled) && n.HasFlag(model.FlagPidUnverified):
+		return model.ActionWait, "never a kill candidate: its pid cannot be verified"
 	case n.HasFlag(model.FlagStalled):
 		return model.ActionWait, "kill candidate in " + FormatAge(th.KillAfter-now.Sub(n.BeatMtime))
 	case n.State == model.StateRunning:

@@ -1,6 +1,9 @@
 package liveness
 
 import (
+	"errors"
+	"math"
+	"math/big"
 	"slices"
 	"strings"
 	"testing"
@@ -103,6 +106,12 @@ func checkInvariants(t *testing.T, n *model.Node) {
 		t.Errorf("%s: outside_root but action %s", n.ID, n.Action)
 	case has(model.FlagBlocked) && !has(model.FlagOutsideRoot) && n.Action != model.ActionAnswer:
 		t.Errorf("%s: blocked but action %s", n.ID, n.Action)
+	case has(model.FlagKillCandidate) && has(model.FlagPidUnverified):
+		t.Errorf("%s: a kill candidate whose pid cannot be verified: %v", n.ID, n.Flags)
+	case has(model.FlagClockSkew) && (has(model.FlagQuiet) || has(model.FlagStalled)):
+		t.Errorf("%s: an mtime in the future has no age, yet %v", n.ID, n.Flags)
+	case has(model.FlagClockSkew) && strings.Contains(n.Reason, "0s ago"):
+		t.Errorf("%s: clock_skew, yet the reason says %q", n.ID, n.Reason)
 	case n.Action == model.ActionKill && !has(model.FlagKillCandidate):
 		t.Errorf("%s: kill without kill_candidate", n.ID)
 	case n.Action == model.ActionResume && n.State != model.StateDead:
@@ -119,4 +128,122 @@ func checkInvariants(t *testing.T, n *model.Node) {
 	if _, left := RetriesLeft(n); left < 0 || left > model.RetriesPerState {
 		t.Errorf("%s: %d retries left", n.ID, left)
 	}
+}
+
+// FuzzVerify feeds Verify every started a float64 can hold (NaN, ±Inf,
+// milliseconds, 1e300) against create, boot and now times far apart, and
+// checks its verdict against exact arithmetic: the same process only within
+// tolerance of a plausible started, another process only outside it, and an
+// unverified pid blamed on started names the value. No overflow can make
+// two times 292 years apart "within tolerance".
+func FuzzVerify(f *testing.F) {
+	// started, create time (ms since the epoch), boot and now (s), tolerance (ms), exists, create time readable
+	at := started.UnixMilli()
+	f.Add(1.7e12, at, now.Unix()-86400, now.Unix(), int64(2000), true, true)
+	f.Add(1e10, at, now.Unix()-86400, now.Unix(), int64(2000), true, true)
+	f.Add(1e18, at, int64(0), now.Unix(), int64(2000), true, true)
+	f.Add(float64(at)/1000, at, now.Unix()-86400, now.Unix(), int64(2000), true, true)
+	f.Add(float64(at)/1000+2, at, now.Unix()-86400, now.Unix(), int64(2000), true, false)
+	f.Add(-1.0, int64(math.MinInt64), int64(math.MinInt64), int64(math.MaxInt64), int64(math.MaxInt64), true, true)
+	f.Add(math.Inf(1), at, int64(0), int64(1)<<62, int64(0), false, true)
+	f.Fuzz(func(t *testing.T, startedSec float64, createMs, bootSec, nowSec, tolMs int64, exists, readable bool) {
+		tol := time.Duration(tolMs%(1<<40)) * time.Millisecond
+		if tol < 0 {
+			tol = -tol
+		}
+		create := time.UnixMilli(createMs)
+		info := ProcessInfo{Exists: exists, CreateTime: create}
+		if !readable {
+			info = ProcessInfo{Exists: exists, CreateTimeErr: errors.New("permission denied")}
+		}
+		boot, at := time.Time{}, time.Unix(nowSec, 0)
+		if bootSec != 0 {
+			boot = time.Unix(bootSec, 0)
+		}
+		got, why := Verify(info, startedSec, tol, boot, at)
+		if why != nil && (got != model.ProcessUnverified || !strings.Contains(why.Error(), formatStarted(startedSec))) {
+			t.Fatalf("Verify = %s, %v: a started to blame leaves the pid unverified and names %v", got, why, startedSec)
+		}
+		if (got == model.ProcessGone) != !exists {
+			t.Fatalf("Verify = %s for exists=%v", got, exists)
+		}
+		if got != model.ProcessAlive && got != model.ProcessReused {
+			return
+		}
+		// Compared: so started was a finite time within the window, and
+		// the verdict matches the exact distance (started converted to
+		// whole nanoseconds, so within a nanosecond of it).
+		if math.IsNaN(startedSec) || math.IsInf(startedSec, 0) || startedSec == 0 || !readable {
+			t.Fatalf("Verify = %s for started %v, readable %v", got, startedSec, readable)
+		}
+		s := new(big.Float).SetPrec(200).SetFloat64(startedSec)
+		slack := new(big.Float).SetPrec(200).SetFloat64(tol.Seconds() + 1e-6)
+		if s.Cmp(new(big.Float).Add(exactSeconds(at), slack)) > 0 {
+			t.Fatalf("Verify = %s for started %v after now %v", got, startedSec, at)
+		}
+		if !boot.IsZero() && s.Cmp(new(big.Float).Sub(exactSeconds(boot), slack)) < 0 {
+			t.Fatalf("Verify = %s for started %v before the boot %v", got, startedSec, boot)
+		}
+		dist := new(big.Float).Sub(exactSeconds(create), s)
+		dist.Abs(dist)
+		ns := new(big.Float).SetPrec(200).SetFloat64(1e-9)
+		tolSec := new(big.Float).SetPrec(200).SetFloat64(float64(tol) / 1e9)
+		switch got {
+		case model.ProcessAlive:
+			if dist.Cmp(new(big.Float).Add(tolSec, ns)) > 0 {
+				t.Fatalf("alive: create %v is %v s from started %v, tolerance %v", create, dist, startedSec, tol)
+			}
+		case model.ProcessReused:
+			if dist.Cmp(new(big.Float).Sub(tolSec, ns)) < 0 {
+				t.Fatalf("reused: create %v is %v s from started %v, within tolerance %v", create, dist, startedSec, tol)
+			}
+		}
+	})
+}
+
+// exactSeconds is t's seconds since the epoch, exactly.
+func exactSeconds(t time.Time) *big.Float {
+	s := new(big.Float).SetPrec(200).SetInt64(t.Unix())
+	return s.Add(s, new(big.Float).SetPrec(200).SetFloat64(float64(t.Nanosecond())/1e9))
+}
+
+// FuzzTimeDistance checks the distance helper against exact arithmetic for
+// times up to 2^62 s apart: never negative, symmetric, zero only for equal
+// times, exact while it fits a Duration and saturated (from within a second
+// of it, as time.Time.Sub saturates) beyond.
+func FuzzTimeDistance(f *testing.F) {
+	f.Add(int64(1_700_000_000), int64(0), int64(1_700_000_000_000), int64(0))
+	f.Add(int64(0), int64(0), int64(9_223_372_036), int64(854_775_807))
+	f.Add(int64(0), int64(0), int64(-9_223_372_037), int64(0))
+	f.Add(int64(1<<62), int64(999_999_999), int64(-(1 << 62)), int64(0))
+	f.Add(int64(5), int64(1), int64(5), int64(1))
+	f.Fuzz(func(t *testing.T, aSec, aNs, bSec, bNs int64) {
+		const limit = 1 << 62
+		aSec, bSec = aSec%limit, bSec%limit
+		aNs, bNs = absInt64(aNs%1e9), absInt64(bNs%1e9)
+		a, b := time.Unix(aSec, aNs), time.Unix(bSec, bNs)
+		d := TimeDistance(a, b)
+		if d < 0 || d != TimeDistance(b, a) || (d == 0) != a.Equal(b) {
+			t.Fatalf("TimeDistance(%v, %v) = %v, reversed %v", a, b, d, TimeDistance(b, a))
+		}
+		exact := new(big.Int).Mul(big.NewInt(aSec-bSec), big.NewInt(1e9))
+		exact.Add(exact, big.NewInt(aNs-bNs))
+		exact.Abs(exact)
+		maxD := big.NewInt(math.MaxInt64)
+		switch {
+		case d == math.MaxInt64:
+			if exact.Cmp(new(big.Int).Sub(maxD, big.NewInt(1e9))) < 0 {
+				t.Fatalf("TimeDistance(%v, %v) saturated, exact %v ns", a, b, exact)
+			}
+		case exact.Cmp(big.NewInt(int64(d))) != 0:
+			t.Fatalf("TimeDistance(%v, %v) = %d ns, exact %v ns", a, b, int64(d), exact)
+		}
+	})
+}
+
+func absInt64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
 }

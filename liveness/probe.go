@@ -14,8 +14,6 @@ import (
 
 	"github.com/shirou/gopsutil/v4/host"
 	"github.com/shirou/gopsutil/v4/process"
-
-	"github.com/dispatchtop/dispatchtop/model"
 )
 
 // cacheBootTime turns on gopsutil's boot-time cache once: without it every
@@ -147,35 +145,6 @@ func (SystemProbe) BootTime() time.Time {
 		return time.Time{}
 	}
 	return time.Unix(int64(sec), 0)
-}
-
-// Verify compares what the probe found with the `started` a heartbeat
-// carries:
-//
-//   - ProcessGone: no such pid.
-//   - ProcessAlive: the pid exists and its create time is within tolerance
-//     of started (the same process).
-//   - ProcessReused: the pid exists but was created at another time.
-//   - ProcessUnverified: the pid exists but the comparison cannot be made,
-//     either because the create time is unreadable or because started is
-//     zero (a writer that left it out). Both are treated as alive: without a
-//     create time to compare, a reused pid cannot be told from the original,
-//     and dispatchtop never declares dead what it cannot prove gone.
-func Verify(info ProcessInfo, started time.Time, tolerance time.Duration) model.ProcessStatus {
-	switch {
-	case !info.Exists:
-		return model.ProcessGone
-	case info.CreateTimeErr != nil, info.CreateTime.IsZero(), started.IsZero():
-		return model.ProcessUnverified
-	}
-	d := info.CreateTime.Sub(started)
-	if d < 0 {
-		d = -d
-	}
-	if d <= tolerance {
-		return model.ProcessAlive
-	}
-	return model.ProcessReused
 }
 
 // CachingProbe answers from a per-pid cache and asks the wrapped probe as

@@ -58,18 +58,23 @@ func TestSystemProbeVerifiesRealProcesses(t *testing.T) {
 	}
 	realStarted := info.CreateTime
 	gonePid := goneProcess(t)
+	boot := SystemProbe{}.BootTime()
 
 	tests := []struct {
 		name    string
 		pid     int
-		started time.Time
+		started time.Time // zero: left out
 		want    model.ProcessStatus
 	}{
 		{name: "live sleep with its real create time as started: alive", pid: livePid, started: realStarted, want: model.ProcessAlive},
 		{name: "live sleep, started off by 1s (within tolerance): alive", pid: livePid, started: realStarted.Add(time.Second), want: model.ProcessAlive},
-		{name: "live sleep with a wrong started: reused", pid: livePid, started: realStarted.Add(-time.Hour), want: model.ProcessReused},
-		{name: "live sleep, started off by 3s (outside tolerance): reused", pid: livePid, started: realStarted.Add(3 * time.Second), want: model.ProcessReused},
+		// Earlier, not later (that is the future), and by seconds, not
+		// hours: the host may have booted minutes ago, and a started before
+		// the boot cannot be compared.
+		{name: "live sleep with a wrong started: reused", pid: livePid, started: realStarted.Add(-20 * time.Second), want: model.ProcessReused},
+		{name: "live sleep, started off by 3s (outside tolerance): reused", pid: livePid, started: realStarted.Add(-3 * time.Second), want: model.ProcessReused},
 		{name: "live sleep without started: unverified", pid: livePid, want: model.ProcessUnverified},
+		{name: "live sleep, started in milliseconds: unverified", pid: livePid, started: time.Unix(realStarted.UnixMilli(), 0), want: model.ProcessUnverified},
 		{name: "reaped pid: gone", pid: gonePid, started: realStarted, want: model.ProcessGone},
 		{name: "pid 0: gone", pid: 0, started: realStarted, want: model.ProcessGone},
 		{name: "negative pid: gone", pid: -1, started: realStarted, want: model.ProcessGone},
@@ -78,7 +83,11 @@ func TestSystemProbeVerifiesRealProcesses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			info := SystemProbe{}.Lookup(tt.pid)
-			if got := Verify(info, tt.started, 2*time.Second); got != tt.want {
+			started := 0.0
+			if !tt.started.IsZero() {
+				started = float64(tt.started.Unix()) + float64(tt.started.Nanosecond())/1e9
+			}
+			if got, _ := Verify(info, started, 2*time.Second, boot, time.Now()); got != tt.want {
 				t.Errorf("Verify(Lookup(%d) = %+v) = %s, want %s", tt.pid, info, got, tt.want)
 			}
 		})
@@ -98,7 +107,8 @@ func TestSystemProbePidOneExists(t *testing.T) {
 	if info.CreateTimeErr != nil {
 		want = model.ProcessUnverified
 	}
-	if got := Verify(info, time.Now().Add(-time.Minute), 2*time.Second); got != want {
+	at := time.Now()
+	if got, _ := Verify(info, unixSeconds(at.Add(-time.Minute)), 2*time.Second, SystemProbe{}.BootTime(), at); got != want {
 		t.Errorf("Verify(pid 1) = %s, want %s", got, want)
 	}
 }
@@ -130,15 +140,16 @@ func TestVerify(t *testing.T) {
 		{"create time unreadable: unverified", ProcessInfo{Exists: true, CreateTimeErr: errors.New("permission denied")}, model.ProcessUnverified},
 		{"exists, zero create time: unverified", ProcessInfo{Exists: true}, model.ProcessUnverified},
 	}
+	boot, later := at.Add(-24*time.Hour), at.Add(time.Hour)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Verify(tt.info, at, 2*time.Second); got != tt.want {
-				t.Errorf("Verify = %s, want %s", got, tt.want)
+			if got, why := Verify(tt.info, unixSeconds(at), 2*time.Second, boot, later); got != tt.want || why != nil {
+				t.Errorf("Verify = %s (%v), want %s", got, why, tt.want)
 			}
 		})
 	}
-	if got := Verify(ProcessInfo{Exists: true, CreateTime: at}, time.Time{}, 2*time.Second); got != model.ProcessUnverified {
-		t.Errorf("Verify without started = %s, want unverified", got)
+	if got, why := Verify(ProcessInfo{Exists: true, CreateTime: at}, 0, 2*time.Second, boot, later); got != model.ProcessUnverified || why != nil {
+		t.Errorf("Verify without started = %s (%v), want unverified, nothing to blame on started", got, why)
 	}
 }
 
@@ -162,7 +173,9 @@ func TestClassifyWithRealProcesses(t *testing.T) {
 		wantFlag  model.Flag // "" for none
 	}{
 		{"dead (b): reaped pid, beat 10s old", hb(gonePid, liveStarted, 10*time.Second), model.StateDead, ""},
-		{"dead (b): live pid with another create time, beat 40s old", hb(livePid, liveStarted.Add(-time.Hour), 40*time.Second), model.StateDead, ""},
+		{"dead (b): live pid with another create time, beat 40s old", hb(livePid, liveStarted.Add(-3*time.Second), 40*time.Second), model.StateDead, ""},
+		{"dead (b), clock_skew: reaped pid, mtime an hour ahead", hb(gonePid, liveStarted, -time.Hour), model.StateDead, model.FlagClockSkew},
+		{"running, clock_skew: live pid as the same process, mtime an hour ahead", hb(livePid, liveStarted, -time.Hour), model.StateRunning, model.FlagClockSkew},
 		{"running: live pid as the same process, beat 3m old: stalled", hb(livePid, liveStarted, 3*time.Minute), model.StateRunning, model.FlagStalled},
 		{"running: live pid, beat 6m old: kill candidate", hb(livePid, liveStarted, 6*time.Minute), model.StateRunning, model.FlagKillCandidate},
 		{"legacy: live pid after boot: running", &model.Node{ID: "c", Legacy: true, LegacyPID: livePid, BeatMtime: now.Add(-time.Minute)}, model.StateRunning, model.FlagLegacy},
@@ -335,7 +348,7 @@ func TestCachingProbeChecksExistenceBetweenFullLookups(t *testing.T) {
 		if s.change != nil {
 			s.change()
 		}
-		if got := Verify(c.Lookup(pid), started, 2*time.Second); got != s.want {
+		if got, _ := Verify(c.Lookup(pid), unixSeconds(started), 2*time.Second, time.Time{}, now); got != s.want {
 			t.Errorf("%s: %s, want %s", s.name, got, s.want)
 		}
 		if table.lookups != s.wantLookups || table.checks != s.wantChecks {
@@ -644,7 +657,7 @@ func TestCachingProbeTrustsPinnedProcesses(t *testing.T) {
 		if s.change != nil {
 			s.change()
 		}
-		if got := Verify(c.Lookup(pid), started, 2*time.Second); got != s.want {
+		if got, _ := Verify(c.Lookup(pid), unixSeconds(started), 2*time.Second, time.Time{}, now); got != s.want {
 			t.Errorf("%s: %s, want %s", s.name, got, s.want)
 		}
 		if table.lookups != s.wantLookups || table.checks != s.wantChecks || table.pinned != s.wantPinned {
@@ -672,7 +685,7 @@ func TestCachingProbeSweepKeepsPinnedProcesses(t *testing.T) {
 		t.Errorf("%d pids cached after the sweep, want 2 (the pinned one and the new one)", got)
 	}
 	lookups := table.lookups
-	if got := Verify(c.Lookup(10), started, 2*time.Second); got != model.ProcessAlive || table.lookups != lookups {
+	if got, _ := Verify(c.Lookup(10), unixSeconds(started), 2*time.Second, time.Time{}, now); got != model.ProcessAlive || table.lookups != lookups {
 		t.Errorf("pid 10 after the sweep: %s with %d new lookups; want alive from the cache", got, table.lookups-lookups)
 	}
 }

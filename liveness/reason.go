@@ -59,18 +59,34 @@ const maxQuestion = 200
 // maxID caps a node id named in a reason (a directory name may hold anything).
 const maxID = 512
 
-func reasonPidGone(pid int, age time.Duration) string {
-	return "pid " + strconv.Itoa(pid) + " gone; " + lastBeat(age)
+// inTheFuture is the reason's word on an mtime ahead of now (clock_skew):
+// never "0s ago", which would hide that the age means nothing.
+func inTheFuture(file string, ahead time.Duration) string {
+	return file + " mtime " + FormatAge(ahead) + " in the future"
 }
 
-func reasonPidReused(pid int, age time.Duration) string {
-	return "pid " + strconv.Itoa(pid) + " now belongs to another process; " + lastBeat(age)
+func reasonPidGone(pid int, beat string) string {
+	return "pid " + strconv.Itoa(pid) + " gone; " + beat
 }
 
-func stalledFor(pid int, age time.Duration, unverified bool) string {
+func reasonPidReused(pid int, beat string) string {
+	return "pid " + strconv.Itoa(pid) + " now belongs to another process; " + beat
+}
+
+func stalledFor(pid int, age time.Duration, unverified bool, why error) string {
 	r := "alive but not beating for " + FormatAge(age)
 	if unverified {
-		r += " (pid " + strconv.Itoa(pid) + " unverified)"
+		r += " (" + unverifiedPid(pid, why) + ")"
+	}
+	return r
+}
+
+// unverifiedPid names a pid that could not be verified and, when the
+// heartbeat's started is to blame, why.
+func unverifiedPid(pid int, why error) string {
+	r := "pid " + strconv.Itoa(pid) + " unverified"
+	if why != nil {
+		r += ": " + termtext.OneLine(why.Error(), maxQuestion)
 	}
 	return r
 }

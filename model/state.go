@@ -35,13 +35,16 @@ const (
 	// FlagUnknownStatus marks a heartbeat status outside the vocabulary; such
 	// a node is treated as non-terminal (SPEC §1).
 	FlagUnknownStatus Flag = "unknown_status"
+	// FlagClockSkew marks a sentinel whose mtime is in the future (beyond a
+	// small skew): its age says nothing, so the pid decides.
+	FlagClockSkew Flag = "clock_skew"
 )
 
 // Flags lists every flag in the order they are shown.
 var Flags = []Flag{
 	FlagStarting, FlagQuiet, FlagStalled, FlagKillCandidate, FlagBlocked, FlagPaused,
 	FlagOrphaned, FlagLegacy, FlagUnreadable, FlagPidUnverified, FlagConflict, FlagCycle,
-	FlagOutsideRoot, FlagUnknownStatus,
+	FlagOutsideRoot, FlagUnknownStatus, FlagClockSkew,
 }
 
 // Action is the recommended next step for a node (SPEC §3).

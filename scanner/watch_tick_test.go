@@ -167,7 +167,8 @@ func TestNextDueNeverAfterTheClassifierChanges(t *testing.T) {
 	for ti, th := range thresholds {
 		longest := max(th.ExitGrace, th.Beat, th.Stale, th.KillAfter, th.Stale+th.KillAfter)
 		var ages []time.Duration
-		for _, e := range []time.Duration{0, th.ExitGrace, th.Beat, th.Stale, th.KillAfter, th.Stale + th.KillAfter} {
+		// -1h and -ClockSkew: a beat mtime in the future (clock_skew).
+		for _, e := range []time.Duration{-time.Hour, -liveness.ClockSkew, 0, th.ExitGrace, th.Beat, th.Stale, th.KillAfter, th.Stale + th.KillAfter} {
 			ages = append(ages, e-time.Nanosecond, e, e+time.Nanosecond, e+2*time.Nanosecond)
 		}
 		for k := range 400 {

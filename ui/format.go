@@ -56,6 +56,8 @@ func flagGlyph(f model.Flag) string {
 		return "↻"
 	case model.FlagOutsideRoot:
 		return "↗"
+	case model.FlagClockSkew:
+		return "±"
 	}
 	return "·"
 }
@@ -175,7 +177,7 @@ func isProblem(n *model.Node) bool {
 		switch f {
 		case model.FlagStalled, model.FlagKillCandidate, model.FlagBlocked, model.FlagOrphaned,
 			model.FlagUnreadable, model.FlagConflict, model.FlagCycle, model.FlagOutsideRoot,
-			model.FlagUnknownStatus:
+			model.FlagUnknownStatus, model.FlagClockSkew:
 			return true
 		}
 	}

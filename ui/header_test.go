@@ -97,3 +97,27 @@ func TestHeaderCountsSayWhatDoesNotFit(t *testing.T) {
 		}
 	}
 }
+
+// SPEC §6: every flag reads from its glyph and word alone (mono), so each
+// flag the classifier sets has a glyph of its own, one cell wide; clock_skew
+// (an mtime in the future, SPEC §3) is also one an operator must look at.
+func TestClockSkewHasItsOwnGlyphAndIsAProblem(t *testing.T) {
+	seen := map[string]model.Flag{}
+	for _, f := range model.Flags {
+		g := flagGlyph(f)
+		if w := ansi.StringWidth(g); w != 1 {
+			t.Errorf("flag %s: glyph %q is %d cells wide", f, g, w)
+		}
+		if other, dup := seen[g]; dup && g != flagGlyph("") {
+			t.Errorf("flags %s and %s share the glyph %q", other, f, g)
+		}
+		seen[g] = f
+	}
+	if flagGlyph(model.FlagClockSkew) == flagGlyph("") {
+		t.Errorf("clock_skew has no glyph of its own")
+	}
+	n := &model.Node{State: model.StateRunning, Flags: []model.Flag{model.FlagClockSkew}, Action: model.ActionNone}
+	if !isProblem(n) {
+		t.Errorf("a running node flagged clock_skew is not in the problems filter")
+	}
+}

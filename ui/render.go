@@ -168,7 +168,7 @@ func (m *Model) renderHeader(w int) []string {
 
 // maxCountLines bounds the header's count lines, so the tree keeps its room
 // on a small screen; what does not fit is counted on the last line.
-const maxCountLines = 5
+const maxCountLines = 6
 
 // packLines puts tokens on at most limit lines of width w; tokens that do
 // not fit are replaced, at the end of the last line, by how many they are.

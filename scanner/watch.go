@@ -760,7 +760,7 @@ func sameEdges(a, b *model.Node) bool {
 func patchFacts(t, facts *model.Node) {
 	c := CopyFacts(facts)
 	c.ID, c.Parent, c.Children, c.ParentID = t.ID, t.Parent, t.Children, t.ParentID
-	c.Entry, c.OtherParents = t.Entry, t.OtherParents
+	c.Entry, c.OtherParents, c.RefusedChildren = t.Entry, t.OtherParents, t.RefusedChildren
 	for _, f := range t.ScanFlags {
 		if f != model.FlagUnreadable && !c.HasScanFlag(f) {
 			c.ScanFlags = append(c.ScanFlags, f)

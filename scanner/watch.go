@@ -747,6 +747,11 @@ func sameEdges(a, b *model.Node) bool {
 	if (a.Heartbeat == nil) != (b.Heartbeat == nil) || !slices.Equal(a.Problems, b.Problems) {
 		return false
 	}
+	// `parent_heartbeat: ""` and no field at all both read as "": only the
+	// first is a session lead that no registry adopts.
+	if a.Heartbeat != nil && a.Heartbeat.SessionLead() != b.Heartbeat.SessionLead() {
+		return false
+	}
 	for i := range a.Registry {
 		if string(a.Registry[i].Raw) != string(b.Registry[i].Raw) || a.Registry[i].Torn != b.Registry[i].Torn {
 			return false

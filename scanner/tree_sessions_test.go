@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -181,5 +182,29 @@ func TestRegistryScopedReadKeepsTheSessions(t *testing.T) {
 				t.Errorf("Y in X's subtree: %v (parent %q), want %v", underX, y.ParentID, tc.adopted)
 			}
 		})
+	}
+}
+
+// The reasons name both claims: the node's own and the registry's, on
+// both sides.
+func TestRegistryConflictReasonsNameBothClaims(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "root")
+	node(t, root, "X", "")
+	y := node(t, root, "Y", "")
+	writeFile(t, filepath.Join(root, "X", RegistryFile), registry(y), time.Now(), 0)
+	snap, err := Scan(Options{Roots: []string{root}, Probe: aliveProbe{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{
+		"Y": `; a session lead (parent_heartbeat ""); also claimed by X`,
+		"X": "; its .children names Y of another session: not adopted",
+	} {
+		if n := mustNode(t, snap, id); !strings.Contains(n.Reason, want) {
+			t.Errorf("%s: reason %q, want it to contain %q", id, n.Reason, want)
+		}
+	}
+	if len(snap.Sessions) != 2 {
+		t.Errorf("sessions %d, want 2", len(snap.Sessions))
 	}
 }

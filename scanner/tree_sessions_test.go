@@ -208,3 +208,45 @@ func TestRegistryConflictReasonsNameBothClaims(t *testing.T) {
 		t.Errorf("sessions %d, want 2", len(snap.Sessions))
 	}
 }
+
+// Recommendations follow the tree, so they stay in their session too: a
+// dead session lead that another session's `.children` names is resumed on
+// its own, not made to wait for the registering lead (running, or dead and
+// "the topmost dead ancestor").
+func TestRecommendationsStayInTheirSession(t *testing.T) {
+	tests := []struct {
+		name    string
+		xDead   bool
+		wantX   model.Action
+		wantY   model.Action
+		notInYs string // what Y's reason must not say
+	}{
+		{name: "registering lead running", wantX: model.ActionNone, wantY: model.ActionResume, notInYs: "its lead is running"},
+		{name: "registering lead dead too", xDead: true, wantX: model.ActionResume, wantY: model.ActionResume, notInYs: "resume goes on X"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "root")
+			now := time.Now()
+			if tc.xDead {
+				writeFile(t, filepath.Join(root, "X", HeartbeatFile), heartbeat(0, "", "running"), now, 10*time.Minute)
+			} else {
+				node(t, root, "X", "")
+			}
+			y := filepath.Join(root, "Y", HeartbeatFile)
+			writeFile(t, y, heartbeat(0, "", "running"), now, 10*time.Minute) // no pid, stale: dead
+			writeFile(t, filepath.Join(root, "X", RegistryFile), registry(y), now, 0)
+			snap, err := Scan(Options{Roots: []string{root}, Probe: aliveProbe{}, Now: func() time.Time { return now }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			x, yn := mustNode(t, snap, "X"), mustNode(t, snap, "Y")
+			if yn.State != model.StateDead || yn.Action != tc.wantY || strings.Contains(yn.Reason, tc.notInYs) {
+				t.Errorf("Y: %s %s (%s), want dead %s", yn.State, yn.Action, yn.Reason, tc.wantY)
+			}
+			if x.Action != tc.wantX {
+				t.Errorf("X: %s %s (%s), want %s", x.State, x.Action, x.Reason, tc.wantX)
+			}
+		})
+	}
+}

@@ -332,12 +332,14 @@ func infraDirs(snap *model.Snapshot) []string {
 }
 
 // selfContained reports whether session s holds exactly the nodes whose
-// infra dirs lie inside its own (dirs: every node's, sorted).
+// infra dirs lie inside its own (dirs: every node's, sorted), and no
+// conflict: a claim on a member from another session's registry lies
+// outside s, so a re-read of s alone would not see it (SPEC §2).
 func selfContained(s *model.Node, dirs []string) bool {
 	members, contained := 0, true
 	s.Walk(func(n *model.Node) {
 		members++
-		if !within(s.InfraDir, n.InfraDir) {
+		if !within(s.InfraDir, n.InfraDir) || n.HasScanFlag(model.FlagConflict) {
 			contained = false
 		}
 	})

@@ -42,7 +42,7 @@ func refuseRunning(t *testing.T, e *Engine) (Result, error) {
 }
 
 // runningNode writes a session s whose process (this test) runs.
-func runningNode(t *testing.T, root string) {
+func runningSelfNode(t *testing.T, root string) {
 	t.Helper()
 	writeNode(t, root, nodeSpec{dir: "s", pid: os.Getpid(), started: startedOf(t, os.Getpid()), status: "running"})
 }
@@ -74,7 +74,7 @@ func TestAJournalWriteCutShortIsTakenBack(t *testing.T) {
 	for _, room := range []int{0, 1, 40} {
 		t.Run(fmt.Sprintf("%d bytes written", room), func(t *testing.T) {
 			root := t.TempDir()
-			runningNode(t, root)
+			runningSelfNode(t, root)
 			e := testEngine(root, model.Thresholds{}, Config{})
 			if res, err := refuseRunning(t, e); err != nil || !res.Refused {
 				t.Fatalf("first refusal: %v %+v", err, res)
@@ -107,7 +107,7 @@ func TestAJournalWriteCutShortIsTakenBack(t *testing.T) {
 // starts on a new line, and the reader skips the torn one.
 func TestAJournalAppendAfterATornLineStartsANewLine(t *testing.T) {
 	root := t.TempDir()
-	runningNode(t, root)
+	runningSelfNode(t, root)
 	e := testEngine(root, model.Thresholds{}, Config{})
 	if _, err := refuseRunning(t, e); err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ type victim struct {
 }
 
 // kill ends a running node's process and its descendants (SPEC §5.1); with
-// Tree, every running node below it first, bottom-up.
+// Tree, every running node below it first, bottom-up, within its session.
 func (e *Engine) kill(ctx context.Context, req Request, snap *model.Snapshot, n *model.Node) (Result, error) {
 	res := Result{Action: model.ActionKill, NodeID: n.ID, Root: n.Root, PID: n.PID()}
 	grace := req.Grace
@@ -33,8 +33,19 @@ func (e *Engine) kill(ctx context.Context, req Request, snap *model.Snapshot, n 
 		grace = DefaultGrace
 	}
 	targets := []*model.Node{n}
+	var firstErr error
+	var skipped []skippedNode
 	if req.Tree {
-		targets = killOrder(n)
+		var notes []string
+		targets, notes, skipped = killOrder(snap, n)
+		res.Plan = append(res.Plan, notes...)
+		for _, sk := range skipped {
+			r := Result{Action: model.ActionKill, NodeID: sk.node.ID, Root: sk.node.Root, PID: sk.node.PID(),
+				Outcome: OutcomeSkipped, Message: fmt.Sprintf("not killed by --tree %s: %s", n.ID, sk.why)}
+			if err := e.journalResult(req, r, nil); err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}
 		// A lead that is no longer running may still have running
 		// descendants (orphans): --tree ends those and skips the lead.
 		if n.State != model.StateRunning && len(targets) > 1 {
@@ -48,7 +59,6 @@ func (e *Engine) kill(ctx context.Context, req Request, snap *model.Snapshot, n 
 	// A dry run's own account: what would be killed, what refused.
 	var wouldKill, wouldRefuse []string
 	namedWhy := ""
-	var firstErr error
 	for _, t := range targets {
 		r := Result{Action: model.ActionKill, NodeID: t.ID, Root: t.Root, PID: t.PID()}
 		victims, checks, why := e.killChecks(t, protected)
@@ -128,24 +138,74 @@ func (e *Engine) kill(ctx context.Context, req Request, snap *model.Snapshot, n 
 		res.Outcome = OutcomeDone
 		res.Message = strings.Join(doneMsgs, "; ")
 	}
+	if len(skipped) > 0 {
+		ids := make([]string, len(skipped))
+		for i, sk := range skipped {
+			ids[i] = sk.node.ID
+		}
+		res.Message += fmt.Sprintf("; skipped %s and below: claimed by another session too", strings.Join(ids, ", "))
+	}
 	return res, firstErr
 }
 
+// skippedNode is a descendant --tree leaves alone, and why.
+type skippedNode struct {
+	node *model.Node
+	why  string
+}
+
 // killOrder lists n's running descendants bottom-up (children before their
-// parent, siblings in id order), then n itself.
-func killOrder(n *model.Node) []*model.Node {
-	var out []*model.Node
+// parent, siblings in id order), then n itself. Trees are scoped (SPEC §2):
+// the walk stays in n's session, so a descendant that another session also
+// claims (a conflict whose losing parent lies in another session) is not
+// n's alone to end — it and what is below it are skipped. notes say, for
+// the plan, what was skipped and which registered nodes of other sessions
+// were never in the tree.
+func killOrder(snap *model.Snapshot, n *model.Node) (order []*model.Node, notes []string, skipped []skippedNode) {
+	session := topOf(n)
 	var walk func(*model.Node)
 	walk = func(p *model.Node) {
+		for _, id := range p.RefusedChildren {
+			notes = append(notes, fmt.Sprintf("leave %s: %s's .children names it, but it belongs to another session (conflict)", id, p.ID))
+		}
 		for _, c := range p.Children {
+			if by := claimedElsewhere(snap, c, session); len(by) > 0 {
+				why := fmt.Sprintf("also claimed by %s of another session (conflict)", strings.Join(by, ", "))
+				notes = append(notes, fmt.Sprintf("skip %s and below: %s", c.ID, why))
+				skipped = append(skipped, skippedNode{node: c, why: why})
+				continue
+			}
 			walk(c)
 			if c.State == model.StateRunning {
-				out = append(out, c)
+				order = append(order, c)
 			}
 		}
 	}
 	walk(n)
-	return append(out, n)
+	return append(order, n), notes, skipped
+}
+
+// claimedElsewhere lists the losing parents of a conflict node that lie
+// outside session (a parent not in the snapshot counts as outside).
+func claimedElsewhere(snap *model.Snapshot, n, session *model.Node) []string {
+	if !n.HasScanFlag(model.FlagConflict) {
+		return nil
+	}
+	var out []string
+	for _, id := range n.OtherParents {
+		if p := snap.Node(id); p == nil || topOf(p) != session {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// topOf is the session n belongs to: its topmost ancestor.
+func topOf(n *model.Node) *model.Node {
+	for n.Parent != nil {
+		n = n.Parent
+	}
+	return n
 }
 
 // killChecks re-checks a kill's preconditions at execution time and

@@ -374,25 +374,33 @@ func classifyInTree(n *model.Node, now time.Time, th model.Thresholds) {
 	}
 }
 
-// treeNote names, for a conflict, the parents that lost it and, for a
-// member of a cycle, the edge that was cut (SPEC §2), as "; ..." to append
-// to the reason. The scanner lists the losing parents in OtherParents and
-// appends, on the node whose parent link broke a cycle (left without a
-// parent), that parent last.
+// treeNote names, for a conflict, both claims — the parent kept (or, for a
+// session lead that refused a registry, its own word) and the parents that
+// lost — and, for a member of a cycle, the edge that was cut (SPEC §2), as
+// "; ..." to append to the reason. The scanner lists the losing parents in
+// OtherParents and appends, on the node whose parent link broke a cycle
+// (left without a parent), that parent last. A registering parent names the
+// nodes of other sessions its `.children` claims (RefusedChildren).
 func treeNote(n *model.Node) string {
 	var note strings.Builder
 	losers := n.OtherParents
-	if n.Parent == nil && len(losers) > 0 {
+	if n.Parent == nil && n.HasScanFlag(model.FlagCycle) && len(losers) > 0 {
 		losers = losers[:len(losers)-1] // the last is the cycle's cut
 	}
 	if n.HasScanFlag(model.FlagConflict) && len(losers) > 0 {
-		note.WriteString("; also claimed by ")
-		for i, id := range losers {
-			if i > 0 {
-				note.WriteString(", ")
-			}
-			note.WriteString(termtext.OneLine(id, maxID))
+		switch {
+		case n.Parent != nil:
+			note.WriteString("; parent " + termtext.OneLine(n.Parent.ID, maxID))
+		case n.Heartbeat != nil && n.Heartbeat.SessionLead():
+			note.WriteString(`; a session lead (parent_heartbeat "")`)
 		}
+		note.WriteString("; also claimed by ")
+		writeIDs(&note, losers)
+	}
+	if len(n.RefusedChildren) > 0 {
+		note.WriteString("; its .children names ")
+		writeIDs(&note, n.RefusedChildren)
+		note.WriteString(" of " + plural(len(n.RefusedChildren), "another session", "other sessions") + ": not adopted")
 	}
 	if n.HasScanFlag(model.FlagCycle) {
 		// The cut is on the member left without a parent: n or an ancestor
@@ -407,6 +415,16 @@ func treeNote(n *model.Node) string {
 		note.WriteString("; cycle broken at " + termtext.OneLine(parent, maxID) + " → " + termtext.OneLine(child, maxID))
 	}
 	return note.String()
+}
+
+// writeIDs writes ids, each on one line, separated by ", ".
+func writeIDs(note *strings.Builder, ids []string) {
+	for i, id := range ids {
+		if i > 0 {
+			note.WriteString(", ")
+		}
+		note.WriteString(termtext.OneLine(id, maxID))
+	}
 }
 
 // orphanedBy reports whether n is orphaned — running and not stalled under

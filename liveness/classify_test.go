@@ -645,6 +645,19 @@ func TestConflictAndCycleReasonsNameTheParents(t *testing.T) {
 			}},
 		{name: "cycle: a node naming itself its parent", want: "; cycle broken at A → A",
 			build: single(beating("A", "running", pidAlive, time.Second, withOthers(cycle)))},
+		{name: "conflict: the parent kept is named too", want: "; parent P; also claimed by Q",
+			build: func() ([]*model.Node, *model.Node) {
+				k := beating("P/k", "running", pidAlive, time.Second, withOthers(conflict, "Q"))
+				return []*model.Node{adopt(beating("P", "running", pidAlive, time.Second), k)}, k
+			}},
+		{name: "conflict: a session lead that refused a registry names its own word and the registry", want: `; a session lead (parent_heartbeat ""); also claimed by X`,
+			build: single(beating("Y", "running", pidAlive, time.Second, withOthers(conflict, "X"), func(n *model.Node) {
+				n.Heartbeat.HasParentField = true
+			}))},
+		{name: "conflict: a registering parent names the nodes of other sessions it claims", want: "; its .children names L/y, Y of other sessions: not adopted",
+			build: single(beating("X", "running", pidAlive, time.Second, withOthers(conflict), func(n *model.Node) {
+				n.RefusedChildren = []string{"L/y", "Y"}
+			}))},
 		{name: "conflict: an id written by an agent stays one line", want: "; also claimed by Q x",
 			build: func() ([]*model.Node, *model.Node) {
 				k := beating("P/k", "running", pidAlive, time.Second, withOthers(conflict, "Q\nx"))

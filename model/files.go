@@ -18,6 +18,15 @@ type Heartbeat struct {
 	Worktree string `json:"worktree,omitempty"`
 	// Extra keeps every field not named above, verbatim.
 	Extra map[string]json.RawMessage `json:"-"`
+	// HasParentField: parent_heartbeat was written as a string, "" included;
+	// false when it is absent or null (old writers leave it out).
+	HasParentField bool `json:"-"`
+}
+
+// SessionLead reports whether the heartbeat declares its agent a session
+// lead: `parent_heartbeat: ""`, written explicitly (SPEC §1).
+func (h Heartbeat) SessionLead() bool {
+	return h.HasParentField && h.ParentHeartbeat == ""
 }
 
 // StartedTime converts Started (float seconds since the epoch) to a time.

@@ -39,6 +39,9 @@ type Node struct {
 	Parent         *Node    `json:"-"`
 	Children       []*Node  // sorted by id
 	DeclaredParent string   // parent_heartbeat as written, for the detail pane
+	// RefusedChildren are the ids its `.children` names that belong to
+	// another session by their own word: a conflict, not an edge (SPEC §2).
+	RefusedChildren []string
 
 	// Classification (liveness fills these).
 	State  State

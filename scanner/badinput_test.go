@@ -89,7 +89,7 @@ func TestBadInput(t *testing.T) {
 		}, check: unreadableWith("old", RunningFile, "negative pid -3")},
 		{name: "CRLF registry lines", build: func(t *testing.T, root string) {
 			node(t, root, "A", "")
-			node(t, root, "B", "")
+			workerHeartbeat(t, root, "B")
 			reg := strings.ReplaceAll(registry(filepath.Join(root, "B", HeartbeatFile)), "\n", "\r\n")
 			writeFile(t, filepath.Join(root, "A", RegistryFile), reg, now, 0)
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {

@@ -83,6 +83,7 @@ func parseHeartbeatSlow(b []byte) (model.Heartbeat, error) {
 			}
 		case "parent_heartbeat":
 			hb.ParentHeartbeat, err = jsonString(raw)
+			hb.HasParentField = err == nil && !isNull(raw)
 		case "role":
 			hb.Role, err = jsonString(raw)
 		case "started":
@@ -120,7 +121,7 @@ func parseHeartbeatSlow(b []byte) (model.Heartbeat, error) {
 // else decodes in one pass without the generic map.
 type heartbeatFast struct {
 	PID             json.Number     `json:"pid"`
-	ParentHeartbeat string          `json:"parent_heartbeat"`
+	ParentHeartbeat *string         `json:"parent_heartbeat"` // nil: absent or null
 	Role            string          `json:"role"`
 	Started         float64         `json:"started"`
 	Status          string          `json:"status"`
@@ -147,8 +148,10 @@ func parseHeartbeatFast(b []byte) (model.Heartbeat, bool) {
 	if err != nil || pid < 0 || pid > math.MaxInt32 || len(f.TaskID) > 0 && f.TaskID[0] != '"' && !isNull(f.TaskID) {
 		return model.Heartbeat{}, false
 	}
-	hb := model.Heartbeat{PID: pid, ParentHeartbeat: f.ParentHeartbeat, Role: f.Role, Started: f.Started,
-		Status: f.Status, Team: f.Team, Worktree: f.Worktree}
+	hb := model.Heartbeat{PID: pid, Role: f.Role, Started: f.Started, Status: f.Status, Team: f.Team, Worktree: f.Worktree}
+	if f.ParentHeartbeat != nil {
+		hb.ParentHeartbeat, hb.HasParentField = *f.ParentHeartbeat, true
+	}
 	if len(f.TaskID) > 0 && !isNull(f.TaskID) {
 		if err := json.Unmarshal(f.TaskID, &hb.TaskID); err != nil {
 			return model.Heartbeat{}, false

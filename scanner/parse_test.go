@@ -114,6 +114,34 @@ func TestParseHeartbeat(t *testing.T) {
 	}
 }
 
+// SPEC §1: `parent_heartbeat: ""` declares a session lead; a heartbeat
+// without the field (or with null) declares nothing. Both parse paths (the
+// fast one for known keys, the field-by-field one for the rest) agree.
+func TestParseHeartbeatSessionLead(t *testing.T) {
+	tests := []struct {
+		name        string
+		in          string
+		sessionLead bool
+		hasField    bool
+	}{
+		{name: "empty parent_heartbeat: a session lead", in: `{"pid": 1, "parent_heartbeat": ""}`, sessionLead: true, hasField: true},
+		{name: "a parent path: not a lead", in: `{"pid": 1, "parent_heartbeat": "/r/a/.heartbeat"}`, hasField: true},
+		{name: "no parent_heartbeat field: declares nothing", in: `{"pid": 1}`},
+		{name: "null parent_heartbeat: declares nothing", in: `{"pid": 1, "parent_heartbeat": null}`},
+		{name: "wrong type: declares nothing", in: `{"pid": 1, "parent_heartbeat": 5}`},
+		{name: "empty, with an unknown field (the slow path)", in: `{"pid": 1, "parent_heartbeat": "", "host": "h"}`, sessionLead: true, hasField: true},
+		{name: "absent, with an unknown field (the slow path)", in: `{"pid": 1, "host": "h"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hb, _ := ParseHeartbeat([]byte(tt.in))
+			if hb.SessionLead() != tt.sessionLead || hb.HasParentField != tt.hasField {
+				t.Errorf("session lead %v, has field %v; want %v, %v", hb.SessionLead(), hb.HasParentField, tt.sessionLead, tt.hasField)
+			}
+		})
+	}
+}
+
 func TestParseRegistry(t *testing.T) {
 	tests := []struct {
 		name  string

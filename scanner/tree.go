@@ -4,6 +4,15 @@ package scanner
 // parent's `.children` entry, the child's `parent_heartbeat`, directory
 // nesting. The strongest wins; a disagreement flags `conflict` and names the
 // losing parents; a cycle is broken at its weakest edge and flagged.
+//
+// Trees are scoped, so a `.children` entry never pulls a node out of the
+// session its own word places it in: a node that declares itself a session
+// lead (`parent_heartbeat: ""`, outside any other node's directory), or
+// whose own parent (its parent_heartbeat's node, else the node whose
+// directory holds it) lies in another session than the registering parent,
+// is not adopted. The claim is a conflict on both sides instead: the node
+// names the registering parent among its losing parents, the registering
+// parent lists the node in RefusedChildren.
 
 import (
 	"os"
@@ -23,8 +32,11 @@ const (
 
 type candidate struct {
 	parent   *model.Node
-	strength int
+	strength int   // the strongest source naming parent
+	sources  uint8 // 1<<edge of every source naming parent
 }
+
+func (c candidate) from(edge int) bool { return c.sources&(1<<edge) != 0 }
 
 type builder struct {
 	roots []Root
@@ -34,10 +46,16 @@ type builder struct {
 	// entries[child][parent] is the last line of parent's registry naming child.
 	entries map[*model.Node]map[*model.Node]*model.ChildEntry
 	chosen  map[*model.Node]int // strength of the edge each node kept
+	// refused[child][parent]: parent's registry claim on child, not adopted
+	// because child belongs to another session.
+	refused map[*model.Node]map[*model.Node]bool
 	// resolved memoizes resolve: path -> the path with symlinks resolved.
 	resolved map[string]string
 	// worktree memoizes isWorktree: dir -> it holds a `.git` entry.
 	worktree map[string]bool
+	// nodeDir memoizes isNodeDirOnDisk: dir -> it holds a heartbeat or a
+	// `.running`.
+	nodeDir map[string]bool
 }
 
 // CopyFacts returns a copy of n holding only what ReadNodeDir reads: tree
@@ -75,6 +93,7 @@ func BuildForest(roots []Root, nodes []*model.Node, problems []model.Problem) *m
 		cands:   make(map[*model.Node][]candidate, len(nodes)),
 		entries: map[*model.Node]map[*model.Node]*model.ChildEntry{},
 		chosen:  make(map[*model.Node]int, len(nodes)),
+		refused: map[*model.Node]map[*model.Node]bool{},
 	}
 	sorted := append([]*model.Node(nil), nodes...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].InfraDir < sorted[j].InfraDir })
@@ -99,20 +118,29 @@ func BuildForest(roots []Root, nodes []*model.Node, problems []model.Problem) *m
 			b.declaredEdge(n)
 		}
 	}
-	for _, n := range b.nodes {
-		b.nestingEdge(n)
+	declared := len(b.nodes)
+	// Nodes not walked find the node dirs above them on disk; those found
+	// so have their own parent_heartbeat and nesting in turn.
+	for i := 0; i < len(b.nodes); i++ {
+		n := b.nodes[i]
+		if i >= declared && !n.HasScanFlag(model.FlagOutsideRoot) {
+			b.declaredEdge(n)
+		}
+		b.nestingEdge(n, i >= read)
 	}
 	for _, n := range b.nodes {
 		n.ID = b.id(n)
 	}
 	b.choose()
 	b.breakCycles()
+	b.keepSessionsApart()
 	return b.snapshot(problems)
 }
 
 // resetTree clears what a previous BuildForest set, keeping read flags.
 func resetTree(n *model.Node) {
 	n.ID, n.ParentID, n.Parent, n.Children, n.Entry, n.OtherParents = "", "", nil, nil, nil, nil
+	n.RefusedChildren = nil
 	var keep []model.Flag
 	for _, f := range n.ScanFlags {
 		if f == model.FlagUnreadable {
@@ -130,10 +158,11 @@ func (b *builder) addCandidate(child, parent *model.Node, strength int) {
 	for i, c := range b.cands[child] {
 		if c.parent == parent {
 			b.cands[child][i].strength = max(c.strength, strength)
+			b.cands[child][i].sources |= 1 << strength
 			return
 		}
 	}
-	b.cands[child] = append(b.cands[child], candidate{parent, strength})
+	b.cands[child] = append(b.cands[child], candidate{parent, strength, 1 << strength})
 }
 
 // registryEdges adds an edge for every parseable line of p's `.children`.
@@ -180,19 +209,50 @@ func (b *builder) declaredEdge(c *model.Node) {
 }
 
 // nestingEdge links a node to the nearest node dir above it in its root.
-func (b *builder) nestingEdge(n *model.Node) {
+// For a node the walk did not list (read because a registry entry or a
+// parent_heartbeat names it), that dir is looked for on disk too: a re-read
+// of one session's directory must still see that such a node lies in
+// another session's. A missing node has no word of its own to check.
+func (b *builder) nestingEdge(n *model.Node, notWalked bool) {
 	if n.Root == "" {
 		return
 	}
+	onDisk := notWalked && (n.HasHeartbeat || n.Legacy)
 	for d := filepath.Dir(n.InfraDir); within(n.Root, d); d = filepath.Dir(d) {
 		if p, ok := b.byDir[d]; ok {
 			b.addCandidate(n, p, edgeNesting)
 			return
 		}
+		if onDisk && b.isNodeDirOnDisk(d) {
+			if p := b.lookup(d, HeartbeatFile, false); p != nil {
+				b.addCandidate(n, p, edgeNesting)
+				return
+			}
+		}
 		if d == n.Root {
 			return
 		}
 	}
+}
+
+// isNodeDirOnDisk reports whether dir holds a heartbeat or a `.running`;
+// two lstats per dir, remembered.
+func (b *builder) isNodeDirOnDisk(dir string) bool {
+	if is, ok := b.nodeDir[dir]; ok {
+		return is
+	}
+	if b.nodeDir == nil {
+		b.nodeDir = map[string]bool{}
+	}
+	is := false
+	for _, name := range []string{HeartbeatFile, RunningFile} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			is = true
+			break
+		}
+	}
+	b.nodeDir[dir] = is
+	return is
 }
 
 // lookup finds the node of infra dir dir, named by a path in a file. Inside
@@ -348,7 +408,8 @@ func (b *builder) id(n *model.Node) string {
 }
 
 // choose keeps the strongest candidate of every node (ties to the smaller
-// id) and names the others.
+// id) and names the others. A session lead by its own word, with no
+// nesting to place it, refuses every registry claim on it.
 func (b *builder) choose() {
 	for _, n := range b.nodes {
 		cs := b.cands[n]
@@ -361,18 +422,116 @@ func (b *builder) choose() {
 			}
 			return cs[i].parent.ID < cs[j].parent.ID
 		})
-		n.Parent = cs[0].parent
-		b.chosen[n] = cs[0].strength
-		for _, c := range cs[1:] {
-			n.OtherParents = append(n.OtherParents, c.parent.ID)
+		if n.Heartbeat != nil && n.Heartbeat.SessionLead() && b.own(n) == nil {
+			for _, c := range cs { // no own parent: every candidate is a registry's
+				b.refuse(n, c.parent)
+			}
 		}
-		if len(n.OtherParents) > 0 {
-			addScanFlag(n, model.FlagConflict)
+		b.pick(n)
+	}
+}
+
+// pick links n to its strongest candidate not refused (candidates sorted)
+// and names the others, refused ones included, as losing parents.
+func (b *builder) pick(n *model.Node) {
+	n.Parent, n.Entry, n.OtherParents = nil, nil, nil
+	delete(b.chosen, n)
+	for _, c := range b.cands[n] {
+		if n.Parent == nil && !b.refused[n][c.parent] {
+			n.Parent = c.parent
+			b.chosen[n] = c.strength
+			continue
 		}
-		if e := b.entries[n][n.Parent]; e != nil {
-			n.Entry = e
+		n.OtherParents = append(n.OtherParents, c.parent.ID)
+	}
+	if len(n.OtherParents) > 0 {
+		addScanFlag(n, model.FlagConflict)
+	}
+	if n.Parent != nil {
+		n.Entry = b.entries[n][n.Parent]
+	}
+}
+
+// own is the parent n gives itself: the node its parent_heartbeat names,
+// else the node whose directory holds it; nil when there is neither.
+func (b *builder) own(n *model.Node) *model.Node {
+	var nest *model.Node
+	for _, c := range b.cands[n] {
+		if c.from(edgeDeclared) {
+			return c.parent
+		}
+		if c.from(edgeNesting) {
+			nest = c.parent
 		}
 	}
+	return nest
+}
+
+func (b *builder) refuse(child, parent *model.Node) {
+	if b.refused[child] == nil {
+		b.refused[child] = map[*model.Node]bool{}
+	}
+	b.refused[child][parent] = true
+}
+
+// keepSessionsApart refuses every registry edge that pulls a node out of
+// the session of its own parent, and relinks the node (SPEC §2: trees are
+// scoped). Sessions are read off the forest as linked so far, so a refusal
+// that moves a subtree is seen by the next check; it runs until nothing
+// changes (each round refuses a claim, so it ends). Only nodes whose
+// registry parent is not their own parent are visited: none in a forest
+// where the sources agree.
+func (b *builder) keepSessionsApart() {
+	var contested []*model.Node
+	for _, n := range b.nodes {
+		if own := b.own(n); own != nil && n.Parent != nil && n.Parent != own {
+			contested = append(contested, n)
+		}
+	}
+	sort.Slice(contested, func(i, j int) bool { return contested[i].ID < contested[j].ID })
+	for changed := true; changed; {
+		changed = false
+		for _, n := range contested {
+			p, own := n.Parent, b.own(n)
+			if p == nil || p == own || !b.registered(n, p) || b.sessionOf(p) == b.sessionOf(own) {
+				continue
+			}
+			b.refuse(n, p)
+			b.pick(n)
+			if b.inCycle(n) { // the next claim may come from below n
+				b.breakCycles()
+			}
+			changed = true
+		}
+	}
+}
+
+// registered reports whether p's registry names n.
+func (b *builder) registered(n, p *model.Node) bool {
+	for _, c := range b.cands[n] {
+		if c.parent == p {
+			return c.from(edgeRegistry)
+		}
+	}
+	return false
+}
+
+// sessionOf is the topmost ancestor of n (cycles are broken before).
+func (b *builder) sessionOf(n *model.Node) *model.Node {
+	for steps := 0; n.Parent != nil && steps <= len(b.nodes); steps++ {
+		n = n.Parent
+	}
+	return n
+}
+
+// inCycle reports whether n's parent links lead back to n.
+func (b *builder) inCycle(n *model.Node) bool {
+	for p, steps := n.Parent, 0; p != nil && steps <= len(b.nodes); p, steps = p.Parent, steps+1 {
+		if p == n {
+			return true
+		}
+	}
+	return false
 }
 
 // breakCycles cuts every cycle of parent links at its weakest edge (ties to
@@ -427,6 +586,13 @@ func (b *builder) snapshot(problems []model.Problem) *model.Snapshot {
 		snap.Roots = append(snap.Roots, r.Path)
 	}
 	for _, n := range b.nodes {
+		for p := range b.refused[n] {
+			p.RefusedChildren = append(p.RefusedChildren, n.ID)
+			addScanFlag(p, model.FlagConflict)
+		}
+	}
+	for _, n := range b.nodes {
+		sort.Strings(n.RefusedChildren)
 		snap.ByID[n.ID] = n
 		if n.Parent == nil {
 			snap.Sessions = append(snap.Sessions, n)

@@ -22,7 +22,7 @@ func TestTreeEdges(t *testing.T) {
 			name: "parent-declared edge from .children, absolute path",
 			build: func(t *testing.T, root string) {
 				node(t, root, "A", "")
-				node(t, root, "B", "")
+				workerHeartbeat(t, root, "B") // no parent_heartbeat: not a session lead
 				writeFile(t, filepath.Join(root, "A", RegistryFile), registry(filepath.Join(root, "B", HeartbeatFile)), time.Now(), 0)
 			},
 			check: func(t *testing.T, root string, snap *model.Snapshot) {
@@ -73,16 +73,16 @@ func TestTreeEdges(t *testing.T) {
 			},
 		},
 		{
-			name: "conflict: registry beats parent_heartbeat and nesting, losers named",
+			name: "conflict within a session: registry beats parent_heartbeat and nesting, losers named",
 			build: func(t *testing.T, root string) {
-				node(t, root, "P", "")
 				q := node(t, root, "Q", "")
+				node(t, root, "Q/team/P", q)
 				node(t, root, "Q/team/K", q)
-				writeFile(t, filepath.Join(root, "P", RegistryFile), registry(filepath.Join(root, "Q/team/K", HeartbeatFile)), time.Now(), 0)
+				writeFile(t, filepath.Join(root, "Q/team/P", RegistryFile), registry(filepath.Join(root, "Q/team/K", HeartbeatFile)), time.Now(), 0)
 			},
 			check: func(t *testing.T, root string, snap *model.Snapshot) {
 				k := mustNode(t, snap, "Q/team/K")
-				if k.ParentID != "P" || !k.HasScanFlag(model.FlagConflict) || !slices.Equal(k.OtherParents, []string{"Q"}) {
+				if k.ParentID != "Q/team/P" || !k.HasScanFlag(model.FlagConflict) || !slices.Equal(k.OtherParents, []string{"Q"}) {
 					t.Errorf("K parent %q flags %v others %v", k.ParentID, k.ScanFlags, k.OtherParents)
 				}
 			},
@@ -117,8 +117,8 @@ func TestTreeEdges(t *testing.T) {
 		{
 			name: "cycle of two registries broken and flagged",
 			build: func(t *testing.T, root string) {
-				y1 := node(t, root, "Y1", "")
-				y2 := node(t, root, "Y2", "")
+				y1 := workerHeartbeat(t, root, "Y1")
+				y2 := workerHeartbeat(t, root, "Y2")
 				writeFile(t, filepath.Join(root, "Y1", RegistryFile), registry(y2), time.Now(), 0)
 				writeFile(t, filepath.Join(root, "Y2", RegistryFile), registry(y1), time.Now(), 0)
 			},
@@ -137,7 +137,7 @@ func TestTreeEdges(t *testing.T) {
 			build: func(t *testing.T, root string) {
 				// A registers B (strong); A declares B its parent (weaker).
 				a := filepath.Join(root, "A", HeartbeatFile)
-				b := node(t, root, "B", "")
+				b := workerHeartbeat(t, root, "B")
 				writeFile(t, a, heartbeat(os.Getpid(), b, "running"), time.Now(), 0)
 				writeFile(t, filepath.Join(root, "A", RegistryFile), registry(b), time.Now(), 0)
 			},
@@ -312,11 +312,11 @@ func TestSeveralRootsPrefixIDsAndNeverDuplicate(t *testing.T) {
 // and the edge cut (SPEC §2), from what BuildForest leaves in OtherParents.
 func TestConflictAndCycleReasonsFromDisk(t *testing.T) {
 	root := t.TempDir()
-	node(t, root, "P", "")
 	q := node(t, root, "Q", "")
+	node(t, root, "Q/team/P", q)
 	node(t, root, "Q/team/K", q)
-	writeFile(t, filepath.Join(root, "P", RegistryFile), registry(filepath.Join(root, "Q/team/K", HeartbeatFile)), time.Now(), 0)
-	y1, y2 := node(t, root, "Y1", ""), node(t, root, "Y2", "")
+	writeFile(t, filepath.Join(root, "Q/team/P", RegistryFile), registry(filepath.Join(root, "Q/team/K", HeartbeatFile)), time.Now(), 0)
+	y1, y2 := workerHeartbeat(t, root, "Y1"), workerHeartbeat(t, root, "Y2")
 	writeFile(t, filepath.Join(root, "Y1", RegistryFile), registry(y2), time.Now(), 0)
 	writeFile(t, filepath.Join(root, "Y2", RegistryFile), registry(y1), time.Now(), 0)
 	snap, err := Scan(Options{Roots: []string{root}, Probe: aliveProbe{}})

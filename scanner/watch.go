@@ -747,6 +747,11 @@ func sameEdges(a, b *model.Node) bool {
 	if (a.Heartbeat == nil) != (b.Heartbeat == nil) || !slices.Equal(a.Problems, b.Problems) {
 		return false
 	}
+	// `parent_heartbeat: ""` and no field at all both read as "": only the
+	// first is a session lead that no registry adopts.
+	if a.Heartbeat != nil && a.Heartbeat.SessionLead() != b.Heartbeat.SessionLead() {
+		return false
+	}
 	for i := range a.Registry {
 		if string(a.Registry[i].Raw) != string(b.Registry[i].Raw) || a.Registry[i].Torn != b.Registry[i].Torn {
 			return false
@@ -760,7 +765,7 @@ func sameEdges(a, b *model.Node) bool {
 func patchFacts(t, facts *model.Node) {
 	c := CopyFacts(facts)
 	c.ID, c.Parent, c.Children, c.ParentID = t.ID, t.Parent, t.Children, t.ParentID
-	c.Entry, c.OtherParents = t.Entry, t.OtherParents
+	c.Entry, c.OtherParents, c.RefusedChildren = t.Entry, t.OtherParents, t.RefusedChildren
 	for _, f := range t.ScanFlags {
 		if f != model.FlagUnreadable && !c.HasScanFlag(f) {
 			c.ScanFlags = append(c.ScanFlags, f)

@@ -40,6 +40,11 @@ type Node struct {
 	Children       []*Node  // sorted by id
 	DeclaredParent string   // parent_heartbeat as written, for the detail pane
 
+	// RegistryCompacting is the path of `.children.compacting` while a
+	// compaction's replaced registry is not carried over whole ("" when
+	// none); Registry then ends with its lines not carried yet.
+	RegistryCompacting string
+
 	// Classification (liveness fills these).
 	State  State
 	Flags  []Flag

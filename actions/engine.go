@@ -164,6 +164,9 @@ func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
 		// a dry run writes nothing.
 		return refuse(res, "read-only mode: no action can run"), nil
 	}
+	if !req.DryRun {
+		e.finishCompactions(snap)
+	}
 	if why := e.configInRoot(n); why != "" {
 		return e.refused(req, res, why)
 	}

@@ -40,6 +40,10 @@ const (
 	drainQuietPollsBlind = 50
 	drainPoll            = 2 * time.Millisecond
 	drainTornWait        = 200 * time.Millisecond
+	// drainSettle: the second look for writers comes at least this long
+	// after the rename, also when a cancel hurries the drain, so that an
+	// open that raced the rename has returned and shows in /proc.
+	drainSettle = 10 * time.Millisecond
 )
 
 // compaction is what compactFile did: the lines it removed (none when the
@@ -527,11 +531,12 @@ func (e *Engine) drain(ctx context.Context, h *protocol.Handover) ([]protocol.Ho
 	if !protocol.HoldersVisible {
 		quietPolls = drainQuietPollsBlind
 	}
+	renamed := time.Now()
 	holders := h.Holders()
 	// An open racing the rename may show in /proc only just after it: look
 	// once more before calling the file quiet.
 	rescanned := !protocol.HoldersVisible
-	deadline := time.Now().Add(e.drainHold)
+	deadline := renamed.Add(e.drainHold)
 	quiet := 0
 	var tornSince time.Time
 	for {
@@ -570,6 +575,7 @@ func (e *Engine) drain(ctx context.Context, h *protocol.Handover) ([]protocol.Ho
 				break
 			}
 			rescanned = true
+			time.Sleep(drainSettle - time.Since(renamed))
 			holders = h.Holders()
 			continue
 		}

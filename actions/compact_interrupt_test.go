@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
 // dropSeed is the rule of the interruption tests: only the seed lines go,
@@ -60,14 +61,15 @@ type interruptStats struct {
 	// signals sent, and how many reached a compaction still at work
 	// (SIGTERM: it saw the cancel; SIGKILL: it died of it)
 	signals, interrupted int
-	// orphans: a SIGKILL left the replaced registry for the next run
-	orphans                int
+	// orphans: a SIGKILL left the replaced registry for the next run;
+	// every other one is finished by a watcher, the rest by an action
+	orphans, byWatcher     int
 	lost, duplicated, torn int
 }
 
 func (s interruptStats) String() string {
-	return fmt.Sprintf("%d runs, %d appends, %d signals (%d reached a compaction at work, %d left an orphan), %d lost, %d duplicated, %d torn",
-		s.runs, s.appends, s.signals, s.interrupted, s.orphans, s.lost, s.duplicated, s.torn)
+	return fmt.Sprintf("%d runs, %d appends, %d signals (%d reached a compaction at work, %d left an orphan, %d of them finished by a watcher), %d lost, %d duplicated, %d torn",
+		s.runs, s.appends, s.signals, s.interrupted, s.orphans, s.byWatcher, s.lost, s.duplicated, s.torn)
 }
 
 // quickExit is the environment of the helpers: under -race a process
@@ -80,11 +82,12 @@ const appendAfter = 5 * time.Millisecond
 
 // interruptAroundRename runs compactions in a child process while another
 // process appends (plain O_APPEND, open-write-close, no lock) from before
-// the compaction starts until after it ended, and sends
-// SIGTERM or SIGKILL (alternately) at a random moment 0-3 ms after the
-// compaction said it is about to rename: before the rename, between it and
-// the drain, or in the drain. Then the next action (another compaction)
-// runs, and the registry must hold every appended line exactly once, whole.
+// the compaction starts until after it ended, and sends SIGTERM or SIGKILL
+// (alternately) at a random moment 0-3 ms after the compaction said it is
+// about to rename: before the rename, between it and the drain, or in the
+// drain. Then the next run — a watcher for every other orphan a SIGKILL
+// left, and another compaction — must leave the registry holding every
+// appended line exactly once, whole.
 func interruptAroundRename(tb testing.TB, runs int) interruptStats {
 	tb.Helper()
 	seed := uint64(time.Now().UnixNano())
@@ -103,6 +106,10 @@ func interruptAroundRename(tb testing.TB, runs int) interruptStats {
 			fmt.Fprintf(&seedLines, `{"heartbeat":"/nowhere/seed-%d/.heartbeat","team":"t","task_id":"%d","status":"active"}`+"\n", i, i)
 		}
 		if err := os.WriteFile(path, []byte(seedLines.String()), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		// A node, so that a watcher reads its registry.
+		if err := os.WriteFile(filepath.Join(dir, ".heartbeat"), []byte(`{"pid":0,"parent_heartbeat":"","role":"lead","started":0,"status":"completed"}`), 0o644); err != nil {
 			tb.Fatal(err)
 		}
 		appender := helperCmd("append-until-eof", path, "a")
@@ -153,10 +160,12 @@ func interruptAroundRename(tb testing.TB, runs int) interruptStats {
 			cancelled = cancelled || line == "cancelled"
 		}
 		werr := compactor.Wait()
+		orphan := false
 		if sig == syscall.SIGKILL {
 			if ws, ok := compactor.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 				st.interrupted++
 				if _, err := os.Lstat(path + ".compacting"); err == nil {
+					orphan = true
 					st.orphans++
 				}
 			}
@@ -181,8 +190,20 @@ func interruptAroundRename(tb testing.TB, runs int) interruptStats {
 		}
 		st.appends += appended
 
+		if orphan && st.orphans%2 == 0 {
+			// A dashboard started now finishes what the kill left.
+			w, err := scanner.NewWatcher(scanner.Options{Roots: []string{dir}}, scanner.WatchOptions{RecoverCompactions: true})
+			if err != nil {
+				tb.Fatalf("run %d: watcher: %v", run, err)
+			}
+			w.Close()
+			if _, err := os.Lstat(path + ".compacting"); err == nil {
+				tb.Fatalf("run %d: the watcher did not finish the orphaned compaction", run)
+			}
+			st.byWatcher++
+		}
 		// The next action: a compaction, which finishes what the
-		// interrupted one left before it does its own work.
+		// interrupted one left (if still there) before it does its own work.
 		e := testEngine(dir, model.Thresholds{}, Config{})
 		if _, err := e.compactFile(context.Background(), path, dropSeed, nil); err != nil {
 			tb.Fatalf("run %d: the next compaction: %v", run, err)

@@ -43,7 +43,9 @@ var errNoRecord = errors.New("no record of how much of it was carried over")
 // (Carried, End). A kill between the two leaves a carry that may or may not
 // have happened; only then is content looked at, and only for that one
 // write, which lands in one piece (O_APPEND) at or after From (see
-// resolve).
+// resolve). What is left to chance: another writer appending the very
+// bytes of that write between the kill and the recovery, which would be
+// taken for it.
 type record struct {
 	// Ino is reg's inode: a record of another registry is void.
 	Ino uint64 `json:"registry_ino"`

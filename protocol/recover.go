@@ -11,8 +11,9 @@ import (
 	"time"
 )
 
-// settle is how old a replaced registry must be before recovery removes
-// it: an open that raced the rename shows in /proc only once it returns.
+// settle is how long after its last change (the rename, or a write) a
+// replaced registry is looked at for writers before recovery removes it:
+// an open that raced the rename shows in /proc only once it returns.
 const settle = 20 * time.Millisecond
 
 // Recovery is what Recover did with what a compaction left in a directory.
@@ -38,8 +39,11 @@ func Recover(dir string) (Recovery, error) {
 		return Recovery{}, nil
 	}
 	unlock, ok, err := TryLockDir(dir)
-	if err != nil || !ok {
-		return Recovery{Busy: !ok}, err
+	if err != nil {
+		return Recovery{}, err
+	}
+	if !ok {
+		return Recovery{Busy: true}, nil
 	}
 	defer unlock()
 	return RecoverLocked(dir)
@@ -170,8 +174,8 @@ func (h *Handover) close() {
 	h.reg.Close()
 }
 
-// changed is fi's ctime: for a replaced registry, about when it was
-// renamed over (the unlink of its old name sets it).
+// changed is fi's ctime: for a replaced registry, its last change, which
+// is no earlier than the rename (the unlink of its old name sets it).
 func changed(fi os.FileInfo) time.Time {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		return time.Unix(st.Ctim.Unix())

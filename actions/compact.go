@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
@@ -24,26 +25,36 @@ const maxRegistrySize = 512 << 20
 // clear what a killed one left behind.
 const compactTempPrefix = registryFile + ".compact-"
 
-// Drain tuning: after the rename, the old file is read while a process
-// still holds it open for writing (up to defaultDrainHold), then until it
-// has been quiet this many polls in a row, each this far apart — longer
-// where who holds it cannot be seen; a torn tail is waited for this long
-// before it is carried over as it is.
+// Drain tuning: before the rename, a process that holds the registry open
+// for writing is waited for up to defaultDrainHold, looked at every
+// holderPoll, and the compaction is refused if it still does; after the
+// rename, the replaced file is read while a process still holds it open
+// for writing (up to defaultDrainHold, after which it is left for the next
+// run), then until it has been quiet this many polls in a row, each this
+// far apart — longer where who holds it cannot be seen; a torn tail is
+// waited for this long before it is carried over as it is.
 const (
 	defaultDrainHold     = 5 * time.Second
+	holderPoll           = 10 * time.Millisecond
 	drainQuietPolls      = 3
 	drainQuietPollsBlind = 50
 	drainPoll            = 2 * time.Millisecond
 	drainTornWait        = 200 * time.Millisecond
+	// drainSettle: the second look for writers comes at least this long
+	// after the rename, also when a cancel hurries the drain, so that an
+	// open that raced the rename has returned and shows in /proc.
+	drainSettle = 10 * time.Millisecond
 )
 
 // compaction is what compactFile did: the lines it removed (none when the
-// registry was left as it was, whatever the error), and the pids
-// that still held the old registry open for writing when the drain gave up
-// on them (what they write from then on is not carried over).
+// registry was left as it was, whatever the error); the processes that
+// still held the replaced registry open for writing when the drain window
+// ended (it stays as .children.compacting, and what they write is carried
+// over by the next action or watcher); or why it refused to compact.
 type compaction struct {
 	removed  []removal
-	heldOpen []int
+	heldOpen []protocol.Holder
+	refused  string
 }
 
 // removal is a registry line compaction drops, and why.
@@ -76,7 +87,7 @@ func (e *Engine) compactNode(ctx context.Context, req Request, n *model.Node) (R
 	}
 	decide := e.compactRule(n.InfraDir, running)
 	if req.DryRun {
-		b, err := readFileCapped(path, maxRegistrySize)
+		b, err := readRegistryView(path)
 		if err != nil {
 			return res, fmt.Errorf("compact %s: %w", n.ID, err)
 		}
@@ -107,6 +118,9 @@ func (e *Engine) compactNode(ctx context.Context, req Request, n *model.Node) (R
 		return nil
 	}
 	c, err := e.compactFile(ctx, path, decide, commit)
+	if err == nil && c.refused != "" {
+		return e.refused(req, res, c.refused)
+	}
 	res.Removed = removedLines(c.removed)
 	if err != nil {
 		res.Outcome, res.Message = OutcomeFailed, fmt.Sprintf("compact %s: %v", n.ID, err)
@@ -122,7 +136,8 @@ func (e *Engine) compactNode(ctx context.Context, req Request, n *model.Node) (R
 		res.Plan = append(res.Plan, fmt.Sprintf("dropped (%s): %s", r.reason, r.line))
 	}
 	if len(c.heldOpen) > 0 {
-		held := fmt.Sprintf("%s still held the old registry open for writing after %s: a line written there from now on is lost", pidWords(c.heldOpen), e.drainHold)
+		held := fmt.Sprintf("%s still held the replaced registry open for writing when the drain ended (at most %s): it stays as %s, shown with the registry, and what is written to it is carried over by the next action or the dashboard",
+			protocol.HolderWords(c.heldOpen), e.drainHold, protocol.CompactingFile)
 		res.Message += "; " + held
 		note := res
 		note.Message = held
@@ -134,24 +149,27 @@ func (e *Engine) compactNode(ctx context.Context, req Request, n *model.Node) (R
 	return res, e.journalResult(req, res, nil)
 }
 
+// readRegistryView reads the registry at path as the compaction will find
+// it: with the lines an unfinished compaction left in
+// .children.compacting, which it carries over first.
+func readRegistryView(path string) ([]byte, error) {
+	dir := filepath.Dir(path)
+	if _, err := os.Lstat(filepath.Join(dir, protocol.CompactingFile)); err != nil {
+		return readFileCapped(path, maxRegistrySize)
+	}
+	v, err := protocol.ReadView(dir, maxRegistrySize)
+	if err != nil {
+		return nil, err
+	}
+	return append(v.Registry, v.Pending...), nil
+}
+
 func removedLines(removed []removal) []string {
 	var out []string
 	for _, r := range removed {
 		out = append(out, string(r.line))
 	}
 	return out
-}
-
-// pidWords is "pid 7" or "pids 7, 9".
-func pidWords(pids []int) string {
-	s := make([]string, len(pids))
-	for i, p := range pids {
-		s[i] = fmt.Sprint(p)
-	}
-	if len(pids) == 1 {
-		return "pid " + s[0]
-	}
-	return "pids " + strings.Join(s, ", ")
 }
 
 // compactAll compacts every registry under the roots; the journal gets a
@@ -164,6 +182,9 @@ func (e *Engine) compactAll(ctx context.Context, req Request) (Result, error) {
 	snap, err := e.scanRoots()
 	if err != nil {
 		return res, err
+	}
+	if !req.DryRun {
+		e.finishCompactions(snap)
 	}
 	var errs []error
 	total, files := 0, 0
@@ -192,6 +213,9 @@ func (e *Engine) compactAll(ctx context.Context, req Request) (Result, error) {
 			if err != nil {
 				errs = append(errs, err)
 			}
+			if r.Refused {
+				res.Plan = append(res.Plan, "refused: "+r.Message)
+			}
 			if removed := len(r.Removed); removed > 0 {
 				files++
 				total += removed
@@ -209,6 +233,23 @@ func (e *Engine) compactAll(ctx context.Context, req Request) (Result, error) {
 		res.Outcome = OutcomeFailed
 	}
 	return res, joinErrors(errs...)
+}
+
+// finishCompactions finishes what compactions that did not finish left in
+// the registries of snap (SPEC §5.3): the next action of any kind after a
+// compaction was killed carries over the lines appended to the replaced
+// registry and removes it. A leftover a live compaction holds is its own;
+// one a writer still holds, or that cannot be finished (the scan shows why
+// as a problem of its node), stays and is shown with the registry. Nothing
+// here decides the action at hand, so its errors do not fail it.
+func (e *Engine) finishCompactions(snap *model.Snapshot) {
+	for _, s := range snap.Sessions {
+		s.Walk(func(n *model.Node) {
+			if n.RegistryCompacting != "" && !n.HasScanFlag(model.FlagOutsideRoot) {
+				_, _ = protocol.Recover(n.InfraDir)
+			}
+		})
+	}
 }
 
 // reread reads n again from disk: its own directory and what lies below
@@ -293,18 +334,31 @@ func filterLines(b []byte, fileOld bool, decide func([]byte, bool) (bool, string
 // compactFile rewrites path without the lines decide drops, losing nothing
 // that concurrent appenders (plain O_APPEND, no lock) write meanwhile:
 //
-//  1. open the registry and read it up to its last complete line;
-//  2. write the kept lines to a temp file in the same directory, fsync;
-//  3. copy whatever complete lines were appended meanwhile, fsync;
-//  4. hand the removed lines to commit (the journal: they must be recorded
-//     before they leave the registry), then rename the temp file over it;
-//  5. drain the old file through the descriptor opened in 1: appenders
-//     that opened it before the rename write there, and those lines are
-//     appended to the new file, for as long as one holds it open.
+//  1. finish what an earlier compaction left (protocol.RecoverLocked);
+//  2. open the registry and read it up to its last complete line;
+//  3. write the kept lines to a temp file in the same directory, fsync;
+//  4. wait, up to drainHold, for the processes that hold the registry open
+//     for writing to close it; refuse, naming them, if one still does:
+//     what it writes after the rename would go to the replaced file for as
+//     long as it likes;
+//  5. copy the complete lines appended meanwhile, fsync;
+//  6. hand the removed lines to commit (the journal: they must be recorded
+//     before they leave the registry);
+//  7. record how much of the registry the temp file holds, keep the
+//     registry as .children.compacting (a hard link) and rename the temp
+//     file over it (protocol.Replace);
+//  8. drain: carry over what appenders that opened the registry before the
+//     rename write to the replaced file, until no process holds it open
+//     for writing, then once more, and remove it. A cancel (SIGINT or
+//     SIGTERM through the cli's context) ends the wait for writers, not
+//     the carrying: the final carry runs; a writer still holding it, or
+//     the drain window passing, leaves it for the next action or watcher.
 //
-// Killed before 4 the registry is as it was (a stray temp file is cleared by
-// the next compaction); from 4 on it is as intended. Compactions of one
-// directory are serialised with a lock on the directory itself.
+// Killed before 7 the registry is as it was (a stray temp file is cleared by
+// the next compaction); from 7 on it is as intended, and the lines appended
+// to the replaced file are carried over by the next run of any action or of
+// the watcher, each once. Compactions of one directory are serialised with
+// a lock on the directory itself.
 func (e *Engine) compactFile(ctx context.Context, path string, decide func([]byte, bool) (bool, string), commit func([]removal) error) (compaction, error) {
 	dir := filepath.Dir(path)
 	unlock, err := lockDir(dir)
@@ -313,6 +367,14 @@ func (e *Engine) compactFile(ctx context.Context, path string, decide func([]byt
 	}
 	defer unlock()
 	clearStaleTemps(dir)
+	left, err := protocol.RecoverLocked(dir)
+	if err != nil {
+		return compaction{}, err
+	}
+	if len(left.Holders) > 0 {
+		return compaction{refused: fmt.Sprintf("%s still holds %s open for writing, the registry an earlier compaction replaced: its lines are carried over until it closes it, and the registry is compacted again only then",
+			protocol.HolderWords(left.Holders), filepath.Join(dir, protocol.CompactingFile))}, nil
+	}
 
 	old, err := os.Open(path)
 	if err != nil {
@@ -384,11 +446,20 @@ func (e *Engine) compactFile(ctx context.Context, path string, decide func([]byt
 	if err := crash("compact:synced"); err != nil {
 		return compaction{}, err
 	}
-	// Carry over what was appended while we filtered. Complete lines only at
-	// first: a line must not be split between the old inode and the new
-	// one. A torn tail is given time to complete; one that does not is a
-	// dead writer's leftover and is carried as it is, so that no byte
-	// depends on the drain after the rename.
+	holders := e.writersHolding(ctx, st)
+	if err := ctx.Err(); err != nil {
+		return compaction{}, fmt.Errorf("compact %s: %w", path, err) // nothing was changed yet
+	}
+	if len(holders) > 0 {
+		return compaction{refused: fmt.Sprintf("%s holds %s open for writing past %s: what it writes after the rename would land in the replaced file for as long as it holds it; refused",
+			protocol.HolderWords(holders), path, e.drainHold)}, nil
+	}
+	// Carry over what was appended while we filtered. Complete lines only
+	// at first: a line must not be split between the old inode and the new
+	// one. A torn tail is given time to complete; one that does not, with
+	// no process holding the registry open for writing, is a dead writer's
+	// leftover and is carried as it is, so that the registry is as
+	// intended at the rename.
 	if copied, err = carryTail(old, tmp, copied); err != nil {
 		return compaction{}, err
 	}
@@ -406,117 +477,117 @@ func (e *Engine) compactFile(ctx context.Context, path string, decide func([]byt
 	if err := crash("compact:journaled"); err != nil {
 		return compaction{}, err
 	}
-	if err := os.Rename(tmpName, path); err != nil {
-		return compaction{}, fmt.Errorf("rename %s over %s: %w", tmpName, path, err)
+	h, err := protocol.Replace(dir, old, tmp, tmpName, copied, crash)
+	if err != nil {
+		return compaction{}, err
 	}
 	committed = true
 	if err := crash("compact:renamed"); err != nil {
 		return compaction{removed: removed}, err
 	}
-	// Appenders that opened the old file before the rename write to it:
-	// carry their lines over until none holds it open and it was quiet.
-	heldOpen, err := e.drain(ctx, old, tmp, copied)
+	held, err := e.drain(ctx, h)
 	if err != nil {
 		return compaction{removed: removed}, err
 	}
-	if err := tmp.Sync(); err != nil {
-		return compaction{removed: removed}, fmt.Errorf("fsync %s: %w", path, err)
+	if len(held) > 0 {
+		// The replaced file stays: the next action or watcher carries on.
+		if err := tmp.Sync(); err != nil {
+			return compaction{removed: removed}, fmt.Errorf("fsync %s: %w", path, err)
+		}
+		return compaction{removed: removed, heldOpen: held}, nil
 	}
-	syncDir(dir)
-	return compaction{removed: removed, heldOpen: heldOpen}, nil
+	if err := crash("compact:drained"); err != nil {
+		return compaction{removed: removed}, err
+	}
+	if err := h.Finish(); err != nil {
+		return compaction{removed: removed}, err
+	}
+	return compaction{removed: removed}, nil
 }
 
-// drain carries to dst what is appended to old, the replaced registry,
-// from offset on. While a process other than us holds old open for
-// writing it keeps going, up to drainHold, and returns the pids still
-// holding it then; once none does (or where that cannot be seen), until
-// old has been quiet for a while.
-func (e *Engine) drain(ctx context.Context, old, dst *os.File, offset int64) ([]int, error) {
-	target, err := old.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("stat %s: %w", old.Name(), err)
+// writersHolding waits, up to drainHold, for the processes that hold the
+// registry (target) open for writing to close it, and returns those that
+// still do. Appenders that open, write and close are seen at most for a
+// moment; a process that keeps its descriptor is what it finds.
+func (e *Engine) writersHolding(ctx context.Context, target os.FileInfo) []protocol.Holder {
+	holders := protocol.Holders(target)
+	deadline := time.Now().Add(e.drainHold)
+	for len(holders) > 0 && ctx.Err() == nil && time.Now().Before(deadline) {
+		time.Sleep(holderPoll)
+		holders = protocol.StillHolding(holders, target)
 	}
-	base, skip := filepath.Base(old.Name()), int(old.Fd())
+	return holders
+}
+
+// drain carries over what is appended to the replaced registry through
+// descriptors opened before the rename. It keeps going while a process
+// holds it open for writing, up to drainHold, and returns
+// the holders left then; once none does (or where that cannot be seen),
+// until it has been quiet a few polls and a second look finds no holder,
+// and then carries once more, a torn tail included (its writer is gone).
+// A cancelled ctx ends the waiting, never the carrying.
+func (e *Engine) drain(ctx context.Context, h *protocol.Handover) ([]protocol.Holder, error) {
 	quietPolls := drainQuietPolls
-	if !writersVisible {
+	if !protocol.HoldersVisible {
 		quietPolls = drainQuietPollsBlind
 	}
-	writers := writersOf(target, base, skip)
+	renamed := time.Now()
+	holders := h.Holders()
 	// An open racing the rename may show in /proc only just after it: look
 	// once more before calling the file quiet.
-	rescanned := !writersVisible
-	deadline := time.Now().Add(e.drainHold)
+	rescanned := !protocol.HoldersVisible
+	deadline := renamed.Add(e.drainHold)
 	quiet := 0
 	var tornSince time.Time
-	for ctx.Err() == nil {
-		before := offset
-		if offset, err = carryLines(old, dst, offset, false); err != nil {
+	for {
+		carried, err := h.Carry(false)
+		if err != nil {
 			return nil, err
 		}
-		size, err := fileSize(old)
+		pending, err := h.Pending()
 		if err != nil {
 			return nil, err
 		}
 		switch {
-		case offset != before:
+		case carried > 0:
 			quiet, tornSince = 0, time.Time{}
-		case size > offset:
-			// A torn tail: an append in flight, or one that died half-way.
+		case pending > 0 && ctx.Err() == nil:
+			// A torn tail: an append in flight, given time to complete.
 			if tornSince.IsZero() {
 				tornSince = time.Now()
-			} else if time.Since(tornSince) > drainTornWait {
-				if offset, err = carryLines(old, dst, offset, true); err != nil {
-					return nil, err
-				}
+			}
+			if time.Since(tornSince) < drainTornWait {
+				quiet = 0
+			} else {
+				quiet++
 			}
 		default:
 			quiet++
 		}
-		writers = stillHolding(writers, target)
-		if len(writers) > 0 {
-			if time.Now().After(deadline) {
-				break
+		holders = h.StillHolding(holders)
+		if len(holders) > 0 {
+			if ctx.Err() != nil || time.Now().After(deadline) {
+				return holders, nil
 			}
 			quiet = 0
-		} else if quiet >= quietPolls {
+		} else if quiet >= quietPolls || ctx.Err() != nil {
 			if rescanned {
 				break
 			}
 			rescanned = true
-			writers = writersOf(target, base, skip)
+			time.Sleep(drainSettle - time.Since(renamed))
+			holders = h.Holders()
+			continue
 		}
 		time.Sleep(drainPoll)
 	}
-	if len(writers) == 0 {
-		return nil, nil
-	}
-	// Given up on: carry what is there now, and say who may write more.
-	if _, err := carryLines(old, dst, offset, false); err != nil {
-		return nil, err
-	}
-	var pids []int
-	for _, w := range writers {
-		if len(pids) == 0 || pids[len(pids)-1] != w.pid {
-			pids = append(pids, w.pid)
-		}
-	}
-	return pids, nil
+	_, err := h.Carry(true)
+	return nil, err
 }
 
-// stillHolding keeps the openers whose descriptor still refers to target.
-func stillHolding(openers []opener, target os.FileInfo) []opener {
-	kept := openers[:0]
-	for _, o := range openers {
-		if o.holds(target) {
-			kept = append(kept, o)
-		}
-	}
-	return kept
-}
-
-// carryTail carries old's complete lines from offset to dst, waits up to
-// drainTornWait for a torn tail to complete, and carries the tail as it is
-// when it does not.
+// carryTail carries old's complete lines from offset on to dst, waits up
+// to drainTornWait for a torn tail to complete, and carries the tail as it
+// is when it does not. It returns the new offset.
 func carryTail(old, dst *os.File, offset int64) (int64, error) {
 	deadline := time.Now().Add(drainTornWait)
 	for {
@@ -524,11 +595,11 @@ func carryTail(old, dst *os.File, offset int64) (int64, error) {
 		if offset, err = carryLines(old, dst, offset, false); err != nil {
 			return offset, err
 		}
-		size, err := fileSize(old)
+		st, err := old.Stat()
 		if err != nil {
-			return offset, err
+			return offset, fmt.Errorf("stat %s: %w", old.Name(), err)
 		}
-		if size <= offset {
+		if st.Size() <= offset {
 			return offset, nil
 		}
 		if time.Now().After(deadline) {
@@ -538,17 +609,17 @@ func carryTail(old, dst *os.File, offset int64) (int64, error) {
 	}
 }
 
-// carryLines appends old's bytes from offset to dst: complete lines only,
-// unless all is set. It returns the new offset.
+// carryLines appends old's bytes from offset on to dst, in one write:
+// complete lines only, unless all is set. It returns the new offset.
 func carryLines(old, dst *os.File, offset int64, all bool) (int64, error) {
-	size, err := fileSize(old)
+	st, err := old.Stat()
 	if err != nil {
-		return offset, err
+		return offset, fmt.Errorf("stat %s: %w", old.Name(), err)
 	}
-	if size <= offset {
+	if st.Size() <= offset {
 		return offset, nil
 	}
-	buf := make([]byte, size-offset)
+	buf := make([]byte, st.Size()-offset)
 	k, err := old.ReadAt(buf, offset)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return offset, fmt.Errorf("read %s: %w", old.Name(), err)
@@ -560,38 +631,15 @@ func carryLines(old, dst *os.File, offset int64, all bool) (int64, error) {
 	if len(buf) == 0 {
 		return offset, nil
 	}
-	// One O_APPEND write: concurrent appenders to the new file see whole
-	// lines either side of it.
 	if _, err := dst.Write(buf); err != nil {
 		return offset, fmt.Errorf("append to %s: %w", dst.Name(), err)
 	}
 	return offset + int64(len(buf)), nil
 }
 
-func fileSize(f *os.File) (int64, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("stat %s: %w", f.Name(), err)
-	}
-	return st.Size(), nil
-}
-
-// lockDir takes an exclusive flock on dir, serialising compactions of the
-// registries in it (appenders never lock and are not slowed).
-func lockDir(dir string) (func(), error) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", dir, err)
-	}
-	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX); err != nil {
-		d.Close()
-		return nil, fmt.Errorf("lock %s: %w", dir, err)
-	}
-	return func() {
-		_ = syscall.Flock(int(d.Fd()), syscall.LOCK_UN)
-		d.Close()
-	}, nil
-}
+// lockDir takes an exclusive flock on dir, serialising compactions, resumes
+// and merges of the node in it (appenders never lock and are not slowed).
+func lockDir(dir string) (func(), error) { return protocol.LockDir(dir) }
 
 // clearStaleTemps removes temp files a killed compaction left; called under
 // the directory lock, so none of them belongs to a live compaction.
@@ -604,12 +652,5 @@ func clearStaleTemps(dir string) {
 		if strings.HasPrefix(en.Name(), compactTempPrefix) && strings.HasSuffix(en.Name(), ".tmp") {
 			_ = os.Remove(filepath.Join(dir, en.Name()))
 		}
-	}
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // dropMarked is a rule for compactFile tests: lines whose status is "drop" go.
@@ -154,30 +155,55 @@ func journalRemoved(t *testing.T, root, node string, removed []string) bool {
 }
 
 // SPEC §5, §9: a dispatchtop killed mid-action leaves every file as it was
-// or as intended, and the journal holds the removed lines whenever the
-// registry lost them. The hook stops the compaction at each step as a kill
-// would (no cleanup); the next compaction must finish the job and clear the
-// temp file.
+// or as intended — the registry as readers see it, `.children` and what of
+// the replaced registry is not carried over yet — and the journal holds the
+// removed lines whenever the registry lost them. The hook stops the
+// compaction at each step as a kill would (no cleanup); the next compaction
+// must finish the job and clear what the killed one left.
 func TestCompactionKilledAtEveryStepLeavesTheFileAsItWasOrAsIntended(t *testing.T) {
 	errKilled := errors.New("killed")
-	for _, step := range []string{"compact:read", "compact:written", "compact:synced", "compact:carried", "compact:journaled", "compact:renamed"} {
+	for _, step := range []string{"compact:read", "compact:written", "compact:synced", "compact:carried", "compact:journaled",
+		"compact:recorded", "compact:linked", "compact:renamed", "carry:announced", "carry:written", "compact:drained", "compact:unlinked"} {
 		t.Run(step, func(t *testing.T) {
 			root := t.TempDir()
 			path, original, intended, removed := killableRegistry(t, root)
 			e := testEngine(root, model.Thresholds{}, Config{})
+			var early *os.File
 			e.hook = func(s string) error {
+				// For the drain's steps, the drain has something to carry:
+				// a line from an appender that opened the registry just
+				// before the rename and writes just after it.
+				switch {
+				case !strings.HasPrefix(step, "carry:"):
+				case s == "compact:journaled":
+					var err error
+					early, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+					return err
+				case s == "compact:renamed":
+					_, err := early.WriteString(late(root) + "\n")
+					early.Close()
+					return err
+				}
 				if s == step {
 					return errKilled
 				}
 				return nil
 			}
+			if strings.HasPrefix(step, "carry:") {
+				// Appended after the torn tail, which its writer never
+				// finished: the two make one line, as on any registry.
+				intended += late(root) + "\n"
+			}
 			if _, err := e.Run(context.Background(), Request{Action: model.ActionCompact, Node: "s"}); !errors.Is(err, errKilled) {
 				t.Fatalf("compaction did not stop at %s: %v", step, err)
 			}
-			got, err := os.ReadFile(path)
+			// The registry as every reader sees it: `.children`, then what
+			// the drain had not carried over yet.
+			v, err := protocol.ReadView(filepath.Dir(path), maxRegistrySize)
 			if err != nil {
 				t.Fatal(err)
 			}
+			got := append(v.Registry, v.Pending...)
 			switch string(got) {
 			case original:
 			case intended:
@@ -198,11 +224,17 @@ func TestCompactionKilledAtEveryStepLeavesTheFileAsItWasOrAsIntended(t *testing.
 			if !journalRemoved(t, root, "s", removed) {
 				t.Fatalf("the journal does not hold the removed lines: %+v", journalFor(t, root, "s"))
 			}
-			if left, _ := filepath.Glob(filepath.Join(root, "s", compactTempPrefix+"*")); len(left) != 0 {
-				t.Fatalf("temp files left after the next compaction: %v", left)
+			if left, _ := filepath.Glob(filepath.Join(root, "s", ".children.*")); len(left) != 0 {
+				t.Fatalf("files left after the next compaction: %v", left)
 			}
 		})
 	}
+}
+
+// late is the registry line register writes for s/late.
+func late(root string) string {
+	b, _ := json.Marshal(map[string]any{"heartbeat": filepath.Join(root, "s/late/.heartbeat"), "team": "late", "task_id": "2", "status": "active"})
+	return string(b)
 }
 
 // SPEC §5: the removed lines reach the journal before they leave the
@@ -389,8 +421,15 @@ func TestCompactionCarriesLinesWrittenLongAfterTheRenameThroughOldDescriptors(t 
 			if err := os.WriteFile(path, []byte(seed), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			appender := startOpener(t, "append-late", path, delay.String(), late)
 			e := testEngine(dir, model.Thresholds{}, Config{})
+			var appender *exec.Cmd
+			e.hook = func(step string) error {
+				if step == "compact:journaled" {
+					// Opened after the check for writers, before the rename.
+					appender = startOpener(t, "append-late", path, delay.String(), late)
+				}
+				return nil
+			}
 			got, err := e.compactFile(context.Background(), path, dropMarked, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -409,57 +448,33 @@ func TestCompactionCarriesLinesWrittenLongAfterTheRenameThroughOldDescriptors(t 
 	}
 }
 
-// SPEC §5.3: the drain waits for writers, not for ever and not for readers:
-// a process that holds the old registry open for writing and writes nothing
-// is given up on after a bounded wait and named; a reader is not waited for.
-func TestCompactionDrainWaitsBoundedAndOnlyForWriters(t *testing.T) {
-	tests := []struct {
-		name     string
-		hold     func(t *testing.T, path string) int // the holder's pid
-		wantHeld bool
-	}{
-		{name: "a writer that never writes is named", wantHeld: true, hold: func(t *testing.T, path string) int {
-			return startOpener(t, "hold", path).Process.Pid
-		}},
-		{name: "a reader is not waited for", hold: func(t *testing.T, path string) int {
-			c := exec.Command("tail", "-f", path)
-			if err := c.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
-			if !waitFor(5*time.Second, func() bool { return holdsOpen(c.Process.Pid, path) }) {
-				t.Fatal("tail did not open the registry")
-			}
-			return c.Process.Pid
-		}},
+// SPEC §5.3: compaction waits for writers, not for readers: a process
+// that holds the registry open for reading only (tail -f) neither delays
+// the compaction nor is named.
+func TestCompactionDoesNotWaitForReaders(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, ".children")
+	seed := `{"heartbeat":"/nowhere/old/.heartbeat","team":"t","task_id":"0","status":"drop"}` + "\n"
+	if err := os.WriteFile(path, []byte(seed), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, ".children")
-			seed := `{"heartbeat":"/nowhere/old/.heartbeat","team":"t","task_id":"0","status":"drop"}` + "\n"
-			if err := os.WriteFile(path, []byte(seed), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			pid := tc.hold(t, path)
-			e := testEngine(dir, model.Thresholds{}, Config{})
-			e.drainHold = 400 * time.Millisecond
-			start := time.Now()
-			got, err := e.compactFile(context.Background(), path, dropMarked, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			took := time.Since(start)
-			if tc.wantHeld {
-				if len(got.heldOpen) != 1 || got.heldOpen[0] != pid || took < e.drainHold {
-					t.Fatalf("held open by %v after %s, want pid %d after the %s wait", got.heldOpen, took, pid, e.drainHold)
-				}
-				return
-			}
-			if len(got.heldOpen) != 0 || took >= e.drainHold {
-				t.Fatalf("held open by %v after %s: a reader held the drain", got.heldOpen, took)
-			}
-		})
+	c := exec.Command("tail", "-f", path)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+	if !waitFor(5*time.Second, func() bool { return holdsOpen(c.Process.Pid, path) }) {
+		t.Fatal("tail did not open the registry")
+	}
+	e := testEngine(dir, model.Thresholds{}, Config{})
+	e.drainHold = 400 * time.Millisecond
+	start := time.Now()
+	got, err := e.compactFile(context.Background(), path, dropMarked, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); got.refused != "" || len(got.heldOpen) != 0 || len(got.removed) != 1 || took >= e.drainHold {
+		t.Fatalf("with a reader: refused %q, held open by %v, removed %d, after %s", got.refused, got.heldOpen, len(got.removed), took)
 	}
 }
 

@@ -12,6 +12,9 @@
 //	<infra>/.resume.log, .merge.log    output of the configured commands
 //	<infra>/.merged                    written after a successful merge
 //	<infra>/.children                  rewritten by compaction
+//	<infra>/.children.compacting       the registry compaction replaced, until
+//	                                   what is appended to it is carried over
+//	<infra>/.children.compacting.carried  how far it was carried (protocol)
 //
 // Commands come from the operator's config only (never from inside a root)
 // and run without a shell: each placeholder stays inside its argument.

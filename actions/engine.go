@@ -174,6 +174,9 @@ func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
 		res = refuse(res, fmt.Sprintf("%v: no action runs that cannot be journaled", err))
 		return res, errors.New(res.Message)
 	}
+	if !req.DryRun {
+		e.finishCompactions(snap)
+	}
 	if why := e.configInRoot(n); why != "" {
 		return e.refused(req, res, why)
 	}

@@ -1,10 +1,12 @@
 package actions
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -13,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -126,6 +129,49 @@ func runHelper(mode string, args []string) int {
 			return 3
 		}
 		f.Close()
+	case "append-until-eof": // append registry lines as "append" does until stdin closes; say how many
+		path, prefix := args[0], args[1]
+		var stop atomic.Bool
+		go func() {
+			_, _ = io.Copy(io.Discard, os.Stdin)
+			stop.Store(true)
+		}()
+		n := 0
+		for ; !stop.Load(); n++ {
+			line := fmt.Sprintf(`{"heartbeat":"/nowhere/%s-%06d/.heartbeat","team":"t","task_id":"%d","status":"active"}`+"\n", prefix, n, n)
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 3
+			}
+			if _, err := f.Write([]byte(line)); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 3
+			}
+			f.Close()
+			if n%10 == 9 {
+				time.Sleep(time.Millisecond) // an agent fleet, not a tight loop
+			}
+		}
+		fmt.Println(n)
+	case "hold-then-append": // open the registry for appending, say so; on a line from stdin append one line and exit
+		f, err := os.OpenFile(args[0], os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 3
+		}
+		fmt.Println("open")
+		if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 3
+		}
+		if _, err := f.Write([]byte(args[1] + "\n")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 3
+		}
+		f.Close()
+	case "compact-interrupted": // compact a registry as the cli does, until SIGINT/SIGTERM/SIGHUP
+		return compactUntilSignalled(args[0])
 	case "resume": // run one resume through a fresh engine: root node argv...
 		root, node := args[0], args[1]
 		e := New(EngineOptions{Scan: scanner.Options{Roots: []string{root}}, Config: Config{Resume: CommandConfig{Argv: args[2:]}}})

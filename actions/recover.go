@@ -62,6 +62,9 @@ func (e *Engine) Recover(ctx context.Context, apply, killStalled bool) ([]Result
 	if err := e.step("recover:planned"); err != nil {
 		return nil, err
 	}
+	if apply && !e.opts.Readonly {
+		e.finishCompactions(snap)
+	}
 	// Each step re-reads its node at execution; where its session is
 	// self-contained, only that session's directory is read again.
 	scopes := sessionScopes(snap)

@@ -44,7 +44,9 @@ func runTUI(ctx context.Context, g *Globals) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := scanner.NewWatcher(opts, scanner.WatchOptions{Poll: g.Poll})
+	// The dashboard acts, so its watcher also finishes what a killed
+	// compaction left; with --readonly it only reads.
+	w, err := scanner.NewWatcher(opts, scanner.WatchOptions{Poll: g.Poll, RecoverCompactions: !g.Readonly})
 	if err != nil {
 		return usageError(err)
 	}

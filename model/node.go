@@ -43,6 +43,11 @@ type Node struct {
 	// another session by their own word: a conflict, not an edge (SPEC §2).
 	RefusedChildren []string
 
+	// RegistryCompacting is the path of `.children.compacting` while a
+	// compaction's replaced registry is not carried over whole ("" when
+	// none); Registry then ends with its lines not carried yet.
+	RegistryCompacting string
+
 	// Classification (liveness fills these).
 	State  State
 	Flags  []Flag

@@ -56,6 +56,7 @@ func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 	n := &model.Node{Root: root, InfraDir: dir}
 	var hasHeartbeat, hasRunning, hasMiddle, heartbeatOut, runningOut bool
 	var rootReal string
+	compacting := hasEntry(entries, protocol.CompactingFile)
 	for _, e := range entries {
 		name := e.Name()
 		path := filepath.Join(dir, name)
@@ -81,7 +82,11 @@ func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 		case RunningFile:
 			hasRunning = true
 		case RegistryFile:
-			readRegistryInto(n, path)
+			if compacting {
+				readRegistryViewInto(n, dir, path)
+			} else {
+				readRegistryInto(n, path)
+			}
 		case CfaFile:
 			if b, ok := readDocInto(n, path); ok {
 				if c, err := ParseCfa(b); err != nil {
@@ -152,11 +157,21 @@ func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 	return n
 }
 
+// hasEntry reports whether a directory listing holds name.
+func hasEntry(entries []fs.DirEntry, name string) bool {
+	for _, e := range entries {
+		if e.Name() == name {
+			return true
+		}
+	}
+	return false
+}
+
 // readsContent reports whether the scanner reads the file's content (not
 // only its mtime).
 func readsContent(name string) bool {
 	switch name {
-	case HeartbeatFile, RunningFile, RegistryFile, CfaFile, RetryCountFile, BlockedFile, ResumePendingFile:
+	case HeartbeatFile, RunningFile, RegistryFile, protocol.CompactingFile, CfaFile, RetryCountFile, BlockedFile, ResumePendingFile:
 		return true
 	}
 	return false
@@ -290,6 +305,39 @@ func readRegistryInto(n *model.Node, path string) {
 	if err != nil {
 		addProblem(n, path, fmt.Errorf("read registry: %w", err), true)
 	}
+	addLineProblems(n, path, lines)
+}
+
+// readRegistryViewInto reads the registry of a node whose compaction is not
+// finished (SPEC §5.3): `.children`, then the lines of `.children.compacting`
+// not carried over yet, each line once. Nothing is written: finishing the
+// compaction is for actions, and for a watcher allowed to.
+func readRegistryViewInto(n *model.Node, dir, path string) {
+	n.RegistryCompacting = filepath.Join(dir, protocol.CompactingFile)
+	v, err := protocol.ReadView(dir, MaxRegistryRead)
+	if v.Info == nil {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			n.RegistryPath = path
+			addProblem(n, path, err, true)
+		}
+		return
+	}
+	n.RegistryPath = path
+	n.RegistryMtime, n.RegistrySize = v.Info.ModTime(), v.Info.Size()
+	lines := ParseRegistry(v.Registry)
+	for _, l := range ParseRegistry(v.Pending) {
+		l.Number += len(lines)
+		lines = append(lines, l)
+	}
+	n.Registry = lines
+	if err != nil {
+		addProblem(n, n.RegistryCompacting, err, true)
+	}
+	addLineProblems(n, path, lines)
+}
+
+// addLineProblems adds the problem of a registry's unparseable lines.
+func addLineProblems(n *model.Node, path string, lines []model.RegistryLine) {
 	var bad int
 	var first string
 	for _, l := range lines {

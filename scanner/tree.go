@@ -67,7 +67,7 @@ func CopyFacts(n *model.Node) *model.Node {
 		HasHeartbeat: n.HasHeartbeat, Heartbeat: n.Heartbeat, HeartbeatRaw: n.HeartbeatRaw,
 		BeatMtime: n.BeatMtime, Legacy: n.Legacy, LegacyPID: n.LegacyPID,
 		Registry: n.Registry, RegistryPath: n.RegistryPath, RegistryMtime: n.RegistryMtime,
-		RegistrySize: n.RegistrySize, Cfa: n.Cfa, Retries: n.Retries, Blocked: n.Blocked,
+		RegistrySize: n.RegistrySize, RegistryCompacting: n.RegistryCompacting, Cfa: n.Cfa, Retries: n.Retries, Blocked: n.Blocked,
 		ActivityMtime: n.ActivityMtime, Merged: n.Merged, ResumePending: n.ResumePending,
 		ResumeMtime: n.ResumeMtime, DeclaredParent: n.DeclaredParent,
 	}

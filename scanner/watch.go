@@ -46,6 +46,7 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // Watch defaults.
@@ -83,6 +84,11 @@ type WatchOptions struct {
 	// FallbackPoll is the interval for directories that cannot be watched
 	// (watch limit, network file systems) when Poll is 0; 0 means 2 s.
 	FallbackPoll time.Duration
+	// RecoverCompactions lets the watcher finish what a compaction that
+	// did not finish left (`.children.compacting`, SPEC §5.3): carry its
+	// lines into `.children` and remove it. Off, the watcher writes nothing
+	// and shows those lines from where they are (--readonly).
+	RecoverCompactions bool
 
 	// netFS replaces the statfs check of a root or mount point in tests: it
 	// returns the name of the network file system the path is on, or "".
@@ -584,7 +590,7 @@ func kindOf(base string) dirtyKind {
 		return kindBeat
 	case RegistryFile:
 		return kindRegistry
-	case CfaFile, RetryCountFile, BlockedFile, MergedFile, ResumePendingFile:
+	case protocol.CompactingFile, CfaFile, RetryCountFile, BlockedFile, MergedFile, ResumePendingFile:
 		return kindNode
 	}
 	if hasSuffix(base, StreamSuffix) {
@@ -716,6 +722,13 @@ func (w *Watcher) readNode(dir string) {
 	w.readRecovered(dir)
 	ln := &liveNode{n: n, sigs: sigs, regOff: -1}
 	w.nodes[dir] = ln
+	if n.RegistryCompacting != "" && w.wo.RecoverCompactions {
+		// What it changes comes back as events (or a changed signature)
+		// and is read then. Busy: a live compaction finishes its own. What
+		// it cannot finish (a writer still holds the file) is shown as it
+		// is, and tried again at the node's next change.
+		_, _ = protocol.Recover(dir)
+	}
 	if old == nil || !sameEdges(old.n, n) {
 		w.forest = nil
 		return
@@ -1295,7 +1308,7 @@ func (w *Watcher) adopt(walk *Walk, start time.Time) {
 		ln := &liveNode{n: n, sigs: nodeSigs(n.InfraDir), regOff: -1}
 		w.nodes[n.InfraDir] = ln
 		w.touched[n.InfraDir] = true
-		if stale(ln) {
+		if stale(ln) || n.RegistryCompacting != "" && w.wo.RecoverCompactions {
 			w.dirty[n.InfraDir] |= kindNode
 		}
 	}

@@ -26,6 +26,12 @@ const maxRegistryTail = 64 << 20
 // edges), and otherwise only updates the size and mtime in place.
 func (w *Watcher) readRegistryTail(ln *liveNode) {
 	n := ln.n
+	if n.RegistryCompacting != "" {
+		// Two files and a record make the registry while a compaction is
+		// not finished: read whole, through protocol.ReadView.
+		w.readNode(n.InfraDir)
+		return
+	}
 	path := filepath.Join(n.InfraDir, RegistryFile)
 	// Never a plain open: a FIFO planted here would block the watcher for
 	// good. What is refused is re-read whole, which records the problem.

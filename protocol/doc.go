@@ -1,0 +1,17 @@
+// Package protocol is to own dispatchtop's on-disk contract (SPEC §1), once,
+// for everything that reads or writes it: the file names, their parsers and
+// the atomic writes. It holds one part of it so far: the mechanics of a
+// registry under compaction (SPEC §5.3), which the recovery engine and the
+// scanner share.
+//
+// A compaction replaces `.children` by a rewritten copy. Appenders that
+// opened the registry before the rename still write to the file it
+// replaced, so that file is kept, as `.children.compacting` (a hard link
+// made before the rename), until no process holds it open for writing and
+// everything appended to it has been carried into `.children`. A record
+// beside it, `.children.compacting.carried`, says how far it was carried.
+// What a compaction killed half-way leaves is finished by the next run of
+// any action or of a watcher that may write ([Recover]); meanwhile a reader
+// sees `.children` followed by the lines not carried yet ([ReadView]), each
+// line once.
+package protocol

@@ -4,7 +4,7 @@ BIN     ?= bin/dispatchtop
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/dispatchtop/dispatchtop/cli.Version=$(VERSION)
 
-.PHONY: all build deps test vet bench bench-100k run demo fuzz clean
+.PHONY: all build deps test vet bench bench-100k bench-reliability run demo fuzz clean
 
 all: build
 
@@ -35,6 +35,12 @@ bench: deps
 	$(GO) test $(BENCH_FLAGS) -bench 'OnceJSON10k' -benchtime 5x .
 	$(GO) test $(BENCH_FLAGS) -bench 'Scrape10k|SnapshotAPI10k' -benchtime 20x ./serve
 	$(GO) test $(BENCH_FLAGS) -bench 'Decode10k' -benchtime 20x ./remote
+
+# SPEC §9's interruption series: 200 compactions, each hit by SIGTERM or
+# SIGKILL 0-3 ms around its rename while a real process appends; prints
+# appends, signals, orphans left and lines lost/duplicated/torn (all 0).
+bench-reliability: deps
+	$(GO) test $(BENCH_FLAGS) -bench 'CompactionInterruptedAroundTheRename' -benchtime 200x ./actions
 
 # 100,000 nodes: slower to generate, so apart from `bench`.
 bench-100k: deps

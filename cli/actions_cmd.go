@@ -136,6 +136,8 @@ func newKillCmd(g *Globals) *cobra.Command {
 	cmd.Flags().BoolVar(&tree, "tree", false, "also kill every running node below NODE, bottom-up")
 	cmd.Flags().DurationVar(&grace, "grace", actions.DefaultGrace, "time between SIGTERM and SIGKILL")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be done and change nothing")
+	g.share(cmd, scanFlags...)
+	g.share(cmd, flagReadonly)
 	return cmd
 }
 
@@ -156,6 +158,8 @@ func newResumeCmd(g *Globals) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "resume even when the retry budget is spent")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be done and change nothing")
+	g.share(cmd, scanFlags...)
+	g.share(cmd, flagReadonly)
 	return cmd
 }
 
@@ -188,6 +192,8 @@ func newCompactCmd(g *Globals) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "compact every registry under the roots")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be done and change nothing")
+	g.share(cmd, scanFlags...)
+	g.share(cmd, flagReadonly)
 	return cmd
 }
 
@@ -206,6 +212,8 @@ func newMergeCmd(g *Globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be done and change nothing")
+	g.share(cmd, scanFlags...)
+	g.share(cmd, flagReadonly)
 	return cmd
 }
 
@@ -247,6 +255,8 @@ func newRecoverCmd(g *Globals) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&apply, "apply", false, "carry out the plan (merge, resume, compact)")
 	cmd.Flags().BoolVar(&killStalled, "kill-stalled", false, "with --apply, also kill the kill candidates")
+	g.share(cmd, scanFlags...)
+	g.share(cmd, flagReadonly)
 	return cmd
 }
 

@@ -113,7 +113,7 @@ func (g *Globals) share(cmd *cobra.Command, flags ...sharedFlag) {
 		case flagRoot:
 			fs.StringArrayVar(&g.Roots, "root", nil, "a root `DIR` to watch (repeatable; same as positional roots)")
 		case flagConfig:
-			fs.StringVar(&g.ConfigPath, "config", "", "config `FILE` (default $XDG_CONFIG_HOME/dispatchtop/config.toml)")
+			fs.StringVar(&g.ConfigPath, "config", "", "read the config from `FILE` (default $XDG_CONFIG_HOME/dispatchtop/config.toml)")
 		case flagBeat:
 			fs.DurationVar(&g.Beat, "beat", def.Beat, "heartbeat interval: older than one beat is quiet")
 		case flagStale:
@@ -193,7 +193,7 @@ func errorLine(err error) string {
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Globals) {
 	g := &Globals{Stdin: stdin, Stdout: stdout, Stderr: stderr}
-	var once, asJSON bool
+	var once, asJSON, allowEmpty bool
 	root := &cobra.Command{
 		Use:   "dispatchtop [flags] [ROOT...]",
 		Short: "A terminal dashboard for live dispatch trees",
@@ -215,10 +215,12 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Glo
 				return usageError(errors.New("--json needs --once"))
 			}
 			if once {
-				return runOnce(cmd.Context(), g, asJSON)
+				return runOnce(cmd.Context(), g, asJSON, allowEmpty)
 			}
-			if cmd.Flags().Changed("fail-on") {
-				return usageError(errors.New("--fail-on needs --once"))
+			for _, name := range []string{"fail-on", "allow-empty"} {
+				if cmd.Flags().Changed(name) {
+					return usageError(fmt.Errorf("--%s needs --once", name))
+				}
 			}
 			return runTUI(cmd.Context(), g)
 		},
@@ -233,7 +235,12 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Glo
 	g.share(root, flagPoll, flagReadonly, flagTheme)
 	root.Flags().BoolVar(&once, "once", false, "print one snapshot and exit")
 	root.Flags().BoolVar(&asJSON, "json", false, "with --once: print the dispatchtop/v1 JSON")
-	root.Flags().StringVar(&g.FailOn, "fail-on", "dead", "with --once: exit 1 when a node has any of these states or flags")
+	root.Flags().StringVar(&g.FailOn, "fail-on", defaultFailOn,
+		"with --once: exit 1 when a node matches `LIST`: comma-separated terms, any of which\n"+
+			"fails; a term is a state, a flag or action:NAME, or several joined by + (all must\n"+
+			"hold); none fails on nothing. The default fails on dead nodes nobody is recovering\n"+
+			"(to resume, to surface, or waiting for an answer) and on kill candidates")
+	root.Flags().BoolVar(&allowEmpty, "allow-empty", false, "with --once: roots that hold no tree are no error")
 
 	wrap := newWrapCmd(g)
 	// wrap beats and watches its parent: it reads these, and no root.

@@ -128,6 +128,8 @@ func TestEachCommandShowsOnlyTheFlagsItReads(t *testing.T) {
 			notWant: []string{"root", "config", "kill-after", "theme", "poll", "readonly", "fail-on", "ignore"}},
 		{args: []string{"demo", "--help"}, want: []string{"keep", "dir", "theme"},
 			notWant: []string{"root", "config", "beat", "stale", "fail-on"}},
+		{args: []string{"journal", "--help"}, want: []string{"root", "node", "since", "json"},
+			notWant: []string{"config", "beat", "stale", "theme", "poll", "readonly", "fail-on"}},
 		{args: []string{"version", "--help"}, notWant: []string{"root", "config", "beat", "theme", "poll", "readonly", "fail-on"}},
 	}
 	for _, tt := range tests {

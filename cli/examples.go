@@ -31,6 +31,9 @@ var examples = map[string]string{
   dispatchtop recover ~/work/.sessions
   # carry out merge, resume and compact; also kill the kill candidates
   dispatchtop recover --apply --kill-stalled ~/work/.sessions`,
+	"journal": `  # what was done to a node and below it in the last day
+  dispatchtop journal --node 20261122-091500 --since 24h ~/work/.sessions
+  dispatchtop journal --json --since 2026-11-22T05:00:00Z | jq '.entries[] | select(.outcome == "failed")'`,
 	"demo": `  dispatchtop demo
   # keep the fleet's directory to look at afterwards
   dispatchtop demo --dir /tmp/fleet --theme light`,

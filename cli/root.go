@@ -247,7 +247,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Glo
 	g.share(wrap, flagBeat, flagStale, flagExitGrace, flagNoPidCheck)
 	root.AddCommand(
 		newKillCmd(g), newResumeCmd(g), newCompactCmd(g), newMergeCmd(g), newRecoverCmd(g),
-		newDemoCmd(g), wrap, newVersionCmd(g), newServeCmd(g),
+		newJournalCmd(g), newDemoCmd(g), wrap, newVersionCmd(g), newServeCmd(g),
 	)
 	for _, c := range hiddenCommands(g) {
 		root.AddCommand(c)

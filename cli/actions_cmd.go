@@ -18,7 +18,6 @@ import (
 	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/report"
-	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
 // newEngine builds the recovery engine from the shared flags and config.
@@ -142,34 +141,6 @@ func actionError(err error) error {
 	return failure(err)
 }
 
-// completeNodes offers the node ids under the roots for shell completion,
-// each described by its state and reason.
-func completeNodes(g *Globals) func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	return func(_ *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		if len(args) > 0 {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		opts, err := g.ScanOptions()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveError
-		}
-		snap, err := scanner.Scan(opts)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveError
-		}
-		var ids []cobra.Completion
-		for _, s := range snap.Sessions {
-			s.Walk(func(n *model.Node) {
-				if !strings.HasPrefix(n.ID, prefix) {
-					return
-				}
-				ids = append(ids, cobra.CompletionWithDesc(n.ID, termtext.OneLine(string(n.State)+": "+n.Reason, 0)))
-			})
-		}
-		return ids, cobra.ShellCompDirectiveNoFileComp
-	}
-}
-
 // jsonUsage is what --json does on an action.
 const jsonUsage = "print the outcome as JSON: its journal line, the plan, and the lines journaled"
 
@@ -193,7 +164,7 @@ func newKillCmd(g *Globals) *cobra.Command {
 			"SIGKILL to the survivors. --tree kills every running node below it first, bottom-up.\n" +
 			"The heartbeat is left as it is: the node turns dead (and resumable) on its own.",
 		Args:              exactlyOneNode,
-		ValidArgsFunction: completeNodes(g),
+		ValidArgsFunction: completeNodes(g, killable),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if grace <= 0 {
 				return usageError(fmt.Errorf("--grace must be positive, got %s", grace))
@@ -221,7 +192,7 @@ func newResumeCmd(g *Globals) *cobra.Command {
 			"bumps .retry-count and starts resume.argv from the config, detached, with its output in\n" +
 			"<infra>/.resume.log. --force overrides the budget, and only the budget.",
 		Args:              exactlyOneNode,
-		ValidArgsFunction: completeNodes(g),
+		ValidArgsFunction: completeNodes(g, resumable),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runAction(cmd, g, actions.Request{Action: model.ActionResume, Node: args[0], Force: force, DryRun: dryRun}, asJSON)
 		},
@@ -253,7 +224,7 @@ func newCompactCmd(g *Globals) *cobra.Command {
 			}
 			return nil
 		},
-		ValidArgsFunction: completeNodes(g),
+		ValidArgsFunction: completeNodes(g, compactable),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req := actions.Request{Action: model.ActionCompact, All: all, DryRun: dryRun}
 			if !all {
@@ -280,7 +251,7 @@ func newMergeCmd(g *Globals) *cobra.Command {
 			"completed) and its parent is not running, runs merge.argv from the config and waits for\n" +
 			"it (output in <infra>/.merge.log), then writes <infra>/.merged.",
 		Args:              exactlyOneNode,
-		ValidArgsFunction: completeNodes(g),
+		ValidArgsFunction: completeNodes(g, mergeable),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runAction(cmd, g, actions.Request{Action: model.ActionMerge, Node: args[0], DryRun: dryRun}, asJSON)
 		},

@@ -132,6 +132,7 @@ func (g *Globals) share(cmd *cobra.Command, flags ...sharedFlag) {
 			fs.BoolVar(&g.Readonly, "readonly", false, "no action can run (dry runs still answer)")
 		case flagTheme:
 			fs.StringVar(&g.Theme, "theme", "", "colour theme `NAME`: dark, light, high-contrast, mono or a user theme")
+			_ = cmd.RegisterFlagCompletionFunc("theme", completeThemes)
 		}
 	}
 	for _, known := range g.sharers {
@@ -240,6 +241,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Glo
 			"fails; a term is a state, a flag or action:NAME, or several joined by + (all must\n"+
 			"hold); none fails on nothing. The default fails on dead nodes nobody is recovering\n"+
 			"(to resume, to surface, or waiting for an answer) and on kill candidates")
+	_ = root.RegisterFlagCompletionFunc("fail-on", completeFailOn)
 	root.Flags().BoolVar(&allowEmpty, "allow-empty", false, "with --once: roots that hold no tree are no error")
 
 	wrap := newWrapCmd(g)

@@ -240,7 +240,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Glo
 		"with --once: exit 1 when a node matches `LIST`: comma-separated terms, any of which\n"+
 			"fails; a term is a state, a flag or action:NAME, or several joined by + (all must\n"+
 			"hold); none fails on nothing. The default fails on dead nodes nobody is recovering\n"+
-			"(to resume, to surface, or waiting for an answer) and on kill candidates")
+			"(to resume, to surface, or waiting for an answer) and on kill candidates:\n")
 	_ = root.RegisterFlagCompletionFunc("fail-on", completeFailOn)
 	root.Flags().BoolVar(&allowEmpty, "allow-empty", false, "with --once: roots that hold no tree are no error")
 

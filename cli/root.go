@@ -26,7 +26,7 @@ import (
 const (
 	ExitOK    = 0
 	ExitFound = 1 // --once matched --fail-on, or an action was refused or failed
-	ExitUsage = 2 // bad usage, or no root could be read
+	ExitUsage = 2 // bad usage, no root could be read, or --once found no tree
 )
 
 // ExitError carries an exit code with the one-line error printed to stderr.

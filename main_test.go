@@ -128,9 +128,9 @@ func processStart(t *testing.T, pid int) float64 {
 
 func TestOnceJSONSchemaAndExitCodes(t *testing.T) {
 	root, livePid := e2eTree(t)
-	stdout, stderr, code := run(t, t.TempDir(), "--once", "--json", root)
+	stdout, stderr, code := run(t, t.TempDir(), "--once", "--json", "--fail-on", "dead", root)
 	if code != 1 {
-		t.Fatalf("exit code = %d, want 1 (a dead node, default --fail-on dead); stderr: %s", code, stderr)
+		t.Fatalf("exit code = %d, want 1 (a dead node, --fail-on dead); stderr: %s", code, stderr)
 	}
 	var doc map[string]any
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
@@ -203,7 +203,9 @@ func TestOnceFailOnSelectsTheExitCode(t *testing.T) {
 		failOn string
 		want   int
 	}{
-		{"dead nodes fail by default", "", 1},
+		{"a dead worker its running lead recovers passes by default", "", 0},
+		{"dead names it", "dead", 1},
+		{"and so does its action", "dead+action:wait", 1},
 		{"missing only: none here", "missing", 0},
 		{"finished present", "finished", 1},
 		{"a flag nobody has", "kill_candidate", 0},

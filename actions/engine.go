@@ -90,6 +90,9 @@ type EngineOptions struct {
 	// is refused while it lies inside a root, as LoadConfig refuses it.
 	ConfigPath string
 	Readonly   bool
+	// Journaled, when set, is called with every line the engine appends to
+	// a journal, once it is written: the command line's --json shows them.
+	Journaled func(JournalEntry)
 }
 
 // Engine carries out actions. One engine serves the TUI, the subcommands and

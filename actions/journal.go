@@ -175,6 +175,21 @@ func (e *Engine) journalResult(req Request, res Result, extra func(*JournalEntry
 	if res.Root == "" || req.DryRun || res.Outcome == OutcomeDryRun {
 		return nil
 	}
+	entry := e.entry(res)
+	if extra != nil {
+		extra(&entry)
+	}
+	if err := appendJournal(res.Root, entry, e.journalWriter); err != nil {
+		return err
+	}
+	if e.opts.Journaled != nil {
+		e.opts.Journaled(entry)
+	}
+	return nil
+}
+
+// entry is the journal line of res, before an action adds its details.
+func (e *Engine) entry(res Result) JournalEntry {
 	entry := JournalEntry{
 		Time:    e.now().UTC(),
 		User:    currentUser(),
@@ -190,10 +205,17 @@ func (e *Engine) journalResult(req Request, res Result, extra func(*JournalEntry
 	if entry.Checks == nil {
 		entry.Checks = []string{}
 	}
-	if extra != nil {
-		extra(&entry)
-	}
-	return appendJournal(res.Root, entry, e.journalWriter)
+	return entry
+}
+
+// Entry is the journal line of the outcome of req, as the journal records
+// an action's own line: for a dry run, the line it would have written.
+// (kill's line also lists the signals it sent: only the written one can.)
+func (e *Engine) Entry(req Request, res Result) JournalEntry {
+	entry := e.entry(res)
+	entry.Force = req.Action == model.ActionResume && req.Force
+	entry.Removed = res.Removed
+	return entry
 }
 
 // ReadJournal returns the journal lines of root that concern nodeID (all of

@@ -210,18 +210,3 @@ argv = ["touch", "{infra_dir}/merged-by-cli"]
 		})
 	}
 }
-
-// SPEC §4 (shell completion): NODE completes to the node ids under the roots.
-func TestActionCommandsCompleteNodeIDs(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	root := actionsFixture(t)
-	var stdout, stderr bytes.Buffer
-	code := Execute([]string{"__complete", "resume", "--root", root, "fi"}, strings.NewReader(""), &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
-	out := stdout.String()
-	if !strings.Contains(out, "fin\t") || !strings.Contains(out, "fin/c\t") || strings.Contains(out, "dead") {
-		t.Fatalf("completions %q, want fin and fin/c only", out)
-	}
-}

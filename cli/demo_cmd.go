@@ -40,6 +40,8 @@ func newDemoCmd(g *Globals) *cobra.Command {
 	cmd.Flags().StringVar(&dir, "dir", "", "build the fleet here (kept)")
 	cmd.Flags().DurationVar(&headless, "headless", 0, "run the fleet this long without the dashboard")
 	_ = cmd.Flags().MarkHidden("headless") // for tests and scripts; the flag exists
+	// The demo brings its own roots, config and thresholds.
+	g.share(cmd, flagTheme, flagPoll, flagReadonly)
 	return cmd
 }
 

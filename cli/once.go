@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/x/term"
@@ -13,8 +14,10 @@ import (
 	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
-// runOnce prints one snapshot and maps --fail-on to the exit code.
-func runOnce(ctx context.Context, g *Globals, asJSON bool) error {
+// runOnce prints one snapshot and maps --fail-on to the exit code. Roots
+// that hold no tree at all are bad usage unless allowEmpty: a CI job run
+// from the wrong directory must not pass on an empty forest.
+func runOnce(ctx context.Context, g *Globals, asJSON, allowEmpty bool) error {
 	match, err := parseFailOn(g.FailOn)
 	if err != nil {
 		return usageError(err)
@@ -26,6 +29,10 @@ func runOnce(ctx context.Context, g *Globals, asJSON bool) error {
 	snap, err := scanner.Scan(opts)
 	if err != nil {
 		return usageError(err)
+	}
+	if len(snap.Sessions) == 0 && !allowEmpty {
+		return usageError(fmt.Errorf("no tree found under %s: looked for %s (--allow-empty accepts an empty forest)",
+			strings.Join(snap.Roots, ", "), layoutsLookedFor))
 	}
 	if asJSON {
 		err = report.WriteJSON(g.Stdout, snap)
@@ -41,42 +48,109 @@ func runOnce(ctx context.Context, g *Globals, asJSON bool) error {
 	return nil
 }
 
-// failOn is the set of states and flags that fail a --once run.
-type failOn struct {
-	states map[model.State]bool
-	flags  map[model.Flag]bool
+// layoutsLookedFor names what discovery takes for a tree (SPEC §1).
+const layoutsLookedFor = ".sessions/<ts>/.heartbeat, .teaparty/jobs/job-<id>--<slug>/.heartbeat, or any directory holding .heartbeat or .running"
+
+// defaultFailOn fails a --once run on the dead nodes nobody is recovering
+// (to resume, to surface, or waiting for an answer no process will read)
+// and on kill candidates; a dead worker whose running lead recovers it
+// (action wait) passes, and so does dead work waiting for its merge.
+const defaultFailOn = "dead+action:resume,dead+action:surface,dead+action:answer,kill_candidate"
+
+// failOn is a parsed --fail-on: a node matches when every atom of any one
+// term holds for it.
+type failOn [][]failAtom
+
+// failAtom is one condition on a node: its state, one of its flags, or its
+// recommended action.
+type failAtom struct {
+	kind string // "state", "flag" or "action"
+	name string
 }
 
-// parseFailOn reads a comma-separated list of states and flags; an unknown
-// name is a usage error, an empty list fails on nothing.
-func parseFailOn(list string) (failOn, error) {
-	m := failOn{states: map[model.State]bool{}, flags: map[model.Flag]bool{}}
-	known := func(name string) bool {
-		for _, s := range model.States {
-			if string(s) == name {
-				m.states[s] = true
-				return true
-			}
-		}
-		for _, f := range model.Flags {
-			if string(f) == name {
-				m.flags[f] = true
-				return true
-			}
-		}
-		return false
+func (a failAtom) holds(n *model.Node) bool {
+	switch a.kind {
+	case "state":
+		return string(n.State) == a.name
+	case "flag":
+		return n.HasFlag(model.Flag(a.name))
+	default:
+		return string(n.Action) == a.name
 	}
-	for _, name := range strings.Split(list, ",") {
-		name = strings.TrimSpace(name)
-		if name == "" || name == "none" {
+}
+
+func (f failOn) matches(n *model.Node) bool {
+	for _, term := range f {
+		all := true
+		for _, a := range term {
+			all = all && a.holds(n)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// parseFailOn reads --fail-on (SPEC §4): comma-separated terms, each atoms
+// joined by "+"; an atom is a state or a flag, or state:NAME, flag:NAME or
+// action:NAME. An unknown name is a usage error that lists the known ones;
+// an empty list or "none" fails on nothing.
+func parseFailOn(list string) (failOn, error) {
+	var m failOn
+	for _, term := range strings.Split(list, ",") {
+		if t := strings.TrimSpace(term); t == "" || t == "none" {
 			continue
 		}
-		if !known(name) {
-			return m, fmt.Errorf("--fail-on: unknown state or flag %q (states: %s; flags: %s)",
-				name, joinNames(model.States), joinNames(model.Flags))
+		var atoms []failAtom
+		for _, word := range strings.Split(term, "+") {
+			a, err := parseFailAtom(strings.TrimSpace(word))
+			if err != nil {
+				return nil, fmt.Errorf("--fail-on: %w (states: %s; flags: %s; actions: %s)", err,
+					joinNames(model.States), joinNames(model.Flags), strings.Join(actionAtoms(), ", "))
+			}
+			atoms = append(atoms, a)
 		}
+		m = append(m, atoms)
 	}
 	return m, nil
+}
+
+func parseFailAtom(word string) (failAtom, error) {
+	kind, name, prefixed := strings.Cut(word, ":")
+	if !prefixed {
+		kind, name = "", word
+	}
+	if name == "" {
+		return failAtom{}, fmt.Errorf("empty name in %q", word)
+	}
+	isState := slices.Contains(model.States, model.State(name))
+	isFlag := slices.Contains(model.Flags, model.Flag(name))
+	isAction := slices.Contains(model.Actions, model.Action(name))
+	switch {
+	case kind == "" && isState, kind == "state" && isState:
+		return failAtom{"state", name}, nil
+	case kind == "" && isFlag, kind == "flag" && isFlag:
+		return failAtom{"flag", name}, nil
+	case kind == "action" && isAction:
+		return failAtom{"action", name}, nil
+	case kind == "" && isAction:
+		return failAtom{}, fmt.Errorf("%q is an action: write action:%s", name, name)
+	case kind == "":
+		return failAtom{}, fmt.Errorf("unknown state or flag %q", name)
+	case kind == "state" || kind == "flag" || kind == "action":
+		return failAtom{}, fmt.Errorf("unknown %s %q", kind, name)
+	}
+	return failAtom{}, fmt.Errorf("unknown kind %q in %q (state:, flag: or action:)", kind, word)
+}
+
+// actionAtoms are the action names as --fail-on takes them.
+func actionAtoms() []string {
+	out := make([]string, len(model.Actions))
+	for i, a := range model.Actions {
+		out[i] = "action:" + string(a)
+	}
+	return out
 }
 
 func joinNames[T ~string](names []T) string {
@@ -91,15 +165,8 @@ func countMatching(snap *model.Snapshot, m failOn) int {
 	count := 0
 	for _, s := range snap.Sessions {
 		s.Walk(func(n *model.Node) {
-			if m.states[n.State] {
+			if m.matches(n) {
 				count++
-				return
-			}
-			for _, f := range n.Flags {
-				if m.flags[f] {
-					count++
-					return
-				}
 			}
 		})
 	}

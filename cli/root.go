@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -24,7 +26,7 @@ import (
 const (
 	ExitOK    = 0
 	ExitFound = 1 // --once matched --fail-on, or an action was refused or failed
-	ExitUsage = 2 // bad usage, or no root could be read
+	ExitUsage = 2 // bad usage, no root could be read, or --once found no tree
 )
 
 // ExitError carries an exit code with the one-line error printed to stderr.
@@ -48,7 +50,8 @@ func usageError(err error) error { return &ExitError{Code: ExitUsage, Err: err} 
 // failure marks err as a refusal or failure (exit 1).
 func failure(err error) error { return &ExitError{Code: ExitFound, Err: err} }
 
-// Globals are the flags every command shares (SPEC §4), and the streams.
+// Globals are the shared flags (SPEC §4), each registered only on the
+// commands that read it, and the streams.
 type Globals struct {
 	Roots      []string
 	ConfigPath string
@@ -67,13 +70,87 @@ type Globals struct {
 	Stdout io.Writer
 	Stderr io.Writer
 
-	flags  *cobra.Command // the root, to tell explicit flags from defaults
-	config *loadedConfig
+	flags *cobra.Command // the root
+	// sharers are the commands the shared flags were registered on: only
+	// the command that runs parses its flags, so a flag changed on any of
+	// them was given on the command line.
+	sharers []*cobra.Command
+	config  *loadedConfig
 	// acts is set by a command that may run an action before it loads the
 	// config: the config must then lie outside every root (SPEC §5.5), as a
 	// writable sessions directory must not choose what runs. A command that
 	// runs none reads it wherever the operator keeps it.
 	acts bool
+}
+
+// sharedFlag names one of the shared flags of SPEC §4.
+type sharedFlag int
+
+const (
+	flagRoot sharedFlag = iota
+	flagConfig
+	flagBeat
+	flagStale
+	flagKillAfter
+	flagExitGrace
+	flagIgnore
+	flagNoPidCheck
+	flagPoll
+	flagReadonly
+	flagTheme
+)
+
+// scanFlags are the flags of every command that reads the forest: where it
+// is, the config, the thresholds and what to skip.
+var scanFlags = []sharedFlag{flagRoot, flagConfig, flagBeat, flagStale, flagKillAfter, flagExitGrace, flagIgnore, flagNoPidCheck}
+
+// share registers the shared flags a command reads on it, and no others.
+func (g *Globals) share(cmd *cobra.Command, flags ...sharedFlag) {
+	def := model.DefaultThresholds()
+	fs := cmd.Flags()
+	for _, f := range flags {
+		switch f {
+		case flagRoot:
+			fs.StringArrayVar(&g.Roots, "root", nil, "a root `DIR` to watch (repeatable; same as positional roots)")
+		case flagConfig:
+			fs.StringVar(&g.ConfigPath, "config", "", "read the config from `FILE` (default $XDG_CONFIG_HOME/dispatchtop/config.toml)")
+		case flagBeat:
+			fs.DurationVar(&g.Beat, "beat", def.Beat, "heartbeat interval: older than one beat is quiet")
+		case flagStale:
+			fs.DurationVar(&g.Stale, "stale", def.Stale, "a beat older than this makes the pid decisive")
+		case flagKillAfter:
+			fs.DurationVar(&g.KillAfter, "kill-after", def.KillAfter, "not beating this long makes a kill candidate")
+		case flagExitGrace:
+			fs.DurationVar(&g.ExitGrace, "exit-grace", def.ExitGrace, "a gone pid is dead once its beat is this old")
+		case flagIgnore:
+			fs.StringArrayVar(&g.Ignore, "ignore", nil, "skip directories matching `GLOB` (repeatable)")
+		case flagNoPidCheck:
+			fs.BoolVar(&g.NoPidCheck, "no-pid-check", false, "liveness from mtimes alone (trees from another host or pid namespace)")
+		case flagPoll:
+			fs.DurationVar(&g.Poll, "poll", 0, "poll every `DUR` instead of using fsnotify")
+		case flagReadonly:
+			fs.BoolVar(&g.Readonly, "readonly", false, "no action can run (dry runs still answer)")
+		case flagTheme:
+			fs.StringVar(&g.Theme, "theme", "", "colour theme `NAME`: dark, light, high-contrast, mono or a user theme")
+			_ = cmd.RegisterFlagCompletionFunc("theme", completeThemes)
+		}
+	}
+	for _, known := range g.sharers {
+		if known == cmd {
+			return
+		}
+	}
+	g.sharers = append(g.sharers, cmd)
+}
+
+// given reports whether the shared flag name was on the command line.
+func (g *Globals) given(name string) bool {
+	for _, c := range g.sharers {
+		if c.Flags().Changed(name) {
+			return true
+		}
+	}
+	return false
 }
 
 type loadedConfig struct {
@@ -117,27 +194,34 @@ func errorLine(err error) string {
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Globals) {
 	g := &Globals{Stdin: stdin, Stdout: stdout, Stderr: stderr}
-	var once, asJSON bool
+	var once, asJSON, allowEmpty bool
 	root := &cobra.Command{
 		Use:   "dispatchtop [flags] [ROOT...]",
 		Short: "A terminal dashboard for live dispatch trees",
 		Long: "dispatchtop watches directories of agent dispatch trees (.heartbeat, .children,\n" +
 			".cfa-state.json), classifies every node and shows the forest live; --once prints\n" +
 			"one snapshot (--json for the dispatchtop/v1 schema) for CI and scripts.",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		// Positional arguments are roots, not subcommand names.
-		Args: cobra.ArbitraryArgs,
+		Version: versionString(),
+		// What cobra uses for its own "did you mean"; SuggestionsFor reads
+		// it as given.
+		SuggestionsMinimumDistance: 2,
+		SilenceUsage:               true,
+		SilenceErrors:              true,
+		// Positional arguments are roots, not subcommand names; a word that
+		// is neither is a mistyped command.
+		Args: rootArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			g.Roots = append(g.Roots, args...)
 			if asJSON && !once {
 				return usageError(errors.New("--json needs --once"))
 			}
 			if once {
-				return runOnce(cmd.Context(), g, asJSON)
+				return runOnce(cmd.Context(), g, asJSON, allowEmpty)
 			}
-			if cmd.Flags().Changed("fail-on") {
-				return usageError(errors.New("--fail-on needs --once"))
+			for _, name := range []string{"fail-on", "allow-empty"} {
+				if cmd.Flags().Changed(name) {
+					return usageError(fmt.Errorf("--%s needs --once", name))
+				}
 			}
 			return runTUI(cmd.Context(), g)
 		},
@@ -146,32 +230,78 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Glo
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	root.SetVersionTemplate("dispatchtop {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
-	def := model.DefaultThresholds()
-	pf := root.PersistentFlags()
-	pf.StringArrayVar(&g.Roots, "root", nil, "a root to watch (repeatable; same as positional roots)")
-	pf.StringVar(&g.ConfigPath, "config", "", "config file (default $XDG_CONFIG_HOME/dispatchtop/config.toml)")
-	pf.DurationVar(&g.Beat, "beat", def.Beat, "heartbeat interval: older than one beat is quiet")
-	pf.DurationVar(&g.Stale, "stale", def.Stale, "a beat older than this makes the pid decisive")
-	pf.DurationVar(&g.KillAfter, "kill-after", def.KillAfter, "not beating this long makes a kill candidate")
-	pf.DurationVar(&g.ExitGrace, "exit-grace", def.ExitGrace, "a gone pid is dead once its beat is this old")
-	pf.StringArrayVar(&g.Ignore, "ignore", nil, "skip directories matching this glob (repeatable)")
-	pf.DurationVar(&g.Poll, "poll", 0, "poll every DUR instead of using fsnotify")
-	pf.BoolVar(&g.Readonly, "readonly", false, "no action can run (dry runs still answer)")
-	pf.StringVar(&g.Theme, "theme", "", "colour theme: dark, light, high-contrast, mono or a user theme")
-	pf.BoolVar(&g.NoPidCheck, "no-pid-check", false, "liveness from mtimes alone (trees from another host or pid namespace)")
+	g.share(root, scanFlags...)
+	g.share(root, flagPoll, flagReadonly, flagTheme)
 	root.Flags().BoolVar(&once, "once", false, "print one snapshot and exit")
 	root.Flags().BoolVar(&asJSON, "json", false, "with --once: print the dispatchtop/v1 JSON")
-	root.Flags().StringVar(&g.FailOn, "fail-on", "dead", "with --once: exit 1 when a node has any of these states or flags")
+	root.Flags().StringVar(&g.FailOn, "fail-on", defaultFailOn,
+		"with --once: exit 1 when a node matches `LIST`: comma-separated terms, any of which\n"+
+			"fails; a term is a state, a flag or action:NAME, or several joined by + (all must\n"+
+			"hold); none fails on nothing. The default fails on dead nodes nobody is recovering\n"+
+			"(to resume, to surface, or waiting for an answer) and on kill candidates:\n")
+	_ = root.RegisterFlagCompletionFunc("fail-on", completeFailOn)
+	root.Flags().BoolVar(&allowEmpty, "allow-empty", false, "with --once: roots that hold no tree are no error")
 
+	wrap := newWrapCmd(g)
+	// wrap beats and watches its parent: it reads these, and no root.
+	g.share(wrap, flagBeat, flagStale, flagExitGrace, flagNoPidCheck)
 	root.AddCommand(
 		newKillCmd(g), newResumeCmd(g), newCompactCmd(g), newMergeCmd(g), newRecoverCmd(g),
-		newDemoCmd(g), newWrapCmd(g), newVersionCmd(g), newServeCmd(g),
+		newJournalCmd(g), newDemoCmd(g), wrap, newVersionCmd(g), newServeCmd(g),
 	)
 	for _, c := range hiddenCommands(g) {
 		root.AddCommand(c)
 	}
+	// Made now rather than when cobra runs, so it gets its examples too.
+	root.InitDefaultCompletionCmd()
+	finishCommands(root)
 	return root, g
+}
+
+// rootArgs takes the positional arguments as roots, except a first word
+// that no path names and that reads like a command: that is a mistyped
+// command, said as one with cobra's suggestions (SPEC §4). An existing
+// directory of any name is a root.
+func rootArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 || !commandLike.MatchString(args[0]) {
+		return nil
+	}
+	word := args[0]
+	if _, err := os.Lstat(word); err == nil {
+		return nil
+	}
+	if suggestions := cmd.SuggestionsFor(word); len(suggestions) > 0 {
+		quoted := make([]string, len(suggestions))
+		for i, s := range suggestions {
+			quoted[i] = strconv.Quote(s)
+		}
+		return usageError(fmt.Errorf("unknown command %q, and no directory of that name: did you mean %s?", word, strings.Join(quoted, " or ")))
+	}
+	return usageError(fmt.Errorf("unknown command %q, and no directory of that name (dispatchtop --help lists the commands)", word))
+}
+
+// commandLike is a word that could be a command name: a path (with a slash
+// or a dot, like ./x or .sessions) never is.
+var commandLike = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+
+// finishCommands gives every command its examples and a usage line that
+// names each flag once: a command that spells out its flags in Use gets no
+// "[flags]" appended.
+func finishCommands(c *cobra.Command) {
+	if c.HasParent() && strings.Contains(c.Use, "--") {
+		c.DisableFlagsInUseLine = true
+	}
+	if ex, ok := examples[strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")]; ok && c.Example == "" {
+		c.Example = ex
+	}
+	if !c.HasParent() {
+		c.Example = examples[""]
+	}
+	for _, sub := range c.Commands() {
+		finishCommands(sub)
+	}
 }
 
 // Config loads the configuration once: --config, else the XDG location;
@@ -206,7 +336,7 @@ func (g *Globals) Thresholds() (model.Thresholds, error) {
 	}
 	th := model.DefaultThresholds()
 	pick := func(flag string, fromFlag, fromConfig time.Duration) time.Duration {
-		if g.flags.PersistentFlags().Changed(flag) || fromConfig <= 0 {
+		if g.given(flag) || fromConfig <= 0 {
 			return fromFlag
 		}
 		return fromConfig

@@ -53,6 +53,8 @@ func newServeCmd(g *Globals) *cobra.Command {
 	cmd.Flags().StringArrayVar(&f.allowHosts, "allow-host", nil,
 		"also answer requests whose Host is `NAME` (a name or address; any port), e.g. the DNS name scrapers use; repeatable")
 	cmd.Flags().IntVar(&f.maxConns, "max-conns", serve.DefaultMaxConns, "hold at most `N` connections at once")
+	g.share(cmd, scanFlags...)
+	g.share(cmd, flagPoll)
 	installRemote(g)
 	return cmd
 }

@@ -61,6 +61,11 @@ const (
 	ActionCompact Action = "compact"
 )
 
+// Actions lists every recommended action, in the order of SPEC §3's table.
+var Actions = []Action{
+	ActionAnswer, ActionKill, ActionWait, ActionNone, ActionMerge, ActionSurface, ActionResume, ActionCompact,
+}
+
 // Heartbeat statuses (SPEC §1).
 const (
 	StatusStarting  = "starting"

@@ -22,9 +22,40 @@ type Document struct {
 	Roots       []string        `json:"roots"`
 	Thresholds  ThresholdsJSON  `json:"thresholds"`
 	PidCheck    bool            `json:"pid_check"`
-	Summary     model.Summary   `json:"summary"`
+	Summary     SummaryJSON     `json:"summary"`
 	Sessions    []NodeJSON      `json:"sessions"`
 	Problems    []model.Problem `json:"problems"`
+}
+
+// SummaryJSON is the summary of SPEC §4.1: the counts it always had, then
+// every flag and every recommended action, zeros included, so a script reads
+// any count without testing for a missing key.
+type SummaryJSON struct {
+	model.Summary
+	Flags   map[model.Flag]int   `json:"flags"`
+	Actions map[model.Action]int `json:"actions"`
+}
+
+// Summarize counts snap for the document.
+func Summarize(snap *model.Snapshot) SummaryJSON {
+	sum := SummaryJSON{Summary: snap.Summarize(), Flags: map[model.Flag]int{}, Actions: map[model.Action]int{}}
+	for _, f := range model.Flags {
+		sum.Flags[f] = sum.ByFlag[f]
+	}
+	for f, n := range sum.ByFlag {
+		sum.Flags[f] = n // a flag outside the list still counts
+	}
+	for _, a := range model.Actions {
+		sum.Actions[a] = 0
+	}
+	for _, s := range snap.Sessions {
+		s.Walk(func(n *model.Node) {
+			if n.Action != "" {
+				sum.Actions[n.Action]++
+			}
+		})
+	}
+	return sum
 }
 
 // ThresholdsJSON are the thresholds in seconds.
@@ -91,7 +122,7 @@ func BuildDocument(snap *model.Snapshot) Document {
 			StartToleranceS: th.StartTolerance.Seconds(),
 		},
 		PidCheck: !th.NoPidCheck,
-		Summary:  snap.Summarize(),
+		Summary:  Summarize(snap),
 		Sessions: make([]NodeJSON, 0, len(snap.Sessions)),
 		Problems: snap.Problems,
 	}

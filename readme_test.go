@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/dispatchtop/dispatchtop/cli"
+)
+
+var updateReadme = flag.Bool("update-readme", false, "rewrite the README's Usage block from dispatchtop --help")
+
+// The README's usage block, between these markers, is dispatchtop --help.
+const (
+	usageBegin = "<!-- usage: the output of dispatchtop --help -->\n```\n"
+	usageEnd   = "```\n<!-- end of usage -->"
+)
+
+// The README's Usage section shows what --help says, verbatim: a flag or a
+// command changed in one changes the other (go test -run TestReadmeUsage
+// -update-readme . rewrites it).
+func TestReadmeUsageIsTheHelp(t *testing.T) {
+	var help bytes.Buffer
+	if code := cli.Execute([]string{"--help"}, strings.NewReader(""), &help, io.Discard); code != 0 {
+		t.Fatalf("--help: exit %d", code)
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	start := strings.Index(text, usageBegin)
+	end := strings.Index(text, usageEnd)
+	if start < 0 || end < start {
+		t.Fatalf("README.md has no usage block between %q and %q", usageBegin, usageEnd)
+	}
+	start += len(usageBegin)
+	if *updateReadme {
+		text = text[:start] + help.String() + text[end:]
+		if err := os.WriteFile("README.md", []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if got := text[start:end]; got != help.String() {
+		t.Errorf("the README's usage block is not dispatchtop --help (go test -run TestReadmeUsage -update-readme . rewrites it)\nREADME:\n%s\n--help:\n%s", got, help.String())
+	}
+}

@@ -21,10 +21,6 @@ import (
 // carries every byte it keeps, so it reads the whole file.
 const maxRegistrySize = 512 << 20
 
-// compactTempPrefix names compaction's temp files, so a later compaction can
-// clear what a killed one left behind.
-const compactTempPrefix = registryFile + ".compact-"
-
 // Drain tuning: before the rename, a process that holds the registry open
 // for writing is waited for up to defaultDrainHold, looked at every
 // holderPoll, and the compaction is refused if it still does; after the
@@ -66,7 +62,7 @@ type removal struct {
 // compactNode rewrites one node's `.children` without its dead weight.
 func (e *Engine) compactNode(ctx context.Context, req Request, n *model.Node) (Result, error) {
 	res := Result{Action: model.ActionCompact, NodeID: n.ID, Root: n.Root, PID: n.PID()}
-	path := filepath.Join(n.InfraDir, registryFile)
+	path := filepath.Join(n.InfraDir, protocol.RegistryFile)
 	st, err := os.Lstat(path)
 	if err == nil && !st.Mode().IsRegular() {
 		// A symlink could point out of the root: never rewritten.
@@ -404,7 +400,7 @@ func (e *Engine) compactFile(ctx context.Context, path string, decide func([]byt
 
 	// O_APPEND: after the rename, appenders write to this file too, and our
 	// carried-over lines must land after theirs, never over them.
-	tmpName := filepath.Join(dir, fmt.Sprintf("%s%d-%d.tmp", compactTempPrefix, e.self, time.Now().UnixNano()))
+	tmpName := filepath.Join(dir, fmt.Sprintf("%s%d-%d%s", protocol.CompactTempPrefix, e.self, time.Now().UnixNano(), protocol.TempSuffix))
 	tmp, err := os.OpenFile(tmpName, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if err != nil {
 		return compaction{}, fmt.Errorf("create temp file in %s: %w", dir, err)
@@ -649,7 +645,7 @@ func clearStaleTemps(dir string) {
 		return
 	}
 	for _, en := range entries {
-		if strings.HasPrefix(en.Name(), compactTempPrefix) && strings.HasSuffix(en.Name(), ".tmp") {
+		if strings.HasPrefix(en.Name(), protocol.CompactTempPrefix) && strings.HasSuffix(en.Name(), protocol.TempSuffix) {
 			_ = os.Remove(filepath.Join(dir, en.Name()))
 		}
 	}

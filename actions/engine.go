@@ -422,7 +422,7 @@ func sessionHolder(path string) (string, bool) {
 }
 
 func isInfraDir(dir string) bool {
-	for _, name := range []string{heartbeatFile, legacyFile} {
+	for _, name := range []string{protocol.HeartbeatFile, protocol.RunningFile} {
 		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
 			return true
 		}
@@ -432,7 +432,7 @@ func isInfraDir(dir string) bool {
 
 // declaredParent is the parent_heartbeat of the heartbeat in infra, or "".
 func declaredParent(infra string) string {
-	b, err := readFileCapped(filepath.Join(infra, heartbeatFile), maxReadSize)
+	b, err := readFileCapped(filepath.Join(infra, protocol.HeartbeatFile), maxReadSize)
 	if err != nil {
 		return ""
 	}
@@ -444,21 +444,6 @@ func declaredParent(infra string) string {
 	}
 	return hb.Parent
 }
-
-// File names of the on-disk contract the engine reads and writes.
-const (
-	heartbeatFile  = ".heartbeat"
-	legacyFile     = ".running"
-	registryFile   = ".children"
-	cfaFile        = ".cfa-state.json"
-	retryFile      = ".retry-count"
-	pendingFile    = ".resume-pending"
-	resumeLogFile  = ".resume.log"
-	mergeLogFile   = ".merge.log"
-	mergedFile     = ".merged"
-	journalDirName = ".dispatchtop"
-	journalName    = "journal.jsonl"
-)
 
 // maxReadSize caps reads of small contract files (SPEC §9).
 const maxReadSize = 1 << 20

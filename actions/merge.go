@@ -40,7 +40,7 @@ func (e *Engine) merge(ctx context.Context, req Request, n *model.Node) (Result,
 			return refused(fmt.Sprintf("parent %s is running: it owns the merge of %s", p.ID, n.ID))
 		}
 	}
-	marker := filepath.Join(n.InfraDir, mergedFile)
+	marker := filepath.Join(n.InfraDir, protocol.MergedFile)
 	if _, err := os.Lstat(marker); err == nil {
 		return refused(fmt.Sprintf("node %s is already merged (%s exists)", n.ID, marker))
 	}
@@ -51,7 +51,7 @@ func (e *Engine) merge(ctx context.Context, req Request, n *model.Node) (Result,
 	if argv[0], err = resolveCommand("merge.argv", argv[0]); err != nil {
 		return refused(err.Error())
 	}
-	logPath := filepath.Join(n.InfraDir, mergeLogFile)
+	logPath := filepath.Join(n.InfraDir, protocol.MergeLogFile)
 	res.Plan = []string{
 		fmt.Sprintf("run %s and wait, output to %s", quoteArgv(argv), logPath),
 		fmt.Sprintf("on success write %s", marker),

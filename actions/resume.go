@@ -64,7 +64,7 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 	if argv[0], err = resolveCommand("resume.argv", argv[0]); err != nil {
 		return refused(err.Error())
 	}
-	marker := filepath.Join(n.InfraDir, pendingFile)
+	marker := filepath.Join(n.InfraDir, protocol.ResumePendingFile)
 	since, pending, err := e.pendingSince(n, marker)
 	if err != nil {
 		return refused(fmt.Sprintf("node %s: %v: refused rather than guess whether a resume is pending", n.ID, err))
@@ -74,14 +74,14 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 	}
 	res.Checks = append(res.Checks, "no resume pending")
 	next := bumped(rc, phase)
-	logPath := filepath.Join(n.InfraDir, resumeLogFile)
+	logPath := filepath.Join(n.InfraDir, protocol.ResumeLogFile)
 	// Before the claim and the bump: the log is opened only after both.
 	if err := protocol.CheckRegular(logPath); err != nil {
 		return refused(fmt.Sprintf("node %s: %v: the command's output has nowhere to go", n.ID, err))
 	}
 	res.Plan = []string{
 		fmt.Sprintf("create %s (O_EXCL: one resume at a time)", marker),
-		fmt.Sprintf("bump %s: %s -> %s", filepath.Join(n.InfraDir, retryFile), budgetLine(rc, phase), budgetLine(next, phase)),
+		fmt.Sprintf("bump %s: %s -> %s", filepath.Join(n.InfraDir, protocol.RetryCountFile), budgetLine(rc, phase), budgetLine(next, phase)),
 		fmt.Sprintf("start %s detached, output to %s", quoteArgv(argv), logPath),
 	}
 	if req.Force {
@@ -145,7 +145,7 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 }
 
 func readRetryCount(infra string) (model.RetryCount, error) {
-	path := filepath.Join(infra, retryFile)
+	path := filepath.Join(infra, protocol.RetryCountFile)
 	b, err := readFileCapped(path, maxReadSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return model.RetryCount{}, nil
@@ -161,7 +161,7 @@ func readRetryCount(infra string) (model.RetryCount, error) {
 }
 
 func writeRetryCount(infra string, rc model.RetryCount) error {
-	path := filepath.Join(infra, retryFile)
+	path := filepath.Join(infra, protocol.RetryCountFile)
 	b, err := json.Marshal(rc)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
@@ -237,7 +237,7 @@ func (e *Engine) markerLive(n *model.Node, marker string, st os.FileInfo) (time.
 	if e.now().Sub(written) >= e.thresholds().Stale {
 		return since, false
 	}
-	if hb, err := os.Stat(filepath.Join(n.InfraDir, heartbeatFile)); err == nil && hb.ModTime().After(written) {
+	if hb, err := os.Stat(filepath.Join(n.InfraDir, protocol.HeartbeatFile)); err == nil && hb.ModTime().After(written) {
 		return since, false // the node beat since: the resume took
 	}
 	return since, true
@@ -311,7 +311,7 @@ func beatSince(n *model.Node) string {
 		if !n.Legacy {
 			return ""
 		}
-		path = filepath.Join(n.InfraDir, legacyFile)
+		path = filepath.Join(n.InfraDir, protocol.RunningFile)
 	}
 	st, err := os.Stat(path)
 	if err != nil {

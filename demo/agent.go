@@ -15,6 +15,7 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // Behaviours a simulated agent can have.
@@ -80,7 +81,7 @@ func RunAgent(ctx context.Context, o AgentOptions) (int, error) {
 	a := &agent{o: o, cfa: model.CfaState{TaskID: filepath.Base(o.Infra)}}
 	a.resumeCfa()
 	if o.Behave == BehaveLegacy {
-		sentinel := filepath.Join(o.Infra, ".running")
+		sentinel := filepath.Join(o.Infra, protocol.RunningFile)
 		if err := os.WriteFile(sentinel, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
 			return 1, fmt.Errorf("demo-agent: %w", err)
 		}
@@ -162,7 +163,7 @@ func (a *agent) leashReleased() bool {
 // resumeCfa picks up the CfA state a previous incarnation left (a resumed
 // dispatch continues its history rather than starting over).
 func (a *agent) resumeCfa() {
-	data, err := os.ReadFile(filepath.Join(a.o.Infra, ".cfa-state.json"))
+	data, err := os.ReadFile(filepath.Join(a.o.Infra, protocol.CfaFile))
 	if err != nil {
 		return
 	}
@@ -187,7 +188,7 @@ func (a *agent) work() error {
 		}
 	}
 	line, _ := json.Marshal(map[string]any{"ts": time.Now().UTC().Format(time.RFC3339Nano), "phase": now, "step": a.step})
-	stream := filepath.Join(a.o.Infra, ".exec-stream.jsonl")
+	stream := filepath.Join(a.o.Infra, ".exec"+protocol.StreamSuffix)
 	f, err := os.OpenFile(stream, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("demo-agent: %w", err)
@@ -213,8 +214,8 @@ func (a *agent) writeCfa() error {
 	if err != nil {
 		return fmt.Errorf("demo-agent: encode CfA state: %w", err)
 	}
-	path := filepath.Join(a.o.Infra, ".cfa-state.json")
-	if err := liveness.WriteFileAtomic(path, ".cfa-state.json.tmp", append(data, '\n')); err != nil {
+	path := filepath.Join(a.o.Infra, protocol.CfaFile)
+	if err := liveness.WriteFileAtomic(path, protocol.CfaFile+protocol.TempSuffix, append(data, '\n')); err != nil {
 		return fmt.Errorf("demo-agent: %w", err)
 	}
 	return nil
@@ -239,8 +240,8 @@ func (a *agent) happen() (code int, done bool, err error) {
 			Context:  "schema v41 -> v42",
 			Kind:     "approval",
 		})
-		path := filepath.Join(a.o.Infra, "blocked.json")
-		if err := liveness.WriteFileAtomic(path, "blocked.json.tmp", append(blocked, '\n')); err != nil {
+		path := filepath.Join(a.o.Infra, protocol.BlockedFile)
+		if err := liveness.WriteFileAtomic(path, protocol.BlockedFile+protocol.TempSuffix, append(blocked, '\n')); err != nil {
 			return 1, true, fmt.Errorf("demo-agent: %w", err)
 		}
 	case BehavePause:

@@ -19,13 +19,7 @@ import (
 	"github.com/shirou/gopsutil/v4/process"
 
 	"github.com/dispatchtop/dispatchtop/model"
-)
-
-// File names of the on-disk contract the writer produces.
-const (
-	HeartbeatFile    = ".heartbeat"
-	HeartbeatTmpFile = ".heartbeat.tmp"
-	RegistryFile     = ".children"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // maxRegistryLine keeps a registration append atomic for concurrent readers
@@ -54,7 +48,7 @@ func NewHeartbeatWriter(infraDir string, hb model.Heartbeat) (*HeartbeatWriter, 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("heartbeat writer: create infra dir: %w", err)
 	}
-	return &HeartbeatWriter{dir: dir, path: filepath.Join(dir, HeartbeatFile), hb: hb}, nil
+	return &HeartbeatWriter{dir: dir, path: filepath.Join(dir, protocol.HeartbeatFile), hb: hb}, nil
 }
 
 // Path is the absolute path of the heartbeat file.
@@ -106,7 +100,7 @@ func (w *HeartbeatWriter) flush() error {
 	if err != nil {
 		return fmt.Errorf("heartbeat %s: %w", w.path, err)
 	}
-	return WriteFileAtomic(w.path, HeartbeatTmpFile, data)
+	return WriteFileAtomic(w.path, protocol.HeartbeatTempFile, data)
 }
 
 // EncodeHeartbeat renders a heartbeat as one JSON object, its Extra fields
@@ -221,7 +215,7 @@ func SetHeartbeatStatus(heartbeatPath, status string) error {
 	if err != nil {
 		return fmt.Errorf("set status: encode %s: %w", heartbeatPath, err)
 	}
-	return WriteFileAtomic(heartbeatPath, HeartbeatTmpFile, append(out, '\n'))
+	return WriteFileAtomic(heartbeatPath, protocol.HeartbeatTempFile, append(out, '\n'))
 }
 
 // Registration is one line a child appends to its parent's `.children`.
@@ -245,7 +239,7 @@ func Register(parentHeartbeat string, reg Registration) (registered bool, err er
 	if err != nil {
 		return false, fmt.Errorf("register with %s: %w", parentHeartbeat, err)
 	}
-	registry := filepath.Join(filepath.Dir(parent), RegistryFile)
+	registry := filepath.Join(filepath.Dir(parent), protocol.RegistryFile)
 	known, err := registryNames(registry, hb)
 	if err != nil {
 		return false, err

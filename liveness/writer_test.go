@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 func readHeartbeatFile(t *testing.T, path string) map[string]any {
@@ -69,7 +70,7 @@ func TestHeartbeatWrittenWholeThroughTmpAndRename(t *testing.T) {
 					t.Errorf("%s = %v, want %v", k, got[k], v)
 				}
 			}
-			if _, err := os.Stat(filepath.Join(infra, HeartbeatTmpFile)); !os.IsNotExist(err) {
+			if _, err := os.Stat(filepath.Join(infra, protocol.HeartbeatTempFile)); !os.IsNotExist(err) {
 				t.Errorf(".heartbeat.tmp left behind (stat err %v)", err)
 			}
 		})
@@ -308,7 +309,7 @@ func TestConcurrentAtomicWritersNeverLeaveAPartialFile(t *testing.T) {
 			// not parse as one of them.
 			body := fmt.Sprintf(`{"pid": %d, "status": "running", "pad": %q}`+"\n", w+2, strings.Repeat("x", 1000*w))
 			for range rounds {
-				if err := WriteFileAtomic(path, HeartbeatTmpFile, []byte(body)); err != nil {
+				if err := WriteFileAtomic(path, protocol.HeartbeatTempFile, []byte(body)); err != nil {
 					errs <- err
 					return
 				}
@@ -345,14 +346,14 @@ func TestConcurrentAtomicWritersNeverLeaveAPartialFile(t *testing.T) {
 	for err := range readErrs {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, HeartbeatTmpFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, protocol.HeartbeatTempFile)); !os.IsNotExist(err) {
 		t.Errorf("temp file left behind (stat err %v)", err)
 	}
 }
 
 func TestALeftoverTempFileDoesNotBlockTheWriter(t *testing.T) {
 	dir := t.TempDir()
-	leftover := filepath.Join(dir, HeartbeatTmpFile)
+	leftover := filepath.Join(dir, protocol.HeartbeatTempFile)
 	if err := os.WriteFile(leftover, []byte(`{"pid": 1, "sta`), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +375,7 @@ func TestALeftoverTempFileDoesNotBlockTheWriter(t *testing.T) {
 
 func TestAWriterWaitsForAnotherWritersFreshTempFile(t *testing.T) {
 	dir := t.TempDir()
-	other := filepath.Join(dir, HeartbeatTmpFile)
+	other := filepath.Join(dir, protocol.HeartbeatTempFile)
 	if err := os.WriteFile(other, []byte(`{"pid": 1}`), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func ReadNodeDir(root, dir string) (*model.Node, error) {
 	}
 	n := readNode(root, dir, entries)
 	if n == nil {
-		return nil, fmt.Errorf("read node dir %s: no %s or %s: %w", dir, HeartbeatFile, RunningFile, fs.ErrNotExist)
+		return nil, fmt.Errorf("read node dir %s: no %s or %s: %w", dir, protocol.HeartbeatFile, protocol.RunningFile, fs.ErrNotExist)
 	}
 	return n, nil
 }
@@ -43,7 +43,7 @@ func ReadNodeDir(root, dir string) (*model.Node, error) {
 // isNodeDir reports whether a directory listing marks an infra dir.
 func isNodeDir(entries []fs.DirEntry) bool {
 	for _, e := range entries {
-		if name := e.Name(); name == HeartbeatFile || name == RunningFile {
+		if name := e.Name(); name == protocol.HeartbeatFile || name == protocol.RunningFile {
 			return true
 		}
 	}
@@ -65,29 +65,29 @@ func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 			// the detail pane show) a file from elsewhere.
 			if target, out := escapesRoot(root, path, &rootReal); out {
 				addProblem(n, path, errOutside(target), true)
-				heartbeatOut = heartbeatOut || name == HeartbeatFile
-				runningOut = runningOut || name == RunningFile
+				heartbeatOut = heartbeatOut || name == protocol.HeartbeatFile
+				runningOut = runningOut || name == protocol.RunningFile
 				switch name { // presence still counts
-				case BlockedFile:
+				case protocol.BlockedFile:
 					n.Blocked = &model.Blocked{Path: path}
-				case ResumePendingFile:
+				case protocol.ResumePendingFile:
 					n.ResumePending = &model.ResumePending{}
 				}
 				continue
 			}
 		}
 		switch name {
-		case HeartbeatFile:
+		case protocol.HeartbeatFile:
 			hasHeartbeat = true
-		case RunningFile:
+		case protocol.RunningFile:
 			hasRunning = true
-		case RegistryFile:
+		case protocol.RegistryFile:
 			if compacting {
 				readRegistryViewInto(n, dir, path)
 			} else {
 				readRegistryInto(n, path)
 			}
-		case CfaFile:
+		case protocol.CfaFile:
 			if b, ok := readDocInto(n, path); ok {
 				if c, err := ParseCfa(b); err != nil {
 					addProblem(n, path, fmt.Errorf("parse CfA state: %w", err), true)
@@ -95,7 +95,7 @@ func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 					n.Cfa = &c
 				}
 			}
-		case RetryCountFile:
+		case protocol.RetryCountFile:
 			if b, ok := readDocInto(n, path); ok {
 				if rc, err := ParseRetryCount(b); err != nil {
 					addProblem(n, path, fmt.Errorf("parse retry count: %w", err), true)
@@ -103,13 +103,13 @@ func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 					n.Retries = rc
 				}
 			}
-		case BlockedFile:
+		case protocol.BlockedFile:
 			readBlockedInto(n, path)
-		case MiddleDir:
+		case protocol.MiddleDir:
 			hasMiddle = e.IsDir()
-		case MergedFile:
+		case protocol.MergedFile:
 			n.Merged = true
-		case ResumePendingFile:
+		case protocol.ResumePendingFile:
 			b, fi, err := readDocument(path)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
@@ -124,7 +124,7 @@ func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 			}
 			n.ResumePending = &rp // present counts, parsed or not
 		default:
-			if strings.HasSuffix(name, StreamSuffix) {
+			if strings.HasSuffix(name, protocol.StreamSuffix) {
 				if fi, err := e.Info(); err == nil && fi.ModTime().After(n.ActivityMtime) {
 					n.ActivityMtime = fi.ModTime()
 				}
@@ -132,7 +132,7 @@ func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 		}
 	}
 	if hasMiddle && n.Blocked == nil {
-		path := filepath.Join(dir, MiddleDir, BlockedFile)
+		path := filepath.Join(dir, protocol.MiddleDir, protocol.BlockedFile)
 		// Not in the listing above: its link is checked here, the same way.
 		if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			if target, out := escapesRoot(root, path, &rootReal); out {
@@ -145,10 +145,10 @@ func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 		}
 	}
 	switch {
-	case hasHeartbeat && readHeartbeatInto(n, filepath.Join(dir, HeartbeatFile)):
+	case hasHeartbeat && readHeartbeatInto(n, filepath.Join(dir, protocol.HeartbeatFile)):
 	case heartbeatOut:
-		n.HasHeartbeat, n.HeartbeatPath = true, filepath.Join(dir, HeartbeatFile)
-	case hasRunning && readRunningInto(n, filepath.Join(dir, RunningFile)):
+		n.HasHeartbeat, n.HeartbeatPath = true, filepath.Join(dir, protocol.HeartbeatFile)
+	case hasRunning && readRunningInto(n, filepath.Join(dir, protocol.RunningFile)):
 	case runningOut:
 		n.Legacy = true
 	default:
@@ -171,7 +171,7 @@ func hasEntry(entries []fs.DirEntry, name string) bool {
 // only its mtime).
 func readsContent(name string) bool {
 	switch name {
-	case HeartbeatFile, RunningFile, RegistryFile, protocol.CompactingFile, CfaFile, RetryCountFile, BlockedFile, ResumePendingFile:
+	case protocol.HeartbeatFile, protocol.RunningFile, protocol.RegistryFile, protocol.CompactingFile, protocol.CfaFile, protocol.RetryCountFile, protocol.BlockedFile, protocol.ResumePendingFile:
 		return true
 	}
 	return false

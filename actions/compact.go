@@ -14,7 +14,6 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
-	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
 // maxRegistrySize bounds the registry compaction will rewrite; compaction
@@ -151,7 +150,7 @@ func (e *Engine) compactNode(ctx context.Context, req Request, n *model.Node) (R
 func readRegistryView(path string) ([]byte, error) {
 	dir := filepath.Dir(path)
 	if _, err := os.Lstat(filepath.Join(dir, protocol.CompactingFile)); err != nil {
-		return readFileCapped(path, maxRegistrySize)
+		return protocol.ReadFile(path, maxRegistrySize)
 	}
 	v, err := protocol.ReadView(dir, maxRegistrySize)
 	if err != nil {
@@ -269,7 +268,7 @@ func (e *Engine) reread(n *model.Node) (*model.Node, error) {
 // unparseable lines included.
 func (e *Engine) compactRule(infra string, running bool) func(line []byte, fileOld bool) (bool, string) {
 	return func(line []byte, fileOld bool) (bool, string) {
-		parsed := scanner.ParseRegistry(line)
+		parsed := protocol.ParseRegistry(line)
 		if len(parsed) != 1 || parsed[0].Entry == nil || parsed[0].Entry.Heartbeat == "" {
 			return false, ""
 		}
@@ -278,13 +277,13 @@ func (e *Engine) compactRule(infra string, running bool) func(line []byte, fileO
 		if !filepath.IsAbs(hbPath) {
 			hbPath = filepath.Join(infra, hbPath)
 		}
-		b, err := readFileCapped(hbPath, maxReadSize)
+		b, err := protocol.ReadFile(hbPath, protocol.MaxDocumentSize)
 		switch {
 		case err == nil:
 			// A heartbeat with a bad field still says its status, as the
 			// classifier reads it (finished is finished).
-			hb, perr := scanner.ParseHeartbeat(b)
-			var bad *scanner.BadFieldsError
+			hb, perr := protocol.ParseHeartbeat(b)
+			var bad *protocol.BadFieldsError
 			if (perr == nil || errors.As(perr, &bad)) && model.TerminalStatus(hb.Status) {
 				return true, "heartbeat " + hb.Status
 			}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
-	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
 // resume re-dispatches a dead node (SPEC §5.2).
@@ -146,14 +145,14 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 
 func readRetryCount(infra string) (model.RetryCount, error) {
 	path := filepath.Join(infra, protocol.RetryCountFile)
-	b, err := readFileCapped(path, maxReadSize)
+	b, err := protocol.ReadFile(path, protocol.MaxDocumentSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return model.RetryCount{}, nil
 	}
 	if err != nil {
 		return model.RetryCount{}, err // it names the path
 	}
-	rc, err := scanner.ParseRetryCount(b)
+	rc, err := protocol.ParseRetryCount(b)
 	if err != nil {
 		return model.RetryCount{}, fmt.Errorf("%s does not parse (%v): refused rather than reset the budget", path, err)
 	}
@@ -202,13 +201,6 @@ func budgetSpent(rc model.RetryCount, phase string) string {
 	return ""
 }
 
-// pendingMarker is the content of `.resume-pending`.
-type pendingMarker struct {
-	PID  int       `json:"pid"`
-	Time time.Time `json:"time"`
-	User string    `json:"user"`
-}
-
 // pendingSince reports whether a live resume marker exists: it exists, the
 // node has not beaten since it was written, and it is younger than stale.
 // Anything but a regular file there is an error: not ours to judge, nor to
@@ -228,9 +220,8 @@ func (e *Engine) pendingSince(n *model.Node, marker string) (time.Time, bool, er
 func (e *Engine) markerLive(n *model.Node, marker string, st os.FileInfo) (time.Time, bool) {
 	written := st.ModTime()
 	since := written
-	if b, err := readFileCapped(marker, maxReadSize); err == nil {
-		var m pendingMarker
-		if json.Unmarshal(b, &m) == nil && !m.Time.IsZero() {
+	if b, err := protocol.ReadFile(marker, protocol.MaxDocumentSize); err == nil {
+		if m, err := protocol.ParseResumePending(b); err == nil && !m.Time.IsZero() {
 			since = m.Time
 		}
 	}
@@ -250,7 +241,7 @@ func (e *Engine) markerLive(n *model.Node, marker string, st os.FileInfo) (time.
 // so that only that file is ever removed again; a loss, since when the
 // live marker is pending.
 func (e *Engine) claimPending(n *model.Node, marker string) (bool, time.Time, os.FileInfo, error) {
-	body, err := json.Marshal(pendingMarker{PID: e.self, Time: e.now().UTC(), User: currentUser()})
+	body, err := json.Marshal(model.ResumePending{PID: e.self, Time: e.now().UTC(), User: currentUser()})
 	if err != nil {
 		return false, time.Time{}, nil, fmt.Errorf("encode %s: %w", marker, err)
 	}

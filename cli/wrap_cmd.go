@@ -4,7 +4,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +21,7 @@ import (
 	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // wrapOptions are wrap's own flags; the beat, stale and exit-grace come from
@@ -370,9 +370,10 @@ func parentDead(path string, probe liveness.Probe, th model.Thresholds, now, wat
 	n := &model.Node{
 		InfraDir: filepath.Dir(path), HeartbeatPath: path, HasHeartbeat: true, BeatMtime: st.ModTime(),
 	}
-	if data, err := readSmall(path); err == nil {
-		var hb model.Heartbeat
-		if json.Unmarshal(data, &hb) == nil {
+	if data, err := protocol.ReadFile(path, protocol.MaxDocumentSize); err == nil {
+		// A bad field leaves the others, as the dashboard reads them.
+		hb, err := protocol.ParseHeartbeat(data)
+		if bad := (*protocol.BadFieldsError)(nil); err == nil || errors.As(err, &bad) {
 			n.Heartbeat = &hb
 		}
 	}
@@ -381,15 +382,6 @@ func parentDead(path string, probe liveness.Probe, th model.Thresholds, now, wat
 		return true, n.Reason
 	}
 	return false, ""
-}
-
-func readSmall(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, 1<<20))
 }
 
 func stdinIsTerminal(in io.Reader) bool {

@@ -163,12 +163,12 @@ func (a *agent) leashReleased() bool {
 // resumeCfa picks up the CfA state a previous incarnation left (a resumed
 // dispatch continues its history rather than starting over).
 func (a *agent) resumeCfa() {
-	data, err := os.ReadFile(filepath.Join(a.o.Infra, protocol.CfaFile))
+	data, err := protocol.ReadFile(filepath.Join(a.o.Infra, protocol.CfaFile), protocol.MaxDocumentSize)
 	if err != nil {
 		return
 	}
-	var prev model.CfaState
-	if json.Unmarshal(data, &prev) != nil || prev.Outcome() != model.OutcomeWorking {
+	prev, err := protocol.ParseCfa(data)
+	if err != nil || prev.Outcome() != model.OutcomeWorking {
 		return
 	}
 	a.cfa = prev

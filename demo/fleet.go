@@ -2,7 +2,6 @@ package demo
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -368,12 +367,12 @@ func (f *Fleet) liveAgents() []liveAgent {
 			if err != nil || e.IsDir() || e.Name() != protocol.HeartbeatFile {
 				return nil
 			}
-			data, err := os.ReadFile(path)
+			data, err := protocol.ReadFile(path, protocol.MaxDocumentSize)
 			if err != nil {
 				return nil
 			}
-			var hb model.Heartbeat
-			if json.Unmarshal(data, &hb) != nil || hb.PID <= 1 || model.TerminalStatus(hb.Status) || hb.PID == os.Getpid() {
+			hb, err := protocol.ParseHeartbeat(data)
+			if err != nil || hb.PID <= 1 || model.TerminalStatus(hb.Status) || hb.PID == os.Getpid() {
 				return nil
 			}
 			started, err := liveness.ProcessStarted(hb.PID)

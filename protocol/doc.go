@@ -5,6 +5,11 @@
 //	                  dispatchtop keeps beside it
 //	open*.go          the one way a file of the contract is opened:
 //	                  never blocking, regular files only
+//	read.go           ReadFile: a whole document, capped, opened that way
+//	parse.go          the parsers, pure and fuzzed: ParseHeartbeat,
+//	                  ParseRegistry, ReadRegistry, ParseCfa,
+//	                  ParseRetryCount, ParseBlocked, ParseLegacyPID,
+//	                  ParseResumePending
 //	handover.go,      the mechanics of a registry under compaction
 //	recover.go, ...   (SPEC §5.3), shared by the recovery engine and the
 //	                  scanner

@@ -146,7 +146,7 @@ func TestBadInput(t *testing.T) {
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			a := mustNode(t, snap, "A")
 			for _, l := range a.Registry {
-				if len(l.Raw) > MaxRegistryLine {
+				if len(l.Raw) > protocol.MaxRegistryLine {
 					t.Fatalf("line %d held whole: %d bytes", l.Number, len(l.Raw))
 				}
 			}

@@ -76,7 +76,7 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 		return
 	}
 	consumed := bytes.LastIndexByte(buf, '\n') + 1
-	added := ParseRegistry(buf)
+	added := protocol.ParseRegistry(buf)
 	for i := range added {
 		added[i].Number += newlines
 	}

@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
 )
@@ -84,7 +82,7 @@ func (e *Engine) merge(ctx context.Context, req Request, n *model.Node) (Result,
 		User string    `json:"user"`
 		Argv []string  `json:"argv"`
 	}{e.now().UTC(), currentUser(), argv})
-	if err := renameio.WriteFile(marker, append(body, '\n'), 0o644, renameio.WithTempDir(n.InfraDir)); err != nil {
+	if err := protocol.WriteFileAtomic(marker, append(body, '\n')); err != nil {
 		res.Outcome, res.Message = OutcomeFailed, fmt.Sprintf("merge %s ran, but writing %s failed: %v", n.ID, marker, err)
 		return res, joinErrors(errors.New(res.Message), e.journalResult(req, res, nil))
 	}

@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
 )
@@ -165,10 +163,7 @@ func writeRetryCount(infra string, rc model.RetryCount) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	if err := renameio.WriteFile(path, append(b, '\n'), 0o644, renameio.WithTempDir(infra)); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return protocol.WriteFileAtomic(path, append(b, '\n')) // its error names the path
 }
 
 func bumped(rc model.RetryCount, phase string) model.RetryCount {

@@ -90,7 +90,7 @@ func newWrapCmd(g *Globals) *cobra.Command {
 type wrapRun struct {
 	g      *Globals
 	o      wrapOptions
-	w      *liveness.HeartbeatWriter
+	w      *protocol.HeartbeatWriter
 	stderr io.Writer
 	probe  liveness.Probe
 	// endedForParent is set when the child was ended because its parent died.
@@ -121,7 +121,7 @@ func runWrap(g *Globals, o wrapOptions, argv []string) error {
 	if role == "" {
 		role = filepath.Base(argv[0])
 	}
-	w, err := liveness.NewHeartbeatWriter(infra, model.Heartbeat{
+	w, err := protocol.NewHeartbeatWriter(infra, model.Heartbeat{
 		ParentHeartbeat: parent, Role: role, Team: o.team, TaskID: o.taskID,
 	})
 	if err != nil {
@@ -130,8 +130,8 @@ func runWrap(g *Globals, o wrapOptions, argv []string) error {
 	// Register before anything else exists: the parent's registry is how the
 	// tree learns of a dispatch that then fails to start (SPEC §3 missing).
 	if parent != "" {
-		reg := liveness.Registration{Heartbeat: w.Path(), Team: o.team, TaskID: o.taskID}
-		if _, err := liveness.Register(parent, reg); err != nil {
+		reg := protocol.Registration{Heartbeat: w.Path(), Team: o.team, TaskID: o.taskID}
+		if _, err := protocol.Register(parent, reg); err != nil {
 			return failure(fmt.Errorf("wrap: %w", err))
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
 )
@@ -215,7 +214,7 @@ func (a *agent) writeCfa() error {
 		return fmt.Errorf("demo-agent: encode CfA state: %w", err)
 	}
 	path := filepath.Join(a.o.Infra, protocol.CfaFile)
-	if err := liveness.WriteFileAtomic(path, protocol.CfaFile+protocol.TempSuffix, append(data, '\n')); err != nil {
+	if err := protocol.WriteFileAtomic(path, append(data, '\n')); err != nil {
 		return fmt.Errorf("demo-agent: %w", err)
 	}
 	return nil
@@ -241,14 +240,14 @@ func (a *agent) happen() (code int, done bool, err error) {
 			Kind:     "approval",
 		})
 		path := filepath.Join(a.o.Infra, protocol.BlockedFile)
-		if err := liveness.WriteFileAtomic(path, protocol.BlockedFile+protocol.TempSuffix, append(blocked, '\n')); err != nil {
+		if err := protocol.WriteFileAtomic(path, append(blocked, '\n')); err != nil {
 			return 1, true, fmt.Errorf("demo-agent: %w", err)
 		}
 	case BehavePause:
 		if a.o.Heartbeat == "" {
 			return 1, true, errors.New("demo-agent: pause needs a heartbeat (run it under wrap)")
 		}
-		if err := liveness.SetHeartbeatStatus(a.o.Heartbeat, model.StatusPaused); err != nil {
+		if err := protocol.SetHeartbeatStatus(a.o.Heartbeat, model.StatusPaused); err != nil {
 			return 1, true, fmt.Errorf("demo-agent: %w", err)
 		}
 	}

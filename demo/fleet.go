@@ -207,8 +207,8 @@ func (f *Fleet) launch(ctx context.Context, nodes []dispatch) error {
 		if !d.registerOnly {
 			continue
 		}
-		reg := liveness.Registration{Heartbeat: d.heartbeat(f.dir), Team: d.team, TaskID: d.taskID}
-		if _, err := liveness.Register(filepath.Join(f.dir, filepath.FromSlash(d.parent), protocol.HeartbeatFile), reg); err != nil {
+		reg := protocol.Registration{Heartbeat: d.heartbeat(f.dir), Team: d.team, TaskID: d.taskID}
+		if _, err := protocol.Register(filepath.Join(f.dir, filepath.FromSlash(d.parent), protocol.HeartbeatFile), reg); err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
 	}

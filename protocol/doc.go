@@ -6,6 +6,10 @@
 //	open*.go          the one way a file of the contract is opened:
 //	                  never blocking, regular files only
 //	read.go           ReadFile: a whole document, capped, opened that way
+//	write.go          WriteFileAtomic: the one atomic write (temp file,
+//	                  fsync, rename), taking turns with other writers
+//	heartbeat.go      the heartbeat writer, for wrap and the demo
+//	register.go       Register: a child's line in its parent's registry
 //	parse.go          the parsers, pure and fuzzed: ParseHeartbeat,
 //	                  ParseRegistry, ReadRegistry, ParseCfa,
 //	                  ParseRetryCount, ParseBlocked, ParseLegacyPID,

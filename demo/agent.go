@@ -15,6 +15,7 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
+	"github.com/dispatchtop/dispatchtop/wrap"
 )
 
 // Behaviours a simulated agent can have.
@@ -63,10 +64,10 @@ type AgentOptions struct {
 // released or ctx is done, and returns the process exit code.
 func RunAgent(ctx context.Context, o AgentOptions) (int, error) {
 	if o.Infra == "" {
-		o.Infra = os.Getenv("DISPATCHTOP_INFRA")
+		o.Infra = os.Getenv(wrap.EnvInfra)
 	}
 	if o.Heartbeat == "" {
-		o.Heartbeat = os.Getenv("DISPATCHTOP_HEARTBEAT")
+		o.Heartbeat = os.Getenv(wrap.EnvHeartbeat)
 	}
 	if o.Infra == "" {
 		return 2, errors.New("demo-agent: no infra dir (--infra, or run it under wrap)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/x/term"
@@ -52,17 +53,13 @@ type failOn struct {
 func parseFailOn(list string) (failOn, error) {
 	m := failOn{states: map[model.State]bool{}, flags: map[model.Flag]bool{}}
 	known := func(name string) bool {
-		for _, s := range model.States {
-			if string(s) == name {
-				m.states[s] = true
-				return true
-			}
+		if s := model.State(name); slices.Contains(model.States, s) {
+			m.states[s] = true
+			return true
 		}
-		for _, f := range model.Flags {
-			if string(f) == name {
-				m.flags[f] = true
-				return true
-			}
+		if f := model.Flag(name); slices.Contains(model.Flags, f) {
+			m.flags[f] = true
+			return true
 		}
 		return false
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -86,11 +87,7 @@ func RunAgent(ctx context.Context, o AgentOptions) (int, error) {
 			return 1, fmt.Errorf("demo-agent: %w", err)
 		}
 	}
-	known := false
-	for _, b := range Behaviours() {
-		known = known || b == o.Behave
-	}
-	if !known {
+	if !slices.Contains(Behaviours(), o.Behave) {
 		return 2, fmt.Errorf("demo-agent: unknown behaviour %q", o.Behave)
 	}
 	return a.run(ctx)

@@ -37,6 +37,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -593,14 +594,10 @@ func kindOf(base string) dirtyKind {
 	case protocol.CompactingFile, protocol.CfaFile, protocol.RetryCountFile, protocol.BlockedFile, protocol.MergedFile, protocol.ResumePendingFile:
 		return kindNode
 	}
-	if hasSuffix(base, protocol.StreamSuffix) {
+	if strings.HasSuffix(base, protocol.StreamSuffix) {
 		return kindActivity
 	}
 	return 0
-}
-
-func hasSuffix(s, suffix string) bool {
-	return len(s) >= len(suffix) && s[len(s)-len(suffix):] == suffix
 }
 
 // processDirty re-reads the marked infra dirs: a beat is one stat updating
@@ -661,7 +658,7 @@ func (w *Watcher) restatActivity(ln *liveNode) {
 	}
 	var newest time.Time
 	for _, e := range entries {
-		if !hasSuffix(e.Name(), protocol.StreamSuffix) {
+		if !strings.HasSuffix(e.Name(), protocol.StreamSuffix) {
 			continue
 		}
 		if sig, err := statSig(filepath.Join(ln.n.InfraDir, e.Name())); err == nil {
@@ -1264,20 +1261,9 @@ func (w *Watcher) watchInfo() model.WatchInfo {
 		if len(w.netMounts) > 0 {
 			why = append(why, "network file system")
 		}
-		info.Reason = fmt.Sprintf("%d of %d directories polled (%s)", w.nPolled, w.nPolled+w.nWatched, joinComma(why))
+		info.Reason = fmt.Sprintf("%d of %d directories polled (%s)", w.nPolled, w.nPolled+w.nWatched, strings.Join(why, ", "))
 	}
 	return info
-}
-
-func joinComma(s []string) string {
-	out := ""
-	for i, x := range s {
-		if i > 0 {
-			out += ", "
-		}
-		out += x
-	}
-	return out
 }
 
 // adopt takes in what a walk found: every directory gets a watch (or is

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // placeholders are the names an argv element may carry (SPEC §5.5).
@@ -129,7 +130,7 @@ func placeholderValue(name string, n *model.Node) (string, error) {
 		if n.HeartbeatPath != "" {
 			return n.HeartbeatPath, nil
 		}
-		return filepath.Join(n.InfraDir, heartbeatFile), nil
+		return filepath.Join(n.InfraDir, protocol.HeartbeatFile), nil
 	case "worktree":
 		return worktreeOf(n)
 	case "id":

@@ -14,16 +14,11 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
-	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
 // maxRegistrySize bounds the registry compaction will rewrite; compaction
 // carries every byte it keeps, so it reads the whole file.
 const maxRegistrySize = 512 << 20
-
-// compactTempPrefix names compaction's temp files, so a later compaction can
-// clear what a killed one left behind.
-const compactTempPrefix = registryFile + ".compact-"
 
 // Drain tuning: before the rename, a process that holds the registry open
 // for writing is waited for up to defaultDrainHold, looked at every
@@ -66,7 +61,7 @@ type removal struct {
 // compactNode rewrites one node's `.children` without its dead weight.
 func (e *Engine) compactNode(ctx context.Context, req Request, n *model.Node) (Result, error) {
 	res := Result{Action: model.ActionCompact, NodeID: n.ID, Root: n.Root, PID: n.PID()}
-	path := filepath.Join(n.InfraDir, registryFile)
+	path := filepath.Join(n.InfraDir, protocol.RegistryFile)
 	st, err := os.Lstat(path)
 	if err == nil && !st.Mode().IsRegular() {
 		// A symlink could point out of the root: never rewritten.
@@ -155,7 +150,7 @@ func (e *Engine) compactNode(ctx context.Context, req Request, n *model.Node) (R
 func readRegistryView(path string) ([]byte, error) {
 	dir := filepath.Dir(path)
 	if _, err := os.Lstat(filepath.Join(dir, protocol.CompactingFile)); err != nil {
-		return readFileCapped(path, maxRegistrySize)
+		return protocol.ReadFile(path, maxRegistrySize)
 	}
 	v, err := protocol.ReadView(dir, maxRegistrySize)
 	if err != nil {
@@ -273,7 +268,7 @@ func (e *Engine) reread(n *model.Node) (*model.Node, error) {
 // unparseable lines included.
 func (e *Engine) compactRule(infra string, running bool) func(line []byte, fileOld bool) (bool, string) {
 	return func(line []byte, fileOld bool) (bool, string) {
-		parsed := scanner.ParseRegistry(line)
+		parsed := protocol.ParseRegistry(line)
 		if len(parsed) != 1 || parsed[0].Entry == nil || parsed[0].Entry.Heartbeat == "" {
 			return false, ""
 		}
@@ -282,13 +277,13 @@ func (e *Engine) compactRule(infra string, running bool) func(line []byte, fileO
 		if !filepath.IsAbs(hbPath) {
 			hbPath = filepath.Join(infra, hbPath)
 		}
-		b, err := readFileCapped(hbPath, maxReadSize)
+		b, err := protocol.ReadFile(hbPath, protocol.MaxDocumentSize)
 		switch {
 		case err == nil:
 			// A heartbeat with a bad field still says its status, as the
 			// classifier reads it (finished is finished).
-			hb, perr := scanner.ParseHeartbeat(b)
-			var bad *scanner.BadFieldsError
+			hb, perr := protocol.ParseHeartbeat(b)
+			var bad *protocol.BadFieldsError
 			if (perr == nil || errors.As(perr, &bad)) && model.TerminalStatus(hb.Status) {
 				return true, "heartbeat " + hb.Status
 			}
@@ -404,7 +399,7 @@ func (e *Engine) compactFile(ctx context.Context, path string, decide func([]byt
 
 	// O_APPEND: after the rename, appenders write to this file too, and our
 	// carried-over lines must land after theirs, never over them.
-	tmpName := filepath.Join(dir, fmt.Sprintf("%s%d-%d.tmp", compactTempPrefix, e.self, time.Now().UnixNano()))
+	tmpName := filepath.Join(dir, fmt.Sprintf("%s%d-%d%s", protocol.CompactTempPrefix, e.self, time.Now().UnixNano(), protocol.TempSuffix))
 	tmp, err := os.OpenFile(tmpName, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if err != nil {
 		return compaction{}, fmt.Errorf("create temp file in %s: %w", dir, err)
@@ -649,7 +644,7 @@ func clearStaleTemps(dir string) {
 		return
 	}
 	for _, en := range entries {
-		if strings.HasPrefix(en.Name(), compactTempPrefix) && strings.HasSuffix(en.Name(), ".tmp") {
+		if strings.HasPrefix(en.Name(), protocol.CompactTempPrefix) && strings.HasSuffix(en.Name(), protocol.TempSuffix) {
 			_ = os.Remove(filepath.Join(dir, en.Name()))
 		}
 	}

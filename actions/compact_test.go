@@ -111,7 +111,7 @@ loop:
 	if len(seen) != want {
 		t.Fatalf("registry holds %d distinct lines, want %d", len(seen), want)
 	}
-	leftovers, _ := filepath.Glob(filepath.Join(dir, compactTempPrefix+"*"))
+	leftovers, _ := filepath.Glob(filepath.Join(dir, protocol.CompactTempPrefix+"*"))
 	if len(leftovers) != 0 {
 		t.Fatalf("temp files left behind: %v", leftovers)
 	}
@@ -265,7 +265,7 @@ func TestCompactionWhoseRenameFailsJournalsThatTheRegistryWasLeft(t *testing.T) 
 	if js[1].Outcome != OutcomeFailed || !strings.Contains(js[1].Message, "left as it was") || len(js[1].Removed) != 0 {
 		t.Fatalf("the line after a failed rename: %+v", js[1])
 	}
-	if left, _ := filepath.Glob(filepath.Join(root, "s", compactTempPrefix+"*")); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(root, "s", protocol.CompactTempPrefix+"*")); len(left) != 0 {
 		t.Fatalf("temp files left: %v", left)
 	}
 }

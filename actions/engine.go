@@ -2,7 +2,6 @@ package actions
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -425,7 +424,7 @@ func sessionHolder(path string) (string, bool) {
 }
 
 func isInfraDir(dir string) bool {
-	for _, name := range []string{heartbeatFile, legacyFile} {
+	for _, name := range []string{protocol.HeartbeatFile, protocol.RunningFile} {
 		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
 			return true
 		}
@@ -434,65 +433,15 @@ func isInfraDir(dir string) bool {
 }
 
 // declaredParent is the parent_heartbeat of the heartbeat in infra, or "".
+// A heartbeat with a bad field still names its parent; one that does not
+// parse names none.
 func declaredParent(infra string) string {
-	b, err := readFileCapped(filepath.Join(infra, heartbeatFile), maxReadSize)
+	b, err := protocol.ReadFile(filepath.Join(infra, protocol.HeartbeatFile), protocol.MaxDocumentSize)
 	if err != nil {
 		return ""
 	}
-	var hb struct {
-		Parent string `json:"parent_heartbeat"`
-	}
-	if json.Unmarshal(b, &hb) != nil {
-		return ""
-	}
-	return hb.Parent
-}
-
-// File names of the on-disk contract the engine reads and writes.
-const (
-	heartbeatFile  = ".heartbeat"
-	legacyFile     = ".running"
-	registryFile   = ".children"
-	cfaFile        = ".cfa-state.json"
-	retryFile      = ".retry-count"
-	pendingFile    = ".resume-pending"
-	resumeLogFile  = ".resume.log"
-	mergeLogFile   = ".merge.log"
-	mergedFile     = ".merged"
-	journalDirName = ".dispatchtop"
-	journalName    = "journal.jsonl"
-)
-
-// maxReadSize caps reads of small contract files (SPEC §9).
-const maxReadSize = 1 << 20
-
-var errTooLarge = errors.New("file too large")
-
-// readCapped reads r up to limit bytes; more is an error.
-func readCapped(r io.Reader, limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%w: over %d bytes", errTooLarge, limit)
-	}
-	return b, nil
-}
-
-// readFileCapped reads a file of the contract: never a FIFO or a device,
-// which would block the read or never end it.
-func readFileCapped(path string, limit int64) ([]byte, error) {
-	f, _, err := protocol.OpenReader(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := readCapped(f, limit)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return b, nil
+	hb, _ := protocol.ParseHeartbeat(b)
+	return hb.ParentHeartbeat
 }
 
 // joinErrors is errors.Join for errors that must print as one line (SPEC

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // hangGuard is how long an action may take before the test calls it hung: a
@@ -92,13 +93,13 @@ func TestAPlantedFIFOIsRefusedWithoutHanging(t *testing.T) {
 		// returns the FIFO and what the action said.
 		act func(t *testing.T, f fixture) (fifo, msg string, err error)
 	}{
-		{name: "resume: .retry-count", act: resume(func(f fixture) string { return filepath.Join(f.infra, retryFile) })},
-		{name: "resume: .resume-pending", act: resume(func(f fixture) string { return filepath.Join(f.infra, pendingFile) })},
-		{name: "resume: .resume.log", act: resume(func(f fixture) string { return filepath.Join(f.infra, resumeLogFile) })},
+		{name: "resume: .retry-count", act: resume(func(f fixture) string { return filepath.Join(f.infra, protocol.RetryCountFile) })},
+		{name: "resume: .resume-pending", act: resume(func(f fixture) string { return filepath.Join(f.infra, protocol.ResumePendingFile) })},
+		{name: "resume: .resume.log", act: resume(func(f fixture) string { return filepath.Join(f.infra, protocol.ResumeLogFile) })},
 		{name: "resume: the journal", act: resume(func(f fixture) string { return JournalPath(f.root) })},
 		{name: "merge: .merge.log", act: func(t *testing.T, f fixture) (string, string, error) {
-			writeJSON(t, filepath.Join(f.infra, cfaFile), map[string]any{"state": "DONE", "history": []any{}, "backtrack_count": 0, "task_id": "t1"})
-			fifo := filepath.Join(f.infra, mergeLogFile)
+			writeJSON(t, filepath.Join(f.infra, protocol.CfaFile), map[string]any{"state": "DONE", "history": []any{}, "backtrack_count": 0, "task_id": "t1"})
+			fifo := filepath.Join(f.infra, protocol.MergeLogFile)
 			if err := mkfifo(fifo); err != nil {
 				t.Skipf("mkfifo: %v", err)
 			}
@@ -135,13 +136,13 @@ func TestAPlantedFIFOIsRefusedWithoutHanging(t *testing.T) {
 			writeNode(t, f.root, nodeSpec{dir: "p", pid: gonePID(t), started: 1, status: "completed", age: time.Hour})
 			writeNode(t, f.root, nodeSpec{dir: "done", pid: gonePID(t), started: 1, status: "completed", parent: "p", age: time.Hour})
 			os.MkdirAll(filepath.Join(f.root, "c"), 0o755)
-			fifo := filepath.Join(f.root, "c", heartbeatFile)
+			fifo := filepath.Join(f.root, "c", protocol.HeartbeatFile)
 			if err := mkfifo(fifo); err != nil {
 				t.Skipf("mkfifo: %v", err)
 			}
 			register(t, f.root, "p", "c", "t", "1", "active")
 			register(t, f.root, "p", "done", "t", "2", "active")
-			registry := filepath.Join(f.root, "p", registryFile)
+			registry := filepath.Join(f.root, "p", protocol.RegistryFile)
 			var res Result
 			var err error
 			runGuarded(t, fifo, func() {
@@ -152,7 +153,7 @@ func TestAPlantedFIFOIsRefusedWithoutHanging(t *testing.T) {
 			}
 			// Unreadable is not gone: c's line stays; the finished one goes.
 			b, _ := os.ReadFile(registry)
-			if !strings.Contains(string(b), filepath.Join(f.root, "c", heartbeatFile)) || strings.Contains(string(b), filepath.Join(f.root, "done")) {
+			if !strings.Contains(string(b), filepath.Join(f.root, "c", protocol.HeartbeatFile)) || strings.Contains(string(b), filepath.Join(f.root, "done")) {
 				t.Fatalf("registry after compaction:\n%s", b)
 			}
 			return fifo, "", nil

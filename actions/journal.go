@@ -51,7 +51,7 @@ func (j JournalEntry) Line() string {
 
 // JournalPath is where the journal of root lives.
 func JournalPath(root string) string {
-	return filepath.Join(root, journalDirName, journalName)
+	return filepath.Join(root, protocol.JournalDir, protocol.JournalFile)
 }
 
 // journalLockWait bounds the wait for another dispatchtop's append (a few
@@ -67,7 +67,7 @@ func appendJournal(root string, entry JournalEntry, via func(io.Writer) io.Write
 		return fmt.Errorf("journal: encode: %w", err)
 	}
 	line = append(line, '\n')
-	dir := filepath.Join(root, journalDirName)
+	dir := filepath.Join(root, protocol.JournalDir)
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("journal: create %s: %w", dir, err)
 	}
@@ -76,7 +76,7 @@ func appendJournal(root string, entry JournalEntry, via func(io.Writer) io.Write
 	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("journal: %s is not a directory", dir)
 	}
-	path := filepath.Join(dir, journalName)
+	path := filepath.Join(dir, protocol.JournalFile)
 	// Read-write: the last byte tells whether an earlier line was torn.
 	f, err := protocol.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
@@ -159,7 +159,7 @@ func lockJournal(f *os.File, path string) (func(), error) {
 // opens nothing; an action checks it before its first side effect, since an
 // action that cannot be journaled must not run.
 func journalUsable(root string) error {
-	dir := filepath.Join(root, journalDirName)
+	dir := filepath.Join(root, protocol.JournalDir)
 	if st, err := os.Lstat(dir); err == nil && !st.IsDir() {
 		return fmt.Errorf("journal: %s is not a directory", dir)
 	}

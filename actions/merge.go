@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
 )
@@ -40,7 +38,7 @@ func (e *Engine) merge(ctx context.Context, req Request, n *model.Node) (Result,
 			return refused(fmt.Sprintf("parent %s is running: it owns the merge of %s", p.ID, n.ID))
 		}
 	}
-	marker := filepath.Join(n.InfraDir, mergedFile)
+	marker := filepath.Join(n.InfraDir, protocol.MergedFile)
 	if _, err := os.Lstat(marker); err == nil {
 		return refused(fmt.Sprintf("node %s is already merged (%s exists)", n.ID, marker))
 	}
@@ -51,7 +49,7 @@ func (e *Engine) merge(ctx context.Context, req Request, n *model.Node) (Result,
 	if argv[0], err = resolveCommand("merge.argv", argv[0]); err != nil {
 		return refused(err.Error())
 	}
-	logPath := filepath.Join(n.InfraDir, mergeLogFile)
+	logPath := filepath.Join(n.InfraDir, protocol.MergeLogFile)
 	res.Plan = []string{
 		fmt.Sprintf("run %s and wait, output to %s", quoteArgv(argv), logPath),
 		fmt.Sprintf("on success write %s", marker),
@@ -84,7 +82,7 @@ func (e *Engine) merge(ctx context.Context, req Request, n *model.Node) (Result,
 		User string    `json:"user"`
 		Argv []string  `json:"argv"`
 	}{e.now().UTC(), currentUser(), argv})
-	if err := renameio.WriteFile(marker, append(body, '\n'), 0o644, renameio.WithTempDir(n.InfraDir)); err != nil {
+	if err := protocol.WriteFileAtomic(marker, append(body, '\n')); err != nil {
 		res.Outcome, res.Message = OutcomeFailed, fmt.Sprintf("merge %s ran, but writing %s failed: %v", n.ID, marker, err)
 		return res, joinErrors(errors.New(res.Message), e.journalResult(req, res, nil))
 	}

@@ -11,11 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
-	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
 // resume re-dispatches a dead node (SPEC §5.2).
@@ -64,7 +61,7 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 	if argv[0], err = resolveCommand("resume.argv", argv[0]); err != nil {
 		return refused(err.Error())
 	}
-	marker := filepath.Join(n.InfraDir, pendingFile)
+	marker := filepath.Join(n.InfraDir, protocol.ResumePendingFile)
 	since, pending, err := e.pendingSince(n, marker)
 	if err != nil {
 		return refused(fmt.Sprintf("node %s: %v: refused rather than guess whether a resume is pending", n.ID, err))
@@ -74,14 +71,14 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 	}
 	res.Checks = append(res.Checks, "no resume pending")
 	next := bumped(rc, phase)
-	logPath := filepath.Join(n.InfraDir, resumeLogFile)
+	logPath := filepath.Join(n.InfraDir, protocol.ResumeLogFile)
 	// Before the claim and the bump: the log is opened only after both.
 	if err := protocol.CheckRegular(logPath); err != nil {
 		return refused(fmt.Sprintf("node %s: %v: the command's output has nowhere to go", n.ID, err))
 	}
 	res.Plan = []string{
 		fmt.Sprintf("create %s (O_EXCL: one resume at a time)", marker),
-		fmt.Sprintf("bump %s: %s -> %s", filepath.Join(n.InfraDir, retryFile), budgetLine(rc, phase), budgetLine(next, phase)),
+		fmt.Sprintf("bump %s: %s -> %s", filepath.Join(n.InfraDir, protocol.RetryCountFile), budgetLine(rc, phase), budgetLine(next, phase)),
 		fmt.Sprintf("start %s detached, output to %s", quoteArgv(argv), logPath),
 	}
 	if req.Force {
@@ -145,15 +142,15 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 }
 
 func readRetryCount(infra string) (model.RetryCount, error) {
-	path := filepath.Join(infra, retryFile)
-	b, err := readFileCapped(path, maxReadSize)
+	path := filepath.Join(infra, protocol.RetryCountFile)
+	b, err := protocol.ReadFile(path, protocol.MaxDocumentSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return model.RetryCount{}, nil
 	}
 	if err != nil {
 		return model.RetryCount{}, err // it names the path
 	}
-	rc, err := scanner.ParseRetryCount(b)
+	rc, err := protocol.ParseRetryCount(b)
 	if err != nil {
 		return model.RetryCount{}, fmt.Errorf("%s does not parse (%v): refused rather than reset the budget", path, err)
 	}
@@ -161,15 +158,12 @@ func readRetryCount(infra string) (model.RetryCount, error) {
 }
 
 func writeRetryCount(infra string, rc model.RetryCount) error {
-	path := filepath.Join(infra, retryFile)
+	path := filepath.Join(infra, protocol.RetryCountFile)
 	b, err := json.Marshal(rc)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	if err := renameio.WriteFile(path, append(b, '\n'), 0o644, renameio.WithTempDir(infra)); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return protocol.WriteFileAtomic(path, append(b, '\n')) // its error names the path
 }
 
 func bumped(rc model.RetryCount, phase string) model.RetryCount {
@@ -202,13 +196,6 @@ func budgetSpent(rc model.RetryCount, phase string) string {
 	return ""
 }
 
-// pendingMarker is the content of `.resume-pending`.
-type pendingMarker struct {
-	PID  int       `json:"pid"`
-	Time time.Time `json:"time"`
-	User string    `json:"user"`
-}
-
 // pendingSince reports whether a live resume marker exists: it exists, the
 // node has not beaten since it was written, and it is younger than stale.
 // Anything but a regular file there is an error: not ours to judge, nor to
@@ -228,16 +215,15 @@ func (e *Engine) pendingSince(n *model.Node, marker string) (time.Time, bool, er
 func (e *Engine) markerLive(n *model.Node, marker string, st os.FileInfo) (time.Time, bool) {
 	written := st.ModTime()
 	since := written
-	if b, err := readFileCapped(marker, maxReadSize); err == nil {
-		var m pendingMarker
-		if json.Unmarshal(b, &m) == nil && !m.Time.IsZero() {
+	if b, err := protocol.ReadFile(marker, protocol.MaxDocumentSize); err == nil {
+		if m, err := protocol.ParseResumePending(b); err == nil && !m.Time.IsZero() {
 			since = m.Time
 		}
 	}
 	if e.now().Sub(written) >= e.thresholds().Stale {
 		return since, false
 	}
-	if hb, err := os.Stat(filepath.Join(n.InfraDir, heartbeatFile)); err == nil && hb.ModTime().After(written) {
+	if hb, err := os.Stat(filepath.Join(n.InfraDir, protocol.HeartbeatFile)); err == nil && hb.ModTime().After(written) {
 		return since, false // the node beat since: the resume took
 	}
 	return since, true
@@ -250,7 +236,7 @@ func (e *Engine) markerLive(n *model.Node, marker string, st os.FileInfo) (time.
 // so that only that file is ever removed again; a loss, since when the
 // live marker is pending.
 func (e *Engine) claimPending(n *model.Node, marker string) (bool, time.Time, os.FileInfo, error) {
-	body, err := json.Marshal(pendingMarker{PID: e.self, Time: e.now().UTC(), User: currentUser()})
+	body, err := json.Marshal(model.ResumePending{PID: e.self, Time: e.now().UTC(), User: currentUser()})
 	if err != nil {
 		return false, time.Time{}, nil, fmt.Errorf("encode %s: %w", marker, err)
 	}
@@ -311,7 +297,7 @@ func beatSince(n *model.Node) string {
 		if !n.Legacy {
 			return ""
 		}
-		path = filepath.Join(n.InfraDir, legacyFile)
+		path = filepath.Join(n.InfraDir, protocol.RunningFile)
 	}
 	st, err := os.Stat(path)
 	if err != nil {

@@ -73,7 +73,7 @@ func TestResumeStartsTheCommandAndBumpsTheRetryCount(t *testing.T) {
 	if err := json.Unmarshal(b, &rc); err != nil || rc.Total != 1 || rc.ByPhase["EXECUTE"] != 1 {
 		t.Fatalf(".retry-count %s (%v)", b, err)
 	}
-	var marker pendingMarker
+	var marker model.ResumePending
 	b, _ = os.ReadFile(filepath.Join(infra, ".resume-pending"))
 	if err := json.Unmarshal(b, &marker); err != nil || marker.PID != os.Getpid() || marker.User == "" || marker.Time.IsZero() {
 		t.Fatalf(".resume-pending %s (%v)", b, err)

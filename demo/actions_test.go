@@ -11,6 +11,7 @@ import (
 	"github.com/dispatchtop/dispatchtop/actions"
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
@@ -83,10 +84,10 @@ func TestDemoActionsWorkForReal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Stop()
-	s1 := SessionsRoot + "/20261122-090000"
+	s1 := protocol.SessionsRoot + "/20261122-090000"
 	frozen := s1 + "/testing/20261122-090110"
-	crashed := JobsRoot + "/job-102--migrate-schema"
-	completed := SessionsRoot + "/20261122-093000"
+	crashed := protocol.JobsRoot + "/job-102--migrate-schema"
+	completed := protocol.SessionsRoot + "/20261122-093000"
 
 	waitFor(t, f, frozen, "a kill candidate", 40*time.Second, func(n *onceNode) bool { return n.Action == "kill" })
 	act(t, f, model.ActionKill, frozen)

@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
 
-	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
+	"github.com/dispatchtop/dispatchtop/wrap"
 )
 
 // Behaviours a simulated agent can have.
@@ -63,10 +65,10 @@ type AgentOptions struct {
 // released or ctx is done, and returns the process exit code.
 func RunAgent(ctx context.Context, o AgentOptions) (int, error) {
 	if o.Infra == "" {
-		o.Infra = os.Getenv("DISPATCHTOP_INFRA")
+		o.Infra = os.Getenv(wrap.EnvInfra)
 	}
 	if o.Heartbeat == "" {
-		o.Heartbeat = os.Getenv("DISPATCHTOP_HEARTBEAT")
+		o.Heartbeat = os.Getenv(wrap.EnvHeartbeat)
 	}
 	if o.Infra == "" {
 		return 2, errors.New("demo-agent: no infra dir (--infra, or run it under wrap)")
@@ -80,16 +82,12 @@ func RunAgent(ctx context.Context, o AgentOptions) (int, error) {
 	a := &agent{o: o, cfa: model.CfaState{TaskID: filepath.Base(o.Infra)}}
 	a.resumeCfa()
 	if o.Behave == BehaveLegacy {
-		sentinel := filepath.Join(o.Infra, ".running")
+		sentinel := filepath.Join(o.Infra, protocol.RunningFile)
 		if err := os.WriteFile(sentinel, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
 			return 1, fmt.Errorf("demo-agent: %w", err)
 		}
 	}
-	known := false
-	for _, b := range Behaviours() {
-		known = known || b == o.Behave
-	}
-	if !known {
+	if !slices.Contains(Behaviours(), o.Behave) {
 		return 2, fmt.Errorf("demo-agent: unknown behaviour %q", o.Behave)
 	}
 	return a.run(ctx)
@@ -162,12 +160,12 @@ func (a *agent) leashReleased() bool {
 // resumeCfa picks up the CfA state a previous incarnation left (a resumed
 // dispatch continues its history rather than starting over).
 func (a *agent) resumeCfa() {
-	data, err := os.ReadFile(filepath.Join(a.o.Infra, ".cfa-state.json"))
+	data, err := protocol.ReadFile(filepath.Join(a.o.Infra, protocol.CfaFile), protocol.MaxDocumentSize)
 	if err != nil {
 		return
 	}
-	var prev model.CfaState
-	if json.Unmarshal(data, &prev) != nil || prev.Outcome() != model.OutcomeWorking {
+	prev, err := protocol.ParseCfa(data)
+	if err != nil || prev.Outcome() != model.OutcomeWorking {
 		return
 	}
 	a.cfa = prev
@@ -187,7 +185,7 @@ func (a *agent) work() error {
 		}
 	}
 	line, _ := json.Marshal(map[string]any{"ts": time.Now().UTC().Format(time.RFC3339Nano), "phase": now, "step": a.step})
-	stream := filepath.Join(a.o.Infra, ".exec-stream.jsonl")
+	stream := filepath.Join(a.o.Infra, ".exec"+protocol.StreamSuffix)
 	f, err := os.OpenFile(stream, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("demo-agent: %w", err)
@@ -213,8 +211,8 @@ func (a *agent) writeCfa() error {
 	if err != nil {
 		return fmt.Errorf("demo-agent: encode CfA state: %w", err)
 	}
-	path := filepath.Join(a.o.Infra, ".cfa-state.json")
-	if err := liveness.WriteFileAtomic(path, ".cfa-state.json.tmp", append(data, '\n')); err != nil {
+	path := filepath.Join(a.o.Infra, protocol.CfaFile)
+	if err := protocol.WriteFileAtomic(path, append(data, '\n')); err != nil {
 		return fmt.Errorf("demo-agent: %w", err)
 	}
 	return nil
@@ -239,15 +237,15 @@ func (a *agent) happen() (code int, done bool, err error) {
 			Context:  "schema v41 -> v42",
 			Kind:     "approval",
 		})
-		path := filepath.Join(a.o.Infra, "blocked.json")
-		if err := liveness.WriteFileAtomic(path, "blocked.json.tmp", append(blocked, '\n')); err != nil {
+		path := filepath.Join(a.o.Infra, protocol.BlockedFile)
+		if err := protocol.WriteFileAtomic(path, append(blocked, '\n')); err != nil {
 			return 1, true, fmt.Errorf("demo-agent: %w", err)
 		}
 	case BehavePause:
 		if a.o.Heartbeat == "" {
 			return 1, true, errors.New("demo-agent: pause needs a heartbeat (run it under wrap)")
 		}
-		if err := liveness.SetHeartbeatStatus(a.o.Heartbeat, model.StatusPaused); err != nil {
+		if err := protocol.SetHeartbeatStatus(a.o.Heartbeat, model.StatusPaused); err != nil {
 			return 1, true, fmt.Errorf("demo-agent: %w", err)
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // runDemoCommand runs `dispatchtop demo --headless` with TMPDIR pointed at
@@ -88,7 +90,7 @@ func TestDemoCommandRemovesItsTempDirUnlessKept(t *testing.T) {
 func TestDemoCommandRefusesADirWithAFleet(t *testing.T) {
 	tmp := t.TempDir()
 	named := filepath.Join(t.TempDir(), "fleet")
-	if err := os.MkdirAll(filepath.Join(named, SessionsRoot), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(named, protocol.SessionsRoot), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	out, code := runDemoCommand(t, tmp, "--dir", named)

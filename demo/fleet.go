@@ -2,7 +2,6 @@ package demo
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // Files the fleet keeps in its dir, beside (never inside) the watched roots.
@@ -68,12 +68,13 @@ func Start(ctx context.Context, dir, exe string) (*Fleet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	for _, root := range []string{SessionsRoot, ".teaparty"} {
+	// `.teaparty` whole, not only its jobs: anything there is not ours.
+	for _, root := range []string{protocol.SessionsRoot, filepath.Dir(filepath.FromSlash(protocol.JobsRoot))} {
 		if _, err := os.Stat(filepath.Join(dir, root)); err == nil {
 			return nil, fmt.Errorf("demo: %s already holds a fleet (%s exists); remove it or choose another --dir", dir, root)
 		}
 	}
-	for _, d := range []string{filepath.Join(dir, logsDir), filepath.Join(dir, SessionsRoot), filepath.Join(dir, JobsRoot)} {
+	for _, d := range []string{filepath.Join(dir, logsDir), filepath.Join(dir, protocol.SessionsRoot), filepath.Join(dir, filepath.FromSlash(protocol.JobsRoot))} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("demo: %w", err)
 		}
@@ -97,7 +98,7 @@ func (f *Fleet) Dir() string { return f.dir }
 
 // Roots are the directories to watch.
 func (f *Fleet) Roots() []string {
-	return []string{filepath.Join(f.dir, SessionsRoot), filepath.Join(f.dir, filepath.FromSlash(JobsRoot))}
+	return []string{filepath.Join(f.dir, protocol.SessionsRoot), filepath.Join(f.dir, filepath.FromSlash(protocol.JobsRoot))}
 }
 
 // ConfigPath is the demo's config file (outside the roots).
@@ -206,8 +207,8 @@ func (f *Fleet) launch(ctx context.Context, nodes []dispatch) error {
 		if !d.registerOnly {
 			continue
 		}
-		reg := liveness.Registration{Heartbeat: d.heartbeat(f.dir), Team: d.team, TaskID: d.taskID}
-		if _, err := liveness.Register(filepath.Join(f.dir, filepath.FromSlash(d.parent), ".heartbeat"), reg); err != nil {
+		reg := protocol.Registration{Heartbeat: d.heartbeat(f.dir), Team: d.team, TaskID: d.taskID}
+		if _, err := protocol.Register(filepath.Join(f.dir, filepath.FromSlash(d.parent), protocol.HeartbeatFile), reg); err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
 	}
@@ -231,7 +232,7 @@ func (f *Fleet) startDispatch(d dispatch) error {
 	} else {
 		parent := ""
 		if d.parent != "" {
-			parent = filepath.Join(f.dir, filepath.FromSlash(d.parent), ".heartbeat")
+			parent = filepath.Join(f.dir, filepath.FromSlash(d.parent), protocol.HeartbeatFile)
 		}
 		argv = append(f.wrapArgs(infra, parent, d.role, d.team, d.taskID), d.wrap...)
 		argv = append(append(argv, "--"), f.agentArgs(d.behave, d.after, "")...)
@@ -363,15 +364,15 @@ func (f *Fleet) liveAgents() []liveAgent {
 	tolerance := Thresholds().StartTolerance.Seconds()
 	for _, root := range f.Roots() {
 		filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
-			if err != nil || e.IsDir() || e.Name() != ".heartbeat" {
+			if err != nil || e.IsDir() || e.Name() != protocol.HeartbeatFile {
 				return nil
 			}
-			data, err := os.ReadFile(path)
+			data, err := protocol.ReadFile(path, protocol.MaxDocumentSize)
 			if err != nil {
 				return nil
 			}
-			var hb model.Heartbeat
-			if json.Unmarshal(data, &hb) != nil || hb.PID <= 1 || model.TerminalStatus(hb.Status) || hb.PID == os.Getpid() {
+			hb, err := protocol.ParseHeartbeat(data)
+			if err != nil || hb.PID <= 1 || model.TerminalStatus(hb.Status) || hb.PID == os.Getpid() {
 				return nil
 			}
 			started, err := liveness.ProcessStarted(hb.PID)

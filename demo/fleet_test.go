@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // binary is dispatchtop, built once: the fleet re-executes it as wrap and
@@ -134,9 +136,9 @@ func (s *seen) add(f *Fleet, nodes []onceNode) {
 
 // expectations are what each part of the scenario must show at some point.
 func expectations() map[string][]string {
-	s1 := SessionsRoot + "/20261122-090000"
-	s2 := SessionsRoot + "/20261122-091500"
-	j1 := JobsRoot + "/job-101--refactor-parser"
+	s1 := protocol.SessionsRoot + "/20261122-090000"
+	s2 := protocol.SessionsRoot + "/20261122-091500"
+	j1 := protocol.JobsRoot + "/job-101--refactor-parser"
 	return map[string][]string{
 		s1:                             {"running", "action:compact"},
 		s1 + "/coding/20261122-090105": {"running", "action:none"},
@@ -151,14 +153,14 @@ func expectations() map[string][]string {
 		s2:                                                        {"dead", "action:resume"},
 		s2 + "/coding/20261122-091510":                            {"orphaned"},
 		s2 + "/testing/20261122-091515":                           {"dead", "action:wait"},
-		SessionsRoot + "/20261122-093000":                         {"finished", "action:merge"},
-		SessionsRoot + "/20261122-094500":                         {"finished"},
-		SessionsRoot + "/20261122-080000":                         {"legacy", "running"},
-		j1:                                                        {"running"},
-		j1 + "/tasks/task-1--split-lexer":                         {"finished"},
-		j1 + "/tasks/task-2--port-tests":                          {"running"},
-		j1 + "/tasks/task-3--fix-flaky-test":                      {"dead", "action:wait"},
-		JobsRoot + "/job-102--migrate-schema":                     {"dead", "action:resume"},
+		protocol.SessionsRoot + "/20261122-093000":                {"finished", "action:merge"},
+		protocol.SessionsRoot + "/20261122-094500":                {"finished"},
+		protocol.SessionsRoot + "/20261122-080000":                {"legacy", "running"},
+		j1:                                   {"running"},
+		j1 + "/tasks/task-1--split-lexer":    {"finished"},
+		j1 + "/tasks/task-2--port-tests":     {"running"},
+		j1 + "/tasks/task-3--fix-flaky-test": {"dead", "action:wait"},
+		protocol.JobsRoot + "/job-102--migrate-schema": {"dead", "action:resume"},
 	}
 }
 
@@ -224,7 +226,7 @@ func TestDemoShowsEveryStateAndFlagWithinAMinuteAndLeavesNoProcess(t *testing.T)
 	} else {
 		t.Logf("every state, flag and action seen after %s", took.Round(100*time.Millisecond))
 	}
-	if s.byNode[SessionsRoot+"/20261122-090000/review/20261122-090120"]["kill_candidate"] {
+	if s.byNode[protocol.SessionsRoot+"/20261122-090000/review/20261122-090120"]["kill_candidate"] {
 		t.Error("the blocked agent became a kill candidate")
 	}
 	if s.flags["unreadable"] {
@@ -252,7 +254,7 @@ func TestDemoShowsEveryStateAndFlagWithinAMinuteAndLeavesNoProcess(t *testing.T)
 
 func TestStartRefusesADirThatHoldsAFleet(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, SessionsRoot), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, protocol.SessionsRoot), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	_, err := Start(context.Background(), dir, binary)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // Thresholds are the demo's compressed time: every state and flag shows
@@ -18,13 +19,6 @@ func Thresholds() model.Thresholds {
 		StartTolerance: 2 * time.Second,
 	}
 }
-
-// Root directories of the fleet, relative to its dir: both layouts SPEC §1
-// names.
-const (
-	SessionsRoot = ".sessions"
-	JobsRoot     = ".teaparty/jobs"
-)
 
 // dispatch is one node of the scenario.
 type dispatch struct {
@@ -48,7 +42,7 @@ type dispatch struct {
 func (d dispatch) infra(dir string) string { return filepath.Join(dir, filepath.FromSlash(d.id)) }
 
 func (d dispatch) heartbeat(dir string) string {
-	return filepath.Join(d.infra(dir), ".heartbeat")
+	return filepath.Join(d.infra(dir), protocol.HeartbeatFile)
 }
 
 // scenario is the demo fleet. Times count from the start; with beat 1 s,
@@ -76,9 +70,9 @@ func (d dispatch) heartbeat(dir string) string {
 // wrapper neither beats nor finalizes, so the heartbeat stays `running`
 // with a gone pid, which is how a dead dispatch looks on disk.
 func scenario() []dispatch {
-	s1 := SessionsRoot + "/20261122-090000"
-	s2 := SessionsRoot + "/20261122-091500"
-	j1 := JobsRoot + "/job-101--refactor-parser"
+	s1 := protocol.SessionsRoot + "/20261122-090000"
+	s2 := protocol.SessionsRoot + "/20261122-091500"
+	j1 := protocol.JobsRoot + "/job-101--refactor-parser"
 	hang := func(d time.Duration) []string { return []string{"--freeze-after", d.String()} }
 	crashAt := func(d time.Duration) []string { return hang(d - 500*time.Millisecond) }
 	return []dispatch{
@@ -97,14 +91,14 @@ func scenario() []dispatch {
 		{id: s2 + "/coding/20261122-091510", parent: s2, role: "coding", team: "coding", behave: BehaveWork, wrap: []string{"--parent-grace", "30s"}},
 		{id: s2 + "/testing/20261122-091515", parent: s2, role: "testing", team: "testing", behave: BehaveCrash, after: 10 * time.Second, wrap: crashAt(10 * time.Second)},
 
-		{id: SessionsRoot + "/20261122-093000", role: "lead", behave: BehaveComplete, after: 5 * time.Second},
-		{id: SessionsRoot + "/20261122-094500", role: "lead", behave: BehaveWithdraw, after: 7 * time.Second},
-		{id: SessionsRoot + "/20261122-080000", role: "lead", behave: BehaveLegacy, legacy: true},
+		{id: protocol.SessionsRoot + "/20261122-093000", role: "lead", behave: BehaveComplete, after: 5 * time.Second},
+		{id: protocol.SessionsRoot + "/20261122-094500", role: "lead", behave: BehaveWithdraw, after: 7 * time.Second},
+		{id: protocol.SessionsRoot + "/20261122-080000", role: "lead", behave: BehaveLegacy, legacy: true},
 
 		{id: j1, role: "job-lead", behave: BehaveWork},
 		{id: j1 + "/tasks/task-1--split-lexer", parent: j1, role: "worker", team: "parser", taskID: "task-1", behave: BehaveComplete, after: 4 * time.Second},
 		{id: j1 + "/tasks/task-2--port-tests", parent: j1, role: "worker", team: "parser", taskID: "task-2", behave: BehaveWork},
 		{id: j1 + "/tasks/task-3--fix-flaky-test", parent: j1, role: "worker", team: "parser", taskID: "task-3", behave: BehaveCrash, after: 6 * time.Second, wrap: crashAt(6 * time.Second)},
-		{id: JobsRoot + "/job-102--migrate-schema", role: "job-lead", behave: BehaveCrash, after: 9 * time.Second, wrap: crashAt(9 * time.Second)},
+		{id: protocol.JobsRoot + "/job-102--migrate-schema", role: "job-lead", behave: BehaveCrash, after: 9 * time.Second, wrap: crashAt(9 * time.Second)},
 	}
 }

@@ -2,19 +2,17 @@
 // results, the current time and the thresholds go in; state, flags, reason
 // and recommended action come out (SPEC §3). It does no file IO of its own;
 // the process probe is an interface with a gopsutil implementation, which
-// the Linux process pins wrap. It also owns the heartbeat writer that `wrap`
-// and the demo use.
+// the Linux process pins wrap (imports_test.go holds it to that).
 //
 // Where things are:
 //
 //	classify.go       ClassifyForest, ClassifyNode, Recommend, RetriesLeft,
 //	                  and the readings of SPEC §3 that its tables leave open
-//	probe.go          SystemProbe, CachingProbe, Verify
+//	probe.go          SystemProbe, CachingProbe, Verify, ProcessStarted
 //	pins_linux.go     PinProcesses: a pidfd per followed process, in
 //	                  one epoll set: the watcher's tick asks only about exits
 //	reason.go         FormatAge and the one-line reasons
 //	classify_test.go  every row of the state, flag and recommended-action
 //	                  tables of SPEC §3 as named cases, and the appendix
 //	probe_test.go     the pid rules against real processes
-//	writer.go         the heartbeat writer
 package liveness

@@ -1,8 +1,22 @@
-// Package protocol is to own dispatchtop's on-disk contract (SPEC §1), once,
-// for everything that reads or writes it: the file names, their parsers and
-// the atomic writes. It holds one part of it so far: the mechanics of a
-// registry under compaction (SPEC §5.3), which the recovery engine and the
-// scanner share.
+// Package protocol owns dispatchtop's on-disk contract (SPEC §1), once, for
+// everything that reads or writes it:
+//
+//	names.go          every file name of the contract, and of what
+//	                  dispatchtop keeps beside it
+//	open*.go          the one way a file of the contract is opened:
+//	                  never blocking, regular files only
+//	read.go           ReadFile: a whole document, capped, opened that way
+//	write.go          WriteFileAtomic: the one atomic write (temp file,
+//	                  fsync, rename), taking turns with other writers
+//	heartbeat.go      the heartbeat writer, for wrap and the demo
+//	register.go       Register: a child's line in its parent's registry
+//	parse.go          the parsers, pure and fuzzed: ParseHeartbeat,
+//	                  ParseRegistry, ReadRegistry, ParseCfa,
+//	                  ParseRetryCount, ParseBlocked, ParseLegacyPID,
+//	                  ParseResumePending
+//	handover.go,      the mechanics of a registry under compaction
+//	recover.go, ...   (SPEC §5.3), shared by the recovery engine and the
+//	                  scanner
 //
 // A compaction replaces `.children` by a rewritten copy. Appenders that
 // opened the registry before the rename still write to the file it

@@ -1,14 +1,11 @@
-// Package protocol is to own dispatchtop's on-disk contract (SPEC §1): the
-// file names, their parsers and writers, in one place for every reader and
-// writer. It starts with the one way they open the files of that contract.
-//
+package protocol
+
 // The roots are written by agents, so any name in them may turn out to be a
 // FIFO, a device or a socket. Opening a FIFO waits for its other end, and a
 // reader blocked there cannot be interrupted: one planted FIFO would hang an
 // action, or freeze the live watcher, for good. So every open is
 // non-blocking, and what was opened is refused unless fstat says it is a
 // regular file.
-package protocol
 
 import (
 	"errors"

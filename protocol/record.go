@@ -12,19 +12,6 @@ import (
 	"syscall"
 )
 
-// File names of a registry and of its compaction.
-const (
-	// RegistryFile is a parent's registry of its dispatches (SPEC §1).
-	RegistryFile = ".children"
-	// CompactingFile is the registry a compaction replaced, kept until
-	// every line appended to it is carried into RegistryFile.
-	CompactingFile = RegistryFile + ".compacting"
-	// CarriedFile records how much of CompactingFile is in RegistryFile.
-	CarriedFile = CompactingFile + ".carried"
-	// carriedTemp is where CarriedFile is written before its rename.
-	carriedTemp = CarriedFile + ".tmp"
-)
-
 // maxRecordSize caps the read of CarriedFile (a record is one short line).
 const maxRecordSize = 4 << 10
 

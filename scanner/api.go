@@ -14,8 +14,7 @@ package scanner
 //   ResolveNode(snap, arg) (*model.Node, error)           NODE argument -> node
 //   DefaultRoots(cwd) []string                            SPEC §1 default roots
 //
-// Parsers (pure, fuzzed): ParseHeartbeat, ParseRegistry, ParseCfa,
-// ParseRetryCount, ParseBlocked.
+// The file names and the parsers of what it reads are protocol's.
 
 import (
 	"io/fs"
@@ -41,24 +40,6 @@ type Options struct {
 
 // DefaultMaxDepth bounds how deep discovery descends below a root.
 const DefaultMaxDepth = 32
-
-// File names of the on-disk contract (SPEC §1).
-const (
-	HeartbeatFile     = ".heartbeat"
-	RunningFile       = ".running"
-	RegistryFile      = ".children"
-	CfaFile           = ".cfa-state.json"
-	RetryCountFile    = ".retry-count"
-	BlockedFile       = "blocked.json"
-	MiddleDir         = ".middle"
-	MergedFile        = ".merged"
-	ResumePendingFile = ".resume-pending"
-	StreamSuffix      = "-stream.jsonl"
-)
-
-// MaxDocumentSize caps the read of a single-document file (heartbeat, CfA
-// state, blocked sentinel, retry count); a larger file is a problem.
-const MaxDocumentSize = 1 << 20
 
 // Root is one root being scanned.
 type Root struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // SPEC §9, read side: bad input never crashes; each case becomes a node
@@ -26,37 +27,37 @@ func TestBadInput(t *testing.T) {
 		check func(t *testing.T, root string, snap *model.Snapshot)
 	}{
 		{name: "empty heartbeat", build: func(t *testing.T, root string) {
-			writeFile(t, filepath.Join(root, "S", HeartbeatFile), "", now, 0)
-		}, check: unreadableWith("S", HeartbeatFile, "empty file")},
+			writeFile(t, filepath.Join(root, "S", protocol.HeartbeatFile), "", now, 0)
+		}, check: unreadableWith("S", protocol.HeartbeatFile, "empty file")},
 		{name: "{} heartbeat parses, nothing to flag", build: func(t *testing.T, root string) {
-			writeFile(t, filepath.Join(root, "S", HeartbeatFile), "{}", now, 0)
+			writeFile(t, filepath.Join(root, "S", protocol.HeartbeatFile), "{}", now, 0)
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			if n := mustNode(t, snap, "S"); n.Heartbeat == nil || n.PID() != 0 || len(n.Problems) != 0 {
 				t.Errorf("node = %+v", n)
 			}
 		}},
 		{name: "truncated heartbeat", build: func(t *testing.T, root string) {
-			writeFile(t, filepath.Join(root, "S", HeartbeatFile), `{"pid": 12, "sta`, now, 0)
-		}, check: unreadableWith("S", HeartbeatFile, "not a JSON object")},
+			writeFile(t, filepath.Join(root, "S", protocol.HeartbeatFile), `{"pid": 12, "sta`, now, 0)
+		}, check: unreadableWith("S", protocol.HeartbeatFile, "not a JSON object")},
 		{name: "binary heartbeat", build: func(t *testing.T, root string) {
-			writeFile(t, filepath.Join(root, "S", HeartbeatFile), "\x00\x01\xff\xfe", now, 0)
-		}, check: unreadableWith("S", HeartbeatFile, "not a JSON object")},
+			writeFile(t, filepath.Join(root, "S", protocol.HeartbeatFile), "\x00\x01\xff\xfe", now, 0)
+		}, check: unreadableWith("S", protocol.HeartbeatFile, "not a JSON object")},
 		{name: "10 MiB heartbeat is capped, its mtime still counts", build: func(t *testing.T, root string) {
-			writeFile(t, filepath.Join(root, "S", HeartbeatFile), big, now, 0)
+			writeFile(t, filepath.Join(root, "S", protocol.HeartbeatFile), big, now, 0)
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
-			unreadableWith("S", HeartbeatFile, "file larger than 1 MiB")(t, root, snap)
+			unreadableWith("S", protocol.HeartbeatFile, "file larger than 1 MiB")(t, root, snap)
 			if n := mustNode(t, snap, "S"); n.BeatMtime.IsZero() || n.HeartbeatRaw != nil {
 				t.Errorf("node mtime %v raw %d bytes", n.BeatMtime, len(n.HeartbeatRaw))
 			}
 		}},
 		{name: "10 MiB CfA, blocked and retry files are capped", build: func(t *testing.T, root string) {
 			node(t, root, "S", "")
-			for _, f := range []string{CfaFile, BlockedFile, RetryCountFile} {
+			for _, f := range []string{protocol.CfaFile, protocol.BlockedFile, protocol.RetryCountFile} {
 				writeFile(t, filepath.Join(root, "S", f), big, now, 0)
 			}
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			n := mustNode(t, snap, "S")
-			for _, f := range []string{CfaFile, BlockedFile, RetryCountFile} {
+			for _, f := range []string{protocol.CfaFile, protocol.BlockedFile, protocol.RetryCountFile} {
 				if !hasProblem(n.Problems, f, "file larger than 1 MiB") {
 					t.Errorf("%s: problems %v", f, n.Problems)
 				}
@@ -66,32 +67,32 @@ func TestBadInput(t *testing.T) {
 			}
 		}},
 		{name: "wrong type pid", build: func(t *testing.T, root string) {
-			writeFile(t, filepath.Join(root, "S", HeartbeatFile), `{"pid": "abc"}`, now, 0)
-		}, check: unreadableWith("S", HeartbeatFile, `field "pid": want an integer, got "abc"`)},
+			writeFile(t, filepath.Join(root, "S", protocol.HeartbeatFile), `{"pid": "abc"}`, now, 0)
+		}, check: unreadableWith("S", protocol.HeartbeatFile, `field "pid": want an integer, got "abc"`)},
 		{name: "negative pid", build: func(t *testing.T, root string) {
-			writeFile(t, filepath.Join(root, "S", HeartbeatFile), `{"pid": -42, "status": "running"}`, now, 0)
+			writeFile(t, filepath.Join(root, "S", protocol.HeartbeatFile), `{"pid": -42, "status": "running"}`, now, 0)
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
-			unreadableWith("S", HeartbeatFile, "negative pid -42")(t, root, snap)
+			unreadableWith("S", protocol.HeartbeatFile, "negative pid -42")(t, root, snap)
 			if n := mustNode(t, snap, "S"); n.PID() != 0 {
 				t.Errorf("pid = %d reached the node", n.PID())
 			}
 		}},
 		{name: "pid 0 and pid 1 are read as written", build: func(t *testing.T, root string) {
-			writeFile(t, filepath.Join(root, "zero", HeartbeatFile), heartbeat(0, "", "running"), now, 0)
-			writeFile(t, filepath.Join(root, "one", HeartbeatFile), heartbeat(1, "", "running"), now, 0)
+			writeFile(t, filepath.Join(root, "zero", protocol.HeartbeatFile), heartbeat(0, "", "running"), now, 0)
+			writeFile(t, filepath.Join(root, "one", protocol.HeartbeatFile), heartbeat(1, "", "running"), now, 0)
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			if z, o := mustNode(t, snap, "zero"), mustNode(t, snap, "one"); z.PID() != 0 || o.PID() != 1 || len(z.Problems)+len(o.Problems) != 0 {
 				t.Errorf("zero %d one %d problems %v %v", z.PID(), o.PID(), z.Problems, o.Problems)
 			}
 		}},
 		{name: "negative legacy pid", build: func(t *testing.T, root string) {
-			writeFile(t, filepath.Join(root, "old", RunningFile), "-3\n", now, 0)
-		}, check: unreadableWith("old", RunningFile, "negative pid -3")},
+			writeFile(t, filepath.Join(root, "old", protocol.RunningFile), "-3\n", now, 0)
+		}, check: unreadableWith("old", protocol.RunningFile, "negative pid -3")},
 		{name: "CRLF registry lines", build: func(t *testing.T, root string) {
 			node(t, root, "A", "")
 			workerHeartbeat(t, root, "B")
-			reg := strings.ReplaceAll(registry(filepath.Join(root, "B", HeartbeatFile)), "\n", "\r\n")
-			writeFile(t, filepath.Join(root, "A", RegistryFile), reg, now, 0)
+			reg := strings.ReplaceAll(registry(filepath.Join(root, "B", protocol.HeartbeatFile)), "\n", "\r\n")
+			writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), reg, now, 0)
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			if b := mustNode(t, snap, "B"); b.ParentID != "A" || len(mustNode(t, snap, "A").Problems) != 0 {
 				t.Errorf("B parent %q", b.ParentID)
@@ -99,7 +100,7 @@ func TestBadInput(t *testing.T) {
 		}},
 		{name: "torn last registry line is not a problem", build: func(t *testing.T, root string) {
 			node(t, root, "A", "")
-			writeFile(t, filepath.Join(root, "A", RegistryFile), `{"heartbeat": "x/.hea`, now, 0)
+			writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), `{"heartbeat": "x/.hea`, now, 0)
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			a := mustNode(t, snap, "A")
 			if len(a.Registry) != 1 || !a.Registry[0].Torn || len(a.Problems) != 0 || len(snap.ByID) != 1 {
@@ -108,7 +109,7 @@ func TestBadInput(t *testing.T) {
 		}},
 		{name: "garbage registry lines are one problem", build: func(t *testing.T, root string) {
 			node(t, root, "A", "")
-			writeFile(t, filepath.Join(root, "A", RegistryFile), "garbage\n\x00\xff\n"+registry("b/.heartbeat"), now, 0)
+			writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), "garbage\n\x00\xff\n"+registry("b/.heartbeat"), now, 0)
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			a := mustNode(t, snap, "A")
 			if len(a.Problems) != 1 || !strings.Contains(a.Problems[0].Error, "2 unparseable lines, first line 1") {
@@ -124,7 +125,7 @@ func TestBadInput(t *testing.T) {
 			for i := range 100_000 {
 				fmt.Fprintf(&sb, `{"heartbeat": "c/%d/.heartbeat", "team": "t", "task_id": null, "status": "completed"}`+"\n", i)
 			}
-			writeFile(t, filepath.Join(root, "A", RegistryFile), sb.String(), now, 0)
+			writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), sb.String(), now, 0)
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			a := mustNode(t, snap, "A")
 			if len(a.Registry) != 100_000 || len(a.Children) != 100_000 || a.Registry[99_999].Number != 100_000 {
@@ -141,15 +142,15 @@ func TestBadInput(t *testing.T) {
 			for sb.Len() < 10<<20 {
 				sb.WriteString("garbage\x00\xff\n")
 			}
-			writeFile(t, filepath.Join(root, "A", RegistryFile), sb.String(), now, 0)
+			writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), sb.String(), now, 0)
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			a := mustNode(t, snap, "A")
 			for _, l := range a.Registry {
-				if len(l.Raw) > MaxRegistryLine {
+				if len(l.Raw) > protocol.MaxRegistryLine {
 					t.Fatalf("line %d held whole: %d bytes", l.Number, len(l.Raw))
 				}
 			}
-			if !hasProblem(a.Problems, RegistryFile, "unparseable lines, first line 2: line longer than") || len(a.Problems) != 1 {
+			if !hasProblem(a.Problems, protocol.RegistryFile, "unparseable lines, first line 2: line longer than") || len(a.Problems) != 1 {
 				t.Errorf("problems = %v", a.Problems)
 			}
 			if mustNode(t, snap, "A/b").ParentID != "A" {
@@ -158,7 +159,7 @@ func TestBadInput(t *testing.T) {
 		}},
 		{name: "a registry past the read budget is read up to it and says so", build: func(t *testing.T, root string) {
 			node(t, root, "A", "")
-			path := filepath.Join(root, "A", RegistryFile)
+			path := filepath.Join(root, "A", protocol.RegistryFile)
 			writeFile(t, path, registry("b/.heartbeat"), now, 0)
 			// Sparse: a gigabyte of NULs with no newline, costing no disk.
 			if err := os.Truncate(path, 1<<30); err != nil {
@@ -166,7 +167,7 @@ func TestBadInput(t *testing.T) {
 			}
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			a := mustNode(t, snap, "A")
-			if !hasProblem(a.Problems, RegistryFile, "read stopped after 1 line") || !a.HasScanFlag(model.FlagUnreadable) {
+			if !hasProblem(a.Problems, protocol.RegistryFile, "read stopped after 1 line") || !a.HasScanFlag(model.FlagUnreadable) {
 				t.Errorf("problems = %v", a.Problems)
 			}
 			if len(a.Registry) != 1 || mustNode(t, snap, "A/b").ParentID != "A" {
@@ -179,18 +180,18 @@ func TestBadInput(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(root, "S"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Symlink(out, filepath.Join(root, "S", HeartbeatFile)); err != nil {
+			if err := os.Symlink(out, filepath.Join(root, "S", protocol.HeartbeatFile)); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Symlink(out, filepath.Join(root, "S", CfaFile)); err != nil {
+			if err := os.Symlink(out, filepath.Join(root, "S", protocol.CfaFile)); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Symlink(out, filepath.Join(root, "S", BlockedFile)); err != nil {
+			if err := os.Symlink(out, filepath.Join(root, "S", protocol.BlockedFile)); err != nil {
 				t.Fatal(err)
 			}
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
-			unreadableWith("S", HeartbeatFile, "symlink leads outside the root")(t, root, snap)
-			unreadableWith("S", CfaFile, "symlink leads outside the root")(t, root, snap)
+			unreadableWith("S", protocol.HeartbeatFile, "symlink leads outside the root")(t, root, snap)
+			unreadableWith("S", protocol.CfaFile, "symlink leads outside the root")(t, root, snap)
 			if n := mustNode(t, snap, "S"); n.Heartbeat != nil || n.HeartbeatRaw != nil || !n.HasHeartbeat || n.Cfa != nil {
 				t.Errorf("node read the outside file: %+v", n)
 			}
@@ -202,14 +203,14 @@ func TestBadInput(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "secret")
 			writeFile(t, out, `{"question": "the secret"}`, now, 0)
 			node(t, root, "S", "")
-			if err := os.MkdirAll(filepath.Join(root, "S", MiddleDir), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Join(root, "S", protocol.MiddleDir), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Symlink(out, filepath.Join(root, "S", MiddleDir, BlockedFile)); err != nil {
+			if err := os.Symlink(out, filepath.Join(root, "S", protocol.MiddleDir, protocol.BlockedFile)); err != nil {
 				t.Fatal(err)
 			}
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
-			unreadableWith("S", filepath.Join(MiddleDir, BlockedFile), "symlink leads outside the root")(t, root, snap)
+			unreadableWith("S", filepath.Join(protocol.MiddleDir, protocol.BlockedFile), "symlink leads outside the root")(t, root, snap)
 			if n := mustNode(t, snap, "S"); n.Blocked == nil || n.Blocked.Question != "" {
 				t.Errorf("an outside blocked sentinel still counts, unread: %+v", n.Blocked)
 			}
@@ -217,10 +218,10 @@ func TestBadInput(t *testing.T) {
 		{name: ".middle/blocked.json symlinked inside the root is read", build: func(t *testing.T, root string) {
 			writeFile(t, filepath.Join(root, "shared", "q.json"), `{"question": "which db?"}`, now, 0)
 			node(t, root, "S", "")
-			if err := os.MkdirAll(filepath.Join(root, "S", MiddleDir), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Join(root, "S", protocol.MiddleDir), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Symlink("../../shared/q.json", filepath.Join(root, "S", MiddleDir, BlockedFile)); err != nil {
+			if err := os.Symlink("../../shared/q.json", filepath.Join(root, "S", protocol.MiddleDir, protocol.BlockedFile)); err != nil {
 				t.Fatal(err)
 			}
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
@@ -232,14 +233,14 @@ func TestBadInput(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(root, "S"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Symlink("/dev/zero", filepath.Join(root, "S", HeartbeatFile)); err != nil {
+			if err := os.Symlink("/dev/zero", filepath.Join(root, "S", protocol.HeartbeatFile)); err != nil {
 				t.Fatal(err)
 			}
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			// With "/" as the root /dev/zero is inside it: the type check,
 			// not the containment check, must refuse it.
 			n, err := ReadNodeDir("/", filepath.Join(root, "S"))
-			if err != nil || !hasProblem(n.Problems, HeartbeatFile, "not a regular file") {
+			if err != nil || !hasProblem(n.Problems, protocol.HeartbeatFile, "not a regular file") {
 				t.Errorf("node %+v, %v", n, err)
 			}
 		}},
@@ -248,7 +249,7 @@ func TestBadInput(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(root, "S"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Symlink("../shared/hb.json", filepath.Join(root, "S", HeartbeatFile)); err != nil {
+			if err := os.Symlink("../shared/hb.json", filepath.Join(root, "S", protocol.HeartbeatFile)); err != nil {
 				t.Fatal(err)
 			}
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
@@ -260,24 +261,24 @@ func TestBadInput(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(root, "S"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := syscall.Mkfifo(filepath.Join(root, "S", HeartbeatFile), 0o644); err != nil {
+			if err := syscall.Mkfifo(filepath.Join(root, "S", protocol.HeartbeatFile), 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}, check: unreadableWith("S", HeartbeatFile, "not a regular file")},
+		}, check: unreadableWith("S", protocol.HeartbeatFile, "not a regular file")},
 		{name: "symlink loop as a heartbeat", build: func(t *testing.T, root string) {
 			if err := os.MkdirAll(filepath.Join(root, "S"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Symlink(HeartbeatFile, filepath.Join(root, "S", HeartbeatFile)); err != nil {
+			if err := os.Symlink(protocol.HeartbeatFile, filepath.Join(root, "S", protocol.HeartbeatFile)); err != nil {
 				t.Fatal(err)
 			}
-		}, check: unreadableWith("S", HeartbeatFile, "too many levels of symbolic links")},
+		}, check: unreadableWith("S", protocol.HeartbeatFile, "too many levels of symbolic links")},
 		{name: "registry entry through a symlink loop is outside every root", build: func(t *testing.T, root string) {
 			node(t, root, "A", "")
 			if err := os.Symlink("loop", filepath.Join(root, "loop")); err != nil {
 				t.Fatal(err)
 			}
-			writeFile(t, filepath.Join(root, "A", RegistryFile), registry(filepath.Join(root, "loop/x/.heartbeat")), now, 0)
+			writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), registry(filepath.Join(root, "loop/x/.heartbeat")), now, 0)
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			a := mustNode(t, snap, "A")
 			if len(a.Children) != 1 || !a.Children[0].HasScanFlag(model.FlagOutsideRoot) {
@@ -422,9 +423,9 @@ func TestOneBadHeartbeatFieldKeepsTheRest(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
 			now := time.Now()
-			lead := filepath.Join(root, "A", HeartbeatFile)
+			lead := filepath.Join(root, "A", protocol.HeartbeatFile)
 			writeFile(t, lead, `{"pid": 4242, "started": 1700000000, "status": "running"}`, now, 0)
-			path := filepath.Join(root, "B", HeartbeatFile)
+			path := filepath.Join(root, "B", protocol.HeartbeatFile)
 			writeFile(t, path, fmt.Sprintf(tt.heartbeat, lead), now, time.Hour)
 			snap, err := Scan(Options{Roots: []string{root}, Probe: aliveProbe{}, Now: func() time.Time { return now }})
 			if err != nil {
@@ -458,9 +459,9 @@ func TestUnopenableSentinelKeepsItsMtime(t *testing.T) {
 	}{
 		// open(2) of a socket fails with ENXIO, for root too; the problem
 		// says what stands there.
-		{name: "heartbeat that is a socket", file: HeartbeatFile, build: socketAt,
+		{name: "heartbeat that is a socket", file: protocol.HeartbeatFile, build: socketAt,
 			problem: "not a regular file (socket)", wantReason: "heartbeat unreadable; last beat 1h0m ago"},
-		{name: ".running that is a socket", file: RunningFile, build: socketAt,
+		{name: ".running that is a socket", file: protocol.RunningFile, build: socketAt,
 			problem: "not a regular file (socket)", wantReason: ".running written 1h0m ago"},
 	}
 	if os.Geteuid() != 0 {
@@ -470,7 +471,7 @@ func TestUnopenableSentinelKeepsItsMtime(t *testing.T) {
 			build      func(t *testing.T, path string)
 			problem    string
 			wantReason string
-		}{name: "heartbeat chmod 000", file: HeartbeatFile, build: func(t *testing.T, path string) {
+		}{name: "heartbeat chmod 000", file: protocol.HeartbeatFile, build: func(t *testing.T, path string) {
 			writeFile(t, path, heartbeat(os.Getpid(), "", "running"), time.Now(), 0)
 			if err := os.Chmod(path, 0); err != nil {
 				t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // Discovery rules of SPEC §1, one case each.
@@ -42,7 +43,7 @@ func TestDiscover(t *testing.T) {
 		{
 			name: "legacy .running is a node",
 			build: func(t *testing.T, root string) {
-				writeFile(t, filepath.Join(root, "old", RunningFile), "4242\n", time.Now(), 0)
+				writeFile(t, filepath.Join(root, "old", protocol.RunningFile), "4242\n", time.Now(), 0)
 			},
 			want: []string{"old"},
 			check: func(t *testing.T, root string, w *Walk) {
@@ -127,7 +128,7 @@ func TestDiscover(t *testing.T) {
 			name: "every directory visited is reported for watching",
 			build: func(t *testing.T, root string) {
 				node(t, root, "S/team/W", "")
-				writeFile(t, filepath.Join(root, "S/team/W", MiddleDir, BlockedFile), `{"question":"q"}`, time.Now(), 0)
+				writeFile(t, filepath.Join(root, "S/team/W", protocol.MiddleDir, protocol.BlockedFile), `{"question":"q"}`, time.Now(), 0)
 				node(t, root, "S/node_modules/x", "")
 			},
 			want: []string{"S/team/W"},
@@ -277,15 +278,15 @@ func TestDiscoverDirWalksOneNewSubtree(t *testing.T) {
 func TestReadNodeDirFacts(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "n")
 	now := time.Now()
-	writeFile(t, filepath.Join(dir, HeartbeatFile), `{"pid": 7, "status": "running", "model": "x"}`, now, 40*time.Second)
-	writeFile(t, filepath.Join(dir, RegistryFile), registry("a/.heartbeat", "b/.heartbeat"), now, time.Minute)
-	writeFile(t, filepath.Join(dir, CfaFile), `{"state": "DONE"}`, now, 0)
-	writeFile(t, filepath.Join(dir, RetryCountFile), `2`, now, 0)
-	writeFile(t, filepath.Join(dir, MiddleDir, BlockedFile), `{"question": "why?"}`, now, 0)
+	writeFile(t, filepath.Join(dir, protocol.HeartbeatFile), `{"pid": 7, "status": "running", "model": "x"}`, now, 40*time.Second)
+	writeFile(t, filepath.Join(dir, protocol.RegistryFile), registry("a/.heartbeat", "b/.heartbeat"), now, time.Minute)
+	writeFile(t, filepath.Join(dir, protocol.CfaFile), `{"state": "DONE"}`, now, 0)
+	writeFile(t, filepath.Join(dir, protocol.RetryCountFile), `2`, now, 0)
+	writeFile(t, filepath.Join(dir, protocol.MiddleDir, protocol.BlockedFile), `{"question": "why?"}`, now, 0)
 	writeFile(t, filepath.Join(dir, ".intent-stream.jsonl"), "{}\n", now, 50*time.Second)
 	writeFile(t, filepath.Join(dir, ".exec-stream.jsonl"), "{}\n", now, 20*time.Second)
-	writeFile(t, filepath.Join(dir, MergedFile), "", now, 0)
-	writeFile(t, filepath.Join(dir, ResumePendingFile), `{"pid": 9, "time": "2026-11-22T05:00:00Z", "user": "op"}`, now, 3*time.Second)
+	writeFile(t, filepath.Join(dir, protocol.MergedFile), "", now, 0)
+	writeFile(t, filepath.Join(dir, protocol.ResumePendingFile), `{"pid": 9, "time": "2026-11-22T05:00:00Z", "user": "op"}`, now, 3*time.Second)
 	n, err := ReadNodeDir("/r", dir)
 	if err != nil {
 		t.Fatal(err)
@@ -296,7 +297,7 @@ func TestReadNodeDirFacts(t *testing.T) {
 	}{
 		{"heartbeat parsed with extra", n.Heartbeat != nil && n.Heartbeat.PID == 7 && string(n.Heartbeat.Extra["model"]) == `"x"`},
 		{"heartbeat mtime", n.BeatMtime.Round(time.Second).Equal(now.Add(-40 * time.Second).Round(time.Second))},
-		{"heartbeat path", n.HasHeartbeat && n.HeartbeatPath == filepath.Join(dir, HeartbeatFile)},
+		{"heartbeat path", n.HasHeartbeat && n.HeartbeatPath == filepath.Join(dir, protocol.HeartbeatFile)},
 		{"registry", len(n.Registry) == 2 && n.RegistryPath != "" && n.RegistrySize > 0 && !n.RegistryMtime.IsZero()},
 		{"cfa", n.Cfa != nil && n.Cfa.State == "DONE"},
 		{"retries", n.Retries.Total == 2},
@@ -319,9 +320,9 @@ func TestReadNodeDirFacts(t *testing.T) {
 
 func TestScanCollectsNodeProblemsIntoTheSnapshot(t *testing.T) {
 	root := t.TempDir()
-	writeFile(t, filepath.Join(root, "S", HeartbeatFile), `{"pid": "abc"}`, time.Now(), 0)
+	writeFile(t, filepath.Join(root, "S", protocol.HeartbeatFile), `{"pid": "abc"}`, time.Now(), 0)
 	snap := forest(t, Options{Roots: []string{root}})
-	if !hasProblem(snap.Problems, filepath.Join(root, "S", HeartbeatFile), `field "pid"`) {
+	if !hasProblem(snap.Problems, filepath.Join(root, "S", protocol.HeartbeatFile), `field "pid"`) {
 		t.Errorf("problems = %v", snap.Problems)
 	}
 	if n := mustNode(t, snap, "S"); !n.HasScanFlag(model.FlagUnreadable) || len(n.Problems) != 1 {

@@ -1,4 +1,5 @@
-// Package scanner is the only reader of the disk: it discovers nodes under
-// the roots, parses their files, builds the forest from the three edge
-// sources (SPEC §2), and keeps it current with fsnotify or polling.
+// Package scanner reads the roots: it discovers nodes under them, reads
+// their files (named and parsed by protocol), builds the forest from the
+// three edge sources (SPEC §2), and keeps it current with fsnotify or
+// polling.
 package scanner

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // writeFile writes content to path (making its directories) with an mtime
@@ -48,7 +49,7 @@ func registry(heartbeats ...string) string {
 // node writes a running heartbeat in dir/rel and returns its path.
 func node(t *testing.T, dir, rel, parentHB string) string {
 	t.Helper()
-	p := filepath.Join(dir, rel, HeartbeatFile)
+	p := filepath.Join(dir, rel, protocol.HeartbeatFile)
 	writeFile(t, p, heartbeat(os.Getpid(), parentHB, "running"), time.Now(), 0)
 	return p
 }

@@ -20,7 +20,7 @@ import (
 )
 
 // errTooLarge is the problem of a single-document file over the cap.
-var errTooLarge = fmt.Errorf("file larger than %d MiB", MaxDocumentSize>>20)
+var errTooLarge = fmt.Errorf("file larger than %d MiB", protocol.MaxDocumentSize>>20)
 
 // ReadNodeDir reads the facts of the infra dir dir, found under root: its
 // heartbeat (or legacy `.running`), registry, CfA state, retry count,
@@ -35,7 +35,7 @@ func ReadNodeDir(root, dir string) (*model.Node, error) {
 	}
 	n := readNode(root, dir, entries)
 	if n == nil {
-		return nil, fmt.Errorf("read node dir %s: no %s or %s: %w", dir, HeartbeatFile, RunningFile, fs.ErrNotExist)
+		return nil, fmt.Errorf("read node dir %s: no %s or %s: %w", dir, protocol.HeartbeatFile, protocol.RunningFile, fs.ErrNotExist)
 	}
 	return n, nil
 }
@@ -43,7 +43,7 @@ func ReadNodeDir(root, dir string) (*model.Node, error) {
 // isNodeDir reports whether a directory listing marks an infra dir.
 func isNodeDir(entries []fs.DirEntry) bool {
 	for _, e := range entries {
-		if name := e.Name(); name == HeartbeatFile || name == RunningFile {
+		if name := e.Name(); name == protocol.HeartbeatFile || name == protocol.RunningFile {
 			return true
 		}
 	}
@@ -65,57 +65,57 @@ func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 			// the detail pane show) a file from elsewhere.
 			if target, out := escapesRoot(root, path, &rootReal); out {
 				addProblem(n, path, errOutside(target), true)
-				heartbeatOut = heartbeatOut || name == HeartbeatFile
-				runningOut = runningOut || name == RunningFile
+				heartbeatOut = heartbeatOut || name == protocol.HeartbeatFile
+				runningOut = runningOut || name == protocol.RunningFile
 				switch name { // presence still counts
-				case BlockedFile:
+				case protocol.BlockedFile:
 					n.Blocked = &model.Blocked{Path: path}
-				case ResumePendingFile:
+				case protocol.ResumePendingFile:
 					n.ResumePending = &model.ResumePending{}
 				}
 				continue
 			}
 		}
 		switch name {
-		case HeartbeatFile:
+		case protocol.HeartbeatFile:
 			hasHeartbeat = true
-		case RunningFile:
+		case protocol.RunningFile:
 			hasRunning = true
-		case RegistryFile:
+		case protocol.RegistryFile:
 			if compacting {
 				readRegistryViewInto(n, dir, path)
 			} else {
 				readRegistryInto(n, path)
 			}
-		case CfaFile:
+		case protocol.CfaFile:
 			if b, ok := readDocInto(n, path); ok {
-				if c, err := ParseCfa(b); err != nil {
+				if c, err := protocol.ParseCfa(b); err != nil {
 					addProblem(n, path, fmt.Errorf("parse CfA state: %w", err), true)
 				} else {
 					n.Cfa = &c
 				}
 			}
-		case RetryCountFile:
+		case protocol.RetryCountFile:
 			if b, ok := readDocInto(n, path); ok {
-				if rc, err := ParseRetryCount(b); err != nil {
+				if rc, err := protocol.ParseRetryCount(b); err != nil {
 					addProblem(n, path, fmt.Errorf("parse retry count: %w", err), true)
 				} else {
 					n.Retries = rc
 				}
 			}
-		case BlockedFile:
+		case protocol.BlockedFile:
 			readBlockedInto(n, path)
-		case MiddleDir:
+		case protocol.MiddleDir:
 			hasMiddle = e.IsDir()
-		case MergedFile:
+		case protocol.MergedFile:
 			n.Merged = true
-		case ResumePendingFile:
+		case protocol.ResumePendingFile:
 			b, fi, err := readDocument(path)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
 			n.ResumeMtime = fi.mtime
-			rp, perr := parseResumePending(b)
+			rp, perr := protocol.ParseResumePending(b)
 			if err == nil && perr != nil {
 				err = fmt.Errorf("parse resume marker: %w", perr)
 			}
@@ -124,7 +124,7 @@ func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 			}
 			n.ResumePending = &rp // present counts, parsed or not
 		default:
-			if strings.HasSuffix(name, StreamSuffix) {
+			if strings.HasSuffix(name, protocol.StreamSuffix) {
 				if fi, err := e.Info(); err == nil && fi.ModTime().After(n.ActivityMtime) {
 					n.ActivityMtime = fi.ModTime()
 				}
@@ -132,7 +132,7 @@ func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 		}
 	}
 	if hasMiddle && n.Blocked == nil {
-		path := filepath.Join(dir, MiddleDir, BlockedFile)
+		path := filepath.Join(dir, protocol.MiddleDir, protocol.BlockedFile)
 		// Not in the listing above: its link is checked here, the same way.
 		if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			if target, out := escapesRoot(root, path, &rootReal); out {
@@ -145,10 +145,10 @@ func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 		}
 	}
 	switch {
-	case hasHeartbeat && readHeartbeatInto(n, filepath.Join(dir, HeartbeatFile)):
+	case hasHeartbeat && readHeartbeatInto(n, filepath.Join(dir, protocol.HeartbeatFile)):
 	case heartbeatOut:
-		n.HasHeartbeat, n.HeartbeatPath = true, filepath.Join(dir, HeartbeatFile)
-	case hasRunning && readRunningInto(n, filepath.Join(dir, RunningFile)):
+		n.HasHeartbeat, n.HeartbeatPath = true, filepath.Join(dir, protocol.HeartbeatFile)
+	case hasRunning && readRunningInto(n, filepath.Join(dir, protocol.RunningFile)):
 	case runningOut:
 		n.Legacy = true
 	default:
@@ -171,7 +171,7 @@ func hasEntry(entries []fs.DirEntry, name string) bool {
 // only its mtime).
 func readsContent(name string) bool {
 	switch name {
-	case HeartbeatFile, RunningFile, RegistryFile, protocol.CompactingFile, CfaFile, RetryCountFile, BlockedFile, ResumePendingFile:
+	case protocol.HeartbeatFile, protocol.RunningFile, protocol.RegistryFile, protocol.CompactingFile, protocol.CfaFile, protocol.RetryCountFile, protocol.BlockedFile, protocol.ResumePendingFile:
 		return true
 	}
 	return false
@@ -215,10 +215,10 @@ func readHeartbeatInto(n *model.Node, path string) bool {
 		return true
 	}
 	n.HeartbeatRaw = b
-	hb, err := ParseHeartbeat(b)
+	hb, err := protocol.ParseHeartbeat(b)
 	if err != nil {
 		addProblem(n, path, fmt.Errorf("parse heartbeat: %w", err), true)
-		if bad := (*BadFieldsError)(nil); !errors.As(err, &bad) {
+		if bad := (*protocol.BadFieldsError)(nil); !errors.As(err, &bad) {
 			return true
 		}
 		// The fields that were read still count.
@@ -240,7 +240,7 @@ func readRunningInto(n *model.Node, path string) bool {
 		addProblem(n, path, err, true)
 		return true
 	}
-	pid, err := parseLegacyPID(b)
+	pid, err := protocol.ParseLegacyPID(b)
 	if err != nil {
 		addProblem(n, path, fmt.Errorf("parse legacy pid: %w", err), true)
 		return true
@@ -261,7 +261,7 @@ func readBlockedInto(n *model.Node, path string) {
 		addProblem(n, path, err, true)
 		return
 	}
-	bl, err := ParseBlocked(b)
+	bl, err := protocol.ParseBlocked(b)
 	if err != nil {
 		addProblem(n, path, fmt.Errorf("parse blocked sentinel: %w", err), true)
 		return
@@ -284,7 +284,7 @@ func readDocInto(n *model.Node, path string) ([]byte, bool) {
 	return b, true
 }
 
-// readRegistryInto streams the node's `.children`, up to MaxRegistryRead.
+// readRegistryInto streams the node's `.children`, up to protocol.MaxRegistryRead.
 func readRegistryInto(n *model.Node, path string) {
 	f, fi, err := protocol.OpenReader(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -300,7 +300,7 @@ func readRegistryInto(n *model.Node, path string) {
 	n.RegistryMtime, n.RegistrySize = fi.ModTime, size
 	// Up to the size fstat gave: lines appended since are read next time,
 	// and the read that would only report EOF is saved.
-	lines, err := readRegistry(io.LimitReader(f, size), size, MaxRegistryRead)
+	lines, err := protocol.ReadRegistry(io.LimitReader(f, size), size, protocol.MaxRegistryRead)
 	n.Registry = lines
 	if err != nil {
 		addProblem(n, path, fmt.Errorf("read registry: %w", err), true)
@@ -314,7 +314,7 @@ func readRegistryInto(n *model.Node, path string) {
 // compaction is for actions, and for a watcher allowed to.
 func readRegistryViewInto(n *model.Node, dir, path string) {
 	n.RegistryCompacting = filepath.Join(dir, protocol.CompactingFile)
-	v, err := protocol.ReadView(dir, MaxRegistryRead)
+	v, err := protocol.ReadView(dir, protocol.MaxRegistryRead)
 	if v.Info == nil {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			n.RegistryPath = path
@@ -324,8 +324,8 @@ func readRegistryViewInto(n *model.Node, dir, path string) {
 	}
 	n.RegistryPath = path
 	n.RegistryMtime, n.RegistrySize = v.Info.ModTime(), v.Info.Size()
-	lines := ParseRegistry(v.Registry)
-	for _, l := range ParseRegistry(v.Pending) {
+	lines := protocol.ParseRegistry(v.Registry)
+	for _, l := range protocol.ParseRegistry(v.Pending) {
 		l.Number += len(lines)
 		lines = append(lines, l)
 	}
@@ -357,7 +357,7 @@ func addLineProblems(n *model.Node, path string, lines []model.RegistryLine) {
 	}
 }
 
-// readDocument reads a single-document file capped at MaxDocumentSize. The
+// readDocument reads a single-document file capped at protocol.MaxDocumentSize. The
 // size and mtime are returned whenever the file exists (from stat when it
 // cannot be opened), so the mtime of an oversized or unreadable heartbeat
 // still counts.
@@ -376,7 +376,7 @@ func readDocument(path string) ([]byte, docInfo, error) {
 	}
 	defer f.Close()
 	size := opened.Size
-	if size > MaxDocumentSize {
+	if size > protocol.MaxDocumentSize {
 		return nil, info, errTooLarge
 	}
 	// A document is replaced whole (temp file + rename), never grown in
@@ -390,11 +390,11 @@ func readDocument(path string) ([]byte, docInfo, error) {
 		}
 		return buf, info, nil
 	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxDocumentSize+1))
+	b, err := io.ReadAll(io.LimitReader(f, protocol.MaxDocumentSize+1))
 	if err != nil {
 		return nil, info, fmt.Errorf("read %s: %w", path, err)
 	}
-	if len(b) > MaxDocumentSize {
+	if len(b) > protocol.MaxDocumentSize {
 		return nil, info, errTooLarge
 	}
 	return b, info, nil

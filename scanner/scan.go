@@ -9,6 +9,7 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // Scan reads every root once, builds the forest and classifies it:
@@ -53,8 +54,8 @@ func Classify(snap *model.Snapshot, opts Options) {
 // `<cwd>/.teaparty/jobs` and `<cwd>/.sessions` where they exist, else cwd.
 func DefaultRoots(cwd string) []string {
 	var roots []string
-	for _, rel := range []string{filepath.Join(".teaparty", "jobs"), ".sessions"} {
-		p := filepath.Join(cwd, rel)
+	for _, rel := range []string{protocol.JobsRoot, protocol.SessionsRoot} {
+		p := filepath.Join(cwd, filepath.FromSlash(rel))
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 			roots = append(roots, p)
 		}
@@ -80,7 +81,7 @@ func ResolveNode(snap *model.Snapshot, arg string) (*model.Node, error) {
 		return nil, fmt.Errorf("node %q: %w", arg, err)
 	}
 	candidates := []string{abs}
-	if base := filepath.Base(abs); base == HeartbeatFile || base == RunningFile {
+	if base := filepath.Base(abs); base == protocol.HeartbeatFile || base == protocol.RunningFile {
 		candidates = append(candidates, filepath.Dir(abs))
 	}
 	// The same places with symlinks resolved, for a root given through one.

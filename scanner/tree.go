@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // Edge strengths, strongest last.
@@ -224,7 +225,7 @@ func (b *builder) nestingEdge(n *model.Node, notWalked bool) {
 			return
 		}
 		if onDisk && b.isNodeDirOnDisk(d) {
-			if p := b.lookup(d, HeartbeatFile, false); p != nil {
+			if p := b.lookup(d, protocol.HeartbeatFile, false); p != nil {
 				b.addCandidate(n, p, edgeNesting)
 				return
 			}
@@ -245,7 +246,7 @@ func (b *builder) isNodeDirOnDisk(dir string) bool {
 		b.nodeDir = map[string]bool{}
 	}
 	is := false
-	for _, name := range []string{HeartbeatFile, RunningFile} {
+	for _, name := range []string{protocol.HeartbeatFile, protocol.RunningFile} {
 		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
 			is = true
 			break

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // The registry fixture: session X registers Y in its `.children`; where Y
@@ -21,7 +22,7 @@ import (
 // parent_heartbeat field (old writers) and returns its path.
 func workerHeartbeat(t *testing.T, dir, rel string) string {
 	t.Helper()
-	p := filepath.Join(dir, rel, HeartbeatFile)
+	p := filepath.Join(dir, rel, protocol.HeartbeatFile)
 	b, err := json.Marshal(map[string]any{"pid": os.Getpid(), "role": "agent", "started": 1.7e9, "status": "running"})
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +94,7 @@ func registryCases() []registryCase {
 		{
 			name: "within one session the registry still beats parent_heartbeat (SPEC §2)",
 			build: func(t *testing.T, root string) string {
-				tm := node(t, root, "X/team/T", filepath.Join(root, "X", HeartbeatFile))
+				tm := node(t, root, "X/team/T", filepath.Join(root, "X", protocol.HeartbeatFile))
 				return node(t, root, "Y", tm)
 			},
 			y: "Y", yParent: "X", yOthers: []string{"X/team/T"}, adopted: true,
@@ -102,7 +103,7 @@ func registryCases() []registryCase {
 			name: "a node of another session's dir naming the registering lead is its child",
 			build: func(t *testing.T, root string) string {
 				node(t, root, "L", "")
-				return node(t, root, "L/team/Y", filepath.Join(root, "X", HeartbeatFile))
+				return node(t, root, "L/team/Y", filepath.Join(root, "X", protocol.HeartbeatFile))
 			},
 			y: "L/team/Y", yParent: "X", yOthers: []string{"L"}, adopted: true,
 		},
@@ -115,7 +116,7 @@ func buildRegistryCase(t *testing.T, root string, tc registryCase) {
 	t.Helper()
 	node(t, root, "X", "")
 	y := tc.build(t, root)
-	writeFile(t, filepath.Join(root, "X", RegistryFile), registry(y), time.Now(), 0)
+	writeFile(t, filepath.Join(root, "X", protocol.RegistryFile), registry(y), time.Now(), 0)
 }
 
 // checkRegistryCase checks the forest of tc's fixture.
@@ -191,7 +192,7 @@ func TestRegistryConflictReasonsNameBothClaims(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "root")
 	node(t, root, "X", "")
 	y := node(t, root, "Y", "")
-	writeFile(t, filepath.Join(root, "X", RegistryFile), registry(y), time.Now(), 0)
+	writeFile(t, filepath.Join(root, "X", protocol.RegistryFile), registry(y), time.Now(), 0)
 	snap, err := Scan(Options{Roots: []string{root}, Probe: aliveProbe{}})
 	if err != nil {
 		t.Fatal(err)
@@ -229,13 +230,13 @@ func TestRecommendationsStayInTheirSession(t *testing.T) {
 			root := filepath.Join(t.TempDir(), "root")
 			now := time.Now()
 			if tc.xDead {
-				writeFile(t, filepath.Join(root, "X", HeartbeatFile), heartbeat(0, "", "running"), now, 10*time.Minute)
+				writeFile(t, filepath.Join(root, "X", protocol.HeartbeatFile), heartbeat(0, "", "running"), now, 10*time.Minute)
 			} else {
 				node(t, root, "X", "")
 			}
-			y := filepath.Join(root, "Y", HeartbeatFile)
+			y := filepath.Join(root, "Y", protocol.HeartbeatFile)
 			writeFile(t, y, heartbeat(0, "", "running"), now, 10*time.Minute) // no pid, stale: dead
-			writeFile(t, filepath.Join(root, "X", RegistryFile), registry(y), now, 0)
+			writeFile(t, filepath.Join(root, "X", protocol.RegistryFile), registry(y), now, 0)
 			snap, err := Scan(Options{Roots: []string{root}, Probe: aliveProbe{}, Now: func() time.Time { return now }})
 			if err != nil {
 				t.Fatal(err)

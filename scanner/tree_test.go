@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // Each case builds a tree under a fresh root and checks one rule of SPEC §2.
@@ -23,7 +24,7 @@ func TestTreeEdges(t *testing.T) {
 			build: func(t *testing.T, root string) {
 				node(t, root, "A", "")
 				workerHeartbeat(t, root, "B") // no parent_heartbeat: not a session lead
-				writeFile(t, filepath.Join(root, "A", RegistryFile), registry(filepath.Join(root, "B", HeartbeatFile)), time.Now(), 0)
+				writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), registry(filepath.Join(root, "B", protocol.HeartbeatFile)), time.Now(), 0)
 			},
 			check: func(t *testing.T, root string, snap *model.Snapshot) {
 				b := mustNode(t, snap, "B")
@@ -37,7 +38,7 @@ func TestTreeEdges(t *testing.T) {
 			build: func(t *testing.T, root string) {
 				node(t, root, "job-1", "")
 				node(t, root, "job-1/tasks/task-1", "")
-				writeFile(t, filepath.Join(root, "job-1", RegistryFile), registry("tasks/task-1/.heartbeat"), time.Now(), 0)
+				writeFile(t, filepath.Join(root, "job-1", protocol.RegistryFile), registry("tasks/task-1/.heartbeat"), time.Now(), 0)
 			},
 			check: func(t *testing.T, root string, snap *model.Snapshot) {
 				if n := mustNode(t, snap, "job-1/tasks/task-1"); n.ParentID != "job-1" || n.Entry == nil {
@@ -78,7 +79,7 @@ func TestTreeEdges(t *testing.T) {
 				q := node(t, root, "Q", "")
 				node(t, root, "Q/team/P", q)
 				node(t, root, "Q/team/K", q)
-				writeFile(t, filepath.Join(root, "Q/team/P", RegistryFile), registry(filepath.Join(root, "Q/team/K", HeartbeatFile)), time.Now(), 0)
+				writeFile(t, filepath.Join(root, "Q/team/P", protocol.RegistryFile), registry(filepath.Join(root, "Q/team/K", protocol.HeartbeatFile)), time.Now(), 0)
 			},
 			check: func(t *testing.T, root string, snap *model.Snapshot) {
 				k := mustNode(t, snap, "Q/team/K")
@@ -105,11 +106,11 @@ func TestTreeEdges(t *testing.T) {
 			name: "registry entry without heartbeat is a missing node at its would-be dir",
 			build: func(t *testing.T, root string) {
 				node(t, root, "A", "")
-				writeFile(t, filepath.Join(root, "A", RegistryFile), registry(filepath.Join(root, "A/docs/4", HeartbeatFile)), time.Now(), 0)
+				writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), registry(filepath.Join(root, "A/docs/4", protocol.HeartbeatFile)), time.Now(), 0)
 			},
 			check: func(t *testing.T, root string, snap *model.Snapshot) {
 				m := mustNode(t, snap, "A/docs/4")
-				if m.HasHeartbeat || m.ParentID != "A" || m.Entry == nil || m.HeartbeatPath != filepath.Join(root, "A/docs/4", HeartbeatFile) {
+				if m.HasHeartbeat || m.ParentID != "A" || m.Entry == nil || m.HeartbeatPath != filepath.Join(root, "A/docs/4", protocol.HeartbeatFile) {
 					t.Errorf("missing node = %+v", m)
 				}
 			},
@@ -119,8 +120,8 @@ func TestTreeEdges(t *testing.T) {
 			build: func(t *testing.T, root string) {
 				y1 := workerHeartbeat(t, root, "Y1")
 				y2 := workerHeartbeat(t, root, "Y2")
-				writeFile(t, filepath.Join(root, "Y1", RegistryFile), registry(y2), time.Now(), 0)
-				writeFile(t, filepath.Join(root, "Y2", RegistryFile), registry(y1), time.Now(), 0)
+				writeFile(t, filepath.Join(root, "Y1", protocol.RegistryFile), registry(y2), time.Now(), 0)
+				writeFile(t, filepath.Join(root, "Y2", protocol.RegistryFile), registry(y1), time.Now(), 0)
 			},
 			check: func(t *testing.T, root string, snap *model.Snapshot) {
 				y1, y2 := mustNode(t, snap, "Y1"), mustNode(t, snap, "Y2")
@@ -136,10 +137,10 @@ func TestTreeEdges(t *testing.T) {
 			name: "cycle broken at its weakest edge",
 			build: func(t *testing.T, root string) {
 				// A registers B (strong); A declares B its parent (weaker).
-				a := filepath.Join(root, "A", HeartbeatFile)
+				a := filepath.Join(root, "A", protocol.HeartbeatFile)
 				b := workerHeartbeat(t, root, "B")
 				writeFile(t, a, heartbeat(os.Getpid(), b, "running"), time.Now(), 0)
-				writeFile(t, filepath.Join(root, "A", RegistryFile), registry(b), time.Now(), 0)
+				writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), registry(b), time.Now(), 0)
 			},
 			check: func(t *testing.T, root string, snap *model.Snapshot) {
 				a, b := mustNode(t, snap, "A"), mustNode(t, snap, "B")
@@ -152,7 +153,7 @@ func TestTreeEdges(t *testing.T) {
 			name: "a node registering itself is flagged cycle and stays a session",
 			build: func(t *testing.T, root string) {
 				a := node(t, root, "A", "")
-				writeFile(t, filepath.Join(root, "A", RegistryFile), registry(a), time.Now(), 0)
+				writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), registry(a), time.Now(), 0)
 			},
 			check: func(t *testing.T, root string, snap *model.Snapshot) {
 				if a := mustNode(t, snap, "A"); a.Parent != nil || !a.HasScanFlag(model.FlagCycle) || len(a.Children) != 0 {
@@ -166,7 +167,7 @@ func TestTreeEdges(t *testing.T) {
 				node(t, root, "A", "")
 				b := node(t, root, "A/b/1", "")
 				reg := registry(b) + `{"heartbeat": "` + b + `", "team": "t", "task_id": "7", "status": "completed"}` + "\n"
-				writeFile(t, filepath.Join(root, "A", RegistryFile), reg, time.Now(), 0)
+				writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), reg, time.Now(), 0)
 			},
 			check: func(t *testing.T, root string, snap *model.Snapshot) {
 				if e := mustNode(t, snap, "A/b/1").Entry; e == nil || e.Status != "completed" || e.TaskIDString() != "7" {
@@ -178,9 +179,9 @@ func TestTreeEdges(t *testing.T) {
 			name: "registry entry outside every root becomes outside_root, not read",
 			build: func(t *testing.T, root string) {
 				out := filepath.Join(filepath.Dir(root), "elsewhere", "agent")
-				writeFile(t, filepath.Join(out, HeartbeatFile), heartbeat(1, "", "running"), time.Now(), 0)
+				writeFile(t, filepath.Join(out, protocol.HeartbeatFile), heartbeat(1, "", "running"), time.Now(), 0)
 				node(t, root, "A", "")
-				writeFile(t, filepath.Join(root, "A", RegistryFile), registry(filepath.Join(out, HeartbeatFile)), time.Now(), 0)
+				writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), registry(filepath.Join(out, protocol.HeartbeatFile)), time.Now(), 0)
 			},
 			check: func(t *testing.T, root string, snap *model.Snapshot) {
 				out := filepath.Join(filepath.Dir(root), "elsewhere", "agent")
@@ -194,12 +195,12 @@ func TestTreeEdges(t *testing.T) {
 			name: "registry path escaping through a symlink is outside_root",
 			build: func(t *testing.T, root string) {
 				out := filepath.Join(filepath.Dir(root), "elsewhere")
-				writeFile(t, filepath.Join(out, "x", HeartbeatFile), heartbeat(1, "", "running"), time.Now(), 0)
+				writeFile(t, filepath.Join(out, "x", protocol.HeartbeatFile), heartbeat(1, "", "running"), time.Now(), 0)
 				if err := os.Symlink(out, filepath.Join(root, "link")); err != nil {
 					t.Fatal(err)
 				}
 				node(t, root, "A", "")
-				writeFile(t, filepath.Join(root, "A", RegistryFile), registry(filepath.Join(root, "link/x", HeartbeatFile)), time.Now(), 0)
+				writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), registry(filepath.Join(root, "link/x", protocol.HeartbeatFile)), time.Now(), 0)
 			},
 			check: func(t *testing.T, root string, snap *model.Snapshot) {
 				a := mustNode(t, snap, "A")
@@ -211,7 +212,7 @@ func TestTreeEdges(t *testing.T) {
 		{
 			name: "parent_heartbeat outside every root is shown as an outside_root parent",
 			build: func(t *testing.T, root string) {
-				node(t, root, "T", filepath.Join(filepath.Dir(root), "job", HeartbeatFile))
+				node(t, root, "T", filepath.Join(filepath.Dir(root), "job", protocol.HeartbeatFile))
 			},
 			check: func(t *testing.T, root string, snap *model.Snapshot) {
 				tn := mustNode(t, snap, "T")
@@ -223,7 +224,7 @@ func TestTreeEdges(t *testing.T) {
 		{
 			name: "parent_heartbeat naming a missing dir inside the root invents nothing",
 			build: func(t *testing.T, root string) {
-				node(t, root, "T", filepath.Join(root, "gone", HeartbeatFile))
+				node(t, root, "T", filepath.Join(root, "gone", protocol.HeartbeatFile))
 			},
 			check: func(t *testing.T, root string, snap *model.Snapshot) {
 				if tn := mustNode(t, snap, "T"); tn.Parent != nil || len(snap.ByID) != 1 || tn.DeclaredParent == "" {
@@ -315,10 +316,10 @@ func TestConflictAndCycleReasonsFromDisk(t *testing.T) {
 	q := node(t, root, "Q", "")
 	node(t, root, "Q/team/P", q)
 	node(t, root, "Q/team/K", q)
-	writeFile(t, filepath.Join(root, "Q/team/P", RegistryFile), registry(filepath.Join(root, "Q/team/K", HeartbeatFile)), time.Now(), 0)
+	writeFile(t, filepath.Join(root, "Q/team/P", protocol.RegistryFile), registry(filepath.Join(root, "Q/team/K", protocol.HeartbeatFile)), time.Now(), 0)
 	y1, y2 := workerHeartbeat(t, root, "Y1"), workerHeartbeat(t, root, "Y2")
-	writeFile(t, filepath.Join(root, "Y1", RegistryFile), registry(y2), time.Now(), 0)
-	writeFile(t, filepath.Join(root, "Y2", RegistryFile), registry(y1), time.Now(), 0)
+	writeFile(t, filepath.Join(root, "Y1", protocol.RegistryFile), registry(y2), time.Now(), 0)
+	writeFile(t, filepath.Join(root, "Y2", protocol.RegistryFile), registry(y1), time.Now(), 0)
 	snap, err := Scan(Options{Roots: []string{root}, Probe: aliveProbe{}})
 	if err != nil {
 		t.Fatal(err)
@@ -449,7 +450,7 @@ func TestCopyFactsRebuildsTheSameForest(t *testing.T) {
 	root := t.TempDir()
 	a := node(t, root, "A", "")
 	node(t, root, "A/x/1", a)
-	writeFile(t, filepath.Join(root, "A", RegistryFile), registry(filepath.Join(root, "A/x/2", HeartbeatFile)), time.Now(), 0)
+	writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), registry(filepath.Join(root, "A/x/2", protocol.HeartbeatFile)), time.Now(), 0)
 	w, err := Discover(Options{Roots: []string{root}})
 	if err != nil {
 		t.Fatal(err)
@@ -485,34 +486,34 @@ func TestLookupsKeepTheSkipRules(t *testing.T) {
 		{name: "registry entry into an ignored directory", ignore: []string{"tmp-*"},
 			build: func(t *testing.T, root string) {
 				node(t, root, "A", "")
-				writeFile(t, filepath.Join(root, "A", RegistryFile), registry(node(t, root, "A/tmp-1/x", "")), time.Now(), 0)
+				writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), registry(node(t, root, "A/tmp-1/x", "")), time.Now(), 0)
 			}, absent: "A/tmp-1/x", session: []string{"A"}},
 		{name: "registry entry into an ignored root-relative path", ignore: []string{"A/skip"},
 			build: func(t *testing.T, root string) {
 				node(t, root, "A", "")
-				writeFile(t, filepath.Join(root, "A", RegistryFile), registry("skip/x/.heartbeat"), time.Now(), 0)
+				writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), registry("skip/x/.heartbeat"), time.Now(), 0)
 				node(t, root, "A/skip/x", "")
 			}, absent: "A/skip/x", session: []string{"A"}},
 		{name: "registry entry never started, under an ignored directory, is not a missing node", ignore: []string{"tmp-*"},
 			build: func(t *testing.T, root string) {
 				node(t, root, "A", "")
-				writeFile(t, filepath.Join(root, "A", RegistryFile), registry("tmp-2/x/.heartbeat"), time.Now(), 0)
+				writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), registry("tmp-2/x/.heartbeat"), time.Now(), 0)
 			}, absent: "A/tmp-2/x", session: []string{"A"}},
 		{name: "registry entry into node_modules",
 			build: func(t *testing.T, root string) {
 				node(t, root, "A", "")
-				writeFile(t, filepath.Join(root, "A", RegistryFile), registry(node(t, root, "A/node_modules/pkg", "")), time.Now(), 0)
+				writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), registry(node(t, root, "A/node_modules/pkg", "")), time.Now(), 0)
 			}, absent: "A/node_modules/pkg", session: []string{"A"}},
 		{name: "registry entry into .git",
 			build: func(t *testing.T, root string) {
 				node(t, root, "A", "")
-				writeFile(t, filepath.Join(root, "A", RegistryFile), registry(node(t, root, ".git/hooks", "")), time.Now(), 0)
+				writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), registry(node(t, root, ".git/hooks", "")), time.Now(), 0)
 			}, absent: ".git/hooks", session: []string{"A"}},
 		{name: "registry entry into a git worktree",
 			build: func(t *testing.T, root string) {
 				node(t, root, "A", "")
 				writeFile(t, filepath.Join(root, "A/wt/.git"), "gitdir: /elsewhere\n", time.Now(), 0)
-				writeFile(t, filepath.Join(root, "A", RegistryFile), registry(node(t, root, "A/wt/sub/x", "")), time.Now(), 0)
+				writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), registry(node(t, root, "A/wt/sub/x", "")), time.Now(), 0)
 			}, absent: "A/wt/sub/x", session: []string{"A"}},
 		{name: "parent_heartbeat into an ignored directory", ignore: []string{"tmp-*"},
 			build: func(t *testing.T, root string) {

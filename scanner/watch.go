@@ -37,6 +37,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -571,7 +572,7 @@ func (w *Watcher) handleEvent(ev fsnotify.Event) {
 	if kind == 0 {
 		return
 	}
-	if base == BlockedFile && filepath.Base(dir) == MiddleDir {
+	if base == protocol.BlockedFile && filepath.Base(dir) == protocol.MiddleDir {
 		dir = filepath.Dir(dir)
 	}
 	// Only a bare Chmod of an existing heartbeat is a beat; a create, write
@@ -586,21 +587,17 @@ func (w *Watcher) handleEvent(ev fsnotify.Event) {
 // 0 for files that do not matter (temporaries included).
 func kindOf(base string) dirtyKind {
 	switch base {
-	case HeartbeatFile, RunningFile:
+	case protocol.HeartbeatFile, protocol.RunningFile:
 		return kindBeat
-	case RegistryFile:
+	case protocol.RegistryFile:
 		return kindRegistry
-	case protocol.CompactingFile, CfaFile, RetryCountFile, BlockedFile, MergedFile, ResumePendingFile:
+	case protocol.CompactingFile, protocol.CfaFile, protocol.RetryCountFile, protocol.BlockedFile, protocol.MergedFile, protocol.ResumePendingFile:
 		return kindNode
 	}
-	if hasSuffix(base, StreamSuffix) {
+	if strings.HasSuffix(base, protocol.StreamSuffix) {
 		return kindActivity
 	}
 	return 0
-}
-
-func hasSuffix(s, suffix string) bool {
-	return len(s) >= len(suffix) && s[len(s)-len(suffix):] == suffix
 }
 
 // processDirty re-reads the marked infra dirs: a beat is one stat updating
@@ -636,9 +633,9 @@ func (w *Watcher) processDirty() {
 // restatBeat updates a node's beat mtime in place; false when the file is
 // not what was read (gone, or replaced): the node must be re-read.
 func (w *Watcher) restatBeat(ln *liveNode) bool {
-	name := HeartbeatFile
+	name := protocol.HeartbeatFile
 	if ln.n.Legacy {
-		name = RunningFile
+		name = protocol.RunningFile
 	}
 	sig, err := statSig(filepath.Join(ln.n.InfraDir, name))
 	old, had := ln.sigs.get(name)
@@ -661,7 +658,7 @@ func (w *Watcher) restatActivity(ln *liveNode) {
 	}
 	var newest time.Time
 	for _, e := range entries {
-		if !hasSuffix(e.Name(), StreamSuffix) {
+		if !strings.HasSuffix(e.Name(), protocol.StreamSuffix) {
 			continue
 		}
 		if sig, err := statSig(filepath.Join(ln.n.InfraDir, e.Name())); err == nil {
@@ -1264,20 +1261,9 @@ func (w *Watcher) watchInfo() model.WatchInfo {
 		if len(w.netMounts) > 0 {
 			why = append(why, "network file system")
 		}
-		info.Reason = fmt.Sprintf("%d of %d directories polled (%s)", w.nPolled, w.nPolled+w.nWatched, joinComma(why))
+		info.Reason = fmt.Sprintf("%d of %d directories polled (%s)", w.nPolled, w.nPolled+w.nWatched, strings.Join(why, ", "))
 	}
 	return info
-}
-
-func joinComma(s []string) string {
-	out := ""
-	for i, x := range s {
-		if i > 0 {
-			out += ", "
-		}
-		out += x
-	}
-	return out
 }
 
 // adopt takes in what a walk found: every directory gets a watch (or is
@@ -1321,14 +1307,14 @@ func (w *Watcher) adopt(walk *Walk, start time.Time) {
 // stale reports whether a node's files moved since its facts were read.
 func stale(ln *liveNode) bool {
 	n := ln.n
-	name := HeartbeatFile
+	name := protocol.HeartbeatFile
 	if n.Legacy {
-		name = RunningFile
+		name = protocol.RunningFile
 	}
 	if s, ok := ln.sigs.get(name); ok && !s.mtime.Equal(n.BeatMtime) {
 		return true
 	}
-	if s, ok := ln.sigs.get(RegistryFile); ok && (s.size != n.RegistrySize || !s.mtime.Equal(n.RegistryMtime)) {
+	if s, ok := ln.sigs.get(protocol.RegistryFile); ok && (s.size != n.RegistrySize || !s.mtime.Equal(n.RegistryMtime)) {
 		return true
 	}
 	return false
@@ -1438,7 +1424,7 @@ func (w *Watcher) dropDir(dir string) {
 		delete(w.nodes, dir)
 		w.forest = nil
 	}
-	if filepath.Base(dir) == MiddleDir {
+	if filepath.Base(dir) == protocol.MiddleDir {
 		if pln := w.nodes[filepath.Dir(dir)]; pln != nil {
 			if _, had := pln.sigs.get(middleBlocked); had {
 				w.dirty[pln.n.InfraDir] |= kindNode // its sentinel went with it
@@ -1532,7 +1518,7 @@ func (w *Watcher) relist(d *watchDir) {
 	ln := w.nodes[d.path]
 	for _, e := range entries {
 		name := e.Name()
-		if name == HeartbeatFile || name == RunningFile {
+		if name == protocol.HeartbeatFile || name == protocol.RunningFile {
 			isNode = true
 		}
 		if !e.IsDir() {
@@ -1559,12 +1545,12 @@ func (w *Watcher) relist(d *watchDir) {
 			w.dropDir(filepath.Join(d.path, name))
 		}
 	}
-	if filepath.Base(d.path) == MiddleDir {
+	if filepath.Base(d.path) == protocol.MiddleDir {
 		// The sentinel is its parent's: the parent's signatures say whether
 		// it was there when the parent was read.
 		if pln := w.nodes[filepath.Dir(d.path)]; pln != nil {
 			_, had := pln.sigs.get(middleBlocked)
-			has := slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == BlockedFile })
+			has := slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == protocol.BlockedFile })
 			if had != has {
 				w.dirty[pln.n.InfraDir] |= kindNode
 			}
@@ -1602,7 +1588,7 @@ func (w *Watcher) restat(polledOnly bool) {
 			d.mtime = fi.ModTime()
 			w.relist(d)
 		}
-		if base := filepath.Base(d.path); base == MiddleDir {
+		if base := filepath.Base(d.path); base == protocol.MiddleDir {
 			if ln := w.nodes[filepath.Dir(d.path)]; ln != nil {
 				w.restatNode(ln)
 			}
@@ -1644,7 +1630,7 @@ func (w *Watcher) addWalkProblem(path string, err error) {
 
 // middleBlocked is the blocked sentinel's other place, relative to the
 // infra dir.
-var middleBlocked = filepath.Join(MiddleDir, BlockedFile)
+var middleBlocked = filepath.Join(protocol.MiddleDir, protocol.BlockedFile)
 
 // nodeSigs stats the files of an infra dir that matter for its facts.
 func nodeSigs(dir string) fileSigs {
@@ -1655,7 +1641,7 @@ func nodeSigs(dir string) fileSigs {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if name == MiddleDir {
+		if name == protocol.MiddleDir {
 			if s, err := statSig(filepath.Join(dir, middleBlocked)); err == nil {
 				sigs.set(middleBlocked, s)
 			}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/internal/treegen"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // watchBenchTree generates sessions × 10 nodes, three deep, with every
@@ -35,7 +36,7 @@ func watchBenchTree(b *testing.B, sessions int, at time.Time, procs []treegen.Pr
 	}
 	var hbs []string
 	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.Name() == HeartbeatFile {
+		if err == nil && d.Name() == protocol.HeartbeatFile {
 			hbs = append(hbs, p)
 		}
 		return err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // SPEC §1/§3: a `.middle/blocked.json` that appears while watching makes the
@@ -23,23 +24,23 @@ func TestWatchMiddleBlockedAppears(t *testing.T) {
 		{
 			name: ".middle there before",
 			prepare: func(t *testing.T, infra string) {
-				if err := os.Mkdir(filepath.Join(infra, MiddleDir), 0o755); err != nil {
+				if err := os.Mkdir(filepath.Join(infra, protocol.MiddleDir), 0o755); err != nil {
 					t.Fatal(err)
 				}
 			},
 			block: func(t *testing.T, infra string) {
-				writeBlocked(t, filepath.Join(infra, MiddleDir))
+				writeBlocked(t, filepath.Join(infra, protocol.MiddleDir))
 			},
 		},
 		{
 			name: ".middle arrives with the sentinel in it",
 			block: func(t *testing.T, infra string) {
-				staged := filepath.Join(t.TempDir(), MiddleDir)
+				staged := filepath.Join(t.TempDir(), protocol.MiddleDir)
 				if err := os.Mkdir(staged, 0o755); err != nil {
 					t.Fatal(err)
 				}
 				writeBlocked(t, staged)
-				if err := os.Rename(staged, filepath.Join(infra, MiddleDir)); err != nil {
+				if err := os.Rename(staged, filepath.Join(infra, protocol.MiddleDir)); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -65,7 +66,7 @@ func TestWatchMiddleBlockedAppears(t *testing.T) {
 						n.Action == model.ActionAnswer
 				})
 				// `.middle` moved away whole: nobody is waiting any more.
-				if err := os.Rename(filepath.Join(infra, MiddleDir), filepath.Join(t.TempDir(), MiddleDir)); err != nil {
+				if err := os.Rename(filepath.Join(infra, protocol.MiddleDir), filepath.Join(t.TempDir(), protocol.MiddleDir)); err != nil {
 					t.Fatal(err)
 				}
 				await(t, w, "unblocked", nodeIs("s", model.StateRunning, model.FlagKillCandidate, true))
@@ -76,7 +77,7 @@ func TestWatchMiddleBlockedAppears(t *testing.T) {
 
 func writeBlocked(t *testing.T, dir string) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, BlockedFile), []byte(`{"question": "merge or rebase?"}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, protocol.BlockedFile), []byte(`{"question": "merge or rebase?"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

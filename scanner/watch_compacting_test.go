@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // compactingLine is a registry line naming child c of infra.
 func compactingLine(infra, c string) string {
-	b, _ := json.Marshal(map[string]any{"heartbeat": filepath.Join(infra, c, HeartbeatFile), "team": "t", "task_id": nil, "status": "active"})
+	b, _ := json.Marshal(map[string]any{"heartbeat": filepath.Join(infra, c, protocol.HeartbeatFile), "team": "t", "task_id": nil, "status": "active"})
 	return string(b)
 }
 
@@ -33,7 +34,7 @@ func orphanedCompaction(t *testing.T, root string) (lead string, want []string) 
 	writeHeartbeat(t, lead, pid, started, "running", "")
 	d, k, c, n, u1, u2 := compactingLine(lead, "d"), compactingLine(lead, "k"), compactingLine(lead, "c"),
 		compactingLine(lead, "n"), compactingLine(lead, "u1"), compactingLine(lead, "u2")
-	reg := filepath.Join(lead, RegistryFile)
+	reg := filepath.Join(lead, protocol.RegistryFile)
 	if err := os.WriteFile(reg, []byte(k+"\n"+c+"\n"+n+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestScanShowsACompactionsUncarriedLinesOnce(t *testing.T) {
 	if n := snap.Node("lead/d"); n != nil {
 		t.Fatalf("the line compaction dropped came back: %+v", n)
 	}
-	if n := mustNode(t, snap, "lead"); n.RegistryCompacting != filepath.Join(lead, RegistryFile+".compacting") {
+	if n := mustNode(t, snap, "lead"); n.RegistryCompacting != filepath.Join(lead, protocol.RegistryFile+".compacting") {
 		t.Fatalf("RegistryCompacting = %q", n.RegistryCompacting)
 	}
 }
@@ -109,7 +110,7 @@ func TestReadonlyWatcherShowsAnOrphanedCompactionAndWritesNothing(t *testing.T) 
 		t.Run(m.name, func(t *testing.T) {
 			root := t.TempDir()
 			lead, want := orphanedCompaction(t, root)
-			reg := filepath.Join(lead, RegistryFile)
+			reg := filepath.Join(lead, protocol.RegistryFile)
 			files := []string{reg, reg + ".compacting", reg + ".compacting.carried"}
 			before := fileContents(files...)
 			w := newTestWatcher(t, m.wo, root)
@@ -147,7 +148,7 @@ func TestWatcherFinishesAnOrphanedCompaction(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			root := t.TempDir()
 			lead, want := orphanedCompaction(t, root)
-			reg := filepath.Join(lead, RegistryFile)
+			reg := filepath.Join(lead, protocol.RegistryFile)
 			wo := m.wo
 			wo.RecoverCompactions = true
 			w := newTestWatcher(t, wo, root)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // releaseFIFOAtCleanup opens fifo read-write (which never blocks and
@@ -34,7 +35,7 @@ func releaseFIFOAtCleanup(t *testing.T, fifo string) {
 // node and keeps following the others — a beat elsewhere shows, and a new
 // session appears.
 func TestWatchAPlantedFIFOIsAProblemNotAHang(t *testing.T) {
-	files := []string{RegistryFile, CfaFile, HeartbeatFile}
+	files := []string{protocol.RegistryFile, protocol.CfaFile, protocol.HeartbeatFile}
 	for _, m := range watchModes {
 		for _, name := range files {
 			t.Run(m.name+"/"+name, func(t *testing.T) {
@@ -43,8 +44,8 @@ func TestWatchAPlantedFIFOIsAProblemNotAHang(t *testing.T) {
 				s1 := filepath.Join(root, "s1")
 				hb1 := writeHeartbeat(t, s1, pid, started, "running", "")
 				writeHeartbeat(t, filepath.Join(root, "s1", "w"), pid, started, "running", hb1)
-				appendLine(t, filepath.Join(s1, RegistryFile), map[string]any{"heartbeat": filepath.Join(s1, "w", HeartbeatFile), "team": "t", "task_id": nil, "status": "active"})
-				os.WriteFile(filepath.Join(s1, CfaFile), []byte(`{"state": "EXECUTE"}`), 0o644)
+				appendLine(t, filepath.Join(s1, protocol.RegistryFile), map[string]any{"heartbeat": filepath.Join(s1, "w", protocol.HeartbeatFile), "team": "t", "task_id": nil, "status": "active"})
+				os.WriteFile(filepath.Join(s1, protocol.CfaFile), []byte(`{"state": "EXECUTE"}`), 0o644)
 				hb2 := writeHeartbeat(t, filepath.Join(root, "s2"), pid, started, "running", "")
 				w := newTestWatcher(t, m.wo, root)
 				await(t, w, "s1 and s2 running", func(s *model.Snapshot) bool {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // SPEC §3 unreadable / §9: a node whose directory cannot be read is a
@@ -40,7 +41,7 @@ func TestWatchReadErrorClearsOnRecovery(t *testing.T) {
 			failing.Store(true)
 			// A new file makes the node be read again (an event, or a
 			// changed directory mtime when polled).
-			if err := os.WriteFile(filepath.Join(dir, CfaFile), []byte(`{"state": "EXECUTE"}`), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, protocol.CfaFile), []byte(`{"state": "EXECUTE"}`), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			hasReadProblem := func(s *model.Snapshot) bool {

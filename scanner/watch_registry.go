@@ -32,7 +32,7 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 		w.readNode(n.InfraDir)
 		return
 	}
-	path := filepath.Join(n.InfraDir, RegistryFile)
+	path := filepath.Join(n.InfraDir, protocol.RegistryFile)
 	// Never a plain open: a FIFO planted here would block the watcher for
 	// good. What is refused is re-read whole, which records the problem.
 	f, err := protocol.OpenFile(path, os.O_RDONLY, 0)
@@ -76,7 +76,7 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 		return
 	}
 	consumed := bytes.LastIndexByte(buf, '\n') + 1
-	added := ParseRegistry(buf)
+	added := protocol.ParseRegistry(buf)
 	for i := range added {
 		added[i].Number += newlines
 	}
@@ -87,7 +87,7 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 	ln.regOff = off + int64(consumed)
 	ln.regNewlines = newlines + bytes.Count(buf[:consumed], []byte{'\n'})
 	ln.regIno = ino
-	ln.sigs.set(RegistryFile, sigOf(fi))
+	ln.sigs.set(protocol.RegistryFile, sigOf(fi))
 
 	// The facts are replaced, never edited: published snapshots share them.
 	facts := *n

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // treeShape is what the tree says of every node: its parent, its scan flags
@@ -63,11 +64,11 @@ func TestWatchHeartbeatBecomingASessionLeadLeavesTheRegistrant(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(yDir, HeartbeatFile), b, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(yDir, protocol.HeartbeatFile), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			appendLine(t, filepath.Join(root, "X", RegistryFile), map[string]any{
-				"heartbeat": filepath.Join(yDir, HeartbeatFile), "team": "t", "task_id": nil, "status": "active"})
+			appendLine(t, filepath.Join(root, "X", protocol.RegistryFile), map[string]any{
+				"heartbeat": filepath.Join(yDir, protocol.HeartbeatFile), "team": "t", "task_id": nil, "status": "active"})
 			w := newTestWatcher(t, m.wo, root)
 			await(t, w, "Y adopted by X", func(s *model.Snapshot) bool {
 				y := s.Node("Y")

@@ -19,6 +19,7 @@ import (
 	"github.com/dispatchtop/dispatchtop/internal/treegen"
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // Compressed thresholds: every time-based state shows within a few seconds,
@@ -68,7 +69,7 @@ func writeHeartbeat(t *testing.T, dir string, pid int, started float64, status, 
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	hb := filepath.Join(dir, HeartbeatFile)
+	hb := filepath.Join(dir, protocol.HeartbeatFile)
 	if err := os.Rename(tmp, hb); err != nil {
 		t.Fatal(err)
 	}
@@ -226,8 +227,8 @@ func TestWatchChildRegisteredAndStarted(t *testing.T) {
 			await(t, w, "lead running", nodeIs("lead", model.StateRunning, "", false))
 
 			childDir := filepath.Join(lead, "code", "c1")
-			appendLine(t, filepath.Join(lead, RegistryFile), map[string]any{
-				"heartbeat": filepath.Join(childDir, HeartbeatFile), "team": "code", "task_id": "t1", "status": "active"})
+			appendLine(t, filepath.Join(lead, protocol.RegistryFile), map[string]any{
+				"heartbeat": filepath.Join(childDir, protocol.HeartbeatFile), "team": "code", "task_id": "t1", "status": "active"})
 			await(t, w, "registered child missing", nodeIs("lead/code/c1", model.StateMissing, "", false))
 
 			writeHeartbeat(t, childDir, pid, started, "running", leadHB)
@@ -393,9 +394,9 @@ func TestWatchRegistryCompacted(t *testing.T) {
 			pid, started := self(t)
 			lead := filepath.Join(root, "lead")
 			writeHeartbeat(t, lead, pid, started, "running", "")
-			reg := filepath.Join(lead, RegistryFile)
+			reg := filepath.Join(lead, protocol.RegistryFile)
 			for _, c := range []string{"x", "y", "z"} {
-				appendLine(t, reg, map[string]any{"heartbeat": filepath.Join(lead, c, HeartbeatFile),
+				appendLine(t, reg, map[string]any{"heartbeat": filepath.Join(lead, c, protocol.HeartbeatFile),
 					"team": "t", "task_id": nil, "status": "active"})
 			}
 			w := newTestWatcher(t, m.wo, root)
@@ -403,7 +404,7 @@ func TestWatchRegistryCompacted(t *testing.T) {
 				return s.Node("lead/x") != nil && s.Node("lead/y") != nil && s.Node("lead/z") != nil
 			})
 			tmp := reg + ".tmp"
-			b, _ := json.Marshal(map[string]any{"heartbeat": filepath.Join(lead, "y", HeartbeatFile),
+			b, _ := json.Marshal(map[string]any{"heartbeat": filepath.Join(lead, "y", protocol.HeartbeatFile),
 				"team": "t", "task_id": nil, "status": "active"})
 			if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
 				t.Fatal(err)
@@ -417,7 +418,7 @@ func TestWatchRegistryCompacted(t *testing.T) {
 					n != nil && len(n.Registry) == 1
 			})
 			// An append after compaction is read from the new file's offset.
-			appendLine(t, reg, map[string]any{"heartbeat": filepath.Join(lead, "q", HeartbeatFile),
+			appendLine(t, reg, map[string]any{"heartbeat": filepath.Join(lead, "q", protocol.HeartbeatFile),
 				"team": "t", "task_id": nil, "status": "active"})
 			await(t, w, "appended q", func(s *model.Snapshot) bool {
 				n := s.Node("lead")
@@ -436,11 +437,11 @@ func TestWatchRegistryTornLine(t *testing.T) {
 			pid, started := self(t)
 			lead := filepath.Join(root, "lead")
 			writeHeartbeat(t, lead, pid, started, "running", "")
-			reg := filepath.Join(lead, RegistryFile)
-			appendLine(t, reg, map[string]any{"heartbeat": filepath.Join(lead, "a", HeartbeatFile), "status": "active"})
+			reg := filepath.Join(lead, protocol.RegistryFile)
+			appendLine(t, reg, map[string]any{"heartbeat": filepath.Join(lead, "a", protocol.HeartbeatFile), "status": "active"})
 			w := newTestWatcher(t, m.wo, root)
 			await(t, w, "a missing", nodeIs("lead/a", model.StateMissing, "", false))
-			line, _ := json.Marshal(map[string]any{"heartbeat": filepath.Join(lead, "b", HeartbeatFile), "status": "active"})
+			line, _ := json.Marshal(map[string]any{"heartbeat": filepath.Join(lead, "b", protocol.HeartbeatFile), "status": "active"})
 			f, err := os.OpenFile(reg, os.O_APPEND|os.O_WRONLY, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -524,7 +525,7 @@ func TestWatchLimitFallback(t *testing.T) {
 			for _, s := range []string{"a", "b", "c", "d"} {
 				writeHeartbeat(t, filepath.Join(root, s), pid, started, "running", "")
 			}
-			hb := filepath.Join(root, "d", HeartbeatFile)
+			hb := filepath.Join(root, "d", protocol.HeartbeatFile)
 			setMtime(t, hb, time.Now().Add(-500*time.Millisecond))
 			wo := tt.wo
 			wo.Tick, wo.FallbackPoll = 50*time.Millisecond, 40*time.Millisecond
@@ -736,9 +737,9 @@ func TestWatchSameAsScan(t *testing.T) {
 	pid, started := self(t)
 	lead := filepath.Join(root, "extra")
 	writeHeartbeat(t, lead, pid, started, "running", "")
-	appendLine(t, filepath.Join(lead, RegistryFile), map[string]any{
-		"heartbeat": filepath.Join(lead, "never", HeartbeatFile), "status": "active"})
-	writeHeartbeat(t, filepath.Join(lead, "done"), pid, started, "completed", filepath.Join(lead, HeartbeatFile))
+	appendLine(t, filepath.Join(lead, protocol.RegistryFile), map[string]any{
+		"heartbeat": filepath.Join(lead, "never", protocol.HeartbeatFile), "status": "active"})
+	writeHeartbeat(t, filepath.Join(lead, "done"), pid, started, "completed", filepath.Join(lead, protocol.HeartbeatFile))
 	opts := Options{Roots: []string{root}, Now: func() time.Time { return now }}
 	want, err := Scan(opts)
 	if err != nil {

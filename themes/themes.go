@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -257,10 +258,5 @@ func (e *UnknownError) Error() string {
 }
 
 func indexOf(ts []Theme, name string) int {
-	for i, t := range ts {
-		if t.Name == name {
-			return i
-		}
-	}
-	return -1
+	return slices.IndexFunc(ts, func(t Theme) bool { return t.Name == name })
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // Fixture is an installed copy of the repository's testdata/sessions tree.
@@ -80,7 +81,7 @@ func InstallFixture(t testing.TB, dst string) *Fixture {
 		"{{PID_UNVERIFIED}}", strconv.Itoa(unverified), "{{STARTED_UNVERIFIED}}", unverifiedStarted,
 	)
 	// A heartbeat outside the roots: the scanner must not read it.
-	if err := os.WriteFile(filepath.Join(f.Outside, "agent", ".heartbeat"), []byte(`{"pid": 1, "status": "running"}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(f.Outside, "agent", protocol.HeartbeatFile), []byte(`{"pid": 1, "status": "running"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	f.Now = time.Now()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/liveness"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // Generate writes a realistic `.sessions` tree under dir: sessions trees
@@ -77,7 +78,7 @@ func GenerateWith(dir string, o Options) error {
 		for i, d := range dirs {
 			parentHB := ""
 			if i > 0 {
-				parentHB = filepath.Join(dirs[(i-1)/fanout], ".heartbeat")
+				parentHB = filepath.Join(dirs[(i-1)/fanout], protocol.HeartbeatFile)
 			}
 			role := "lead"
 			if i > 0 {
@@ -89,7 +90,7 @@ func GenerateWith(dir string, o Options) error {
 			var reg []byte
 			for k, c := range children[i] {
 				line, err := json.Marshal(map[string]any{
-					"heartbeat": filepath.Join(dirs[c], ".heartbeat"), "team": fmt.Sprintf("team%d", k+1),
+					"heartbeat": filepath.Join(dirs[c], protocol.HeartbeatFile), "team": fmt.Sprintf("team%d", k+1),
 					"task_id": fmt.Sprintf("task-%d", c), "status": "active",
 				})
 				if err != nil {
@@ -140,12 +141,12 @@ func writeNode(dir string, f nodeFiles, now time.Time) error {
 		return fmt.Errorf("generate node %s: %w", dir, err)
 	}
 	files := map[string][]byte{
-		".heartbeat":         hb,
-		".cfa-state.json":    []byte(`{"state": "EXECUTE", "history": [{"state": "PLAN"}], "backtrack_count": 0, "task_id": ""}`),
-		".exec-stream.jsonl": []byte("{\"event\": \"tool_use\"}\n"),
+		protocol.HeartbeatFile:          hb,
+		protocol.CfaFile:                []byte(`{"state": "EXECUTE", "history": [{"state": "PLAN"}], "backtrack_count": 0, "task_id": ""}`),
+		".exec" + protocol.StreamSuffix: []byte("{\"event\": \"tool_use\"}\n"),
 	}
 	if len(f.registry) > 0 {
-		files[".children"] = f.registry
+		files[protocol.RegistryFile] = f.registry
 	}
 	for name, data := range files {
 		p := filepath.Join(dir, name)

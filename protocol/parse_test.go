@@ -1,4 +1,4 @@
-package scanner
+package protocol
 
 import (
 	"bytes"
@@ -339,7 +339,7 @@ func TestReadRegistryStopsAtItsBudget(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lines, err := readRegistry(strings.NewReader(tt.in), int64(len(tt.in)), tt.budget)
+			lines, err := ReadRegistry(strings.NewReader(tt.in), int64(len(tt.in)), tt.budget)
 			var stop *registryBudgetError
 			if stopped := errors.As(err, &stop); stopped != tt.wantStop {
 				t.Fatalf("err = %v, want stopped %v", err, tt.wantStop)

@@ -1,8 +1,9 @@
-package scanner
+package protocol
 
-// Pure parsers of the on-disk contract (SPEC §1). They take bytes and return
-// values or an error that names the field at fault; they never panic on any
-// input (each has a fuzz test).
+// The parsers of the on-disk contract (SPEC §1), for every reader of it.
+// They take bytes (ReadRegistry a reader) and return values or an error
+// that names the field at fault; they never panic on any input (each has a
+// fuzz test).
 
 import (
 	"bufio"
@@ -222,7 +223,7 @@ func isHeartbeatKey(key []byte) bool {
 // raw bytes (CR included, newline excluded); a line that does not parse
 // keeps Err; a last line without a newline is Torn (an append in flight).
 func ParseRegistry(b []byte) []model.RegistryLine {
-	lines, _ := readRegistry(bytes.NewReader(b), int64(len(b)), math.MaxInt64)
+	lines, _ := ReadRegistry(bytes.NewReader(b), int64(len(b)), math.MaxInt64)
 	return lines
 }
 
@@ -255,12 +256,12 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// readRegistry streams a registry from r, line by line, so a registry of any
+// ReadRegistry streams a registry from r, line by line, so a registry of any
 // length is read without holding more than one line beyond the result, and
 // at most budget bytes are read (see MaxRegistryRead). sizeHint (the file
 // size) keeps the buffer small for the usual short registry; longer lines
 // are assembled across buffer fills, up to MaxRegistryLine.
-func readRegistry(r io.Reader, sizeHint, budget int64) ([]model.RegistryLine, error) {
+func ReadRegistry(r io.Reader, sizeHint, budget int64) ([]model.RegistryLine, error) {
 	br := bufio.NewReaderSize(r, int(min(max(sizeHint+1, 512), 64<<10)))
 	var lines []model.RegistryLine
 	var long []byte // accumulates a line longer than the buffer
@@ -467,8 +468,8 @@ func ParseBlocked(b []byte) (model.Blocked, error) {
 	return bl, nil
 }
 
-// parseLegacyPID parses a `.running` sentinel: a decimal pid.
-func parseLegacyPID(b []byte) (int, error) {
+// ParseLegacyPID parses a `.running` sentinel: a decimal pid.
+func ParseLegacyPID(b []byte) (int, error) {
 	s := strings.TrimSpace(string(b))
 	if s == "" {
 		return 0, errEmpty
@@ -483,9 +484,9 @@ func parseLegacyPID(b []byte) (int, error) {
 	return pid, nil
 }
 
-// parseResumePending parses `.resume-pending`. An empty marker is valid: the
+// ParseResumePending parses `.resume-pending`. An empty marker is valid: the
 // resume that creates it (O_EXCL) may not have written it yet.
-func parseResumePending(b []byte) (model.ResumePending, error) {
+func ParseResumePending(b []byte) (model.ResumePending, error) {
 	var rp model.ResumePending
 	if len(bytes.TrimSpace(b)) == 0 {
 		return rp, nil

@@ -4,7 +4,7 @@ BIN     ?= bin/dispatchtop
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/dispatchtop/dispatchtop/cli.Version=$(VERSION)
 
-.PHONY: all build deps test vet bench bench-100k bench-reliability run demo fuzz clean
+.PHONY: all build deps test vet bench bench-100k bench-reliability run demo fuzz clean man
 
 all: build
 
@@ -67,6 +67,13 @@ fuzz: deps
 			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
 		done; \
 	done
+
+# The man pages (section 1) of every command into docs/man, dated by the
+# last commit. They are committed; a test fails when they drift from the
+# commands, so run this after changing a command or a flag.
+man: deps
+	rm -f docs/man/*.1
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) $(GO) run ./internal/manpage/mangen docs/man
 
 clean:
 	rm -rf bin

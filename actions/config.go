@@ -1,39 +1,44 @@
 package actions
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/pelletier/go-toml/v2"
-
-	"github.com/dispatchtop/dispatchtop/internal/termtext"
 )
 
-// Duration is a TOML duration string such as "30s"; zero when absent.
+// Duration is a TOML duration string with a unit, such as "30s"; zero
+// when absent. A bare number is refused (decodeConfig): 30 is not 30 ns.
 type Duration time.Duration
 
 // Duration converts d to a time.Duration.
 func (d Duration) Duration() time.Duration { return time.Duration(d) }
 
-// UnmarshalText parses a Go duration string ("30s", "2m").
+// UnmarshalText parses a Go duration string ("30s", "2m"), which must be
+// positive: a threshold of zero would say every node is late.
 func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
-	if err != nil {
-		return fmt.Errorf("duration %q: %w", string(b), err)
+	s := string(b)
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return errors.New(durationNeedsAUnit)
 	}
-	if v < 0 {
-		return fmt.Errorf("duration %q is negative", string(b))
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New(`not a duration (e.g. "30s", "2m")`)
+	}
+	if v <= 0 {
+		return errors.New("a duration must be positive")
 	}
 	*d = Duration(v)
 	return nil
 }
+
+// durationNeedsAUnit is what a number written for a duration is told.
+const durationNeedsAUnit = `a duration needs a unit, e.g. "30s"`
 
 // MarshalText writes d as a Go duration string.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
@@ -150,14 +155,9 @@ func readConfig(abs string, explicit bool) (Config, string, error) {
 	if err != nil {
 		return Config{}, "", fmt.Errorf("read config %s: %w", abs, err)
 	}
-	var cfg Config
-	dec := toml.NewDecoder(bytes.NewReader(b)).DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
-		var strict *toml.StrictMissingError
-		if errors.As(err, &strict) {
-			return Config{}, "", fmt.Errorf("config %s: unknown key: %s", abs, termtext.OneLine(strict.String(), 0))
-		}
-		return Config{}, "", fmt.Errorf("config %s: %w", abs, err)
+	cfg, err := decodeConfig(b)
+	if err != nil {
+		return Config{}, "", configFileError(abs, b, err)
 	}
 	if err := joinErrors(checkCommandName("resume.argv", cfg.Resume.Argv), checkCommandName("merge.argv", cfg.Merge.Argv)); err != nil {
 		return Config{}, "", fmt.Errorf("config %s: %w", abs, err)

@@ -330,39 +330,69 @@ func (g *Globals) Config() (actions.Config, string, error) {
 
 // Thresholds are the flags' values, with the config's where no flag was given.
 func (g *Globals) Thresholds() (model.Thresholds, error) {
-	cfg, _, err := g.Config()
+	cfg, configPath, err := g.Config()
 	if err != nil {
 		return model.Thresholds{}, err
 	}
 	th := model.DefaultThresholds()
-	pick := func(flag string, fromFlag, fromConfig time.Duration) time.Duration {
+	// Each value remembers where it came from, so an error blames the
+	// config's key when the config set it, never a flag that was not given.
+	pick := func(flag, key string, fromFlag, fromConfig time.Duration) threshold {
 		if g.given(flag) || fromConfig <= 0 {
-			return fromFlag
+			return threshold{flag: flag, d: fromFlag}
 		}
-		return fromConfig
+		return threshold{key: key, d: fromConfig}
 	}
-	th.Beat = pick("beat", g.Beat, cfg.Beat.Duration())
-	th.Stale = pick("stale", g.Stale, cfg.Stale.Duration())
-	th.KillAfter = pick("kill-after", g.KillAfter, cfg.KillAfter.Duration())
-	th.ExitGrace = pick("exit-grace", g.ExitGrace, cfg.ExitGrace.Duration())
+	beat := pick("beat", "beat", g.Beat, cfg.Beat.Duration())
+	stale := pick("stale", "stale", g.Stale, cfg.Stale.Duration())
+	killAfter := pick("kill-after", "kill_after", g.KillAfter, cfg.KillAfter.Duration())
+	exitGrace := pick("exit-grace", "exit_grace", g.ExitGrace, cfg.ExitGrace.Duration())
+	th.Beat, th.Stale, th.KillAfter, th.ExitGrace = beat.d, stale.d, killAfter.d, exitGrace.d
 	th.NoPidCheck = g.NoPidCheck
-	for name, d := range map[string]time.Duration{"beat": th.Beat, "stale": th.Stale, "kill-after": th.KillAfter, "exit-grace": th.ExitGrace} {
-		if d <= 0 {
-			return th, usageError(fmt.Errorf("--%s must be positive, got %s", name, d))
+	for _, t := range []threshold{beat, stale, killAfter, exitGrace} {
+		if t.d <= 0 { // the config's are checked when it is read
+			return th, usageError(fmt.Errorf("--%s must be positive, got %s", t.flag, t.d))
 		}
 	}
 	// SPEC §3 reads them in this order: a gone pid is dead after the exit
 	// grace, a node is quiet after one beat and stalled after stale, a kill
 	// candidate after kill-after. Out of order, the tables say nonsense.
 	switch {
-	case th.Stale <= th.ExitGrace:
-		return th, usageError(fmt.Errorf("--stale (%s) must be longer than --exit-grace (%s)", th.Stale, th.ExitGrace))
-	case th.Beat > th.Stale:
-		return th, usageError(fmt.Errorf("--beat (%s) must not be longer than --stale (%s)", th.Beat, th.Stale))
-	case th.KillAfter < th.Stale:
-		return th, usageError(fmt.Errorf("--kill-after (%s) must not be shorter than --stale (%s)", th.KillAfter, th.Stale))
+	case stale.d <= exitGrace.d:
+		return th, usageError(outOfOrder(configPath, stale, "be longer than", exitGrace, "be shorter than"))
+	case beat.d > stale.d:
+		return th, usageError(outOfOrder(configPath, beat, "not be longer than", stale, "not be shorter than"))
+	case killAfter.d < stale.d:
+		return th, usageError(outOfOrder(configPath, killAfter, "not be shorter than", stale, "not be longer than"))
 	}
 	return th, nil
+}
+
+// threshold is one threshold's value and its source: a config key, else a
+// flag (given or its default).
+type threshold struct {
+	flag, key string // key is set when the value came from the config
+	d         time.Duration
+}
+
+func (t threshold) String() string {
+	if t.key != "" {
+		return fmt.Sprintf("%s = %q", t.key, t.d)
+	}
+	return fmt.Sprintf("--%s (%s)", t.flag, t.d)
+}
+
+// outOfOrder says that a must be rel b (or b inverse a), led by the value
+// the config set when there is one: "config.toml: stale = "5s": must be
+// longer than --exit-grace (5s)".
+func outOfOrder(configPath string, a threshold, rel string, b threshold, inverse string) error {
+	if a.key == "" && b.key != "" {
+		a, b, rel = b, a, inverse
+	}
+	if a.key != "" {
+		return fmt.Errorf("%s: %s: must %s %s", configPath, a, rel, b)
+	}
+	return fmt.Errorf("%s must %s %s", a, rel, b)
 }
 
 func (g *Globals) absRoots() ([]string, error) {

@@ -24,7 +24,7 @@ import (
 func newServeCmd(g *Globals) *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve [--listen ADDR] [--token-file FILE] [--allow-host NAME]... [--max-conns N] [ROOT...]",
+		Use:   "serve [--listen ADDR] [--token-file FILE] [--allow-host NAME]... [--max-conns N] [--per-node-metrics] [ROOT...]",
 		Short: "Serve Prometheus metrics and the JSON snapshot of the live engine (read-only)",
 		Long: "serve runs the live engine without a terminal and answers over HTTP:\n" +
 			"  /metrics          Prometheus exposition (nodes by state and flag per session,\n" +
@@ -55,6 +55,8 @@ func newServeCmd(g *Globals) *cobra.Command {
 	cmd.Flags().IntVar(&f.maxConns, "max-conns", serve.DefaultMaxConns, "hold at most `N` connections at once")
 	g.share(cmd, scanFlags...)
 	g.share(cmd, flagPoll)
+	cmd.Flags().BoolVar(&f.perNodeMetrics, "per-node-metrics", false,
+		"also serve one series a node (heartbeat age, action, blocked time); their number grows with the fleet")
 	installRemote(g)
 	return cmd
 }
@@ -65,6 +67,7 @@ type serveFlags struct {
 	tokenFileGiven    bool // --token-file "" names no file; it is not "no flag"
 	allowHosts        []string
 	maxConns          int
+	perNodeMetrics    bool
 }
 
 func runServe(ctx context.Context, g *Globals, f serveFlags) error {
@@ -106,7 +109,7 @@ func runServe(ctx context.Context, g *Globals, f serveFlags) error {
 	}
 	srv := serve.New(serve.Options{
 		Snapshot: w.Snapshot, Token: token, ScanDuration: scanTime, Version: versionString(), ErrorLog: g.Stderr,
-		Listen: addr, AllowHosts: f.allowHosts, MaxConns: f.maxConns,
+		Listen: addr, AllowHosts: f.allowHosts, MaxConns: f.maxConns, PerNodeMetrics: f.perNodeMetrics,
 	})
 
 	ctx, cancel := context.WithCancel(ctx)

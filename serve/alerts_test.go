@@ -96,8 +96,9 @@ func selectors(expr string) []selector {
 	return out
 }
 
-// servedSeries scrapes /metrics of a fixture whose snapshot has every
-// kind of series (a transition observed, a watch mode) and returns each
+// servedSeries scrapes /metrics, as serve answers by default (without
+// PerNodeMetrics), of a fixture whose snapshot has every kind of series (a
+// transition observed, a watch mode, a blocked node) and returns each
 // metric name with the label names it carries.
 func servedSeries(t *testing.T) map[string]map[string]bool {
 	t.Helper()
@@ -137,6 +138,44 @@ func labelVocabulary() map[string][]string {
 	return v
 }
 
+// checkExpr checks that a PromQL expression names at least one series, only
+// series that are served, matches only labels they carry (or the target
+// labels Prometheus adds, extraLabels) and compares state, flag, action and
+// mode labels only with values that exist.
+func checkExpr(t *testing.T, expr string, served map[string]map[string]bool, vocab map[string][]string, extraLabels map[string]bool) {
+	t.Helper()
+	sels := selectors(expr)
+	if len(sels) == 0 {
+		t.Errorf("expr %q names no series", expr)
+		return
+	}
+	for _, s := range sels {
+		labels, ok := served[s.name]
+		if !ok {
+			t.Errorf("expr %q names %q, which /metrics does not serve", expr, s.name)
+			continue
+		}
+		for _, m := range s.matchers {
+			if !labels[m.label] && !extraLabels[m.label] {
+				t.Errorf("%s has no label %q", s.name, m.label)
+			}
+			words, known := vocab[m.label]
+			if !known {
+				continue
+			}
+			values := []string{m.value}
+			if m.op == "=~" || m.op == "!~" {
+				values = strings.Split(m.value, "|")
+			}
+			for _, v := range values {
+				if !slices.Contains(words, v) {
+					t.Errorf("%s{%s%s%q}: %q is not a %s", s.name, m.label, m.op, m.value, v, m.label)
+				}
+			}
+		}
+	}
+}
+
 // docs/alerts.yml names only series that /metrics serves, matches only
 // labels those series carry, and compares state, flag, action and mode
 // labels only with values that exist (issue 7).
@@ -165,35 +204,7 @@ func TestAlertRulesNameServedSeries(t *testing.T) {
 						t.Errorf("for: %v", err)
 					}
 				}
-				sels := selectors(r.Expr)
-				if len(sels) == 0 {
-					t.Fatalf("expr %q names no series", r.Expr)
-				}
-				for _, s := range sels {
-					labels, ok := served[s.name]
-					if !ok {
-						t.Errorf("expr %q names %q, which /metrics does not serve", r.Expr, s.name)
-						continue
-					}
-					for _, m := range s.matchers {
-						if !labels[m.label] {
-							t.Errorf("%s has no label %q", s.name, m.label)
-						}
-						words, known := vocab[m.label]
-						if !known {
-							continue
-						}
-						values := []string{m.value}
-						if m.op == "=~" || m.op == "!~" {
-							values = strings.Split(m.value, "|")
-						}
-						for _, v := range values {
-							if !slices.Contains(words, v) {
-								t.Errorf("%s{%s%s%q}: %q is not a %s", s.name, m.label, m.op, m.value, v, m.label)
-							}
-						}
-					}
-				}
+				checkExpr(t, r.Expr, served, vocab, nil)
 			})
 			if _, ok := wantAlerts[r.Alert]; ok {
 				wantAlerts[r.Alert] = true

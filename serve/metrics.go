@@ -16,9 +16,9 @@ import (
 const (
 	MetricNodes             = "dispatchtop_nodes"
 	MetricFlaggedNodes      = "dispatchtop_flagged_nodes"
-	MetricHeartbeatAge      = "dispatchtop_heartbeat_age_seconds"
-	MetricNodeAction        = "dispatchtop_node_action"
-	MetricBlocked           = "dispatchtop_blocked_seconds"
+	MetricHeartbeatAgeMax   = "dispatchtop_heartbeat_age_max_seconds"
+	MetricActionableNodes   = "dispatchtop_actionable_nodes"
+	MetricBlockedMax        = "dispatchtop_blocked_max_seconds"
 	MetricSessions          = "dispatchtop_sessions"
 	MetricProblems          = "dispatchtop_problems"
 	MetricTransitions       = "dispatchtop_transitions_total"
@@ -30,6 +30,11 @@ const (
 	MetricWatchWarnings     = "dispatchtop_watch_warnings"
 	MetricPidCheck          = "dispatchtop_pid_check"
 	MetricBuildInfo         = "dispatchtop_build_info"
+
+	// One series a node: served only with Options.PerNodeMetrics.
+	MetricHeartbeatAge = "dispatchtop_heartbeat_age_seconds"
+	MetricNodeAction   = "dispatchtop_node_action"
+	MetricBlocked      = "dispatchtop_blocked_seconds"
 )
 
 // Transition kinds, the `kind` label of dispatchtop_transitions_total.
@@ -49,21 +54,29 @@ type snapshotCollector struct {
 	blocked  *blockedTracker
 	scan     time.Duration
 	version  string
+	perNode  bool
 
-	nodes, flagged, beatAge, action, blockedFor       *prometheus.Desc
-	sessions, problems, scanDur, snapTime             *prometheus.Desc
-	watchMode, watchPoll, overflows, warnings, pidChk *prometheus.Desc
-	build                                             *prometheus.Desc
+	nodes, flagged, beatAgeMax, actionable, blockedMax *prometheus.Desc
+	beatAge, action, blockedFor                        *prometheus.Desc
+	sessions, problems, scanDur, snapTime              *prometheus.Desc
+	watchMode, watchPoll, overflows, warnings, pidChk  *prometheus.Desc
+	build                                              *prometheus.Desc
 }
 
-func newSnapshotCollector(snapshot func() *model.Snapshot, now func() time.Time, blocked *blockedTracker, scan time.Duration, version string) *snapshotCollector {
+func newSnapshotCollector(snapshot func() *model.Snapshot, now func() time.Time, blocked *blockedTracker, scan time.Duration, version string, perNode bool) *snapshotCollector {
 	d := prometheus.NewDesc
 	return &snapshotCollector{
-		snapshot: snapshot, now: now, blocked: blocked, scan: scan, version: version,
+		snapshot: snapshot, now: now, blocked: blocked, scan: scan, version: version, perNode: perNode,
 		nodes: d(MetricNodes, "Nodes per session and state (every state, zeros included).",
 			[]string{"session", "state"}, nil),
 		flagged: d(MetricFlaggedNodes, "Nodes per session carrying a flag (only flags present).",
 			[]string{"session", "flag"}, nil),
+		beatAgeMax: d(MetricHeartbeatAgeMax, "Seconds since the oldest heartbeat mtime among the running nodes of a session and role.",
+			[]string{"session", "role"}, nil),
+		actionable: d(MetricActionableNodes, "Nodes per session whose recommended action is not none, by action (only actions present).",
+			[]string{"session", "action"}, nil),
+		blockedMax: d(MetricBlockedMax, "Seconds the longest-waiting blocked node of a session and role has waited for a human.",
+			[]string{"session", "role"}, nil),
 		beatAge: d(MetricHeartbeatAge, "Seconds since the heartbeat's mtime, per running node.",
 			[]string{"session", "node", "role"}, nil),
 		action: d(MetricNodeAction, "1 for every node whose recommended action is not none.",
@@ -86,10 +99,15 @@ func newSnapshotCollector(snapshot func() *model.Snapshot, now func() time.Time,
 
 func (c *snapshotCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		c.nodes, c.flagged, c.beatAge, c.action, c.blockedFor, c.sessions, c.problems, c.scanDur,
+		c.nodes, c.flagged, c.beatAgeMax, c.actionable, c.blockedMax, c.sessions, c.problems, c.scanDur,
 		c.snapTime, c.watchMode, c.watchPoll, c.overflows, c.warnings, c.pidChk, c.build,
 	} {
 		ch <- d
+	}
+	if c.perNode {
+		ch <- c.beatAge
+		ch <- c.action
+		ch <- c.blockedFor
 	}
 }
 
@@ -126,41 +144,82 @@ func (c *snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.pidChk, pid)
 
 	blockedSince := c.blocked.sync(snap)
-	var states map[model.State]int
-	var flags map[model.Flag]int
+	var agg sessionAggregates
 	for _, s := range snap.Sessions {
-		clear(states)
-		clear(flags)
-		if states == nil {
-			states, flags = map[model.State]int{}, map[model.Flag]int{}
-		}
+		agg.reset()
 		session := s.ID
 		s.Walk(func(n *model.Node) {
-			states[n.State]++
+			agg.states[n.State]++
 			for _, f := range n.Flags {
-				flags[f]++
+				agg.flags[f]++
 			}
+			role := n.Role()
 			if n.State == model.StateRunning && !n.BeatMtime.IsZero() {
-				gauge(c.beatAge, max(0, now.Sub(n.BeatMtime).Seconds()), session, n.ID, n.Role())
+				age := max(0, now.Sub(n.BeatMtime).Seconds())
+				agg.beatAgeMax[role] = max(agg.beatAgeMax[role], age)
+				if c.perNode {
+					gauge(c.beatAge, age, session, n.ID, role)
+				}
 			}
 			if n.Action != "" && n.Action != model.ActionNone {
-				gauge(c.action, 1, session, n.ID, string(n.Action))
+				agg.actions[n.Action]++
+				if c.perNode {
+					gauge(c.action, 1, session, n.ID, string(n.Action))
+				}
 			}
+			since, blocked := blockedSince[n.ID]
 			if n.Blocked != nil && !n.Blocked.Since.IsZero() {
-				gauge(c.blockedFor, max(0, now.Sub(n.Blocked.Since).Seconds()), session, n.ID, n.Role())
-			} else if since, ok := blockedSince[n.ID]; ok {
-				gauge(c.blockedFor, max(0, now.Sub(since).Seconds()), session, n.ID, n.Role())
+				since, blocked = n.Blocked.Since, true
+			}
+			if blocked {
+				waited := max(0, now.Sub(since).Seconds())
+				agg.blockedMax[role] = max(agg.blockedMax[role], waited)
+				if c.perNode {
+					gauge(c.blockedFor, waited, session, n.ID, role)
+				}
 			}
 		})
 		for _, st := range model.States {
-			gauge(c.nodes, float64(states[st]), session, string(st))
+			gauge(c.nodes, float64(agg.states[st]), session, string(st))
 		}
 		for _, f := range model.Flags {
-			if k := flags[f]; k > 0 {
+			if k := agg.flags[f]; k > 0 {
 				gauge(c.flagged, float64(k), session, string(f))
 			}
 		}
+		for action, k := range agg.actions {
+			gauge(c.actionable, float64(k), session, string(action))
+		}
+		for role, age := range agg.beatAgeMax {
+			gauge(c.beatAgeMax, age, session, role)
+		}
+		for role, waited := range agg.blockedMax {
+			gauge(c.blockedMax, waited, session, role)
+		}
 	}
+}
+
+// sessionAggregates are one session's counts and maxima, kept across
+// sessions so a scrape of many sessions allocates its maps once.
+type sessionAggregates struct {
+	states     map[model.State]int
+	flags      map[model.Flag]int
+	actions    map[model.Action]int
+	beatAgeMax map[string]float64 // by role
+	blockedMax map[string]float64 // by role
+}
+
+func (a *sessionAggregates) reset() {
+	if a.states == nil {
+		*a = sessionAggregates{states: map[model.State]int{}, flags: map[model.Flag]int{}, actions: map[model.Action]int{},
+			beatAgeMax: map[string]float64{}, blockedMax: map[string]float64{}}
+		return
+	}
+	clear(a.states)
+	clear(a.flags)
+	clear(a.actions)
+	clear(a.beatAgeMax)
+	clear(a.blockedMax)
 }
 
 // blockedTracker remembers since when each node has been blocked, for the

@@ -68,8 +68,9 @@ func values(fams map[string]*dto.MetricFamily) map[string]float64 {
 }
 
 // The metrics of the served fixture tree: nodes by state and flag per
-// session, heartbeat age per running node at scrape time, recommended
-// actions, blocked waiting time, watch mode, scan duration (issue 7).
+// session, the oldest heartbeat per session and role at scrape time,
+// recommended actions per session, the longest blocked wait per session and
+// role, watch mode, scan duration (issue 7).
 func TestMetricsOfFixtureTree(t *testing.T) {
 	snap := fixtureSnapshot(t)
 	snap.Watch = model.WatchInfo{Mode: "polling", Interval: 2 * time.Second, Reason: "polling requested", Overflows: 3}
@@ -94,13 +95,13 @@ func TestMetricsOfFixtureTree(t *testing.T) {
 		{"stalled in A", `dispatchtop_flagged_nodes{flag="stalled",session="A"}`, 2},
 		{"kill candidate in A", `dispatchtop_flagged_nodes{flag="kill_candidate",session="A"}`, 1},
 		{"blocked in A", `dispatchtop_flagged_nodes{flag="blocked",session="A"}`, 1},
-		{"beat age of the lead at scrape time", `dispatchtop_heartbeat_age_seconds{node="A",role="lead",session="A"}`, 15},
-		{"beat age of the stalled tester", `dispatchtop_heartbeat_age_seconds{node="A/test/3",role="tester",session="A"}`, 605},
-		{"kill recommended", `dispatchtop_node_action{action="kill",node="A/test/3",session="A"}`, 1},
-		{"answer recommended", `dispatchtop_node_action{action="answer",node="A/ask/4",session="A"}`, 1},
-		{"resume recommended", `dispatchtop_node_action{action="resume",node="B",session="B"}`, 1},
-		{"wait recommended for a dead child of a live lead", `dispatchtop_node_action{action="wait",node="A/code/2",session="A"}`, 1},
-		{"blocked since its sentinel was written", `dispatchtop_blocked_seconds{node="A/ask/4",role="asker",session="A"}`, 20*60 + 5},
+		{"oldest beat of the session's leads at scrape time", `dispatchtop_heartbeat_age_max_seconds{role="lead",session="A"}`, 15},
+		{"oldest beat of the session's testers", `dispatchtop_heartbeat_age_max_seconds{role="tester",session="A"}`, 605},
+		{"kill recommended", `dispatchtop_actionable_nodes{action="kill",session="A"}`, 1},
+		{"answer recommended", `dispatchtop_actionable_nodes{action="answer",session="A"}`, 1},
+		{"resume recommended", `dispatchtop_actionable_nodes{action="resume",session="B"}`, 1},
+		{"wait recommended for a dead child of a live lead", `dispatchtop_actionable_nodes{action="wait",session="A"}`, 1},
+		{"blocked since its sentinel was written", `dispatchtop_blocked_max_seconds{role="asker",session="A"}`, 20*60 + 5},
 		{"sessions", `dispatchtop_sessions{}`, 2},
 		{"problems", `dispatchtop_problems{}`, 0},
 		{"scan duration", `dispatchtop_scan_duration_seconds{}`, 1.5},
@@ -124,8 +125,9 @@ func TestMetricsOfFixtureTree(t *testing.T) {
 	}
 
 	absent := []struct{ name, series string }{
-		{"no beat age for a dead node", `dispatchtop_heartbeat_age_seconds{node="B",role="lead",session="B"}`},
-		{"no action series for action none", `dispatchtop_node_action{action="none",node="A",session="A"}`},
+		{"no beat age for a session without a running node", `dispatchtop_heartbeat_age_max_seconds{role="lead",session="B"}`},
+		{"no action series for action none", `dispatchtop_actionable_nodes{action="none",session="A"}`},
+		{"no blocked series for a role none of whose nodes is blocked", `dispatchtop_blocked_max_seconds{role="tester",session="A"}`},
 		{"no flag series for an absent flag", `dispatchtop_flagged_nodes{flag="orphaned",session="A"}`},
 	}
 	for _, tt := range absent {
@@ -173,7 +175,7 @@ func TestTransitionsCounterAndBlockedSince(t *testing.T) {
 		{`dispatchtop_transitions_total{kind="state",to="dead"}`, 2},
 		{`dispatchtop_transitions_total{kind="flags",to="running"}`, 1},
 		{`dispatchtop_transitions_total{kind="vanished",to="none"}`, 1},
-		{`dispatchtop_blocked_seconds{node="A/ask/4",role="asker",session="A"}`, 120},
+		{`dispatchtop_blocked_max_seconds{role="asker",session="A"}`, 120},
 	}
 	for _, tt := range tests {
 		if v, ok := got[tt.series]; !ok || v != tt.want {

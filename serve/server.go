@@ -49,6 +49,11 @@ type Options struct {
 	// MaxConns caps the connections held at once (DefaultMaxConns when 0
 	// or less).
 	MaxConns int
+	// PerNodeMetrics adds the series with a node label (heartbeat age,
+	// recommended action, blocked time of each node) to the aggregates per
+	// session and role. Off by default: a series a node grows without bound
+	// as sessions come and go.
+	PerNodeMetrics bool
 }
 
 // httpTimeouts bound how long a client may hold a connection, and so one
@@ -105,7 +110,7 @@ func New(opts Options) *Server {
 	}
 	s.registry.MustRegister(
 		s.transitions,
-		newSnapshotCollector(opts.Snapshot, opts.Now, s.blocked, opts.ScanDuration, opts.Version),
+		newSnapshotCollector(opts.Snapshot, opts.Now, s.blocked, opts.ScanDuration, opts.Version, opts.PerNodeMetrics),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/dispatchtop/dispatchtop/internal/termtext"
-	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -94,7 +93,7 @@ func textRow(n *model.Node, snap *model.Snapshot) []string {
 	}
 	age := "-"
 	if !n.BeatMtime.IsZero() {
-		age = "beat " + liveness.FormatAge(snap.GeneratedAt.Sub(n.BeatMtime))
+		age = "beat " + model.FormatAge(snap.GeneratedAt.Sub(n.BeatMtime))
 	}
 	role := clean(n.Role())
 	if role == "" {

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/report"
 )
@@ -49,10 +48,10 @@ func reasonAt(r string, age time.Duration) string {
 	if n == 0 {
 		return r
 	}
-	return r[:start] + liveness.FormatAge(age) + r[start+n:]
+	return r[:start] + model.FormatAge(age) + r[start+n:]
 }
 
-// ageTokenLen is the length of the age liveness.FormatAge wrote at the
+// ageTokenLen is the length of the age model.FormatAge wrote at the
 // start of s ("12s", "3m12s", "2h5m", "3d4h"), 0 when there is none.
 func ageTokenLen(s string) int {
 	i := 0

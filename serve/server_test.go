@@ -290,9 +290,9 @@ func TestReasonAt(t *testing.T) {
 		want   string
 	}{
 		{"beating; last beat 10s ago", 70 * time.Second, "beating; last beat 1m10s ago"},
-		{"alive but not beating for 6m0s; kill candidate", 2 * time.Hour, "alive but not beating for 2h0m; kill candidate"},
-		{".running written 5s ago", 3 * 24 * time.Hour, ".running written 3d0h ago"},
-		{`waiting for a human: "last beat 3s ago?"; last beat 20m0s ago`, 21 * time.Minute, `waiting for a human: "last beat 3s ago?"; last beat 21m0s ago`},
+		{"alive but not beating for 6m00s; kill candidate", 2 * time.Hour, "alive but not beating for 2h00m; kill candidate"},
+		{".running written 5s ago", 3 * 24 * time.Hour, ".running written 3d00h ago"},
+		{`waiting for a human: "last beat 3s ago?"; last beat 20m00s ago`, 21 * time.Minute, `waiting for a human: "last beat 3s ago?"; last beat 21m00s ago`},
 		{"status completed", time.Hour, "status completed"},
 		{"last beat unknown", time.Hour, "last beat unknown"},
 	}

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -40,14 +39,14 @@ func liveReason(n *model.Node, now time.Time) string {
 	if n0 == 0 {
 		return r
 	}
-	age := liveness.FormatAge(now.Sub(n.BeatMtime))
+	age := model.FormatAge(now.Sub(n.BeatMtime))
 	if _, shown := ageToken(age); shown == quoted {
 		return r // the quoted age still reads true ("6m" is "6m0s")
 	}
 	return r[:start] + age + r[start+n0:]
 }
 
-// ageToken reads the age liveness.FormatAge wrote at the start of s ("12s",
+// ageToken reads the age model.FormatAge wrote at the start of s ("12s",
 // "3m12s", "2h5m", "3d4h"): its length (0 when s does not start with one)
 // and the duration it says.
 func ageToken(s string) (int, time.Duration) {

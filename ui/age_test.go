@@ -18,9 +18,9 @@ func TestLiveReasonBeatAge(t *testing.T) {
 		want   string
 	}{
 		{"last beat advances", "pid 7 alive; last beat 12s ago", 40 * time.Second, "pid 7 alive; last beat 40s ago"},
-		{"stalled for advances", "alive but not beating for 2m0s", 3*time.Minute + 5*time.Second, "alive but not beating for 3m5s"},
-		{"unverified suffix kept", "alive but not beating for 2m0s (pid 7 unverified)", 4 * time.Minute, "alive but not beating for 4m0s (pid 7 unverified)"},
-		{"legacy sentinel", "legacy .running written 5s ago, pid alive", 2 * time.Hour, "legacy .running written 2h0m ago, pid alive"},
+		{"stalled for advances", "alive but not beating for 2m00s", 3*time.Minute + 5*time.Second, "alive but not beating for 3m05s"},
+		{"unverified suffix kept", "alive but not beating for 2m00s (pid 7 unverified)", 4 * time.Minute, "alive but not beating for 4m00s (pid 7 unverified)"},
+		{"legacy sentinel", "legacy .running written 5s ago, pid alive", 2 * time.Hour, "legacy .running written 2h00m ago, pid alive"},
 		{"only the classifier's phrase", "waiting for a human: last beat 1s ago?; last beat 10s ago", 31 * time.Second, "waiting for a human: last beat 1s ago?; last beat 31s ago"},
 		{"same age other spelling kept", "alive but not beating for 6m", 6 * time.Minute, "alive but not beating for 6m"},
 		{"no beat mtime", "pid 7 gone; last beat 12s ago", 0, "pid 7 gone; last beat 12s ago"},

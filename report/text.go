@@ -102,7 +102,7 @@ func textRow(n *model.Node, snap *model.Snapshot) []string {
 	if role == "" {
 		role = "-"
 	}
-	return []string{strings.Repeat("  ", depth) + state, clean(n.ID), role, pid, age, string(n.Action), clean(n.Reason)}
+	return []string{strings.Repeat("  ", depth) + state, clean(n.ID), role, pid, age, string(n.Action), clean(n.ReasonAt(snap.GeneratedAt))}
 }
 
 // maxTextField caps one agent-written field of a line; a path fits whole.

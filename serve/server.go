@@ -168,8 +168,9 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The watcher republishes only when something may have changed; the
-	// ages in the document are as of now, the classification as of the
-	// snapshot (which the watcher keeps current on its tick).
+	// ages in the document, the one each reason quotes included, are as of
+	// now, the classification as of the snapshot (which the watcher keeps
+	// current on its tick).
 	at := *snap
 	at.GeneratedAt = s.opts.Now()
 	w.Header().Set("Content-Type", "application/json")
@@ -188,8 +189,7 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 		}()
 		out = gz
 	}
-	doc := report.BuildDocument(&at)
-	freshReasons(doc.Sessions, snap.ByID, at.GeneratedAt)
+	doc := report.BuildDocument(&at) // reasons rendered at the request, too
 	// Encoded as report.WriteJSON does: the same bytes as --once --json.
 	if err := report.EncodeDocument(out, doc); err != nil {
 		s.logf("write %s: %v", SnapshotPath, err)

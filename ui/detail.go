@@ -32,7 +32,7 @@ func (m *Model) detailLines(n *model.Node) []string {
 		if t.IsZero() {
 			return ""
 		}
-		return t.Format("2006-01-02 15:04:05") + " (" + formatAge(m.now.Sub(t)) + " ago)"
+		return t.Format("2006-01-02 15:04:05") + " (" + model.FormatAge(m.now.Sub(t)) + " ago)"
 	}
 
 	if h, ok := m.host(n); ok {
@@ -41,7 +41,7 @@ func (m *Model) detailLines(n *model.Node) []string {
 	}
 	add("id", n.ID)
 	add("state", stateWords(n))
-	add("reason", liveReason(n, m.now))
+	add("reason", n.ReasonAt(m.now))
 	add("action", string(n.Action))
 	if n.Blocked != nil {
 		add("blocked", n.Blocked.Question)

@@ -338,7 +338,7 @@ func (m *Model) rowCells(r row, guide string, c columns) (name, state, beat, pid
 	}
 	beat = "-"
 	if !n.BeatMtime.IsZero() {
-		beat = formatAge(m.now.Sub(n.BeatMtime))
+		beat = model.FormatAge(m.now.Sub(n.BeatMtime))
 	}
 	pid = "-"
 	if p := n.PID(); p != 0 {
@@ -356,7 +356,7 @@ func (m *Model) rowCells(r row, guide string, c columns) (name, state, beat, pid
 	if n.Action == model.ActionNone || n.Action == "" {
 		action = "-"
 	}
-	reason = clean(liveReason(n, m.now))
+	reason = clean(n.ReasonAt(m.now))
 	return
 }
 
@@ -457,7 +457,7 @@ func (m *Model) renderStatus(w int) string {
 			// the selected node's reason is always readable here in full.
 			line := fmt.Sprintf("%d/%d  %s", m.cursor+1, len(m.rows), clean(n.ID))
 			if n.Reason != "" {
-				line += "  " + clean(liveReason(n, m.now))
+				line += "  " + clean(n.ReasonAt(m.now))
 			}
 			return st.Muted.Render(truncate(line, w))
 		}

@@ -21,7 +21,6 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/report"
-	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
 // Options configure a Server.
@@ -143,9 +142,10 @@ func (s *Server) Observe(trans []model.Transition) {
 }
 
 // Follow consumes the watcher's updates until they close or ctx is done,
-// observing their transitions. The watcher never blocks on a slow reader,
-// and an unread update keeps its transitions, so none is lost to merging.
-func (s *Server) Follow(ctx context.Context, updates <-chan scanner.Update) {
+// observing their transitions. An update this reader has not taken yet
+// keeps its transitions when the next is merged into it, up to
+// model.MaxPendingTransitions (model.Update).
+func (s *Server) Follow(ctx context.Context, updates <-chan model.Update) {
 	for {
 		select {
 		case <-ctx.Done():

@@ -37,7 +37,7 @@ const (
 // Messages of the program (unexported: only the ui sends them).
 type (
 	updateMsg struct {
-		update Update
+		update model.Update
 	}
 	feedClosedMsg struct{}
 	tickMsg       time.Time
@@ -103,14 +103,14 @@ type Model struct {
 	seenProblems map[model.Problem]bool
 
 	paused    bool
-	pending   *Update // the latest update held back while paused
-	following string  // the followed node's id, or ""
+	pending   *model.Update // the updates held back while paused, merged
+	following string        // the followed node's id, or ""
 
 	dialog *dialog
 	status string
 	bad    bool // the status is a refusal or an error
 
-	feed   <-chan Update
+	feed   <-chan model.Update
 	closed bool
 
 	frame   string
@@ -118,7 +118,7 @@ type Model struct {
 	headerH int
 	sum     model.Summary // counts of snap, computed once per snapshot
 	// hosts of a fleet view, and their top-level ids; empty otherwise.
-	hosts  []Host
+	hosts  []model.Host
 	hostOf map[string]int
 	// The widest name and state cells of all rows, for column widths.
 	nameMax, stateMax int
@@ -183,7 +183,7 @@ func (m *Model) Init() tea.Cmd {
 // waitFeed blocks on the feed in a command and coalesces a burst: whatever
 // is already queued behind the first update joins it, so a thousand
 // heartbeat touches make one redraw.
-func waitFeed(ch <-chan Update) tea.Cmd {
+func waitFeed(ch <-chan model.Update) tea.Cmd {
 	return func() tea.Msg {
 		u, ok := <-ch
 		if !ok {
@@ -195,31 +195,12 @@ func waitFeed(ch <-chan Update) tea.Cmd {
 				if !ok {
 					return updateMsg{update: u}
 				}
-				u = mergeUpdates(u, next)
+				u = u.Merge(next)
 			default:
 				return updateMsg{update: u}
 			}
 		}
 	}
-}
-
-// mergeUpdates keeps the newer snapshot and the newest transitions (no
-// more than the event pane holds, so a long pause stays bounded). Changed is
-// dropped: the ui rebuilds its rows from the snapshot and never reads it.
-func mergeUpdates(a, b Update) Update {
-	tr := append(append([]model.Transition(nil), a.Transitions...), b.Transitions...)
-	if len(tr) > maxEvents {
-		tr = tr[len(tr)-maxEvents:]
-	}
-	snap := b.Snapshot
-	if snap == nil {
-		snap = a.Snapshot
-	}
-	hosts := b.Hosts
-	if hosts == nil {
-		hosts = a.Hosts
-	}
-	return Update{Snapshot: snap, Transitions: tr, Hosts: hosts}
 }
 
 func tick(d time.Duration) tea.Cmd {
@@ -243,7 +224,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case updateMsg:
 		if m.paused {
 			if m.pending != nil {
-				merged := mergeUpdates(*m.pending, msg.update)
+				merged := m.pending.Merge(msg.update)
 				m.pending = &merged
 			} else {
 				u := msg.update
@@ -294,7 +275,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // apply takes in a new snapshot: rows are rebuilt, the selection stays on
 // the same node id, and transitions go to the event pane.
-func (m *Model) apply(u Update) {
+func (m *Model) apply(u model.Update) {
 	// Only the newest maxEvents can stay in the pane: a fleet crossing a
 	// threshold together (10,000 nodes going stalled) must not build and
 	// shift out thousands of events one by one.

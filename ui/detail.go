@@ -240,22 +240,31 @@ func rawJSONLines(raw []byte) []string {
 	return out
 }
 
-// renderDetail shows the selected node's details, scrolled, in h lines.
+// detailView is the selected node's detail lines, wrapped to w: the node
+// as of the latest snapshot (rows point into it). Long values (paths,
+// reasons) wrap under their label rather than lose their end.
+func (m *Model) detailView(w int) []string {
+	n := m.selectedNode()
+	if n == nil {
+		return nil
+	}
+	var all []string
+	for _, l := range m.detailLines(n) {
+		all = append(all, wrapIndent(l, w, detailIndent)...)
+	}
+	return all
+}
+
+// renderDetail shows the selected node's details (detailView, as layout
+// scrolled them) in h lines.
 func (m *Model) renderDetail(w, h int) []string {
 	n := m.selectedNode()
 	if n == nil {
 		return []string{m.styles.Muted.Render("no node selected")}
 	}
-	// The node as of the latest snapshot (rows point into it). Long values
-	// (paths, reasons) wrap under their label rather than lose their end.
-	var all []string
-	for _, l := range m.detailLines(n) {
-		all = append(all, wrapIndent(l, w, detailIndent)...)
-	}
-	m.detailOffset = max(0, min(m.detailOffset, len(all)-h))
 	out := make([]string, 0, h)
 	out = append(out, m.styles.PaneTitle.Render(fit("── details  "+clean(n.ID)+"  (enter/esc back, ↑↓ scroll) "+strings.Repeat("─", w), w)))
-	for _, l := range all[m.detailOffset:] {
+	for _, l := range m.detail[min(m.detailOffset, len(m.detail)):] {
 		if len(out) >= h {
 			break
 		}

@@ -23,7 +23,10 @@ func Diff(prev, next *Snapshot, now time.Time, gone string) []Transition {
 		return nil
 	}
 	d := differ{prev: prev.ByID, now: now}
-	for _, s := range next.Sessions {
+	for i, s := range next.Sessions {
+		if i < len(prev.Sessions) && prev.Sessions[i] == s {
+			continue // shared in its place: found without a lookup
+		}
 		d.walk(s)
 	}
 	if d.fresh == 0 && len(prev.ByID) == len(next.ByID) {

@@ -151,6 +151,13 @@ func TestDiff(t *testing.T) {
 				return p, share(p, n, "s")
 			},
 			want: []string{"a/b running>dead (pid gone)"}},
+		{name: "a shared session moved down by a new one before it",
+			prev: func() (*Snapshot, *Snapshot) {
+				p := build(tnode{id: "s", state: running, kids: []tnode{child("s/t", running, "")}})
+				n := build(lead(), tnode{id: "s", state: running, kids: []tnode{child("s/t", dead, "changed, but shared")}})
+				return p, share(p, n, "s")
+			},
+			want: []string{"a >running (beating)"}},
 		{name: "a session gone beside a shared one: it and its nodes vanish",
 			prev: func() (*Snapshot, *Snapshot) {
 				p := build(lead(child("a/b", running, "")), tnode{id: "s", state: running})

@@ -82,47 +82,16 @@ func runRemote(ctx context.Context, g *Globals, specs []string, tokenFile string
 }
 
 // newRemoteModel polls once (so the first screen has every host and its
-// reachability), then hands the fleet's polling to the ui as its feed. The
-// view is read-only: there is no runner, and no journal to read.
+// reachability), then starts the fleet's polling, the ui's feed, until ctx
+// ends. The view is read-only: there is no runner, and no journal to read.
 func newRemoteModel(ctx context.Context, fleet *remote.Fleet, opts ui.Options) *ui.Model {
 	first := fleet.Poll(ctx)
+	go fleet.Run(ctx)
 	opts.Context = ctx
 	opts.Initial = first.Snapshot
-	opts.Hosts = uiHosts(first.Hosts)
-	opts.Feed = newRemoteFeed(ctx, fleet)
+	opts.Hosts = first.Hosts
+	opts.Feed = fleet
 	opts.Readonly = true
 	opts.Runner, opts.Journal = nil, nil
 	return ui.New(opts)
-}
-
-// remoteFeed turns the fleet's poll results into the ui's updates.
-type remoteFeed struct {
-	ch chan ui.Update
-}
-
-func newRemoteFeed(ctx context.Context, fleet *remote.Fleet) *remoteFeed {
-	f := &remoteFeed{ch: make(chan ui.Update, 1)}
-	results := make(chan remote.Result, 1)
-	go fleet.Run(ctx, results)
-	go func() {
-		defer close(f.ch)
-		for r := range results {
-			select {
-			case f.ch <- ui.Update{Snapshot: r.Snapshot, Transitions: r.Transitions, Hosts: uiHosts(r.Hosts)}:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return f
-}
-
-func (f *remoteFeed) Updates() <-chan ui.Update { return f.ch }
-
-func uiHosts(hs []remote.HostStatus) []ui.Host {
-	out := make([]ui.Host, len(hs))
-	for i, h := range hs {
-		out[i] = ui.Host{Name: h.Name, Reachable: h.Reachable, Since: h.Since, Err: h.Err}
-	}
-	return out
 }

@@ -57,7 +57,7 @@ func runTUI(ctx context.Context, g *Globals) error {
 	m := ui.New(ui.Options{
 		Context:  ctx,
 		Initial:  w.Snapshot(),
-		Feed:     newWatcherFeed(ctx, w),
+		Feed:     w, // and its Refresh after an action
 		Runner:   engineRunner{engine: engine, watcher: w},
 		Journal:  readNodeJournal,
 		Readonly: readonly,
@@ -135,41 +135,6 @@ func selectTheme(flagName, configName string, getenv func(string) string) (theme
 	}
 	return set, notes, nil
 }
-
-// watcherFeed turns the watcher's updates into the ui's.
-type watcherFeed struct {
-	w  *scanner.Watcher
-	ch chan ui.Update
-}
-
-func newWatcherFeed(ctx context.Context, w *scanner.Watcher) *watcherFeed {
-	f := &watcherFeed{w: w, ch: make(chan ui.Update, 1)}
-	go func() {
-		defer close(f.ch)
-		src := w.Updates()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case u, ok := <-src:
-				if !ok {
-					return
-				}
-				select {
-				case f.ch <- ui.Update{Snapshot: u.Snapshot, Changed: u.Changed, Transitions: u.Transitions}:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}
-	}()
-	return f
-}
-
-func (f *watcherFeed) Updates() <-chan ui.Update { return f.ch }
-
-// Refresh asks the watcher to re-read now (after an action).
-func (f *watcherFeed) Refresh() { f.w.Refresh() }
 
 // engineRunner puts the recovery engine behind the ui's Runner.
 type engineRunner struct {

@@ -43,7 +43,8 @@ func ClassifyForest(sessions []*model.Node, probe Probe, now time.Time, th model
 	}
 }
 
-// ClassifyNode sets n's State, Flags, Reason and Process from n's own facts.
+// ClassifyNode sets n's State, Flags, Reason (and ReasonAge) and Process
+// from n's own facts.
 // The parts that depend on the tree — the orphaned flag, then the action
 // (Recommend) — are ClassifyForest's second pass; Action and OrphanedSince
 // are reset here.
@@ -57,7 +58,7 @@ func ClassifyNode(n *model.Node, probe Probe, now time.Time, th model.Thresholds
 	default:
 		c = classifyUnstarted(n, now)
 	}
-	n.State, n.Reason, n.Process = c.state, c.reason, c.process
+	n.State, n.Reason, n.ReasonAge, n.Process = c.state, c.reason.text, c.reason.age, c.process
 	n.Flags = c.flags.with(n.ScanFlags)
 	n.Action = ""
 	n.OrphanedSince = time.Time{}
@@ -67,7 +68,7 @@ func ClassifyNode(n *model.Node, probe Probe, now time.Time, th model.Thresholds
 type verdict struct {
 	state   model.State
 	flags   flagSet
-	reason  string
+	reason  reason
 	process model.ProcessStatus
 }
 
@@ -82,18 +83,18 @@ func classifyUnstarted(n *model.Node, now time.Time) verdict {
 		if outside {
 			gone = outsideNotRead
 		}
-		return verdict{state: model.StateFinished, reason: "registry says " + n.Entry.Status + "; " + gone}
+		return verdict{state: model.StateFinished, reason: plainReason("registry says " + n.Entry.Status + "; " + gone)}
 	}
 	if outside {
-		return verdict{state: model.StateMissing, reason: outsideNotRead}
+		return verdict{state: model.StateMissing, reason: plainReason(outsideNotRead)}
 	}
-	reason := "registered but never started"
+	why := "registered but never started"
 	if n.Entry == nil {
-		reason = "no heartbeat file"
+		why = "no heartbeat file"
 	} else if n.Parent != nil && !n.Parent.RegistryMtime.IsZero() {
-		reason += " (" + FormatAge(now.Sub(n.Parent.RegistryMtime)) + " ago)"
+		why += " (" + model.FormatAge(now.Sub(n.Parent.RegistryMtime)) + " ago)"
 	}
-	return verdict{state: model.StateMissing, reason: reason}
+	return verdict{state: model.StateMissing, reason: plainReason(why)}
 }
 
 // outsideNotRead is the reason of a node the scanner does not read because
@@ -144,7 +145,7 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 		pid, started = hb.PID, hb.Started
 		switch hb.Status {
 		case model.StatusCompleted, model.StatusWithdrawn:
-			return verdict{state: model.StateFinished, reason: hb.Status}
+			return verdict{state: model.StateFinished, reason: plainReason(hb.Status)}
 		case model.StatusStarting:
 			v.flags.add(model.FlagStarting)
 			subject = "starting"
@@ -171,11 +172,11 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 	}
 	// beat is the reason's word on the mtime: how old, or how far ahead.
 	// Built only for the reason that quotes it: 10,000 nodes a tick.
-	beat := func() string {
+	beat := func() reason {
 		if skewed {
-			return inTheFuture("heartbeat", ahead)
+			return plainReason(inTheFuture("heartbeat", ahead))
 		}
-		return lastBeat(age)
+		return lastBeat(n.BeatMtime, now)
 	}
 
 	var unverifiedWhy error // why the pid could not be verified, when started is to blame
@@ -187,11 +188,11 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 			v.state = model.StateDead
 			switch {
 			case hb == nil:
-				v.reason = subject + "; " + beat()
+				v.reason = beat().prefixed(subject + "; ")
 			case pid <= 0:
-				v.reason = "no pid; " + beat()
+				v.reason = beat().prefixed("no pid; ")
 			default:
-				v.reason = "no beat for " + FormatAge(age) + " (pid not checked)"
+				v.reason = plainReason("no beat for " + model.FormatAge(age) + " (pid not checked)")
 			}
 			return v
 		}
@@ -210,7 +211,7 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 			return v
 		case v.process == model.ProcessUnverified && !boot.IsZero() && n.BeatMtime.Before(boot.Add(-th.StartTolerance)):
 			v.state = model.StateDead
-			v.reason = fmt.Sprintf("heartbeat predates the last boot (%s); pid %d is not its process", clock(boot, now), pid)
+			v.reason = plainReason(fmt.Sprintf("heartbeat predates the last boot (%s); pid %d is not its process", clock(boot, now), pid))
 			return v
 		}
 		v.state = model.StateRunning
@@ -225,7 +226,7 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 		if unverified {
 			v.flags.add(model.FlagPidUnverified)
 		}
-		v.reason = subject + "; " + beat() + " (" + pidNote(pid, v.process, unverifiedWhy, th.NoPidCheck) + ")"
+		v.reason = beat().prefixed(subject + "; ").appended(" (" + pidNote(pid, v.process, unverifiedWhy, th.NoPidCheck) + ")")
 	case age > th.Stale && probedAlive:
 		v.flags.add(model.FlagStalled)
 		if unverified {
@@ -234,15 +235,15 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 		if age > th.KillAfter && !blocked && !unverified {
 			v.flags.add(model.FlagKillCandidate)
 		}
-		v.reason = stalledFor(pid, age, unverified, unverifiedWhy)
+		v.reason = stalledFor(pid, n.BeatMtime, now, unverified, unverifiedWhy)
 	case age > th.Beat && age <= th.Stale:
 		v.flags.add(model.FlagQuiet)
-		v.reason = subject + ", quiet: " + beat()
+		v.reason = beat().prefixed(subject + ", quiet: ")
 	default:
-		v.reason = subject + "; " + beat()
+		v.reason = beat().prefixed(subject + "; ")
 	}
 	if blocked {
-		v.reason = waitingForHuman(n.Blocked) + "; " + beat()
+		v.reason = beat().prefixed(waitingForHuman(n.Blocked) + "; ")
 	}
 	return v
 }
@@ -276,11 +277,11 @@ func classifyLegacy(n *model.Node, probe Probe, now time.Time, th model.Threshol
 	}
 	age := now.Sub(n.BeatMtime)
 	pid := n.LegacyPID
-	written := ".running written " + FormatAge(age) + " ago"
+	written := beatAge(".running written ", n.BeatMtime, now, " ago")
 	ahead, skewed := skewedBy(n.BeatMtime, now)
 	if skewed {
 		v.flags.add(model.FlagClockSkew)
-		written = inTheFuture(".running", ahead)
+		written = plainReason(inTheFuture(".running", ahead))
 	}
 
 	switch {
@@ -288,9 +289,9 @@ func classifyLegacy(n *model.Node, probe Probe, now time.Time, th model.Threshol
 		if age > th.Stale && !blocked {
 			v.state = model.StateDead
 			if pid <= 0 {
-				v.reason = "no pid in .running; " + written
+				v.reason = written.prefixed("no pid in .running; ")
 			} else {
-				v.reason = written + " (pid not checked)"
+				v.reason = written.appended(" (pid not checked)")
 			}
 			return v
 		}
@@ -298,7 +299,7 @@ func classifyLegacy(n *model.Node, probe Probe, now time.Time, th model.Threshol
 	default:
 		if boot := bootTime(probe); !boot.IsZero() && n.BeatMtime.Before(boot) {
 			v.state = model.StateDead
-			v.reason = fmt.Sprintf(".running predates the last boot (%s); pid %d is not its process", clock(boot, now), pid)
+			v.reason = plainReason(fmt.Sprintf(".running predates the last boot (%s); pid %d is not its process", clock(boot, now), pid))
 			return v
 		}
 		if age <= th.ExitGrace && !skewed {
@@ -307,14 +308,14 @@ func classifyLegacy(n *model.Node, probe Probe, now time.Time, th model.Threshol
 		}
 		if !probe.Lookup(pid).Exists {
 			v.state, v.process = model.StateDead, model.ProcessGone
-			v.reason = "pid " + strconv.Itoa(pid) + " gone; " + written
+			v.reason = written.prefixed("pid " + strconv.Itoa(pid) + " gone; ")
 			return v
 		}
 		v.process = model.ProcessAlive
-		v.reason = "pid " + strconv.Itoa(pid) + " alive; " + written
+		v.reason = written.prefixed("pid " + strconv.Itoa(pid) + " alive; ")
 	}
 	if blocked {
-		v.reason = waitingForHuman(n.Blocked) + "; " + written
+		v.reason = written.prefixed(waitingForHuman(n.Blocked) + "; ")
 	}
 	return v
 }
@@ -325,9 +326,9 @@ func classifyLegacy(n *model.Node, probe Probe, now time.Time, th model.Threshol
 // recommended against it.
 func unknownMtime(v verdict, subject string, b *model.Blocked) verdict {
 	v.state = model.StateRunning
-	v.reason = subject + "; mtime unknown"
+	v.reason = plainReason(subject + "; mtime unknown")
 	if b != nil {
-		v.reason = waitingForHuman(b) + "; " + v.reason
+		v.reason = v.reason.prefixed(waitingForHuman(b) + "; ")
 	}
 	return v
 }
@@ -357,21 +358,23 @@ func bootTime(probe Probe) time.Time {
 
 // classifyInTree adds what depends on the tree: orphaned, then the action.
 func classifyInTree(n *model.Node, now time.Time, th model.Thresholds) {
+	r := reason{text: n.Reason, age: n.ReasonAge}
 	if since, word, ok := orphanedBy(n); ok {
 		n.Flags = addFlag(n.Flags, model.FlagOrphaned)
 		n.OrphanedSince = since
 		lead := "lead " + word
 		if !since.IsZero() {
-			lead += " since " + clock(since, now) + " (" + FormatAge(now.Sub(since)) + " ago)"
+			lead += " since " + clock(since, now) + " (" + model.FormatAge(now.Sub(since)) + " ago)"
 		}
-		n.Reason = lead + "; " + n.Reason
+		r = r.prefixed(lead + "; ")
 	}
-	n.Reason += treeNote(n)
+	r = r.appended(treeNote(n))
 	action, note := Recommend(n, now, th)
 	n.Action = action
 	if note != "" {
-		n.Reason += "; " + note
+		r = r.appended("; " + note)
 	}
+	n.Reason, n.ReasonAge = r.text, r.age
 }
 
 // treeNote names, for a conflict, both claims — the parent kept (or, for a
@@ -489,7 +492,7 @@ func recommendRow(n *model.Node, now time.Time, th model.Thresholds) (model.Acti
 	case n.HasFlag(model.FlagStalled) && n.HasFlag(model.FlagPidUnverified):
 		return model.ActionWait, "never a kill candidate: its pid cannot be verified"
 	case n.HasFlag(model.FlagStalled):
-		return model.ActionWait, "kill candidate in " + FormatAge(th.KillAfter-now.Sub(n.BeatMtime))
+		return model.ActionWait, "kill candidate in " + model.FormatAge(th.KillAfter-now.Sub(n.BeatMtime))
 	case n.State == model.StateRunning:
 		return model.ActionNone, ""
 	case n.State == model.StateDead:

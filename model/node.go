@@ -49,10 +49,14 @@ type Node struct {
 	RegistryCompacting string
 
 	// Classification (liveness fills these).
-	State  State
-	Flags  []Flag
-	Reason string
-	Action Action
+	State State
+	Flags []Flag
+	// Reason says why, in one line, as the classifier wrote it: an age it
+	// quotes is as of the classification. Show it with ReasonAt, which
+	// measures its moving age (ReasonAge) at the time it is shown.
+	Reason    string
+	ReasonAge ReasonAge
+	Action    Action
 	// Process is what the process probe said, when it was asked.
 	Process ProcessStatus
 	// OrphanedSince is when the parent stopped running, for an orphaned node.

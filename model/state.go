@@ -75,15 +75,6 @@ const (
 	StatusWithdrawn = "withdrawn"
 )
 
-// KnownStatus reports whether s is in the heartbeat status vocabulary.
-func KnownStatus(s string) bool {
-	switch s {
-	case StatusStarting, StatusRunning, StatusPaused, StatusCompleted, StatusWithdrawn:
-		return true
-	}
-	return false
-}
-
 // TerminalStatus reports whether a heartbeat or registry status ends the node.
 func TerminalStatus(s string) bool {
 	return s == StatusCompleted || s == StatusWithdrawn

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,8 +22,6 @@ const (
 	DefaultTimeout = 1500 * time.Millisecond
 	// maxBody caps a snapshot document (10,000 nodes are a few MiB).
 	maxBody = 256 << 20
-	// maxPending bounds the transitions an unread result accumulates.
-	maxPending = 10000
 )
 
 // Host is one `dispatchtop serve` to poll.
@@ -80,31 +77,6 @@ func ParseHosts(specs []string) ([]Host, error) {
 	return hosts, nil
 }
 
-// HostStatus is one host's reachability.
-type HostStatus struct {
-	Name, URL string
-	Reachable bool
-	// Since is when the host's current reachability began: the first
-	// failed poll of an unreachable host, the first good one otherwise.
-	Since time.Time
-	// LastSeen is the last good poll (zero: never reached).
-	LastSeen time.Time
-	Err      string // why the last poll failed
-	Nodes    int    // nodes in its last good snapshot
-}
-
-// Result is one poll of every host.
-type Result struct {
-	// Snapshot is the merged forest: one top-level node per host (its id is
-	// the host name, its State empty), each host's sessions below it with
-	// ids prefixed "name/". An unreachable host keeps its last snapshot.
-	Snapshot *model.Snapshot
-	Hosts    []HostStatus
-	// Transitions are the state and flag changes of the hosts' nodes since
-	// the previous poll.
-	Transitions []model.Transition
-}
-
 // Options configure a Fleet.
 type Options struct {
 	Hosts   []Host
@@ -118,13 +90,14 @@ type Options struct {
 // Fleet polls hosts and merges their snapshots. Poll and Run are not safe
 // for concurrent use: one goroutine polls.
 type Fleet struct {
-	opts  Options
-	state []hostState
-	prev  *model.Snapshot
+	opts    Options
+	state   []hostState
+	prev    *model.Snapshot
+	updates chan model.Update
 }
 
 type hostState struct {
-	status HostStatus
+	status model.Host
 	doc    *report.Document // last good document
 	got    time.Time        // when it arrived
 }
@@ -143,15 +116,20 @@ func NewFleet(opts Options) *Fleet {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	f := &Fleet{opts: opts, state: make([]hostState, len(opts.Hosts))}
+	f := &Fleet{opts: opts, state: make([]hostState, len(opts.Hosts)), updates: make(chan model.Update, 1)}
 	for i, h := range opts.Hosts {
-		f.state[i].status = HostStatus{Name: h.Name, URL: h.URL}
+		f.state[i].status = model.Host{Name: h.Name, URL: h.URL}
 	}
 	return f
 }
 
-// Poll fetches every host at once, each within the timeout, and merges.
-func (f *Fleet) Poll(ctx context.Context) Result {
+// Poll fetches every host at once, each within the timeout, and merges
+// their snapshots into one forest: one top-level node per host (its id is
+// the host name, its State empty), each host's sessions below it with ids
+// prefixed "name/"; an unreachable host keeps its last snapshot. The
+// update's transitions are the changes of the hosts' nodes since the
+// previous poll; its hosts, every host's reachability.
+func (f *Fleet) Poll(ctx context.Context) model.Update {
 	type answer struct {
 		doc *report.Document
 		at  time.Time
@@ -185,24 +163,25 @@ func (f *Fleet) Poll(ctx context.Context) Result {
 		}
 	}
 	snap := f.merge(now)
-	var trans []model.Transition
-	if f.prev != nil {
-		trans = diff(f.prev, snap, now)
-	}
+	trans := model.Diff(f.prev, snap, now, "gone from its host's snapshot")
 	f.prev = snap
-	hosts := make([]HostStatus, len(f.state))
+	hosts := make([]model.Host, len(f.state))
 	for i, st := range f.state {
 		hosts[i] = st.status
 	}
-	return Result{Snapshot: snap, Hosts: hosts, Transitions: trans}
+	return model.Update{Snapshot: snap, Hosts: hosts, Transitions: trans}
 }
 
+// Updates delivers Run's polls (model.Update says what a slow reader
+// gets); it is closed when Run returns.
+func (f *Fleet) Updates() <-chan model.Update { return f.updates }
+
 // Run polls every interval, the first time one interval from now (Poll
-// once before for an immediate picture), until ctx is done; then it closes
-// out. An unread result is merged into the next (newest snapshot, every
-// transition), so a slow reader never stalls the polling.
-func (f *Fleet) Run(ctx context.Context, out chan Result) {
-	defer close(out)
+// once before for an immediate picture), and publishes each poll on
+// Updates until ctx is done; then it closes Updates. A slow reader never
+// stalls the polling. Run once.
+func (f *Fleet) Run(ctx context.Context) {
+	defer close(f.updates)
 	t := time.NewTicker(f.opts.Every)
 	defer t.Stop()
 	for {
@@ -211,19 +190,11 @@ func (f *Fleet) Run(ctx context.Context, out chan Result) {
 			return
 		case <-t.C:
 		}
-		r := f.Poll(ctx)
+		u := f.Poll(ctx)
 		if ctx.Err() != nil {
 			return
 		}
-		select {
-		case old := <-out:
-			r.Transitions = append(old.Transitions, r.Transitions...)
-			if len(r.Transitions) > maxPending {
-				r.Transitions = r.Transitions[len(r.Transitions)-maxPending:]
-			}
-		default:
-		}
-		out <- r // Run is the only sender: after the drain there is room
+		model.Publish(f.updates, u)
 	}
 }
 
@@ -294,7 +265,7 @@ func (f *Fleet) merge(now time.Time) *model.Snapshot {
 }
 
 // hostReason is the host row's reason column.
-func hostReason(s HostStatus, now time.Time) string {
+func hostReason(s model.Host, now time.Time) string {
 	if s.Reachable {
 		return fmt.Sprintf("%s: %d nodes", s.URL, s.Nodes)
 	}
@@ -304,30 +275,4 @@ func hostReason(s HostStatus, now time.Time) string {
 			s.Since.Format("15:04:05"), s.LastSeen.Format("15:04:05"), s.Err)
 	}
 	return r
-}
-
-// diff lists the state and flag changes between two merged forests.
-func diff(prev, next *model.Snapshot, now time.Time) []model.Transition {
-	var out []model.Transition
-	for id, n := range next.ByID {
-		if n.State == "" {
-			continue // a host row
-		}
-		p := prev.ByID[id]
-		if p == nil {
-			out = append(out, model.Transition{Time: now, ID: id, To: n.State, ToFlags: n.Flags, Reason: n.Reason})
-			continue
-		}
-		if p.State != n.State || !slices.Equal(p.Flags, n.Flags) {
-			out = append(out, model.Transition{Time: now, ID: id, From: p.State, To: n.State,
-				FromFlags: p.Flags, ToFlags: n.Flags, Reason: n.Reason})
-		}
-	}
-	for id, p := range prev.ByID {
-		if _, ok := next.ByID[id]; !ok && p.State != "" {
-			out = append(out, model.Transition{Time: now, ID: id, From: p.State, FromFlags: p.Flags, Reason: "gone from its host's snapshot"})
-		}
-	}
-	slices.SortFunc(out, func(a, b model.Transition) int { return strings.Compare(a.ID, b.ID) })
-	return out
 }

@@ -287,6 +287,36 @@ func TestFleetMergesAndMarksUnreachable(t *testing.T) {
 	}
 }
 
+// Run publishes its polls on Updates, each with the hosts' reachability,
+// without waiting for the reader, and closes Updates when ctx ends.
+func TestFleetRunPublishesUntilCancelled(t *testing.T) {
+	snap := treeSnapshot(t)
+	srv := httptest.NewServer(serve.New(serve.Options{Snapshot: func() *model.Snapshot { return snap }}).Handler())
+	defer srv.Close()
+	hosts, _ := ParseHosts([]string{"host-a=" + srv.URL})
+	f := NewFleet(Options{Hosts: hosts, Every: 10 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); f.Run(ctx) }()
+	time.Sleep(100 * time.Millisecond) // several polls nobody reads
+	select {
+	case u := <-f.Updates():
+		if u.Snapshot.Node("host-a/B") == nil || len(u.Hosts) != 1 || !u.Hosts[0].Reachable {
+			t.Errorf("update: hosts %+v, host-a/B %v", u.Hosts, u.Snapshot.Node("host-a/B"))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no update from Run")
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return when ctx ended")
+	}
+	for range f.Updates() {
+	} // closed, or this never ends
+}
+
 // Without the token the host answers 401 and is unreachable with that reason.
 func TestFleetWithoutToken(t *testing.T) {
 	snap := treeSnapshot(t)

@@ -107,7 +107,8 @@ type RetriesJSON struct {
 	Left  int `json:"left"`
 }
 
-// BuildDocument turns a snapshot into the JSON document.
+// BuildDocument turns a snapshot into the JSON document, its ages — the
+// beat's, the activity's, the one a reason quotes — measured at GeneratedAt.
 func BuildDocument(snap *model.Snapshot) Document {
 	th := snap.Thresholds
 	doc := Document{
@@ -215,7 +216,7 @@ func nodeJSON(n *model.Node, now time.Time) NodeJSON {
 		InfraDir: n.InfraDir,
 		State:    n.State,
 		Flags:    nonNil(n.Flags),
-		Reason:   n.Reason,
+		Reason:   n.ReasonAt(now),
 		Action:   n.Action,
 		Role:     n.Role(),
 		Team:     n.Team(),

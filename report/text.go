@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/dispatchtop/dispatchtop/internal/termtext"
-	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -94,7 +93,7 @@ func textRow(n *model.Node, snap *model.Snapshot) []string {
 	}
 	age := "-"
 	if !n.BeatMtime.IsZero() {
-		age = "beat " + liveness.FormatAge(snap.GeneratedAt.Sub(n.BeatMtime))
+		age = "beat " + model.FormatAge(snap.GeneratedAt.Sub(n.BeatMtime))
 	}
 	role := clean(n.Role())
 	if role == "" {
@@ -103,7 +102,7 @@ func textRow(n *model.Node, snap *model.Snapshot) []string {
 	if role == "" {
 		role = "-"
 	}
-	return []string{strings.Repeat("  ", depth) + state, clean(n.ID), role, pid, age, string(n.Action), clean(n.Reason)}
+	return []string{strings.Repeat("  ", depth) + state, clean(n.ID), role, pid, age, string(n.Action), clean(n.ReasonAt(snap.GeneratedAt))}
 }
 
 // maxTextField caps one agent-written field of a line; a path fits whole.

@@ -460,9 +460,9 @@ func TestUnopenableSentinelKeepsItsMtime(t *testing.T) {
 		// open(2) of a socket fails with ENXIO, for root too; the problem
 		// says what stands there.
 		{name: "heartbeat that is a socket", file: protocol.HeartbeatFile, build: socketAt,
-			problem: "not a regular file (socket)", wantReason: "heartbeat unreadable; last beat 1h0m ago"},
+			problem: "not a regular file (socket)", wantReason: "heartbeat unreadable; last beat 1h00m ago"},
 		{name: ".running that is a socket", file: protocol.RunningFile, build: socketAt,
-			problem: "not a regular file (socket)", wantReason: ".running written 1h0m ago"},
+			problem: "not a regular file (socket)", wantReason: ".running written 1h00m ago"},
 	}
 	if os.Geteuid() != 0 {
 		tests = append(tests, struct {
@@ -476,7 +476,7 @@ func TestUnopenableSentinelKeepsItsMtime(t *testing.T) {
 			if err := os.Chmod(path, 0); err != nil {
 				t.Fatal(err)
 			}
-		}, problem: "permission denied", wantReason: "heartbeat unreadable; last beat 1h0m ago"})
+		}, problem: "permission denied", wantReason: "heartbeat unreadable; last beat 1h00m ago"})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

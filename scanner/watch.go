@@ -8,9 +8,8 @@ package scanner
 //
 //	w, err := NewWatcher(opts, WatchOptions{Tick: time.Second})
 //	go w.Run(ctx)                  // blocks until ctx is done; closes Updates
-//	for u := range w.Updates() {   // the newest pending update, merged
+//	for u := range w.Updates() {   // a model.Update: see its delivery guarantees
 //		u.Snapshot                 // immutable: safe to read while the watcher goes on
-//		u.Changed                  // ids whose facts or classification changed
 //		u.Transitions              // state/flag changes, appearances, vanishings
 //	}
 //	w.Refresh()                    // re-stat everything now (after an action)
@@ -24,8 +23,8 @@ package scanner
 //
 // One goroutine (Run) owns all mutable state; fsnotify adds its own reader
 // goroutine, closed when Run returns (or by Close when Run never started).
-// The receiver may be slow: Updates has room for one update and an unread
-// one is merged with the next, so the watcher never blocks on its consumer.
+// The receiver may be slow: the watcher publishes with model.Publish, so it
+// never blocks on its consumer (model.Update states what is kept).
 
 import (
 	"context"
@@ -55,8 +54,6 @@ const (
 	DefaultTick         = time.Second
 	DefaultDebounce     = 50 * time.Millisecond
 	DefaultFallbackPoll = 2 * time.Second
-	// maxPendingTransitions bounds what an unread update accumulates.
-	maxPendingTransitions = 10000
 	// maxDrain bounds how many queued events one loop turn takes at once.
 	maxDrain = 4096
 )
@@ -105,19 +102,6 @@ type WatchOptions struct {
 	readNodeDir func(root, dir string) (*model.Node, error)
 }
 
-// Update is one change of the live model.
-type Update struct {
-	// Snapshot is the classified forest; never mutated after it is sent.
-	Snapshot *model.Snapshot
-	// Changed lists (in no order, each once) the ids whose files changed or
-	// whose state, flags, reason or action changed. The first update lists
-	// every id.
-	Changed []string
-	// Transitions are state or flag changes, appearances and vanishings, in
-	// the order they were seen.
-	Transitions []model.Transition
-}
-
 // Watcher keeps a live model of the roots. Build it with NewWatcher and
 // call Run once.
 type Watcher struct {
@@ -135,7 +119,7 @@ type Watcher struct {
 	netFS        func(string) string
 	netMounts    map[string]string // roots and mount points on a network file system -> its name
 
-	updates chan Update
+	updates chan model.Update
 	refresh chan struct{}
 	closed  chan struct{} // closed by Close
 	closing sync.Once
@@ -296,7 +280,7 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 		now:       opts.Now,
 		netFS:     wo.netFS,
 		netMounts: map[string]string{},
-		updates:   make(chan Update, 1),
+		updates:   make(chan model.Update, 1),
 		refresh:   make(chan struct{}, 1),
 		closed:    make(chan struct{}),
 		dirs:      map[string]*watchDir{},
@@ -358,8 +342,9 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 	return w, nil
 }
 
-// Updates delivers the changes of the model; it is closed when Run returns.
-func (w *Watcher) Updates() <-chan Update { return w.updates }
+// Updates delivers the changes of the model (model.Update says what a slow
+// reader gets); it is closed when Run returns.
+func (w *Watcher) Updates() <-chan model.Update { return w.updates }
 
 // Snapshot is the newest published snapshot (never nil after NewWatcher).
 func (w *Watcher) Snapshot() *model.Snapshot { return w.latest.Load() }
@@ -861,16 +846,9 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 		}
 	}
 
-	changed := map[string]bool{}
-	for dir := range w.touched {
-		if n := w.tmplByDir[dir]; n != nil {
-			changed[n.ID] = true
-		}
-	}
 	clear(w.touched)
 
 	var snap *model.Snapshot
-	var trans []model.Transition
 	if affected == nil {
 		snap = cloneForest(w.forest)
 		liveness.ClassifyForest(snap.Sessions, w.probe, now, w.opts.Thresholds)
@@ -881,20 +859,6 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 			w.noteClassified(w.forest.Sessions[i], s, now)
 		}
 		w.prunePids()
-		if w.prev == nil || !sameTree {
-			if w.prev == nil {
-				for id := range snap.ByID {
-					changed[id] = true
-				}
-			} else {
-				trans = diffSnapshots(w.prev, snap, now, changed)
-			}
-		} else {
-			// Same forest: the trees match node by node.
-			for i, s := range snap.Sessions {
-				trans = diffNodes(w.prev.Sessions[i], s, now, changed, trans)
-			}
-		}
 	} else {
 		cp := *w.prev
 		snap = &cp
@@ -910,21 +874,18 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 			c := cloneSession(ts, snap.ByID)
 			liveness.ClassifyForest([]*model.Node{c}, w.probe, now, w.opts.Thresholds)
 			w.noteClassified(ts, c, now)
-			trans = diffNodes(w.prev.Sessions[i], c, now, changed, trans)
 			snap.Sessions[i] = c
 		}
 	}
 	snap.GeneratedAt = now
 	snap.Thresholds = w.opts.Thresholds
 	snap.Watch = w.watchInfo()
+	// The sessions nothing touched are prev's own nodes, which Diff skips.
+	trans := model.Diff(w.prev, snap, now, "vanished from disk")
 	w.prev, w.prevGen = snap, w.gen
 	w.latest.Store(snap)
 	w.lastFlush = time.Now()
-	ids := make([]string, 0, len(changed))
-	for id := range changed {
-		ids = append(ids, id)
-	}
-	w.send(Update{Snapshot: snap, Changed: ids, Transitions: trans})
+	model.Publish(w.updates, model.Update{Snapshot: snap, Transitions: trans})
 	w.stats.mu.Lock()
 	w.stats.publishes++
 	w.stats.mu.Unlock()
@@ -1093,92 +1054,6 @@ func nextDue(s *model.Node, now time.Time, th model.Thresholds) time.Time {
 		}
 	})
 	return next
-}
-
-// send hands u to the consumer without blocking: an update still unread is
-// merged into u. Run is the only sender, so after the drain the buffer of
-// one has room.
-func (w *Watcher) send(u Update) {
-	select {
-	case old := <-w.updates:
-		u = mergeUpdates(old, u)
-	default:
-	}
-	w.updates <- u
-}
-
-// mergeUpdates folds an unread update into the next one.
-func mergeUpdates(old, u Update) Update {
-	seen := make(map[string]bool, len(old.Changed)+len(u.Changed))
-	ids := make([]string, 0, len(old.Changed)+len(u.Changed))
-	for _, id := range append(old.Changed, u.Changed...) {
-		if !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-		}
-	}
-	u.Changed = ids
-	tr := append(append([]model.Transition(nil), old.Transitions...), u.Transitions...)
-	if len(tr) > maxPendingTransitions {
-		tr = tr[len(tr)-maxPendingTransitions:]
-	}
-	u.Transitions = tr
-	return u
-}
-
-// diffNodes compares two classifications of the same tree (same shape,
-// node by node) and appends the transitions; changed gets every id whose
-// state, flags, reason or action moved.
-func diffNodes(p, n *model.Node, now time.Time, changed map[string]bool, out []model.Transition) []model.Transition {
-	out = diffNode(p, n, now, changed, out)
-	for i := range n.Children {
-		out = diffNodes(p.Children[i], n.Children[i], now, changed, out)
-	}
-	return out
-}
-
-func diffNode(p, n *model.Node, now time.Time, changed map[string]bool, out []model.Transition) []model.Transition {
-	if p.State != n.State || !slices.Equal(p.Flags, n.Flags) {
-		changed[n.ID] = true
-		return append(out, model.Transition{Time: now, ID: n.ID, From: p.State, To: n.State,
-			FromFlags: p.Flags, ToFlags: n.Flags, Reason: n.Reason})
-	}
-	if p.Reason != n.Reason || p.Action != n.Action {
-		changed[n.ID] = true
-	}
-	return out
-}
-
-// diffSnapshots lists the transitions from prev to next, matched by id (the
-// forest was rebuilt in between): appearances, vanishings and changes.
-func diffSnapshots(prev, next *model.Snapshot, now time.Time, changed map[string]bool) []model.Transition {
-	var out []model.Transition
-	for _, s := range next.Sessions {
-		s.Walk(func(n *model.Node) {
-			p := prev.ByID[n.ID]
-			if p == nil {
-				changed[n.ID] = true
-				out = append(out, model.Transition{Time: now, ID: n.ID, To: n.State,
-					ToFlags: n.Flags, Reason: n.Reason})
-				return
-			}
-			out = diffNode(p, n, now, changed, out)
-		})
-	}
-	var gone []string
-	for id := range prev.ByID {
-		if next.ByID[id] == nil {
-			gone = append(gone, id)
-		}
-	}
-	sort.Strings(gone)
-	for _, id := range gone {
-		p := prev.ByID[id]
-		changed[id] = true
-		out = append(out, model.Transition{Time: now, ID: id, From: p.State, FromFlags: p.Flags,
-			Reason: "vanished from disk"})
-	}
-	return out
 }
 
 // cloneForest copies every node of a built forest into fresh structs, so

@@ -21,7 +21,6 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/report"
-	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
 // Options configure a Server.
@@ -148,9 +147,10 @@ func (s *Server) Observe(trans []model.Transition) {
 }
 
 // Follow consumes the watcher's updates until they close or ctx is done,
-// observing their transitions. The watcher never blocks on a slow reader,
-// and an unread update keeps its transitions, so none is lost to merging.
-func (s *Server) Follow(ctx context.Context, updates <-chan scanner.Update) {
+// observing their transitions. An update this reader has not taken yet
+// keeps its transitions when the next is merged into it, up to
+// model.MaxPendingTransitions (model.Update).
+func (s *Server) Follow(ctx context.Context, updates <-chan model.Update) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -173,8 +173,9 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The watcher republishes only when something may have changed; the
-	// ages in the document are as of now, the classification as of the
-	// snapshot (which the watcher keeps current on its tick).
+	// ages in the document, the one each reason quotes included, are as of
+	// now, the classification as of the snapshot (which the watcher keeps
+	// current on its tick).
 	at := *snap
 	at.GeneratedAt = s.opts.Now()
 	w.Header().Set("Content-Type", "application/json")
@@ -193,8 +194,7 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 		}()
 		out = gz
 	}
-	doc := report.BuildDocument(&at)
-	freshReasons(doc.Sessions, snap.ByID, at.GeneratedAt)
+	doc := report.BuildDocument(&at) // reasons rendered at the request, too
 	// Encoded as report.WriteJSON does: the same bytes as --once --json.
 	if err := report.EncodeDocument(out, doc); err != nil {
 		s.logf("write %s: %v", SnapshotPath, err)

@@ -280,25 +280,3 @@ func TestSnapshotAPIGzip(t *testing.T) {
 		})
 	}
 }
-
-// The age a reason quotes is re-measured; the rest of the reason, and a
-// reason quoting no beat age, stay as written.
-func TestReasonAt(t *testing.T) {
-	tests := []struct {
-		reason string
-		age    time.Duration
-		want   string
-	}{
-		{"beating; last beat 10s ago", 70 * time.Second, "beating; last beat 1m10s ago"},
-		{"alive but not beating for 6m0s; kill candidate", 2 * time.Hour, "alive but not beating for 2h0m; kill candidate"},
-		{".running written 5s ago", 3 * 24 * time.Hour, ".running written 3d0h ago"},
-		{`waiting for a human: "last beat 3s ago?"; last beat 20m0s ago`, 21 * time.Minute, `waiting for a human: "last beat 3s ago?"; last beat 21m0s ago`},
-		{"status completed", time.Hour, "status completed"},
-		{"last beat unknown", time.Hour, "last beat unknown"},
-	}
-	for _, tt := range tests {
-		if got := reasonAt(tt.reason, tt.age); got != tt.want {
-			t.Errorf("reasonAt(%q, %v) = %q, want %q", tt.reason, tt.age, got, tt.want)
-		}
-	}
-}

@@ -8,32 +8,11 @@ import (
 	"github.com/dispatchtop/dispatchtop/themes"
 )
 
-// Update is one change of the forest as the live engine reports it: the new
-// snapshot, the ids that changed and the state transitions among them.
-type Update struct {
-	Snapshot    *model.Snapshot
-	Changed     []string
-	Transitions []model.Transition
-	// Hosts is a fleet view's reachability (dispatchtop --remote); nil
-	// keeps what the previous update said.
-	Hosts []Host
-}
-
-// Host is one host of a fleet view: the top-level node whose id is Name
-// holds that host's sessions (their ids prefixed "Name/"), and is shown as
-// a host row rather than a node; the header says which hosts answer.
-type Host struct {
-	Name      string
-	Reachable bool
-	// Since is when the current reachability began (unreachable since).
-	Since time.Time
-	Err   string // why it is unreachable
-}
-
-// Feed delivers updates. The channel closing ends the feed (the screen keeps
-// the last snapshot). The cli adapts the scanner's watcher to it.
+// Feed delivers updates (model.Update states what a slow reader gets). The
+// channel closing ends the feed (the screen keeps the last snapshot). The
+// live engine (scanner.Watcher) and a fleet (remote.Fleet) are feeds.
 type Feed interface {
-	Updates() <-chan Update
+	Updates() <-chan model.Update
 }
 
 // Refresher is a Feed that can be asked to re-read now (after an action).
@@ -87,7 +66,8 @@ type Options struct {
 	Tick time.Duration
 	// Notes are extra header notes from the cli (a theme error, say).
 	Notes []string
-	// Hosts, when not empty, make this a fleet view: the top-level nodes
-	// are hosts (see Host). Updates may bring newer reachability.
-	Hosts []Host
+	// Hosts, when not empty, make this a fleet view: the top-level node
+	// named after each host stands for it and is shown as a host row; the
+	// header says which hosts answer. Updates may bring newer reachability.
+	Hosts []model.Host
 }

@@ -2,6 +2,8 @@ package ui
 
 import (
 	"testing"
+
+	"github.com/dispatchtop/dispatchtop/model"
 )
 
 // SPEC §8: View() with 10,000 nodes ≤ 2 ms. The frame is invalidated every
@@ -48,7 +50,7 @@ func BenchmarkUpdateToFrame10k(b *testing.B) {
 	snap := bigSnapshot(10000)
 	b.ReportAllocs()
 	for b.Loop() {
-		m.Update(updateMsg{update: Update{Snapshot: snap}})
+		m.Update(updateMsg{update: model.Update{Snapshot: snap}})
 		_ = m.View()
 	}
 }

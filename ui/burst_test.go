@@ -42,7 +42,7 @@ func TestApplyTransitionBurstKeepsNewest(t *testing.T) {
 			if len(want) > maxEvents {
 				want = want[len(want)-maxEvents:]
 			}
-			m.Update(updateMsg{update: Update{Transitions: tr}})
+			m.Update(updateMsg{update: model.Update{Transitions: tr}})
 			if len(m.events) != len(want) {
 				t.Fatalf("%d events in the pane, want %d", len(m.events), len(want))
 			}

@@ -32,7 +32,7 @@ func (m *Model) detailLines(n *model.Node) []string {
 		if t.IsZero() {
 			return ""
 		}
-		return t.Format("2006-01-02 15:04:05") + " (" + formatAge(m.now.Sub(t)) + " ago)"
+		return t.Format("2006-01-02 15:04:05") + " (" + model.FormatAge(m.now.Sub(t)) + " ago)"
 	}
 
 	if h, ok := m.host(n); ok {
@@ -41,7 +41,7 @@ func (m *Model) detailLines(n *model.Node) []string {
 	}
 	add("id", n.ID)
 	add("state", stateWords(n))
-	add("reason", liveReason(n, m.now))
+	add("reason", n.ReasonAt(m.now))
 	add("action", string(n.Action))
 	if n.Blocked != nil {
 		add("blocked", n.Blocked.Question)
@@ -240,22 +240,31 @@ func rawJSONLines(raw []byte) []string {
 	return out
 }
 
-// renderDetail shows the selected node's details, scrolled, in h lines.
+// detailView is the selected node's detail lines, wrapped to w: the node
+// as of the latest snapshot (rows point into it). Long values (paths,
+// reasons) wrap under their label rather than lose their end.
+func (m *Model) detailView(w int) []string {
+	n := m.selectedNode()
+	if n == nil {
+		return nil
+	}
+	var all []string
+	for _, l := range m.detailLines(n) {
+		all = append(all, wrapIndent(l, w, detailIndent)...)
+	}
+	return all
+}
+
+// renderDetail shows the selected node's details (detailView, as layout
+// scrolled them) in h lines.
 func (m *Model) renderDetail(w, h int) []string {
 	n := m.selectedNode()
 	if n == nil {
 		return []string{m.styles.Muted.Render("no node selected")}
 	}
-	// The node as of the latest snapshot (rows point into it). Long values
-	// (paths, reasons) wrap under their label rather than lose their end.
-	var all []string
-	for _, l := range m.detailLines(n) {
-		all = append(all, wrapIndent(l, w, detailIndent)...)
-	}
-	m.detailOffset = max(0, min(m.detailOffset, len(all)-h))
 	out := make([]string, 0, h)
 	out = append(out, m.styles.PaneTitle.Render(fit("── details  "+clean(n.ID)+"  (enter/esc back, ↑↓ scroll) "+strings.Repeat("─", w), w)))
-	for _, l := range all[m.detailOffset:] {
+	for _, l := range m.detail[min(m.detailOffset, len(m.detail)):] {
 		if len(out) >= h {
 			break
 		}

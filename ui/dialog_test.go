@@ -104,7 +104,7 @@ func TestDialogKeepsTargetWhenRowsMove(t *testing.T) {
 		{id: "A/test/3", role: "tester", state: model.StateRunning, pid: 4104},
 		{id: "A/zzz/9", state: model.StateRunning, pid: 12},
 	}
-	m.Update(updateMsg{update: Update{Snapshot: buildSnapshot("/srv/fleet/.sessions", clock12, specs)}})
+	m.Update(updateMsg{update: model.Update{Snapshot: buildSnapshot("/srv/fleet/.sessions", clock12, specs)}})
 	if m.rows[row].node.ID == "A/test/3" {
 		t.Fatal("the fixture did not move the row")
 	}

@@ -26,7 +26,7 @@ func TestEndToEndKillThroughDialog(t *testing.T) {
 	m := New(Options{Feed: feed, Runner: runner, Now: fixedNow, Tick: -1})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
 
-	feed.ch <- Update{Snapshot: exampleSnapshot()}
+	feed.ch <- model.Update{Snapshot: exampleSnapshot()}
 	waitOutput(t, tm, "tester")
 
 	for range 4 {
@@ -37,7 +37,7 @@ func TestEndToEndKillThroughDialog(t *testing.T) {
 	tm.Send(keyMsg("y"))
 	waitOutput(t, tm, "kill: done")
 
-	feed.ch <- Update{Snapshot: exampleSnapshot(), Transitions: []model.Transition{
+	feed.ch <- model.Update{Snapshot: exampleSnapshot(), Transitions: []model.Transition{
 		{Time: clock12, ID: "A/test/3", From: model.StateRunning, To: model.StateDead, Reason: "pid 4104 gone"},
 	}}
 	tm.Send(keyMsg("e"))

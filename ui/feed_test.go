@@ -14,13 +14,12 @@ import (
 
 // A burst of updates already queued makes one message: one redraw.
 func TestFeedCoalescesBursts(t *testing.T) {
-	ch := make(chan Update, 100)
+	ch := make(chan model.Update, 100)
 	for i := range 100 {
 		specs := exampleSpecs()[:1]
 		specs[0].reason = fmt.Sprintf("beat %d", i)
-		ch <- Update{
+		ch <- model.Update{
 			Snapshot:    buildSnapshot("/srv/fleet/.sessions", clock12, specs),
-			Changed:     []string{"A"},
 			Transitions: []model.Transition{{Time: clock12, ID: fmt.Sprintf("n%d", i), To: model.StateRunning}},
 		}
 	}
@@ -41,7 +40,7 @@ func TestFeedCoalescesBursts(t *testing.T) {
 }
 
 func TestFeedClosed(t *testing.T) {
-	ch := make(chan Update)
+	ch := make(chan model.Update)
 	close(ch)
 	m := newTestModel(t, 80, 24, Options{})
 	m.feed = ch
@@ -55,7 +54,7 @@ func TestFeedClosed(t *testing.T) {
 func TestEventsBounded(t *testing.T) {
 	m := newTestModel(t, 80, 24, Options{})
 	for i := range maxEvents + 50 {
-		m.Update(updateMsg{update: Update{Transitions: []model.Transition{
+		m.Update(updateMsg{update: model.Update{Transitions: []model.Transition{
 			{Time: clock12.Add(time.Duration(i) * time.Second), ID: fmt.Sprintf("n%d", i), From: model.StateRunning, To: model.StateDead, Reason: "pid gone"},
 		}}})
 	}
@@ -93,8 +92,7 @@ func TestTickRedrawsAges(t *testing.T) {
 // SPEC §6 Mouse: click selects, wheel scrolls.
 func TestMouse(t *testing.T) {
 	m := newTestModel(t, 80, 12, Options{Initial: bigSnapshot(100)})
-	m.View() // measure the header
-	top := m.headerH
+	top := m.headerH // measured by Update, before any frame is drawn
 	m.Update(tea.MouseClickMsg{X: 5, Y: top + 2, Button: tea.MouseLeft})
 	if m.cursor != 2 {
 		t.Errorf("click on the third row selected row %d", m.cursor)
@@ -200,7 +198,7 @@ func TestQuietOnlyTransitionsSkipped(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := newTestModel(t, 80, 24, Options{})
-			m.Update(updateMsg{update: Update{Transitions: []model.Transition{tt.tr}}})
+			m.Update(updateMsg{update: model.Update{Transitions: []model.Transition{tt.tr}}})
 			if got := len(m.events) == 1; got != tt.want {
 				t.Errorf("shown %v, want %v", got, tt.want)
 			}
@@ -227,7 +225,7 @@ func TestProblemsInEventPane(t *testing.T) {
 	for range 3 {
 		snap := exampleSnapshot()
 		snap.Problems = []model.Problem{{Path: "/srv/fleet/.sessions/X", Error: "open /srv/fleet/.sessions/X: permission denied"}}
-		m.Update(updateMsg{update: Update{Snapshot: snap}})
+		m.Update(updateMsg{update: model.Update{Snapshot: snap}})
 	}
 	if len(m.events) != 1 || m.events[0].text != "problem" {
 		t.Fatalf("events %+v, want the problem once", m.events)
@@ -238,24 +236,30 @@ func TestProblemsInEventPane(t *testing.T) {
 	}
 }
 
-// A long pause holds one snapshot and at most an event pane of transitions.
+// A long pause holds one snapshot and at most model.MaxPendingTransitions
+// transitions, the newest.
 func TestPauseStaysBounded(t *testing.T) {
 	m := newTestModel(t, 80, 24, Options{})
 	press(m, "p")
-	for i := range 3 * maxEvents {
-		m.Update(updateMsg{update: Update{Snapshot: exampleSnapshot(), Changed: []string{"A", "B"},
-			Transitions: []model.Transition{{Time: clock12, ID: fmt.Sprintf("n%d", i), From: model.StateRunning, To: model.StateDead}}}})
+	const perUpdate = 500
+	updates := 3 * model.MaxPendingTransitions / perUpdate
+	for u := range updates {
+		tr := make([]model.Transition, perUpdate)
+		for j := range tr {
+			tr[j] = model.Transition{Time: clock12, ID: fmt.Sprintf("n%d", u*perUpdate+j), From: model.StateRunning, To: model.StateDead}
+		}
+		m.Update(updateMsg{update: model.Update{Snapshot: exampleSnapshot(), Transitions: tr}})
 	}
-	if got := len(m.pending.Transitions); got != maxEvents {
-		t.Errorf("pending holds %d transitions, want %d", got, maxEvents)
+	if got := len(m.pending.Transitions); got != model.MaxPendingTransitions {
+		t.Errorf("pending holds %d transitions, want %d", got, model.MaxPendingTransitions)
 	}
 	// A transition-only update keeps the snapshot already pending.
-	m.Update(updateMsg{update: Update{Transitions: []model.Transition{{Time: clock12, ID: "x", From: model.StateRunning, To: model.StateDead}}}})
+	m.Update(updateMsg{update: model.Update{Transitions: []model.Transition{{Time: clock12, ID: "x", From: model.StateRunning, To: model.StateDead}}}})
 	if m.pending.Snapshot == nil {
 		t.Error("a transition-only update dropped the pending snapshot")
 	}
 	press(m, "p")
-	if want := fmt.Sprintf("n%d", 3*maxEvents-1); m.events[len(m.events)-2].id != want {
+	if want := fmt.Sprintf("n%d", updates*perUpdate-1); m.events[len(m.events)-2].id != want {
 		t.Errorf("newest held transition %q, want %q", m.events[len(m.events)-2].id, want)
 	}
 }

@@ -135,14 +135,14 @@ func bigSnapshot(n int) *model.Snapshot {
 
 // fakeFeed is a Feed tests push updates into.
 type fakeFeed struct {
-	ch        chan Update
+	ch        chan model.Update
 	mu        sync.Mutex
 	refreshed int
 }
 
-func newFakeFeed() *fakeFeed { return &fakeFeed{ch: make(chan Update, 16)} }
+func newFakeFeed() *fakeFeed { return &fakeFeed{ch: make(chan model.Update, 16)} }
 
-func (f *fakeFeed) Updates() <-chan Update { return f.ch }
+func (f *fakeFeed) Updates() <-chan model.Update { return f.ch }
 
 func (f *fakeFeed) Refresh() {
 	f.mu.Lock()

@@ -1,9 +1,7 @@
 package ui
 
 import (
-	"fmt"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
@@ -60,24 +58,6 @@ func flagGlyph(f model.Flag) string {
 		return "±"
 	}
 	return "·"
-}
-
-// formatAge is a compact age: 4s, 2m05s, 1h02m, 3d04h. Negative ages (a
-// writer's clock a little ahead) show as 0s.
-func formatAge(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
-	s := int64(d / time.Second)
-	switch {
-	case s < 60:
-		return fmt.Sprintf("%ds", s)
-	case s < 3600:
-		return fmt.Sprintf("%dm%02ds", s/60, s%60)
-	case s < 86400:
-		return fmt.Sprintf("%dh%02dm", s/3600, (s%3600)/60)
-	}
-	return fmt.Sprintf("%dd%02dh", s/86400, (s%86400)/3600)
 }
 
 // clean makes text read from disk safe to print: nothing in it reaches the

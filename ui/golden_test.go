@@ -86,7 +86,7 @@ func TestGoldenViews(t *testing.T) {
 			run(m, press(m, "x"))
 		}},
 		{name: "events", setup: func(m *Model) {
-			m.Update(updateMsg{update: Update{Snapshot: exampleSnapshot(), Transitions: []model.Transition{
+			m.Update(updateMsg{update: model.Update{Snapshot: exampleSnapshot(), Transitions: []model.Transition{
 				{Time: clock12, ID: "B", From: model.StateRunning, To: model.StateDead, Reason: "pid 4201 gone"},
 				{Time: clock12, ID: "A/test/3", From: model.StateRunning, FromFlags: []model.Flag{model.FlagStalled}, To: model.StateRunning, ToFlags: []model.Flag{model.FlagStalled, model.FlagKillCandidate}, Reason: "alive but not beating for 6m"},
 			}}})

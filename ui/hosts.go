@@ -19,7 +19,7 @@ const hostGlyph = "▣"
 
 // setHosts takes in the hosts' reachability; a host that stops or starts
 // answering is an event.
-func (m *Model) setHosts(hosts []Host) {
+func (m *Model) setHosts(hosts []model.Host) {
 	for _, h := range hosts {
 		i, known := m.hostOf[h.Name]
 		if !known || m.hosts[i].Reachable == h.Reachable {
@@ -43,26 +43,26 @@ func (m *Model) setHosts(hosts []Host) {
 }
 
 // host reports whether n is a host row, and its reachability.
-func (m *Model) host(n *model.Node) (Host, bool) {
+func (m *Model) host(n *model.Node) (model.Host, bool) {
 	if len(m.hosts) == 0 || n.Parent != nil || n.ParentID != "" {
-		return Host{}, false
+		return model.Host{}, false
 	}
 	i, ok := m.hostOf[n.ID]
 	if !ok {
-		return Host{}, false
+		return model.Host{}, false
 	}
 	return m.hosts[i], true
 }
 
 // hostWord is a host row's state cell.
-func hostWord(h Host) string {
+func hostWord(h model.Host) string {
 	if h.Reachable {
 		return "ok"
 	}
 	return "unreachable"
 }
 
-func (m *Model) hostStyle(h Host) lipgloss.Style {
+func (m *Model) hostStyle(h model.Host) lipgloss.Style {
 	if h.Reachable {
 		return m.styles.Success
 	}
@@ -134,7 +134,7 @@ func pluralHosts(k int) string {
 
 // hostDetail is the detail pane of a host row: where it is and whether it
 // answers; its nodes have their own.
-func hostDetail(h Host, n *model.Node, add func(label, value string), stamp func(time.Time) string) {
+func hostDetail(h model.Host, n *model.Node, add func(label, value string), stamp func(time.Time) string) {
 	add("host", h.Name)
 	add("snapshot", n.InfraDir)
 	add("reachable", hostWord(h))

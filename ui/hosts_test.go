@@ -48,8 +48,8 @@ func fleetSnapshot() *model.Snapshot {
 	return fleet
 }
 
-func fleetHosts() []Host {
-	return []Host{
+func fleetHosts() []model.Host {
+	return []model.Host{
 		{Name: "host-a", Reachable: true, Since: clock12.Add(-time.Hour)},
 		{Name: "host-b", Reachable: false, Since: clock12.Add(-58 * time.Second), Err: "connection refused"},
 	}
@@ -108,18 +108,14 @@ func TestFleetHeaderAndRows(t *testing.T) {
 func TestFleetReachabilityUpdates(t *testing.T) {
 	m := newFleetModel(t, 160, 40)
 	up := fleetHosts()
-	up[1] = Host{Name: "host-b", Reachable: true, Since: clock12}
-	m.Update(updateMsg{update: Update{Snapshot: fleetSnapshot(), Hosts: up}})
+	up[1] = model.Host{Name: "host-b", Reachable: true, Since: clock12}
+	m.Update(updateMsg{update: model.Update{Snapshot: fleetSnapshot(), Hosts: up}})
 	if h := strings.Join(strings.Split(stripped(m), "\n")[:m.headerH], "\n"); !strings.Contains(h, "host-b ok") || strings.Contains(h, "unreachable") {
 		t.Errorf("header after host-b came back:\n%s", h)
 	}
-	m.Update(updateMsg{update: Update{Snapshot: fleetSnapshot()}})
+	m.Update(updateMsg{update: model.Update{Snapshot: fleetSnapshot()}})
 	if h := strings.Join(strings.Split(stripped(m), "\n")[:m.headerH], "\n"); !strings.Contains(h, "host-b ok") {
 		t.Errorf("an update without hosts dropped them:\n%s", h)
-	}
-	merged := mergeUpdates(Update{Hosts: fleetHosts()}, Update{Snapshot: fleetSnapshot()})
-	if len(merged.Hosts) != 2 || merged.Hosts[1].Reachable {
-		t.Errorf("merging updates lost the hosts: %+v", merged.Hosts)
 	}
 }
 
@@ -138,9 +134,9 @@ func TestFleetViewIsReadonly(t *testing.T) {
 // With many hosts the reachability line still fits: it says how many are
 // up and down.
 func TestFleetHostsLineFits(t *testing.T) {
-	var hosts []Host
+	var hosts []model.Host
 	for _, n := range []string{"alpha-very-long-host-name", "beta-very-long-host-name", "gamma-very-long-host-name", "delta-very-long-host-name"} {
-		hosts = append(hosts, Host{Name: n, Reachable: n != "beta-very-long-host-name", Since: clock12})
+		hosts = append(hosts, model.Host{Name: n, Reachable: n != "beta-very-long-host-name", Since: clock12})
 	}
 	m := newTestModel(t, 80, 24, Options{Initial: fleetSnapshot(), Hosts: hosts, Readonly: true})
 	frame := m.View().Content
@@ -178,11 +174,11 @@ func TestFleetHostDetail(t *testing.T) {
 func TestFleetReachabilityEvents(t *testing.T) {
 	m := newFleetModel(t, 120, 40)
 	up := fleetHosts()
-	up[0] = Host{Name: "host-a", Reachable: false, Since: clock12, Err: "context deadline exceeded"}
-	up[1] = Host{Name: "host-b", Reachable: true, Since: clock12}
-	m.Update(updateMsg{update: Update{Snapshot: fleetSnapshot(), Hosts: up}})
+	up[0] = model.Host{Name: "host-a", Reachable: false, Since: clock12, Err: "context deadline exceeded"}
+	up[1] = model.Host{Name: "host-b", Reachable: true, Since: clock12}
+	m.Update(updateMsg{update: model.Update{Snapshot: fleetSnapshot(), Hosts: up}})
 	// The same reachability again is no new event.
-	m.Update(updateMsg{update: Update{Snapshot: fleetSnapshot(), Hosts: up}})
+	m.Update(updateMsg{update: model.Update{Snapshot: fleetSnapshot(), Hosts: up}})
 	press(m, "e")
 	plain := stripped(m)
 	for _, want := range []string{

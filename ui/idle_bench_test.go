@@ -36,13 +36,7 @@ func BenchmarkTUIIdle10k(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
-	feed := make(chan Update, 1)
-	go func() {
-		defer close(feed)
-		for u := range w.Updates() {
-			feed <- Update{Snapshot: u.Snapshot, Changed: u.Changed, Transitions: u.Transitions}
-		}
-	}()
+	feed := w.Updates()
 	m := New(Options{Initial: w.Snapshot(), Tick: -1})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	stop := make(chan struct{})

@@ -146,7 +146,7 @@ func TestRowsKeepIDOrderAcrossStateChanges(t *testing.T) {
 		specs[i].state = model.StateDead
 		specs[i].flags = nil
 	}
-	m.Update(updateMsg{update: Update{Snapshot: buildSnapshot("/srv/fleet/.sessions", clock12, specs)}})
+	m.Update(updateMsg{update: model.Update{Snapshot: buildSnapshot("/srv/fleet/.sessions", clock12, specs)}})
 	if strings.Join(rowIDs(m), " ") != strings.Join(before, " ") {
 		t.Errorf("rows moved: %v, was %v", rowIDs(m), before)
 	}
@@ -157,7 +157,7 @@ func TestSelectionFollowsNodeID(t *testing.T) {
 	m := newTestModel(t, 80, 24, Options{})
 	m.moveTo(m.index["B/code/1"])
 	specs := append([]spec{{id: "0-first", state: model.StateRunning, pid: 1}}, exampleSpecs()...)
-	m.Update(updateMsg{update: Update{Snapshot: buildSnapshot("/srv/fleet/.sessions", clock12, specs)}})
+	m.Update(updateMsg{update: model.Update{Snapshot: buildSnapshot("/srv/fleet/.sessions", clock12, specs)}})
 	if got := m.selectedNode().ID; got != "B/code/1" {
 		t.Errorf("selected %q after an insert, want B/code/1", got)
 	}
@@ -216,7 +216,7 @@ func TestPauseHoldsUpdates(t *testing.T) {
 	m := newTestModel(t, 80, 24, Options{})
 	press(m, "p")
 	specs := exampleSpecs()[:1]
-	m.Update(updateMsg{update: Update{Snapshot: buildSnapshot("/srv/fleet/.sessions", clock12, specs),
+	m.Update(updateMsg{update: model.Update{Snapshot: buildSnapshot("/srv/fleet/.sessions", clock12, specs),
 		Transitions: []model.Transition{{Time: clock12, ID: "A/code/2", From: model.StateDead}}}})
 	if len(m.rows) != 10 || len(m.events) != 0 {
 		t.Fatalf("paused view changed: %d rows, %d events", len(m.rows), len(m.events))

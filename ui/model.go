@@ -26,7 +26,7 @@ const (
 // Layout: three header lines and a column head above the body, a status
 // line and the short help below it.
 const (
-	headerLines = 5 // the usual height; the real one is measured per frame
+	headerLines = 5 // the usual height; layout measures the real one
 	footerLines = 2
 	maxEvents   = 500
 	wheelStep   = 3
@@ -37,7 +37,7 @@ const (
 // Messages of the program (unexported: only the ui sends them).
 type (
 	updateMsg struct {
-		update Update
+		update model.Update
 	}
 	feedClosedMsg struct{}
 	tickMsg       time.Time
@@ -103,22 +103,25 @@ type Model struct {
 	seenProblems map[model.Problem]bool
 
 	paused    bool
-	pending   *Update // the latest update held back while paused
-	following string  // the followed node's id, or ""
+	pending   *model.Update // the updates held back while paused, merged
+	following string        // the followed node's id, or ""
 
 	dialog *dialog
 	status string
 	bad    bool // the status is a refusal or an error
 
-	feed   <-chan Update
+	feed   <-chan model.Update
 	closed bool
 
 	frame   string
 	dirty   bool
-	headerH int
-	sum     model.Summary // counts of snap, computed once per snapshot
+	header  []string // the header's lines, built by layout
+	headerH int      // len(header)
+	// detail is the detail pane's lines, wrapped to the width (modeDetail).
+	detail []string
+	sum    model.Summary // counts of snap, computed once per snapshot
 	// hosts of a fleet view, and their top-level ids; empty otherwise.
-	hosts  []Host
+	hosts  []model.Host
 	hostOf map[string]int
 	// The widest name and state cells of all rows, for column widths.
 	nameMax, stateMax int
@@ -165,6 +168,7 @@ func New(opts Options) *Model {
 	}
 	m.applyTheme()
 	m.reflow()
+	m.layout()
 	return m
 }
 
@@ -183,7 +187,7 @@ func (m *Model) Init() tea.Cmd {
 // waitFeed blocks on the feed in a command and coalesces a burst: whatever
 // is already queued behind the first update joins it, so a thousand
 // heartbeat touches make one redraw.
-func waitFeed(ch <-chan Update) tea.Cmd {
+func waitFeed(ch <-chan model.Update) tea.Cmd {
 	return func() tea.Msg {
 		u, ok := <-ch
 		if !ok {
@@ -195,7 +199,7 @@ func waitFeed(ch <-chan Update) tea.Cmd {
 				if !ok {
 					return updateMsg{update: u}
 				}
-				u = mergeUpdates(u, next)
+				u = u.Merge(next)
 			default:
 				return updateMsg{update: u}
 			}
@@ -203,47 +207,37 @@ func waitFeed(ch <-chan Update) tea.Cmd {
 	}
 }
 
-// mergeUpdates keeps the newer snapshot and the newest transitions (no
-// more than the event pane holds, so a long pause stays bounded). Changed is
-// dropped: the ui rebuilds its rows from the snapshot and never reads it.
-func mergeUpdates(a, b Update) Update {
-	tr := append(append([]model.Transition(nil), a.Transitions...), b.Transitions...)
-	if len(tr) > maxEvents {
-		tr = tr[len(tr)-maxEvents:]
-	}
-	snap := b.Snapshot
-	if snap == nil {
-		snap = a.Snapshot
-	}
-	hosts := b.Hosts
-	if hosts == nil {
-		hosts = a.Hosts
-	}
-	return Update{Snapshot: snap, Transitions: tr, Hosts: hosts}
-}
-
 func tick(d time.Duration) tea.Cmd {
 	return tea.Tick(d, func(t time.Time) tea.Msg { return tickMsg(t) })
 }
 
-// Update handles one message. Nothing here does IO: reads and actions run
-// in commands.
+// Update handles one message, then lays out the screen it changed (layout),
+// so that View only draws. Nothing here does IO: reads and actions run in
+// commands.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	cmd := m.update(msg)
+	if m.dirty {
+		m.layout()
+	}
+	return m, cmd
+}
+
+func (m *Model) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.help.SetWidth(msg.Width)
 		m.scrollToCursor()
 		m.dirty = true
-		return m, nil
+		return nil
 	case tickMsg:
 		m.now = m.opts.Now()
 		m.dirty = true
-		return m, tick(m.opts.Tick)
+		return tick(m.opts.Tick)
 	case updateMsg:
 		if m.paused {
 			if m.pending != nil {
-				merged := mergeUpdates(*m.pending, msg.update)
+				merged := m.pending.Merge(msg.update)
 				m.pending = &merged
 			} else {
 				u := msg.update
@@ -253,48 +247,48 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.apply(msg.update)
 		}
 		if m.feed == nil || m.closed {
-			return m, nil
+			return nil
 		}
-		return m, waitFeed(m.feed)
+		return waitFeed(m.feed)
 	case feedClosedMsg:
 		m.closed = true
 		m.dirty = true
-		return m, nil
+		return nil
 	case dryRunMsg:
 		if d := m.dialog; d != nil && d.req.NodeID == msg.req.NodeID && d.req.Action == msg.req.Action && d.req.Tree == msg.req.Tree {
 			d.loading = false
 			d.result, d.err = msg.result, msg.err
 			m.dirty = true
 		}
-		return m, nil
+		return nil
 	case actionDoneMsg:
 		m.actionDone(msg)
 		// The action wrote a journal line: an open detail pane shows it.
 		if n := m.selectedNode(); m.mode == modeDetail && n != nil {
-			return m, m.loadJournal(n)
+			return m.loadJournal(n)
 		}
-		return m, nil
+		return nil
 	case journalMsg:
 		m.journal[msg.id] = msg
 		m.dirty = true
-		return m, nil
+		return nil
 	case tea.KeyPressMsg:
 		cmd := m.key(msg)
 		m.dirty = true
-		return m, cmd
+		return cmd
 	case tea.MouseClickMsg:
 		m.click(msg.Mouse())
-		return m, nil
+		return nil
 	case tea.MouseWheelMsg:
 		m.wheel(msg.Mouse())
-		return m, nil
+		return nil
 	}
-	return m, nil
+	return nil
 }
 
 // apply takes in a new snapshot: rows are rebuilt, the selection stays on
 // the same node id, and transitions go to the event pane.
-func (m *Model) apply(u Update) {
+func (m *Model) apply(u model.Update) {
 	// Only the newest maxEvents can stay in the pane: a fleet crossing a
 	// threshold together (10,000 nodes going stalled) must not build and
 	// shift out thousands of events one by one.
@@ -768,8 +762,9 @@ func (m *Model) applyTheme() {
 	m.dirty = true
 }
 
-// View renders the screen; the frame is cached and rebuilt only after a
-// change, and only the rows on screen are rendered.
+// View renders the screen as Update laid it out (layout) and changes
+// nothing else: the frame is cached and rebuilt only after a change, and
+// only the rows on screen are rendered.
 func (m *Model) View() tea.View {
 	if m.dirty {
 		m.frame = m.render()

@@ -50,17 +50,33 @@ func (c columns) fixed() int {
 	return used
 }
 
-// render builds the whole frame.
+// layout works out the shape of the next frame from the model: the
+// header's lines (its height depends on what it holds), the detail pane's
+// lines, and the scroll offsets that keep the cursor and the details on
+// screen within them. Update runs it after each change, so View only draws.
+func (m *Model) layout() {
+	w, h := m.width, m.height
+	if w <= 0 || h <= 0 {
+		return
+	}
+	m.header = m.renderHeader(w)
+	m.headerH = len(m.header)
+	m.scrollToCursor()
+	m.detail = nil
+	if m.mode == modeDetail {
+		m.detail = m.detailView(w)
+		m.detailOffset = max(0, min(m.detailOffset, len(m.detail)-(h-m.headerH-footerLines)))
+	}
+}
+
+// render builds the whole frame from the model as layout left it.
 func (m *Model) render() string {
 	w, h := m.width, m.height
 	if w <= 0 || h <= 0 {
 		return ""
 	}
 	lines := make([]string, 0, h)
-	lines = append(lines, m.renderHeader(w)...)
-	// The header's height depends on what it holds; keep the cursor on screen.
-	m.headerH = len(lines)
-	m.scrollToCursor()
+	lines = append(lines, m.header...)
 	var body []string
 	switch m.mode {
 	case modeDetail:
@@ -338,7 +354,7 @@ func (m *Model) rowCells(r row, guide string, c columns) (name, state, beat, pid
 	}
 	beat = "-"
 	if !n.BeatMtime.IsZero() {
-		beat = formatAge(m.now.Sub(n.BeatMtime))
+		beat = model.FormatAge(m.now.Sub(n.BeatMtime))
 	}
 	pid = "-"
 	if p := n.PID(); p != 0 {
@@ -356,7 +372,7 @@ func (m *Model) rowCells(r row, guide string, c columns) (name, state, beat, pid
 	if n.Action == model.ActionNone || n.Action == "" {
 		action = "-"
 	}
-	reason = clean(liveReason(n, m.now))
+	reason = clean(n.ReasonAt(m.now))
 	return
 }
 
@@ -457,7 +473,7 @@ func (m *Model) renderStatus(w int) string {
 			// the selected node's reason is always readable here in full.
 			line := fmt.Sprintf("%d/%d  %s", m.cursor+1, len(m.rows), clean(n.ID))
 			if n.Reason != "" {
-				line += "  " + clean(liveReason(n, m.now))
+				line += "  " + clean(n.ReasonAt(m.now))
 			}
 			return st.Muted.Render(truncate(line, w))
 		}

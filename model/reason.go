@@ -1,0 +1,58 @@
+package model
+
+import (
+	"strconv"
+	"time"
+)
+
+// FormatAge is the one way an age is written: in the tree's beat column,
+// in reasons, in the --once text. "4s", "2m05s", "1h02m", "3d04h": two
+// units at most, the second two digits wide so a column of ages lines up.
+// It truncates to whole units; a negative duration (an mtime in the
+// future) is "0s".
+func FormatAge(d time.Duration) string {
+	if d < time.Second {
+		return "0s"
+	}
+	s := int64(d / time.Second)
+	switch {
+	case s < 60:
+		return strconv.FormatInt(s, 10) + "s"
+	case s < 3600:
+		return strconv.FormatInt(s/60, 10) + "m" + twoDigits(s%60) + "s"
+	case s < 86400:
+		return strconv.FormatInt(s/3600, 10) + "h" + twoDigits(s%3600/60) + "m"
+	}
+	return strconv.FormatInt(s/86400, 10) + "d" + twoDigits(s%86400/3600) + "h"
+}
+
+func twoDigits(v int64) string {
+	if v < 10 {
+		return "0" + strconv.FormatInt(v, 10)
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// ReasonAge is the one age in a node's Reason that moves with the clock:
+// the beat's, in "last beat 12s ago", "alive but not beating for 3m05s",
+// ".running written 4s ago". Reason[At:At+Len] is that age as the
+// classifier wrote it, measured from Since at the classification. Other
+// ages a reason quotes ("lead dead since 08:55:01 (2m00s ago)", "kill
+// candidate in 1m30s") are plain text. The zero ReasonAge: nothing in the
+// reason moves.
+type ReasonAge struct {
+	Since   time.Time
+	At, Len int
+}
+
+// ReasonAt is n's reason as of now: its moving age (ReasonAge) measured at
+// now, the rest as the classifier wrote it. Every view renders a reason
+// through it, at its own now — the ui at its clock, serve at the request,
+// --once at its scan — so none of them reads ages back out of the text.
+func (n *Node) ReasonAt(now time.Time) string {
+	a := n.ReasonAge
+	if a.Len <= 0 || a.Since.IsZero() || a.At < 0 || a.At+a.Len > len(n.Reason) {
+		return n.Reason
+	}
+	return n.Reason[:a.At] + FormatAge(now.Sub(a.Since)) + n.Reason[a.At+a.Len:]
+}

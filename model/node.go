@@ -43,6 +43,15 @@ type Node struct {
 	// another session by their own word: a conflict, not an edge (SPEC §2).
 	RefusedChildren []string
 
+	// Source is the kind of store the node was read from ("" or "native":
+	// the file protocol of SPEC §1; see package sources).
+	Source string
+	// SourceFields are what a source's record says beyond the facts above
+	// (a row id, a tmux session), in the source's order, shown as they are.
+	SourceFields []Field
+	// Traits say how the source's liveness differs from a heartbeat's.
+	Traits Traits
+
 	// RegistryCompacting is the path of `.children.compacting` while a
 	// compaction's replaced registry is not carried over whole ("" when
 	// none); Registry then ends with its lines not carried yet.
@@ -174,4 +183,28 @@ type Transition struct {
 	FromFlags []Flag
 	ToFlags   []Flag
 	Reason    string
+}
+
+// Field is one named fact a source shows as it is.
+type Field struct {
+	Name, Value string
+}
+
+// Traits are the ways a source's records differ from a native heartbeat,
+// which the classifier honours (SPEC §10). The zero value is a heartbeat.
+type Traits struct {
+	// PIDPerTurn: the pid is the current turn's subprocess, gone between
+	// turns while the engine that owns the work lives (TeaParty's leads and
+	// workers): a gone pid alone is not dead until the beat is stale.
+	PIDPerTurn bool
+	// NoProcessExpected: the record says no process runs now (a paused
+	// row), so a gone pid never makes it dead.
+	NoProcessExpected bool
+	// NeverKill: a human controls it; never a kill candidate.
+	NeverKill bool
+	// MergesItself: the system merges finished work by itself, so a
+	// completed node recommends none, never merge.
+	MergesItself bool
+	// LaunchTimeout: a starting record older than this is dead (0: none).
+	LaunchTimeout time.Duration
 }

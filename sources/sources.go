@@ -1,0 +1,80 @@
+// Package sources is the seam between the systems dispatchtop reads and the
+// one classifier that judges them (SPEC §10). A source reads one kind of
+// store — the native file protocol of SPEC §1, TeaParty's SQLite bus,
+// middle's workflows table, opencode-teams' agent files, chatroom's machine
+// state — and yields node facts: what the store says, in the shape of
+// model.Node, never a state. The scanner builds the forest from the facts of
+// every source and liveness classifies it; neither knows which system a node
+// came from beyond what the facts say.
+//
+// The facts contract, for every source but the native one:
+//
+//   - Node.Source is the source's Kind; Node.ID is relative to the store
+//     ("job-7--fix/dispatch:ab12"), '/'-separated; the scanner prefixes it
+//     as it prefixes native ids when there are several roots.
+//   - Node.HeartbeatPath is a key unique across every store of the host
+//     (e.g. "/abs/messages.db#dispatch:ab12"); HasHeartbeat is true when the
+//     record exists, and Heartbeat is synthesised from the record: PID and
+//     Started (the process and its create time, 0 when unknown), Status in
+//     the SPEC §1 vocabulary (starting, running, paused, completed,
+//     withdrawn), Role, Team, TaskID, Worktree, and ParentHeartbeat, the key
+//     of the parent's record, with HasParentField true ("" for a session
+//     lead): edges are declared child-side, as native heartbeats declare them.
+//   - BeatMtime is the newest sign of life the system itself counts (a beat
+//     column, a stream's mtime, updated_at); ActivityMtime the newest
+//     activity; Blocked the question a human must answer; Cfa the work state.
+//   - InfraDir is where the node's files live (its worktree or job dir), ""
+//     when it has none; actions refuse what needs one.
+//   - Node.SourceFields carry what the system says that the classifier does
+//     not read (a row id, a tmux session, consecutive misses), in a fixed
+//     order, for the detail pane, the JSON and the action placeholders.
+//   - Node.Traits say how the source's liveness differs from a heartbeat's
+//     (see model.Traits).
+//
+// A store that cannot be read (a missing table, an unknown schema, a
+// corrupt or locked file) yields no nodes and a problem naming the file and
+// the cause: never a crash, never a silent 0. Stores are opened read-only
+// and never written; a database reader never blocks its writer.
+package sources
+
+import (
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// Kind names a source; it is the KIND of a `KIND:PATH` root and the
+// "source" of every node and root in the JSON.
+type Kind string
+
+// The sources dispatchtop knows.
+const (
+	Native        Kind = "native"
+	TeaParty      Kind = "teaparty"
+	Middle        Kind = "middle"
+	OpencodeTeams Kind = "opencode-teams"
+	Chatroom      Kind = "chatroom"
+)
+
+// Facts are what one read of a store found.
+type Facts struct {
+	Nodes    []*model.Node
+	Problems []model.Problem
+}
+
+// Source reads one kind of store.
+type Source interface {
+	// Kind names the source.
+	Kind() Kind
+	// Detect reports whether path (a directory or file a ROOT names) holds
+	// this source's store.
+	Detect(path string) bool
+	// Read reads the whole store at path as of now.
+	Read(path string, now time.Time) Facts
+	// WatchPaths are the files and directories whose change means the store
+	// must be read again (a database, its -wal, a directory of agent files).
+	WatchPaths(path string) []string
+	// Thresholds are the source's own defaults (what the system itself
+	// counts as stale); flags and the config override them.
+	Thresholds() model.Thresholds
+}

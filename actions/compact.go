@@ -84,7 +84,7 @@ func (e *Engine) compactNode(ctx context.Context, req Request, n *model.Node) (R
 	if req.DryRun {
 		b, err := readRegistryView(path)
 		if err != nil {
-			return res, fmt.Errorf("compact %s: %w", n.ID, err)
+			return res, err
 		}
 		_, removed := filterLines(b[:bytes.LastIndexByte(b, '\n')+1], old, decide)
 		for _, r := range removed {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
+	"github.com/dispatchtop/dispatchtop/internal/exitcode"
 	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
@@ -64,19 +65,7 @@ type Options struct {
 // ExitError is a wrapped dispatch that did not succeed: Code is the child's
 // exit code as a shell reports it (128+N when a signal N ended it), or 126
 // or 127 when it could not be started, with Err saying why.
-type ExitError struct {
-	Code int
-	Err  error
-}
-
-func (e *ExitError) Error() string {
-	if e.Err == nil {
-		return fmt.Sprintf("exit %d", e.Code)
-	}
-	return e.Err.Error()
-}
-
-func (e *ExitError) Unwrap() error { return e.Err }
+type ExitError = exitcode.Error
 
 // dispatch is one wrapped dispatch: the heartbeat, the child and the watchers.
 type dispatch struct {

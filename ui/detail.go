@@ -263,16 +263,7 @@ func (m *Model) renderDetail(w, h int) []string {
 		return []string{m.styles.Muted.Render("no node selected")}
 	}
 	out := make([]string, 0, h)
-	out = append(out, m.styles.PaneTitle.Render(fit("── details  "+clean(n.ID)+"  (enter/esc back, ↑↓ scroll) "+strings.Repeat("─", w), w)))
-	for _, l := range m.detail[min(m.detailOffset, len(m.detail)):] {
-		if len(out) >= h {
-			break
-		}
-		style := m.styles.Text
-		if strings.HasPrefix(l, "── ") {
-			style = m.styles.Title
-		}
-		out = append(out, style.Render(truncate(l, w)))
-	}
-	return out
+	out = append(out, m.styles.PaneTitle.Render(fit("── details  "+clean(n.ID)+"  (enter/esc back, ↑↓ pgup/pgdn g/G scroll) "+strings.Repeat("─", w), w)))
+	out = append(out, strings.Split(m.detailVP.View(), "\n")...)
+	return out[:min(len(out), h)]
 }

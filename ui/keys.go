@@ -9,7 +9,7 @@ type keyMap struct {
 	Collapse, Expand, Toggle                key.Binding
 	CollapseAll, ExpandAll                  key.Binding
 	Filter, StateFilter                     key.Binding
-	Details, Events                         key.Binding
+	Details, Events, EventScope             key.Binding
 	Kill, KillTree, Resume, Compact, Merge  key.Binding
 	Pause, Follow, Theme, Help, Quit        key.Binding
 	Back                                    key.Binding
@@ -32,6 +32,7 @@ func newKeyMap(readonly bool) keyMap {
 		StateFilter: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "state filter")),
 		Details:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
 		Events:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "events")),
+		EventScope:  key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "events of subtree")),
 		Kill:        key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "kill")),
 		KillTree:    key.NewBinding(key.WithKeys("X"), key.WithHelp("X", "kill subtree")),
 		Resume:      key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")),
@@ -62,7 +63,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Collapse, k.Expand, k.Toggle, k.CollapseAll, k.ExpandAll, k.Follow},
-		{k.Filter, k.StateFilter, k.Details, k.Events, k.Pause, k.Theme},
+		{k.Filter, k.StateFilter, k.Details, k.Events, k.EventScope, k.Pause, k.Theme},
 		{k.Kill, k.KillTree, k.Resume, k.Compact, k.Merge},
 		{k.Help, k.Back, k.Quit},
 	}
@@ -73,7 +74,7 @@ type detailKeys struct{ k keyMap }
 
 func (d detailKeys) ShortHelp() []key.Binding {
 	back := key.NewBinding(key.WithKeys("enter", "esc"), key.WithHelp("enter/esc", "back"))
-	scroll := key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑↓", "scroll"))
+	scroll := key.NewBinding(key.WithKeys("up", "down", "pgup", "pgdown", "g", "G"), key.WithHelp("↑↓ pgup/pgdn g/G", "scroll"))
 	return []key.Binding{back, scroll, d.k.Kill, d.k.KillTree, d.k.Resume, d.k.Compact, d.k.Merge, d.k.Events, d.k.Quit}
 }
 

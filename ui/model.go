@@ -8,6 +8,7 @@ import (
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -23,12 +24,19 @@ const (
 	modeHelp
 )
 
+// focus is the pane the movement keys act on while the tree is shown.
+type focus int
+
+const (
+	focusTree focus = iota
+	focusEvents
+)
+
 // Layout: three header lines and a column head above the body, a status
 // line and the short help below it.
 const (
 	headerLines = 5 // the usual height; layout measures the real one
 	footerLines = 2
-	maxEvents   = 500
 	wheelStep   = 3
 	// maxSeenProblems bounds the memory of problems already shown.
 	maxSeenProblems = 10000
@@ -93,12 +101,20 @@ type Model struct {
 	typing     bool // the `/` prompt is open
 	state      stateFilter
 
-	mode         mode
-	detailOffset int
-	journal      map[string]journalMsg
+	mode     mode
+	detailVP viewport.Model // the detail pane's scroll
+	journal  map[string]journalMsg
 
 	eventsOpen bool
+	focus      focus
 	events     []event // newest last, at most maxEvents
+	eventSeq   int     // counts events added: the pane rebuilds when it moves
+	eventScope string  // `E`: only this node's subtree, or "" for all
+	eventsVP   viewport.Model
+	// eventsBuilt is what the event viewport's lines were built from, and
+	// eventsShown how many events they hold.
+	eventsBuilt eventsKey
+	eventsShown int
 
 	seenProblems map[model.Problem]bool
 
@@ -157,6 +173,8 @@ func New(opts Options) *Model {
 		height:    24,
 		dirty:     true,
 		headerH:   headerLines,
+		detailVP:  newPane(),
+		eventsVP:  newPane(),
 	}
 	m.setHosts(opts.Hosts)
 	if m.snap != nil {
@@ -369,6 +387,7 @@ func describe(s model.State, flags []model.Flag) string {
 
 func (m *Model) addEvent(e event) {
 	m.events = append(m.events, e)
+	m.eventSeq++
 	if len(m.events) > maxEvents {
 		// Keep the newest, shifted in place: the dropped head is overwritten
 		// (so it can be collected) and a burst allocates nothing.
@@ -500,11 +519,16 @@ func (m *Model) wheel(ms tea.Mouse) {
 		return
 	}
 	if m.mode == modeDetail {
-		m.detailOffset = max(0, m.detailOffset+step)
+		m.detailVP, _ = m.detailVP.Update(tea.MouseWheelMsg(ms))
 		m.dirty = true
 		return
 	}
 	h := m.treeHeight()
+	if m.eventsOpen && m.mode == modeTree && ms.Y >= m.headerH+h {
+		m.eventsVP, _ = m.eventsVP.Update(tea.MouseWheelMsg(ms))
+		m.dirty = true
+		return
+	}
 	m.offset = max(0, min(m.offset+step, len(m.rows)-h))
 	// The cursor stays on screen, so a key after scrolling acts on what is seen.
 	if m.cursor < m.offset {
@@ -540,6 +564,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Back):
 		switch {
+		case m.mode == modeTree && m.focus == focusEvents:
+			m.focus = focusTree
 		case m.mode != modeTree:
 			m.mode = modeTree
 		case m.textFilter != "" || m.state != filterAll:
@@ -553,6 +579,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	if m.mode == modeDetail {
 		return m.detailKey(msg)
+	}
+	if m.focus == focusEvents && m.eventsOpen && m.scrollKey(&m.eventsVP, msg) {
+		return nil
 	}
 	switch {
 	case key.Matches(msg, k.Up):
@@ -618,12 +647,13 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Details):
 		if n := m.selectedNode(); n != nil {
 			m.mode = modeDetail
-			m.detailOffset = 0
+			m.detailVP.GotoTop()
 			return m.loadJournal(n)
 		}
 	case key.Matches(msg, k.Events):
-		m.eventsOpen = !m.eventsOpen
-		m.scrollToCursor()
+		m.eventsKeyPressed()
+	case key.Matches(msg, k.EventScope):
+		m.eventScopeKeyPressed()
 	case key.Matches(msg, k.Pause):
 		m.togglePause()
 	case key.Matches(msg, k.Follow):
@@ -703,18 +733,10 @@ func (m *Model) detailKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, k.Details):
 		m.mode = modeTree
-	case key.Matches(msg, k.Up):
-		m.detailOffset = max(0, m.detailOffset-1)
-	case key.Matches(msg, k.Down):
-		m.detailOffset++
-	case key.Matches(msg, k.PageUp):
-		m.detailOffset = max(0, m.detailOffset-m.treeHeight())
-	case key.Matches(msg, k.PageDown):
-		m.detailOffset += m.treeHeight()
-	case key.Matches(msg, k.Top):
-		m.detailOffset = 0
+	case m.scrollKey(&m.detailVP, msg):
 	case key.Matches(msg, k.Events):
-		m.eventsOpen = !m.eventsOpen
+		m.eventsKeyPressed()
+		return nil
 	}
 	return m.actionKey(msg)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
@@ -41,6 +42,14 @@ var paneScreens = []struct {
 		}}})
 		m.moveTo(m.index["B"])
 		press(m, "E")
+	}},
+	{name: "filter_typing", setup: func(m *Model) {
+		press(m, "/")
+		m.Update(tea.PasteMsg{Content: "state:running te"})
+	}},
+	{name: "filter_error", setup: func(m *Model) {
+		press(m, "/")
+		m.Update(tea.PasteMsg{Content: "dead colour:red"})
 	}},
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
@@ -97,9 +98,16 @@ type Model struct {
 	offset    int
 	selected  string // the selected node's id: the cursor follows it across updates
 
-	textFilter string
-	typing     bool // the `/` prompt is open
-	state      stateFilter
+	textFilter  string // the `/` prompt's text
+	query       query  // textFilter parsed
+	typing      bool   // the `/` prompt is open
+	filterInput textinput.Model
+	// filterHistory is the filters kept with enter in this run, oldest
+	// first; historyAt is where up/down stand in it (len: the draft).
+	filterHistory []string
+	historyAt     int
+	historyDraft  string
+	state         stateFilter
 
 	mode     mode
 	detailVP viewport.Model // the detail pane's scroll
@@ -175,6 +183,8 @@ func New(opts Options) *Model {
 		headerH:   headerLines,
 		detailVP:  newPane(),
 		eventsVP:  newPane(),
+
+		filterInput: newFilterInput(),
 	}
 	m.setHosts(opts.Hosts)
 	if m.snap != nil {
@@ -294,6 +304,13 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		cmd := m.key(msg)
 		m.dirty = true
 		return cmd
+	case tea.PasteMsg:
+		if m.typing {
+			cmd := m.filterKey(msg)
+			m.dirty = true
+			return cmd
+		}
+		return nil
 	case tea.MouseClickMsg:
 		m.click(msg.Mouse())
 		return nil
@@ -405,7 +422,7 @@ func (m *Model) reflow() {
 	if m.snap != nil {
 		sessions = m.snap.Sessions
 	}
-	o := flatOptions{collapsed: m.collapsed, text: strings.ToLower(m.textFilter), state: m.state}
+	o := flatOptions{collapsed: m.collapsed, query: m.query, state: m.state}
 	if m.following != "" {
 		o.pin = m.snap.Node(m.following)
 		if o.pin != nil {
@@ -548,8 +565,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.dialogKey(msg)
 	}
 	if m.typing {
-		m.filterKey(msg)
-		return nil
+		return m.filterKey(msg)
 	}
 	k := m.keys
 	switch {
@@ -569,8 +585,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		case m.mode != modeTree:
 			m.mode = modeTree
 		case m.textFilter != "" || m.state != filterAll:
-			m.textFilter, m.state = "", filterAll
-			m.reflow()
+			m.state = filterAll
+			m.setFilter("")
 		}
 		return nil
 	}
@@ -640,7 +656,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		clear(m.collapsed)
 		m.reflow()
 	case key.Matches(msg, k.Filter):
-		m.typing = true
+		return m.openFilter()
 	case key.Matches(msg, k.StateFilter):
 		m.state = (m.state + 1) % filterCount
 		m.reflow()
@@ -705,27 +721,6 @@ func (m *Model) togglePause() {
 		m.pending = nil
 		m.apply(u)
 	}
-}
-
-func (m *Model) filterKey(msg tea.KeyPressMsg) {
-	switch msg.String() {
-	case "enter":
-		m.typing = false
-	case "esc":
-		m.typing = false
-		m.textFilter = ""
-	case "backspace":
-		if r := []rune(m.textFilter); len(r) > 0 {
-			m.textFilter = string(r[:len(r)-1])
-		}
-	default:
-		if t := msg.Text; t != "" {
-			m.textFilter += clean(t)
-		} else if msg.String() == "space" {
-			m.textFilter += " "
-		}
-	}
-	m.reflow()
 }
 
 func (m *Model) detailKey(msg tea.KeyPressMsg) tea.Cmd {

@@ -282,12 +282,10 @@ func (m *Model) watchNotes() []string {
 	if m.opts.Readonly {
 		notes = append(notes, "read-only")
 	}
-	if m.typing || m.textFilter != "" {
-		cursor := ""
-		if m.typing {
-			cursor = "▏"
-		}
-		notes = append(notes, st.Title.Render("/"+m.textFilter+cursor))
+	if m.typing {
+		notes = append(notes, st.Title.Render(m.filterInput.View()))
+	} else if m.textFilter != "" {
+		notes = append(notes, st.Title.Render("/"+clean(m.textFilter)))
 	}
 	if m.state != filterAll {
 		notes = append(notes, st.Title.Render("show: "+m.state.String()))
@@ -460,7 +458,7 @@ func (m *Model) renderStatus(w int) string {
 
 func (m *Model) renderShortHelp(w int) string {
 	if m.typing {
-		return m.styles.Muted.Render(truncate("type to filter · enter keep · esc clear", w))
+		return m.styles.Muted.Render(truncate("words, state:dead flag:blocked action:kill (all must match) · ↑↓ history · enter keep · esc clear", w))
 	}
 	if m.dialog != nil {
 		return m.styles.Muted.Render(truncate("y confirm · esc cancel", w))

@@ -43,6 +43,10 @@ var paneScreens = []struct {
 		m.moveTo(m.index["B"])
 		press(m, "E")
 	}},
+	{name: "copied", setup: func(m *Model) {
+		m.moveTo(m.index["B/ask/3"])
+		press(m, "y")
+	}},
 	{name: "filter_typing", setup: func(m *Model) {
 		press(m, "/")
 		m.Update(tea.PasteMsg{Content: "state:running te"})

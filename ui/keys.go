@@ -10,6 +10,7 @@ type keyMap struct {
 	CollapseAll, ExpandAll                  key.Binding
 	Filter, StateFilter                     key.Binding
 	Details, Events, EventScope             key.Binding
+	Copy                                    key.Binding
 	Kill, KillTree, Resume, Compact, Merge  key.Binding
 	Pause, Follow, Theme, Help, Quit        key.Binding
 	Back                                    key.Binding
@@ -33,6 +34,7 @@ func newKeyMap(readonly bool) keyMap {
 		Details:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
 		Events:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "events")),
 		EventScope:  key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "events of subtree")),
+		Copy:        key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy id")),
 		Kill:        key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "kill")),
 		KillTree:    key.NewBinding(key.WithKeys("X"), key.WithHelp("X", "kill subtree")),
 		Resume:      key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")),
@@ -64,6 +66,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Collapse, k.Expand, k.Toggle, k.CollapseAll, k.ExpandAll, k.Follow},
 		{k.Filter, k.StateFilter, k.Details, k.Events, k.EventScope, k.Pause, k.Theme},
+		{k.Copy},
 		{k.Kill, k.KillTree, k.Resume, k.Compact, k.Merge},
 		{k.Help, k.Back, k.Quit},
 	}

@@ -670,6 +670,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.eventsKeyPressed()
 	case key.Matches(msg, k.EventScope):
 		m.eventScopeKeyPressed()
+	case key.Matches(msg, k.Copy):
+		return m.copyID()
 	case key.Matches(msg, k.Pause):
 		m.togglePause()
 	case key.Matches(msg, k.Follow):
@@ -732,6 +734,8 @@ func (m *Model) detailKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Events):
 		m.eventsKeyPressed()
 		return nil
+	case key.Matches(msg, k.Copy):
+		return m.copyID()
 	}
 	return m.actionKey(msg)
 }

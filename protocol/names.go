@@ -44,6 +44,9 @@ const (
 	ResumePendingFile = ".resume-pending"
 	// ResumeLogFile takes the output of the resume command.
 	ResumeLogFile = ".resume.log"
+	// WrapLogFile takes the output of a command run by wrap (capped), for
+	// the dashboard's output tail.
+	WrapLogFile = ".wrap.log"
 	// MergedFile marks a node merged, so that merge is not offered again.
 	MergedFile = ".merged"
 	// MergeLogFile takes the output of the merge command.

@@ -34,6 +34,9 @@ const (
 	// BlockedFile is the sentinel of an agent waiting for a human, in the
 	// infra dir or in its MiddleDir.
 	BlockedFile = "blocked.json"
+	// AnswerFile is where an operator writes the answer to a blocked
+	// agent: beside its BlockedFile. The agent reads it, then removes both.
+	AnswerFile = "answer.md"
 	// MiddleDir is where middle's agents keep their BlockedFile.
 	MiddleDir = ".middle"
 	// StreamSuffix ends the name of an event stream

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -43,6 +44,19 @@ var paneScreens = []struct {
 		m.moveTo(m.index["B"])
 		press(m, "E")
 	}},
+	{name: "output_tail", opts: Options{Output: fixedOutput}, setup: func(m *Model) {
+		m.moveTo(m.index["A/test/3"])
+		run(m, press(m, "enter"))
+		press(m, "G")
+	}},
+	{name: "question", opts: Options{Initial: longQuestion()}, setup: func(m *Model) {
+		m.moveTo(m.index["B/ask/3"])
+		run(m, press(m, "enter"))
+	}},
+	{name: "answer_elsewhere", opts: Options{Initial: middleQuestion()}, setup: func(m *Model) {
+		m.moveTo(m.index["B/ask/3"])
+		press(m, "a")
+	}},
 	{name: "copied", setup: func(m *Model) {
 		m.moveTo(m.index["B/ask/3"])
 		press(m, "y")
@@ -55,6 +69,24 @@ var paneScreens = []struct {
 		press(m, "/")
 		m.Update(tea.PasteMsg{Content: "dead colour:red"})
 	}},
+}
+
+// fixedOutput is an output reader that reads nothing: the tail of a wrap log.
+func fixedOutput(_ context.Context, n *model.Node) (OutputTail, error) {
+	return OutputTail{Path: n.InfraDir + "/.wrap.log", Size: 70000, Cut: true,
+		Lines: []string{"running suite 1/3", "ok   pkg/a  0.2s", "FAIL pkg/b  1.4s", "--- FAIL: TestB (1.40s)"}}, nil
+}
+
+func longQuestion() *model.Snapshot {
+	s := exampleSnapshot()
+	s.Node("B/ask/3").Blocked.Question = "Ship the release to production now?\n\nThe canary ran for an hour: error rate 0.1 %, latency p99 240 ms, both under the budget the plan set; the rollback is ready."
+	return s
+}
+
+func middleQuestion() *model.Snapshot {
+	s := exampleSnapshot()
+	s.Node("B/ask/3").Source = "middle"
+	return s
 }
 
 func TestGoldenPanes(t *testing.T) {

@@ -10,7 +10,7 @@ type keyMap struct {
 	CollapseAll, ExpandAll                  key.Binding
 	Filter, StateFilter                     key.Binding
 	Details, Events, EventScope             key.Binding
-	Copy                                    key.Binding
+	Copy, Output, Answer                    key.Binding
 	Kill, KillTree, Resume, Compact, Merge  key.Binding
 	Pause, Follow, Theme, Help, Quit        key.Binding
 	Back                                    key.Binding
@@ -35,6 +35,8 @@ func newKeyMap(readonly bool) keyMap {
 		Events:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "events")),
 		EventScope:  key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "events of subtree")),
 		Copy:        key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy id")),
+		Output:      key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "output in $PAGER")),
+		Answer:      key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "answer")),
 		Kill:        key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "kill")),
 		KillTree:    key.NewBinding(key.WithKeys("X"), key.WithHelp("X", "kill subtree")),
 		Resume:      key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")),
@@ -48,7 +50,7 @@ func newKeyMap(readonly bool) keyMap {
 		Back:        key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 	}
 	if readonly {
-		for _, b := range []*key.Binding{&k.Kill, &k.KillTree, &k.Resume, &k.Compact, &k.Merge} {
+		for _, b := range []*key.Binding{&k.Kill, &k.KillTree, &k.Resume, &k.Compact, &k.Merge, &k.Answer} {
 			b.SetEnabled(false)
 		}
 	}
@@ -66,7 +68,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Collapse, k.Expand, k.Toggle, k.CollapseAll, k.ExpandAll, k.Follow},
 		{k.Filter, k.StateFilter, k.Details, k.Events, k.EventScope, k.Pause, k.Theme},
-		{k.Copy},
+		{k.Copy, k.Output, k.Answer},
 		{k.Kill, k.KillTree, k.Resume, k.Compact, k.Merge},
 		{k.Help, k.Back, k.Quit},
 	}
@@ -78,7 +80,7 @@ type detailKeys struct{ k keyMap }
 func (d detailKeys) ShortHelp() []key.Binding {
 	back := key.NewBinding(key.WithKeys("enter", "esc"), key.WithHelp("enter/esc", "back"))
 	scroll := key.NewBinding(key.WithKeys("up", "down", "pgup", "pgdown", "g", "G"), key.WithHelp("↑↓ pgup/pgdn g/G", "scroll"))
-	return []key.Binding{back, scroll, d.k.Kill, d.k.KillTree, d.k.Resume, d.k.Compact, d.k.Merge, d.k.Events, d.k.Quit}
+	return []key.Binding{back, scroll, d.k.Output, d.k.Answer, d.k.Copy, d.k.Kill, d.k.KillTree, d.k.Resume, d.k.Compact, d.k.Merge, d.k.Events, d.k.Quit}
 }
 
 func (d detailKeys) FullHelp() [][]key.Binding { return d.k.FullHelp() }

@@ -112,6 +112,7 @@ type Model struct {
 	mode     mode
 	detailVP viewport.Model // the detail pane's scroll
 	journal  map[string]journalMsg
+	output   map[string]outputMsg // output tails read, by node id
 
 	eventsOpen bool
 	focus      focus
@@ -177,6 +178,7 @@ func New(opts Options) *Model {
 		theme:     set.Start,
 		collapsed: map[string]bool{},
 		journal:   map[string]journalMsg{},
+		output:    map[string]outputMsg{},
 		width:     80,
 		height:    24,
 		dirty:     true,
@@ -274,10 +276,15 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		} else {
 			m.apply(msg.update)
 		}
-		if m.feed == nil || m.closed {
-			return nil
+		var reread tea.Cmd
+		if n := m.selectedNode(); n != nil && m.mode == modeDetail && msg.update.Snapshot != nil && !m.paused {
+			// The node changed: its output may have grown.
+			reread = m.loadOutput(n)
 		}
-		return waitFeed(m.feed)
+		if m.feed == nil || m.closed {
+			return reread
+		}
+		return tea.Batch(reread, waitFeed(m.feed))
 	case feedClosedMsg:
 		m.closed = true
 		m.dirty = true
@@ -299,6 +306,13 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case journalMsg:
 		m.journal[msg.id] = msg
 		m.dirty = true
+		return nil
+	case outputMsg:
+		m.output[msg.id] = msg
+		m.dirty = true
+		return nil
+	case execDoneMsg:
+		m.execDone(msg)
 		return nil
 	case tea.KeyPressMsg:
 		cmd := m.key(msg)
@@ -664,7 +678,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		if n := m.selectedNode(); n != nil {
 			m.mode = modeDetail
 			m.detailVP.GotoTop()
-			return m.loadJournal(n)
+			return tea.Batch(m.loadJournal(n), m.loadOutput(n))
 		}
 	case key.Matches(msg, k.Events):
 		m.eventsKeyPressed()
@@ -672,6 +686,10 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.eventScopeKeyPressed()
 	case key.Matches(msg, k.Copy):
 		return m.copyID()
+	case key.Matches(msg, k.Output):
+		return m.openPager()
+	case key.Matches(msg, k.Answer):
+		return m.answer()
 	case key.Matches(msg, k.Pause):
 		m.togglePause()
 	case key.Matches(msg, k.Follow):
@@ -736,6 +754,10 @@ func (m *Model) detailKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Copy):
 		return m.copyID()
+	case key.Matches(msg, k.Output):
+		return m.openPager()
+	case key.Matches(msg, k.Answer):
+		return m.answer()
 	}
 	return m.actionKey(msg)
 }

@@ -111,8 +111,11 @@ type Model struct {
 
 	mode     mode
 	detailVP viewport.Model // the detail pane's scroll
-	journal  map[string]journalMsg
-	output   map[string]outputMsg // output tails read, by node id
+	// detailFollow keeps the detail pane at its end as it grows: set by
+	// scrolling to the end, cleared by scrolling back.
+	detailFollow bool
+	journal      map[string]journalMsg
+	output       map[string]outputMsg // output tails read, by node id
 
 	eventsOpen bool
 	focus      focus
@@ -551,6 +554,7 @@ func (m *Model) wheel(ms tea.Mouse) {
 	}
 	if m.mode == modeDetail {
 		m.detailVP, _ = m.detailVP.Update(tea.MouseWheelMsg(ms))
+		m.detailFollow = m.detailVP.AtBottom() && ms.Button == tea.MouseWheelDown
 		m.dirty = true
 		return
 	}
@@ -678,6 +682,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		if n := m.selectedNode(); n != nil {
 			m.mode = modeDetail
 			m.detailVP.GotoTop()
+			m.detailFollow = false
 			return tea.Batch(m.loadJournal(n), m.loadOutput(n))
 		}
 	case key.Matches(msg, k.Events):
@@ -749,6 +754,8 @@ func (m *Model) detailKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Details):
 		m.mode = modeTree
 	case m.scrollKey(&m.detailVP, msg):
+		m.detailFollow = m.detailVP.AtBottom() &&
+			(key.Matches(msg, k.Bottom) || key.Matches(msg, k.Down) || key.Matches(msg, k.PageDown))
 	case key.Matches(msg, k.Events):
 		m.eventsKeyPressed()
 		return nil

@@ -62,6 +62,9 @@ func (m *Model) layoutDetail(w, bodyH int) {
 	m.detailVP.SetWidth(w)
 	m.detailVP.SetHeight(max(1, bodyH-1))
 	m.detailVP.SetContentLines(lines)
+	if m.detailFollow {
+		m.detailVP.GotoBottom()
+	}
 }
 
 // eventsKey is what the event pane's lines were built from: they are

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -96,5 +97,35 @@ func TestEventsKeyInDetailsFocusesTheEventPane(t *testing.T) {
 	press(m, "j")
 	if m.cursor != cursor {
 		t.Errorf("j moved the tree's cursor while the event pane had the focus")
+	}
+}
+
+// SPEC §6 Detail pane: scrolled to its end, the pane stays at the end as
+// the output tail grows (as tail -f does); scrolled back, it stays put.
+func TestDetailViewportFollowsItsEnd(t *testing.T) {
+	grown := 0
+	reader := func(_ context.Context, n *model.Node) (OutputTail, error) {
+		grown++
+		var lines []string
+		for i := range 10 * grown {
+			lines = append(lines, fmt.Sprintf("output line %d", i))
+		}
+		return OutputTail{Path: "/x/.wrap.log", Lines: lines}, nil
+	}
+	m := newTestModel(t, 80, 24, Options{Output: reader})
+	m.moveTo(m.index["B/ask/3"])
+	run(m, press(m, "enter"))
+	press(m, "G")
+	_, cmd := m.Update(updateMsg{update: model.Update{Snapshot: exampleSnapshot()}})
+	run(m, cmd)
+	if frame := stripped(m); !strings.Contains(frame, "── journal") {
+		t.Errorf("the end went out of view as the output grew:\n%s", frame)
+	}
+	press(m, "k")
+	at := m.detailVP.YOffset()
+	_, cmd = m.Update(updateMsg{update: model.Update{Snapshot: exampleSnapshot()}})
+	run(m, cmd)
+	if m.detailVP.YOffset() != at {
+		t.Errorf("scrolled back, the pane moved from %d to %d as the output grew", at, m.detailVP.YOffset())
 	}
 }

@@ -9,7 +9,8 @@ type keyMap struct {
 	Collapse, Expand, Toggle                key.Binding
 	CollapseAll, ExpandAll                  key.Binding
 	Filter, StateFilter                     key.Binding
-	Details, Events                         key.Binding
+	Details, Events, EventScope             key.Binding
+	Copy, Output, Answer                    key.Binding
 	Kill, KillTree, Resume, Compact, Merge  key.Binding
 	Pause, Follow, Theme, Help, Quit        key.Binding
 	Back                                    key.Binding
@@ -32,6 +33,10 @@ func newKeyMap(readonly bool) keyMap {
 		StateFilter: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "state filter")),
 		Details:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
 		Events:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "events")),
+		EventScope:  key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "events of subtree")),
+		Copy:        key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy id")),
+		Output:      key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "output in $PAGER")),
+		Answer:      key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "answer")),
 		Kill:        key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "kill")),
 		KillTree:    key.NewBinding(key.WithKeys("X"), key.WithHelp("X", "kill subtree")),
 		Resume:      key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")),
@@ -45,7 +50,7 @@ func newKeyMap(readonly bool) keyMap {
 		Back:        key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 	}
 	if readonly {
-		for _, b := range []*key.Binding{&k.Kill, &k.KillTree, &k.Resume, &k.Compact, &k.Merge} {
+		for _, b := range []*key.Binding{&k.Kill, &k.KillTree, &k.Resume, &k.Compact, &k.Merge, &k.Answer} {
 			b.SetEnabled(false)
 		}
 	}
@@ -62,7 +67,8 @@ func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Collapse, k.Expand, k.Toggle, k.CollapseAll, k.ExpandAll, k.Follow},
-		{k.Filter, k.StateFilter, k.Details, k.Events, k.Pause, k.Theme},
+		{k.Filter, k.StateFilter, k.Details, k.Events, k.EventScope, k.Pause, k.Theme},
+		{k.Copy, k.Output, k.Answer},
 		{k.Kill, k.KillTree, k.Resume, k.Compact, k.Merge},
 		{k.Help, k.Back, k.Quit},
 	}
@@ -73,8 +79,8 @@ type detailKeys struct{ k keyMap }
 
 func (d detailKeys) ShortHelp() []key.Binding {
 	back := key.NewBinding(key.WithKeys("enter", "esc"), key.WithHelp("enter/esc", "back"))
-	scroll := key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑↓", "scroll"))
-	return []key.Binding{back, scroll, d.k.Kill, d.k.KillTree, d.k.Resume, d.k.Compact, d.k.Merge, d.k.Events, d.k.Quit}
+	scroll := key.NewBinding(key.WithKeys("up", "down", "pgup", "pgdown", "g", "G"), key.WithHelp("↑↓ pgup/pgdn g/G", "scroll"))
+	return []key.Binding{back, scroll, d.k.Output, d.k.Answer, d.k.Copy, d.k.Kill, d.k.KillTree, d.k.Resume, d.k.Compact, d.k.Merge, d.k.Events, d.k.Quit}
 }
 
 func (d detailKeys) FullHelp() [][]key.Binding { return d.k.FullHelp() }

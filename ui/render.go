@@ -65,7 +65,10 @@ func (m *Model) layout() {
 	m.detail = nil
 	if m.mode == modeDetail {
 		m.detail = m.detailView(w)
-		m.detailOffset = max(0, min(m.detailOffset, len(m.detail)-(h-m.headerH-footerLines)))
+		m.layoutDetail(w, h-m.headerH-footerLines)
+	}
+	if m.eventsOpen && m.mode == modeTree {
+		m.layoutEvents(w, m.eventPaneHeight())
 	}
 }
 
@@ -279,12 +282,10 @@ func (m *Model) watchNotes() []string {
 	if m.opts.Readonly {
 		notes = append(notes, "read-only")
 	}
-	if m.typing || m.textFilter != "" {
-		cursor := ""
-		if m.typing {
-			cursor = "▏"
-		}
-		notes = append(notes, st.Title.Render("/"+m.textFilter+cursor))
+	if m.typing {
+		notes = append(notes, st.Title.Render(m.filterInput.View()))
+	} else if m.textFilter != "" {
+		notes = append(notes, st.Title.Render("/"+clean(m.textFilter)))
 	}
 	if m.state != filterAll {
 		notes = append(notes, st.Title.Render("show: "+m.state.String()))
@@ -434,36 +435,6 @@ func (m *Model) renderRow(r row, guide string, c columns, w int, selected bool) 
 	return b.String()
 }
 
-// renderEvents is the event pane: a title and the newest events.
-func (m *Model) renderEvents(w, h int) []string {
-	st := m.styles
-	out := []string{st.PaneTitle.Render(fit(fmt.Sprintf("── events (%d) ", len(m.events))+strings.Repeat("─", w), w))}
-	n := h - 1
-	if len(m.events) == 0 {
-		out = append(out, st.Muted.Render(fit("  no transitions yet", w)))
-		return out
-	}
-	start := max(0, len(m.events)-n)
-	idW := max(12, w/3)
-	for _, e := range m.events[start:] {
-		id := clean(e.id)
-		if ansi.StringWidth(id) > idW {
-			// The tail of an id says which node; the root prefix rarely does.
-			id = ansi.TruncateLeft(id, ansi.StringWidth(id)-idW+1, "…")
-		}
-		line := e.time.Format("15:04:05") + "  " + id + "  " + e.text
-		if e.reason != "" {
-			line += "  " + clean(e.reason)
-		}
-		style := st.Text
-		if e.bad {
-			style = st.Warning
-		}
-		out = append(out, style.Render(truncate(line, w)))
-	}
-	return out
-}
-
 // renderStatus is the status line: the last action's outcome or a notice.
 func (m *Model) renderStatus(w int) string {
 	st := m.styles
@@ -487,7 +458,7 @@ func (m *Model) renderStatus(w int) string {
 
 func (m *Model) renderShortHelp(w int) string {
 	if m.typing {
-		return m.styles.Muted.Render(truncate("type to filter · enter keep · esc clear", w))
+		return m.styles.Muted.Render(truncate("words, state:dead flag:blocked action:kill (all must match) · ↑↓ history · enter keep · esc clear", w))
 	}
 	if m.dialog != nil {
 		return m.styles.Muted.Render(truncate("y confirm · esc cancel", w))

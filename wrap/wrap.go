@@ -168,6 +168,12 @@ func (r *dispatch) run(argv []string) error {
 	child := exec.Command(argv[0], argv[1:]...)
 	child.Stdin, child.Stdout, child.Stderr = r.o.Stdin, r.o.Stdout, r.o.Stderr
 	child.Env = append(os.Environ(), EnvHeartbeat+"="+r.w.Path(), EnvInfra+"="+r.w.Dir())
+	if log, err := openCappedLog(filepath.Join(r.w.Dir(), protocol.WrapLogFile), wrapLogCap); err != nil {
+		r.logf("output log: %v", err)
+	} else {
+		defer log.Close()
+		teeOutput(child, log)
+	}
 	// Off a terminal the child gets its own process group, so that ending
 	// it reaches what it started too; on a terminal it stays in the
 	// foreground group, where it must be to read the terminal.

@@ -86,10 +86,13 @@ func projectRoot(cwd string) string {
 	}
 }
 
-// storeDir resolves path to the store: path itself when it holds agents/
+// storeDir resolves path to the store, absolute: path itself when it holds agents/
 // or teams/ (a store, or $OPENCODE_TEAMS_DIR), else the project's
 // .opencode/opencode-teams under it.
 func storeDir(path string) (string, bool) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
 	for _, dir := range []string{path, filepath.Join(path, ".opencode", "opencode-teams")} {
 		for _, sub := range []string{agentsDir, teamsDir} {
 			if fi, err := os.Stat(filepath.Join(dir, sub)); err == nil && fi.IsDir() {
@@ -154,9 +157,6 @@ type team struct {
 func (s Source) Read(path string, now time.Time) sources.Facts {
 	var facts sources.Facts
 	store, _ := storeDir(path)
-	if abs, err := filepath.Abs(store); err == nil {
-		store = abs
-	}
 	teams := map[string]*team{}
 	if err := readTeams(store, teams, &facts); err != nil {
 		facts.Problems = append(facts.Problems, model.Problem{Path: filepath.Join(store, teamsDir), Error: err.Error()})

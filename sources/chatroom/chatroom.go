@@ -277,7 +277,9 @@ func readDaemon(m *machine, facts *sources.Facts) {
 				problem(m.pidFile, "read %s: %v", m.pidFile, perr)
 			}
 			// The daemon's only sign of life on disk is its pid: alive while
-			// that process is, whatever the age of the file.
+			// that process is, whatever the age of the file. A pid file read
+			// mid-write (it is not written atomically) is as fresh as its
+			// mtime: no reason to call the daemon dead.
 			daemon.Heartbeat.PID = pid
 			daemon.BeatMtime = fi.ModTime()
 			daemon.Traits.BeatNotRequired = pid > 0
@@ -307,11 +309,11 @@ func readDaemon(m *machine, facts *sources.Facts) {
 		agents = readAgents(m, sf, problem)
 	}
 
-	if daemon.Heartbeat.PID == 0 {
-		if m.pidFile == "" && len(agents) == 0 && len(daemon.Problems) == 0 {
-			return // stopped cleanly, or never started an agent here
-		}
-		// No pid to follow: its last sign of life is its last state write.
+	if m.pidFile == "" && len(agents) == 0 && len(daemon.Problems) == 0 {
+		return // stopped cleanly, or never started an agent here
+	}
+	if daemon.BeatMtime.IsZero() {
+		// No pid file: its last sign of life is its last state write.
 		if t, err := parseTime(updated); err == nil {
 			daemon.BeatMtime = t
 		} else if stateFi != nil {

@@ -508,3 +508,27 @@ func TestAtomicRewritesNeverTearOrHide(t *testing.T) {
 		}
 	}
 }
+
+// TestPidFileReadMidWriteKeepsTheDaemonRunning: writePid is not atomic, so
+// a read can find the pid file empty. The daemon then has no pid for that
+// read, but its beat is the pid file's fresh mtime, not the old state
+// write: it reads running, never dead.
+func TestPidFileReadMidWriteKeepsTheDaemonRunning(t *testing.T) {
+	store := copyStore(t)
+	pidFile := filepath.Join(store, "daemon-5931b02f.pid")
+	write(t, pidFile, "")
+	fi, err := os.Stat(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := fi.ModTime().Add(time.Minute)
+	d := byID(Source{}.Read(store, now).Nodes)[machineID]
+	if d == nil || !d.BeatMtime.Equal(fi.ModTime()) {
+		t.Fatalf("daemon %+v, want its beat the pid file's mtime", d)
+	}
+	th := Source{}.Thresholds()
+	liveness.ClassifyNode(d, liveness.SystemProbe{}, now, th)
+	if d.State != model.StateRunning {
+		t.Errorf("daemon %s (%s), want running", d.State, d.Reason)
+	}
+}

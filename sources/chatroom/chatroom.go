@@ -6,9 +6,14 @@
 //
 // chatroom writes no beat to disk: an entry exists while its process runs
 // and is deleted when it exits or is stopped, so a node of this source is
-// never finished; it disappears. The mapping, field by field with the file
-// and commit of the system's own source it follows, is in docs/sources.md
-// (## chatroom).
+// never finished; it disappears.
+//
+// Every problem of a read (a file that fails the system's schema, a dir
+// that cannot be listed) is in Facts.Problems once, naming the file; a
+// node's own Problems stay empty.
+//
+// The mapping, field by field with the file and commit of the system's own
+// source it follows, is in docs/sources.md (## chatroom).
 package chatroom
 
 import (
@@ -254,10 +259,11 @@ func readDaemon(m *machine, facts *sources.Facts) {
 			HasParentField: true, // a session lead
 		},
 	}
+	// Every problem goes to the read's list, once; the scanner shows them.
+	problems := 0
 	problem := func(path, format string, a ...any) {
-		p := model.Problem{Path: path, Error: fmt.Sprintf(format, a...)}
-		facts.Problems = append(facts.Problems, p)
-		daemon.Problems = append(daemon.Problems, p)
+		facts.Problems = append(facts.Problems, model.Problem{Path: path, Error: fmt.Sprintf(format, a...)})
+		problems++
 	}
 
 	if m.pidFile != "" {
@@ -309,7 +315,7 @@ func readDaemon(m *machine, facts *sources.Facts) {
 		agents = readAgents(m, sf, problem)
 	}
 
-	if m.pidFile == "" && len(agents) == 0 && len(daemon.Problems) == 0 {
+	if m.pidFile == "" && len(agents) == 0 && problems == 0 {
 		return // stopped cleanly, or never started an agent here
 	}
 	if daemon.BeatMtime.IsZero() {

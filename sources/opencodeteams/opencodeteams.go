@@ -4,6 +4,10 @@
 // facts (see package sources): each team's leader, synthesised from its
 // config, is a session; every agent of the team hangs under it.
 //
+// Every problem of a read (a file that fails the system's schema, a dir
+// that cannot be listed) is in Facts.Problems once, naming the file; a
+// node's own Problems stay empty.
+//
 // The mapping, field by field with the file and commit of the system's own
 // source it follows, is in docs/sources.md (## opencode-teams).
 package opencodeteams
@@ -230,9 +234,7 @@ func readTeams(store string, teams map[string]*team, facts *sources.Facts) error
 			}
 		}
 		if err != nil {
-			p := model.Problem{Path: path, Error: err.Error()}
-			facts.Problems = append(facts.Problems, p)
-			t.leader.Problems = append(t.leader.Problems, p)
+			facts.Problems = append(facts.Problems, model.Problem{Path: path, Error: err.Error()})
 			t.leader.ScanFlags = append(t.leader.ScanFlags, model.FlagUnreadable)
 			teams[t.name] = t
 			continue

@@ -170,6 +170,15 @@ func (s Source) Read(path string, now time.Time) sources.Facts {
 		facts.Problems = append(facts.Problems, model.Problem{Path: filepath.Join(store, agentsDir), Error: err.Error()})
 	}
 	for _, a := range agents {
+		if !teamNamePattern.MatchString(a.state.TeamName) {
+			// No team config can bear this name (TeamConfigSchema), so no
+			// leader either: the agent is a session of its own, its team
+			// shown, never a path built from the name.
+			n := &model.Node{ID: agentsDir + "/" + a.stem, HeartbeatPath: a.path}
+			fillAgent(n, a, "")
+			facts.Nodes = append(facts.Nodes, n)
+			continue
+		}
 		t := teams[a.state.TeamName]
 		if t == nil {
 			// The team's dir is gone (cleanup after shutdown, delete-team)

@@ -391,3 +391,23 @@ func mustJSON(v any) []byte {
 	}
 	return b
 }
+
+// TestTeamNameNoConfigCanBear: an agent's teamName is any non-empty string
+// in its schema, but a team config's name is [A-Za-z0-9_-]+. An agent
+// naming another team has no leader: it is a session of its own, and no
+// path or id is built from the name.
+func TestTeamNameNoConfigCanBear(t *testing.T) {
+	for _, team := range []string{"../../etc", "a/b", "..", "team one"} {
+		t.Run(team, func(t *testing.T) {
+			store := newStore(t, with(agentRecord(), "teamName", team))
+			facts := Source{}.Read(store, fixtureNow)
+			n := byID(facts.Nodes)["agents/"+agentRecord()["id"].(string)]
+			if n == nil || len(facts.Nodes) != 2 || len(facts.Problems) != 0 {
+				t.Fatalf("nodes %d problems %+v", len(facts.Nodes), facts.Problems)
+			}
+			if !n.Heartbeat.SessionLead() || n.Heartbeat.Team != team {
+				t.Errorf("agent parent %q team %q", n.Heartbeat.ParentHeartbeat, n.Heartbeat.Team)
+			}
+		})
+	}
+}

@@ -96,7 +96,7 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 	facts.RegistryMtime, facts.RegistrySize = fi.ModTime(), fi.Size()
 	facts.Problems, facts.ScanFlags = withRegistryProblems(n, path, lines)
 	ln.n = &facts
-	w.touched[n.InfraDir] = true
+	w.nodes.unpublished[n.InfraDir] = true
 	if changed {
 		w.forest = nil
 		return

@@ -43,6 +43,9 @@ type builder struct {
 	roots []Root
 	byDir map[string]*model.Node // by InfraDir
 	nodes []*model.Node          // in creation order
+	// byKey holds every node by its HeartbeatPath, for the edges a store's
+	// nodes declare by key; nil when no store node is given.
+	byKey map[string]*model.Node
 	cands map[*model.Node][]candidate
 	// entries[child][parent] is the last line of parent's registry naming child.
 	entries map[*model.Node]map[*model.Node]*model.ChildEntry
@@ -71,6 +74,7 @@ func CopyFacts(n *model.Node) *model.Node {
 		RegistrySize: n.RegistrySize, RegistryCompacting: n.RegistryCompacting, Cfa: n.Cfa, Retries: n.Retries, Blocked: n.Blocked,
 		ActivityMtime: n.ActivityMtime, Merged: n.Merged, ResumePending: n.ResumePending,
 		ResumeMtime: n.ResumeMtime, DeclaredParent: n.DeclaredParent,
+		Source: n.Source, SourceFields: n.SourceFields, Traits: n.Traits,
 	}
 	c.Problems = append([]model.Problem(nil), n.Problems...)
 	if n.HasScanFlag(model.FlagUnreadable) {
@@ -98,13 +102,21 @@ func BuildForest(roots []Root, nodes []*model.Node, problems []model.Problem) *m
 	}
 	sorted := append([]*model.Node(nil), nodes...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].InfraDir < sorted[j].InfraDir })
+	var stored []*model.Node
 	for _, n := range sorted {
+		if isStoreNode(n) {
+			stored = append(stored, n)
+			continue
+		}
 		if _, dup := b.byDir[n.InfraDir]; dup {
 			continue // the same dir reached twice (a root given twice)
 		}
 		resetTree(n)
 		b.byDir[n.InfraDir] = n
 		b.nodes = append(b.nodes, n)
+	}
+	if len(stored) > 0 {
+		b.addStoreNodes(stored)
 	}
 	read := len(b.nodes)
 	for _, p := range b.nodes[:read] {
@@ -136,6 +148,28 @@ func BuildForest(roots []Root, nodes []*model.Node, problems []model.Problem) *m
 	b.breakCycles()
 	b.keepSessionsApart()
 	return b.snapshot(problems)
+}
+
+// addStoreNodes takes in the nodes of the stores, keyed by their
+// HeartbeatPath (a key unique across every store, package sources): their
+// edges are the parents their records declare by key, strengthened as a
+// parent_heartbeat is; a store has no registry and no nesting.
+func (b *builder) addStoreNodes(stored []*model.Node) {
+	sort.SliceStable(stored, func(i, j int) bool { return stored[i].HeartbeatPath < stored[j].HeartbeatPath })
+	b.byKey = make(map[string]*model.Node, len(b.nodes)+len(stored))
+	for _, n := range b.nodes {
+		b.byKey[n.HeartbeatPath] = n
+	}
+	for _, n := range stored {
+		if _, dup := b.byKey[n.HeartbeatPath]; dup || n.HeartbeatPath == "" {
+			continue // the same record reached twice (a store given twice)
+		}
+		id := n.ID // the store's own, prefixed by id
+		resetTree(n)
+		n.ID = id
+		b.byKey[n.HeartbeatPath] = n
+		b.nodes = append(b.nodes, n)
+	}
 }
 
 // resetTree clears what a previous BuildForest set, keeping read flags.
@@ -197,6 +231,13 @@ func (b *builder) declaredEdge(c *model.Node) {
 	if c.Heartbeat == nil || c.Heartbeat.ParentHeartbeat == "" {
 		return
 	}
+	if isStoreNode(c) {
+		// A key, not a path: a parent not in any store is not invented.
+		if p := b.byKey[c.Heartbeat.ParentHeartbeat]; p != nil {
+			b.addCandidate(c, p, edgeDeclared)
+		}
+		return
+	}
 	hb := c.Heartbeat.ParentHeartbeat
 	if !filepath.IsAbs(hb) {
 		hb = filepath.Join(c.InfraDir, hb)
@@ -215,7 +256,7 @@ func (b *builder) declaredEdge(c *model.Node) {
 // of one session's directory must still see that such a node lies in
 // another session's. A missing node has no word of its own to check.
 func (b *builder) nestingEdge(n *model.Node, notWalked bool) {
-	if n.Root == "" {
+	if n.Root == "" || isStoreNode(n) {
 		return
 	}
 	onDisk := notWalked && (n.HasHeartbeat || n.Legacy)
@@ -339,7 +380,7 @@ func (b *builder) locate(dir string) (*Root, string, bool) {
 	real := b.resolve(dir)
 	for i := range b.roots {
 		r := &b.roots[i]
-		if within(r.Resolved, real) {
+		if r.isNative() && within(r.Resolved, real) {
 			return r, filepath.Join(r.Path, strings.TrimPrefix(real[len(r.Resolved):], string(filepath.Separator))), true
 		}
 	}
@@ -393,6 +434,12 @@ func (b *builder) id(n *model.Node) string {
 			prefix = r.Prefix
 			break
 		}
+	}
+	if isStoreNode(n) {
+		if prefix == "" {
+			return n.ID
+		}
+		return prefix + "/" + n.ID
 	}
 	rel, err := filepath.Rel(n.Root, n.InfraDir)
 	if err != nil {
@@ -585,6 +632,7 @@ func (b *builder) snapshot(problems []model.Problem) *model.Snapshot {
 	snap := &model.Snapshot{ByID: make(map[string]*model.Node, len(b.nodes))}
 	for _, r := range b.roots {
 		snap.Roots = append(snap.Roots, r.Path)
+		snap.RootSources = append(snap.RootSources, string(r.Kind()))
 	}
 	for _, n := range b.nodes {
 		for p := range b.refused[n] {

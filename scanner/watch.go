@@ -97,8 +97,10 @@ type WatchOptions struct {
 type Watcher struct {
 	opts  Options
 	wo    WatchOptions
-	roots []Root
-	probe *liveness.CachingProbe
+	roots []Root // the native roots, followed directory by directory
+	// allRoots are every root, the stores' included, in the order given.
+	allRoots []Root
+	probe    *liveness.CachingProbe
 	// releaseProbe lets go of the processes the probe pinned.
 	releaseProbe func()
 	now          func() time.Time
@@ -116,6 +118,7 @@ type Watcher struct {
 	dirs      dirIndex                 // every directory held: watched or polled
 	nodes     nodeRecords              // every infra dir's facts and what to read again
 	due       dueTracker               // when each session may change next
+	stores    storeSet                 // roots of other sources, read whole
 	walkProbs map[string]model.Problem // problems of the walk and of reads, by path
 	forest    *model.Snapshot          // built, unclassified; nil when edges changed
 	gen       int                      // bumped by every rebuild of forest
@@ -206,12 +209,13 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 	}
 
 	start := time.Now()
-	walk, err := Discover(opts)
+	walk, stores, err := gather(opts)
 	if err != nil {
 		w.release()
 		return nil, fmt.Errorf("watch: %w", err)
 	}
-	w.roots = walk.Roots
+	w.roots, w.allRoots = nativeRoots(walk.Roots), walk.Roots
+	w.adoptStores(stores)
 	// Directory mtimes come from the kernel's coarse clock and may lag
 	// time.Now by a tick: look back a generous margin.
 	w.adopt(walk, start.Add(-2*time.Second))

@@ -49,7 +49,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	// afterChange publishes now when the last publish is a debounce ago,
 	// else once the debounce has passed: a burst makes at most two updates.
 	afterChange := func() {
-		if len(w.nodes.toRead) == 0 && len(w.nodes.unpublished) == 0 && w.forest != nil {
+		if len(w.nodes.toRead) == 0 && len(w.nodes.unpublished) == 0 && len(w.stores.toRead) == 0 && w.forest != nil {
 			return
 		}
 		if wait := w.wo.Debounce - time.Since(w.lastFlush); wait > 0 {
@@ -104,6 +104,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 				// Events were lost: re-stat what is held, not a full rescan.
 				w.mode.Overflows++
 				w.restat(false)
+				w.restatStores(false)
 			} else {
 				w.addWalkProblem("fsnotify", fmt.Errorf("watch: %w", err))
 			}
@@ -117,6 +118,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 				w.restat(true)
 			}
 			w.findLostRoots()
+			w.restatStores(false)
 			// A failed read may have changed nothing on disk (EIO, EMFILE):
 			// no event or mtime would bring the node back.
 			for dir := range w.nodes.readFailed {
@@ -126,6 +128,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-w.refresh:
 			w.restat(false)
 			w.findLostRoots()
+			w.restatStores(true)
 			w.flush(eventBatch{}, tickDue)
 			tickDue = false
 		case <-tick.C:
@@ -152,6 +155,7 @@ type eventBatch struct {
 // when one came meanwhile.
 func (w *Watcher) flush(batch eventBatch, tick bool) {
 	t0 := time.Now()
+	w.readStores(w.now())
 	w.processDirty()
 	w.publish(w.now(), tick)
 	if !batch.start.IsZero() {
@@ -166,6 +170,9 @@ func (w *Watcher) flush(batch eventBatch, tick bool) {
 // directory). It reads nothing but the Lstat of a created path.
 func (w *Watcher) handleEvent(ev fsnotify.Event) {
 	path := filepath.Clean(ev.Name)
+	if len(w.stores.byDir) > 0 {
+		w.markStores(path)
+	}
 	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
 		if _, ok := w.dirs.byPath[path]; ok {
 			w.dropDir(path)

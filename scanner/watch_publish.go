@@ -30,12 +30,19 @@ func (w *Watcher) rebuild() {
 		probs = append(probs, p)
 	}
 	sort.Slice(probs, func(i, j int) bool { return probs[i].Path < probs[j].Path })
-	w.forest = BuildForest(w.roots, facts, probs)
+	if len(w.stores.stores) > 0 {
+		stored, storeProbs := w.storeFactsForBuild()
+		facts, probs = append(facts, stored...), append(probs, storeProbs...)
+	}
+	w.forest = BuildForest(w.allRoots, facts, probs)
 	w.gen++
 	w.tmplByDir = make(map[string]*model.Node, len(facts))
 	w.sessionOf = make(map[string]*model.Node, len(facts))
 	for _, s := range w.forest.Sessions {
 		s.Walk(func(n *model.Node) {
+			if isStoreNode(n) {
+				return // a store is read whole: its forest is rebuilt
+			}
 			w.tmplByDir[n.InfraDir] = n
 			w.sessionOf[n.InfraDir] = s
 		})

@@ -208,7 +208,7 @@ func TestSourceBrokenStoreIsAProblemNamingTheFile(t *testing.T) {
 	}
 }
 
-func TestSourceWatcherSeesARecordChange(t *testing.T) {
+func TestSourceWatcherSeesARecordChangeAndABrokenStore(t *testing.T) {
 	store := newRecordStore(t)
 	writeRecords(t, store, []record{selfRecord("boss", "", "running"), selfRecord("worker", "boss", "running")})
 	// Polling an hour apart: only an fsnotify event can bring the change.
@@ -224,18 +224,38 @@ func TestSourceWatcherSeesARecordChange(t *testing.T) {
 		t.Fatalf("worker %s before the change, want running", n.State)
 	}
 	writeRecords(t, store, []record{selfRecord("boss", "", "running"), selfRecord("worker", "boss", "completed")})
+	waitFor(t, w, "the completed worker", func(snap *model.Snapshot) bool {
+		n := snap.Node("worker")
+		if n == nil || n.Status() != "completed" {
+			return false
+		}
+		if n.ParentID != "boss" || n.Source != "records" {
+			t.Errorf("worker under %q from %q, want boss, records", n.ParentID, n.Source)
+		}
+		return true
+	})
+
+	file := filepath.Join(store, recordFile)
+	if err := os.WriteFile(file, []byte("[{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, w, "a problem naming "+file, func(snap *model.Snapshot) bool {
+		return hasProblem(snap.Problems, file, "unexpected end of JSON input") && len(snap.ByID) == 0
+	})
+}
+
+// waitFor reads updates until one satisfies ok.
+func waitFor(t *testing.T, w *Watcher, what string, ok func(*model.Snapshot) bool) {
+	t.Helper()
 	hang := time.After(5 * time.Second) // a hang guard, not a timing
 	for {
 		select {
 		case u := <-w.Updates():
-			if n := u.Snapshot.Node("worker"); n != nil && n.Status() == "completed" {
-				if n.ParentID != "boss" || n.Source != "records" {
-					t.Errorf("worker under %q from %q, want boss, records", n.ParentID, n.Source)
-				}
+			if ok(u.Snapshot) {
 				return
 			}
 		case <-hang:
-			t.Fatal(fmt.Sprintf("no update showed the completed worker; last %v", w.Snapshot().Node("worker").Status()))
+			t.Fatal(fmt.Sprintf("no update showed %s; last problems %v", what, w.Snapshot().Problems))
 		}
 	}
 }

@@ -259,3 +259,46 @@ func waitFor(t *testing.T, w *Watcher, what string, ok func(*model.Snapshot) boo
 		}
 	}
 }
+
+func TestSourcePrepareRootsPicksEachRootsSource(t *testing.T) {
+	native := t.TempDir()
+	nested := filepath.Join(native, "bus")
+	if err := os.MkdirAll(nested, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(nested, recordMarker), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	colon := filepath.Join(native, "records:x") // a directory whose name looks like a prefix
+	if err := os.MkdirAll(colon, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		roots []string
+		want  []string // path=kind of every root kept
+	}{
+		{"no store: native", []string{native}, []string{native + "=native"}},
+		{"a detected store nested in a native root is a root of its own", []string{native, nested},
+			[]string{native + "=native", nested + "=records"}},
+		{"a nested native root is found through the outer one", []string{native, "native:" + nested},
+			[]string{native + "=native"}},
+		{"a store given twice is read once", []string{nested, "records:" + nested}, []string{nested + "=records"}},
+		{"a path that exists is never a prefix", []string{colon}, []string{colon + "=native"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			roots, _, err := PrepareRoots(tc.roots, recordStore{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range roots {
+				got = append(got, r.Path+"="+string(r.Kind()))
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("roots %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

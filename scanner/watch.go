@@ -120,11 +120,8 @@ type Watcher struct {
 	due       dueTracker               // when each session may change next
 	stores    storeSet                 // roots of other sources, read whole
 	walkProbs map[string]model.Problem // problems of the walk and of reads, by path
-	forest    *model.Snapshot          // built, unclassified; nil when edges changed
-	gen       int                      // bumped by every rebuild of forest
-	tmplByDir map[string]*model.Node
-	sessionOf map[string]*model.Node // infra dir -> its session in forest
-	prevGen   int                    // gen of the forest prev was cloned from
+	built     builtForest              // the facts linked, unclassified
+	prevGen   int                      // gen of the forest prev was cloned from
 	prev      *model.Snapshot
 	mode      model.WatchInfo
 	lastFlush time.Time
@@ -267,5 +264,5 @@ func (w *Watcher) release() {
 
 func (w *Watcher) addWalkProblem(path string, err error) {
 	w.walkProbs[path] = model.Problem{Path: path, Error: oneLine(err.Error())}
-	w.forest = nil
+	w.built.snap = nil
 }

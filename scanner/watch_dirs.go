@@ -129,7 +129,7 @@ func (w *Watcher) adopt(walk *Walk, start time.Time) {
 	for _, d := range recheck {
 		w.relist(d)
 	}
-	w.forest = nil
+	w.built.snap = nil
 }
 
 // addDir registers a directory: an fsnotify watch when possible, else it
@@ -234,7 +234,7 @@ func (w *Watcher) dropDir(dir string) {
 	}
 	if _, ok := w.nodes.byDir[dir]; ok {
 		delete(w.nodes.byDir, dir)
-		w.forest = nil
+		w.built.snap = nil
 	}
 	if filepath.Base(dir) == protocol.MiddleDir {
 		if pln := w.nodes.byDir[filepath.Dir(dir)]; pln != nil {

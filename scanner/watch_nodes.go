@@ -186,10 +186,10 @@ func (w *Watcher) restatActivity(ln *liveNode) {
 // tmplNode is the node of the built forest for ln, or nil when the forest
 // is to be rebuilt anyway.
 func (w *Watcher) tmplNode(ln *liveNode) *model.Node {
-	if w.forest == nil {
+	if w.built.snap == nil {
 		return nil
 	}
-	return w.tmplByDir[ln.n.InfraDir]
+	return w.built.byDir[ln.n.InfraDir]
 }
 
 // readNode (re-)reads an infra dir whole. When what it changed leaves the
@@ -212,7 +212,7 @@ func (w *Watcher) readNode(dir string) {
 	if err != nil {
 		if old != nil {
 			delete(w.nodes.byDir, dir)
-			w.forest = nil
+			w.built.snap = nil
 		}
 		if errors.Is(err, fs.ErrNotExist) {
 			w.readRecovered(dir) // not a node any more: nothing to report
@@ -236,7 +236,7 @@ func (w *Watcher) readNode(dir string) {
 		_, _ = protocol.Recover(dir)
 	}
 	if old == nil || !sameEdges(old.n, n) {
-		w.forest = nil
+		w.built.snap = nil
 		return
 	}
 	if t := w.tmplNode(old); t != nil {
@@ -250,7 +250,7 @@ func (w *Watcher) readRecovered(dir string) {
 	if w.nodes.readFailed[dir] {
 		delete(w.nodes.readFailed, dir)
 		delete(w.walkProbs, dir)
-		w.forest = nil
+		w.built.snap = nil
 	}
 }
 

@@ -14,6 +14,17 @@ import (
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
+// builtForest is the facts linked into a forest, not classified: the
+// template every published snapshot is cloned from.
+type builtForest struct {
+	snap *model.Snapshot // nil when an edge changed: rebuilt before the next publish
+	gen  int             // bumped by every rebuild
+	// byDir is the forest's node of every native infra dir, patched in
+	// place when new facts keep the edges; sessionOf its session.
+	byDir     map[string]*model.Node
+	sessionOf map[string]*model.Node
+}
+
 // rebuild links the facts into a new forest (BuildForest). The forest's
 // nodes are the facts themselves, not copies (at 10,000 nodes a copy is
 // about 6 MiB held for nothing): BuildForest resets their tree fields
@@ -34,17 +45,17 @@ func (w *Watcher) rebuild() {
 		stored, storeProbs := w.storeFactsForBuild()
 		facts, probs = append(facts, stored...), append(probs, storeProbs...)
 	}
-	w.forest = BuildForest(w.allRoots, facts, probs)
-	w.gen++
-	w.tmplByDir = make(map[string]*model.Node, len(facts))
-	w.sessionOf = make(map[string]*model.Node, len(facts))
-	for _, s := range w.forest.Sessions {
+	w.built.snap = BuildForest(w.allRoots, facts, probs)
+	w.built.gen++
+	w.built.byDir = make(map[string]*model.Node, len(facts))
+	w.built.sessionOf = make(map[string]*model.Node, len(facts))
+	for _, s := range w.built.snap.Sessions {
 		s.Walk(func(n *model.Node) {
 			if isStoreNode(n) {
 				return // a store is read whole: its forest is rebuilt
 			}
-			w.tmplByDir[n.InfraDir] = n
-			w.sessionOf[n.InfraDir] = s
+			w.built.byDir[n.InfraDir] = n
+			w.built.sessionOf[n.InfraDir] = s
 		})
 	}
 	w.stats.mu.Lock()
@@ -68,15 +79,15 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 			w.stats.mu.Unlock()
 		}(time.Now())
 	}
-	if w.forest == nil {
+	if w.built.snap == nil {
 		w.rebuild()
 	}
-	sameTree := w.prev != nil && w.prevGen == w.gen
+	sameTree := w.prev != nil && w.prevGen == w.built.gen
 	var affected map[*model.Node]bool
 	if sameTree {
 		affected = map[*model.Node]bool{}
 		for dir := range w.nodes.unpublished {
-			if s := w.sessionOf[dir]; s != nil {
+			if s := w.built.sessionOf[dir]; s != nil {
 				affected[s] = true
 			}
 		}
@@ -86,7 +97,7 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 				affected = nil // every reason's ages, in one snapshot
 			} else {
 				t0 := time.Now()
-				w.due.dueSessions(w.forest.Sessions, now, affected)
+				w.due.dueSessions(w.built.snap.Sessions, now, affected)
 				w.stats.mu.Lock()
 				w.stats.dueTime += time.Since(t0)
 				w.stats.mu.Unlock()
@@ -102,11 +113,11 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 
 	var snap *model.Snapshot
 	if affected == nil {
-		snap = cloneForest(w.forest)
+		snap = cloneForest(w.built.snap)
 		liveness.ClassifyForest(snap.Sessions, w.probe, now, w.opts.Thresholds)
 		w.due.reset()
 		for i, s := range snap.Sessions {
-			w.due.noteClassified(w.forest.Sessions[i], s, now)
+			w.due.noteClassified(w.built.snap.Sessions[i], s, now)
 		}
 		w.due.prunePids()
 	} else {
@@ -117,7 +128,7 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 			snap.Sessions = slices.Clone(w.prev.Sessions)
 			snap.ByID = maps.Clone(w.prev.ByID)
 		}
-		for i, ts := range w.forest.Sessions {
+		for i, ts := range w.built.snap.Sessions {
 			if !affected[ts] {
 				continue
 			}
@@ -132,7 +143,7 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 	snap.Watch = w.watchInfo()
 	// The sessions nothing touched are prev's own nodes, which Diff skips.
 	trans := model.Diff(w.prev, snap, now, "vanished from disk")
-	w.prev, w.prevGen = snap, w.gen
+	w.prev, w.prevGen = snap, w.built.gen
 	w.latest.Store(snap)
 	w.lastFlush = time.Now()
 	model.Publish(w.updates, model.Update{Snapshot: snap, Transitions: trans})

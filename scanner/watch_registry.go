@@ -98,7 +98,7 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 	ln.n = &facts
 	w.nodes.unpublished[n.InfraDir] = true
 	if changed {
-		w.forest = nil
+		w.built.snap = nil
 		return
 	}
 	if t := w.tmplNode(ln); t != nil {

@@ -108,7 +108,7 @@ func (w *Watcher) readStores(now time.Time) {
 			st.paths[p] = storeSig(p)
 		}
 		st.facts = readStore(st.facts.root, now)
-		w.forest = nil
+		w.built.snap = nil
 	}
 }
 

@@ -7,6 +7,9 @@ import "time"
 type Snapshot struct {
 	GeneratedAt time.Time
 	Roots       []string // absolute
+	// RootSources names the source each root is read by, in the order of
+	// Roots ("native" for the file protocol; see package sources).
+	RootSources []string
 	Thresholds  Thresholds
 	Sessions    []*Node // sorted by id
 	ByID        map[string]*Node

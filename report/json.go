@@ -10,6 +10,7 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/sources"
 )
 
 // Schema names the JSON contract: fields are added, never renamed or removed.
@@ -20,11 +21,19 @@ type Document struct {
 	Schema      string          `json:"schema"`
 	GeneratedAt string          `json:"generated_at"`
 	Roots       []string        `json:"roots"`
+	RootSources []RootJSON      `json:"root_sources"`
 	Thresholds  ThresholdsJSON  `json:"thresholds"`
 	PidCheck    bool            `json:"pid_check"`
 	Summary     SummaryJSON     `json:"summary"`
 	Sessions    []NodeJSON      `json:"sessions"`
 	Problems    []model.Problem `json:"problems"`
+}
+
+// RootJSON is one root and the source that reads it ("native" for the file
+// protocol; see package sources).
+type RootJSON struct {
+	Path   string `json:"path"`
+	Source string `json:"source"`
 }
 
 // SummaryJSON is the summary of SPEC §4.1: the counts it always had, then
@@ -71,6 +80,7 @@ type ThresholdsJSON struct {
 type NodeJSON struct {
 	ID           string                     `json:"id"`
 	InfraDir     string                     `json:"infra_dir"`
+	Source       string                     `json:"source"`
 	Heartbeat    *string                    `json:"heartbeat"`
 	State        model.State                `json:"state"`
 	Flags        []model.Flag               `json:"flags"`
@@ -115,6 +125,7 @@ func BuildDocument(snap *model.Snapshot) Document {
 		Schema:      Schema,
 		GeneratedAt: snap.GeneratedAt.UTC().Format(time.RFC3339),
 		Roots:       nonNil(snap.Roots),
+		RootSources: rootSources(snap),
 		Thresholds: ThresholdsJSON{
 			BeatS:           th.Beat.Seconds(),
 			StaleS:          th.Stale.Seconds(),
@@ -136,6 +147,27 @@ func BuildDocument(snap *model.Snapshot) Document {
 	return doc
 }
 
+// rootSources pairs every root with its source; a snapshot built before
+// roots had sources is all native.
+func rootSources(snap *model.Snapshot) []RootJSON {
+	out := make([]RootJSON, len(snap.Roots))
+	for i, r := range snap.Roots {
+		out[i] = RootJSON{Path: r, Source: string(sources.Native)}
+		if i < len(snap.RootSources) {
+			out[i].Source = sourceOf(snap.RootSources[i])
+		}
+	}
+	return out
+}
+
+// sourceOf names a source kind, "" being the native file protocol.
+func sourceOf(kind string) string {
+	if kind == "" {
+		return string(sources.Native)
+	}
+	return kind
+}
+
 // WriteJSON writes the document, indented, with a trailing newline.
 func WriteJSON(w io.Writer, snap *model.Snapshot) error {
 	return EncodeDocument(w, BuildDocument(snap))
@@ -151,6 +183,7 @@ func EncodeDocument(w io.Writer, doc Document) error {
 	e.field("schema", doc.Schema)
 	e.field("generated_at", doc.GeneratedAt)
 	e.field("roots", doc.Roots)
+	e.field("root_sources", doc.RootSources)
 	e.field("thresholds", doc.Thresholds)
 	e.field("pid_check", doc.PidCheck)
 	e.field("summary", doc.Summary)
@@ -214,6 +247,7 @@ func nodeJSON(n *model.Node, now time.Time) NodeJSON {
 	out := NodeJSON{
 		ID:       n.ID,
 		InfraDir: n.InfraDir,
+		Source:   sourceOf(n.Source),
 		State:    n.State,
 		Flags:    nonNil(n.Flags),
 		Reason:   n.ReasonAt(now),

@@ -4,8 +4,8 @@ package scanner
 // the watcher (watch*.go) uses the same building blocks to keep a snapshot
 // current without rescanning:
 //
-//   PrepareRoots(paths) ([]Root, []model.Problem, error)  absolute, deduplicated roots
-//   Discover(opts) (*Walk, error)                         walk every root, read every node dir
+//   PrepareRoots(paths, srcs...) ([]Root, []model.Problem, error)  absolute, deduplicated roots, each with its source
+//   Discover(opts) (*Walk, error)                         walk every native root, read every other root's store
 //   DiscoverDir(roots, dir, opts) (*Walk, error)          the same, for one new subtree
 //   ReadNodeDir(root, dir) (*model.Node, error)           the facts of one infra dir
 //   CopyFacts(n) *model.Node                              a node's facts without tree or class
@@ -14,7 +14,9 @@ package scanner
 //   ResolveNode(snap, arg) (*model.Node, error)           NODE argument -> node
 //   DefaultRoots(cwd) []string                            SPEC §1 default roots
 //
-// The file names and the parsers of what it reads are protocol's.
+// The file names and the parsers of what it reads are protocol's. Roots are
+// read through the seam of package sources (native.go): the native file
+// protocol is one source, Options.Sources registers the others.
 
 import (
 	"io/fs"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/sources"
 )
 
 // Options configure a scan (and a watcher).
@@ -32,6 +35,10 @@ type Options struct {
 	Thresholds model.Thresholds
 	Probe      liveness.Probe // nil means liveness.SystemProbe
 	Now        func() time.Time
+	// Sources are the sources a root may be read by besides the native
+	// one, which is always known (see package sources): a `KIND:PATH` root
+	// names one, else the first whose Detect accepts the root reads it.
+	Sources []sources.Source
 
 	// readDir replaces os.ReadDir in tests that need a read error root
 	// cannot provoke (an unreadable directory); nil means os.ReadDir.
@@ -51,13 +58,15 @@ type Root struct {
 	// Ignore holds the --ignore globs: where the walk does not go, a path
 	// named in a registry or a parent_heartbeat does not lead either.
 	Ignore []string
+	// Source reads the root; nil is the native file protocol.
+	Source sources.Source
 }
 
 // Walk is what discovery found under the roots.
 type Walk struct {
 	Roots []Root
 	// Nodes holds the facts of every infra dir found (no tree fields),
-	// sorted by InfraDir.
+	// sorted by InfraDir, then the nodes of every other source's store.
 	Nodes []*model.Node
 	// Dirs lists every directory listed by the walk, sorted: the watcher
 	// puts a watch on each.

@@ -20,18 +20,37 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/sources"
 )
 
 // PrepareRoots makes the given roots absolute and clean, resolves their
-// symlinks, drops a root given twice or nested in another (its nodes are
-// found through the outer one) and assigns id prefixes. A root that cannot
-// be used is a problem; the error says so when no root is left.
-func PrepareRoots(paths []string) ([]Root, []model.Problem, error) {
+// symlinks, picks the source of each (a `KIND:PATH` prefix, else the first
+// of srcs that detects its store, else the native file protocol), drops a
+// native root given twice or nested in another native root (its nodes are
+// found through the outer one) and a store given twice, and assigns id
+// prefixes. A root that cannot be used is a problem; the error says so
+// when no root is left, or names the known sources for an unknown KIND.
+func PrepareRoots(paths []string, srcs ...sources.Source) ([]Root, []model.Problem, error) {
+	reg := Options{Sources: srcs}.registry()
 	var problems []model.Problem
 	var roots []Root
-	for _, p := range paths {
+	for _, arg := range paths {
+		src, p, err := sourceOfRoot(arg, reg)
+		if err != nil {
+			return nil, problems, err
+		}
+		if src.Kind() != sources.Native {
+			abs, resolved, err := storeRootPath(p)
+			if err != nil {
+				problems = append(problems, model.Problem{Path: p, Error: oneLine("root: " + err.Error())})
+				continue
+			}
+			roots = append(roots, Root{Path: abs, Resolved: resolved, Source: src})
+			continue
+		}
 		abs, err := filepath.Abs(p)
 		if err != nil {
 			problems = append(problems, model.Problem{Path: p, Error: oneLine("root: " + err.Error())})
@@ -41,7 +60,7 @@ func PrepareRoots(paths []string) ([]Root, []model.Problem, error) {
 		if err == nil {
 			var fi os.FileInfo
 			if fi, err = os.Stat(resolved); err == nil && !fi.IsDir() {
-				err = errors.New("not a directory")
+				err = errNotDir
 			}
 		}
 		if err != nil {
@@ -50,7 +69,8 @@ func PrepareRoots(paths []string) ([]Root, []model.Problem, error) {
 		}
 		roots = append(roots, Root{Path: abs, Resolved: resolved})
 	}
-	// Keep the outermost of nested or repeated roots, in the order given.
+	// Keep the outermost of nested or repeated native roots, in the order
+	// given; a store is kept once, and nested in nothing.
 	var kept []Root
 	for i, r := range roots {
 		covered := false
@@ -58,7 +78,10 @@ func PrepareRoots(paths []string) ([]Root, []model.Problem, error) {
 			if i == j {
 				continue
 			}
-			if o.Resolved == r.Resolved && j < i || o.Resolved != r.Resolved && within(o.Resolved, r.Resolved) {
+			if r.isNative() != o.isNative() {
+				continue
+			}
+			if o.Resolved == r.Resolved && j < i || r.isNative() && o.Resolved != r.Resolved && within(o.Resolved, r.Resolved) {
 				covered = true
 				break
 			}
@@ -102,28 +125,59 @@ func within(dir, p string) bool {
 	return strings.HasPrefix(p, dir) && p[len(dir)] == filepath.Separator
 }
 
-// Discover walks every root of opts and reads every node dir it finds.
+// Discover walks every native root of opts, reads every node dir it finds
+// and reads the store of every other root through its source.
 func Discover(opts Options) (*Walk, error) {
-	if err := checkIgnore(opts.Ignore); err != nil {
-		return nil, err
-	}
-	roots, problems, err := PrepareRoots(opts.Roots)
+	walk, stores, err := gather(opts)
 	if err != nil {
 		return nil, err
 	}
-	roots = withIgnore(roots, opts.Ignore)
-	w := newWalker(roots, opts)
-	jobs := make([]dirJob, len(roots))
-	for i := range roots {
-		jobs[i] = dirJob{root: &roots[i], dir: roots[i].Path}
+	for _, st := range stores {
+		walk.Nodes = append(walk.Nodes, st.nodes...)
+		walk.Problems = append(walk.Problems, st.problems...)
 	}
-	walk := w.run(jobs)
-	if err := someRootListed(roots, walk); err != nil {
-		return nil, err
+	return walk, nil
+}
+
+// gather is Discover with the stores' facts apart, as the watcher keeps
+// them: a store is read again whole, its problems replaced with it.
+func gather(opts Options) (*Walk, []storeFacts, error) {
+	if err := checkIgnore(opts.Ignore); err != nil {
+		return nil, nil, err
+	}
+	roots, problems, err := PrepareRoots(opts.Roots, opts.Sources...)
+	if err != nil {
+		return nil, nil, err
+	}
+	roots = withIgnore(roots, opts.Ignore)
+	native := nativeRoots(roots)
+	walk := &Walk{}
+	if len(native) > 0 {
+		w := newWalker(native, opts)
+		jobs := make([]dirJob, len(native))
+		for i := range native {
+			jobs[i] = dirJob{root: &native[i], dir: native[i].Path}
+		}
+		walk = w.run(jobs)
+		if err := someRootListed(native, walk); err != nil {
+			return nil, nil, err
+		}
 	}
 	walk.Roots = roots
 	walk.Problems = append(problems, walk.Problems...)
-	return walk, nil
+	var stores []storeFacts
+	if len(native) < len(roots) {
+		now := time.Now()
+		if opts.Now != nil {
+			now = opts.Now()
+		}
+		for _, r := range roots {
+			if !r.isNative() {
+				stores = append(stores, readStore(r, now))
+			}
+		}
+	}
+	return walk, stores, nil
 }
 
 // someRootListed is the error of a walk in which no root's own listing
@@ -154,7 +208,7 @@ func DiscoverDir(roots []Root, dir string, opts Options) (*Walk, error) {
 		return nil, err
 	}
 	dir = filepath.Clean(dir)
-	roots = withIgnore(roots, opts.Ignore)
+	roots = withIgnore(nativeRoots(roots), opts.Ignore)
 	for i := range roots {
 		r := &roots[i]
 		if !within(r.Path, dir) {

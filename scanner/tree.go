@@ -15,10 +15,8 @@ package scanner
 // parent lists the node in RefusedChildren.
 
 import (
-	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
@@ -43,6 +41,9 @@ type builder struct {
 	roots []Root
 	byDir map[string]*model.Node // by InfraDir
 	nodes []*model.Node          // in creation order
+	// byKey holds every node by its HeartbeatPath, for the edges a store's
+	// nodes declare by key; nil when no store node is given.
+	byKey map[string]*model.Node
 	cands map[*model.Node][]candidate
 	// entries[child][parent] is the last line of parent's registry naming child.
 	entries map[*model.Node]map[*model.Node]*model.ChildEntry
@@ -71,6 +72,7 @@ func CopyFacts(n *model.Node) *model.Node {
 		RegistrySize: n.RegistrySize, RegistryCompacting: n.RegistryCompacting, Cfa: n.Cfa, Retries: n.Retries, Blocked: n.Blocked,
 		ActivityMtime: n.ActivityMtime, Merged: n.Merged, ResumePending: n.ResumePending,
 		ResumeMtime: n.ResumeMtime, DeclaredParent: n.DeclaredParent,
+		Source: n.Source, SourceFields: n.SourceFields, Traits: n.Traits,
 	}
 	c.Problems = append([]model.Problem(nil), n.Problems...)
 	if n.HasScanFlag(model.FlagUnreadable) {
@@ -98,13 +100,21 @@ func BuildForest(roots []Root, nodes []*model.Node, problems []model.Problem) *m
 	}
 	sorted := append([]*model.Node(nil), nodes...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].InfraDir < sorted[j].InfraDir })
+	var stored []*model.Node
 	for _, n := range sorted {
+		if isStoreNode(n) {
+			stored = append(stored, n)
+			continue
+		}
 		if _, dup := b.byDir[n.InfraDir]; dup {
 			continue // the same dir reached twice (a root given twice)
 		}
 		resetTree(n)
 		b.byDir[n.InfraDir] = n
 		b.nodes = append(b.nodes, n)
+	}
+	if len(stored) > 0 {
+		b.addStoreNodes(stored)
 	}
 	read := len(b.nodes)
 	for _, p := range b.nodes[:read] {
@@ -136,6 +146,28 @@ func BuildForest(roots []Root, nodes []*model.Node, problems []model.Problem) *m
 	b.breakCycles()
 	b.keepSessionsApart()
 	return b.snapshot(problems)
+}
+
+// addStoreNodes takes in the nodes of the stores, keyed by their
+// HeartbeatPath (a key unique across every store, package sources): their
+// edges are the parents their records declare by key, strengthened as a
+// parent_heartbeat is; a store has no registry and no nesting.
+func (b *builder) addStoreNodes(stored []*model.Node) {
+	sort.SliceStable(stored, func(i, j int) bool { return stored[i].HeartbeatPath < stored[j].HeartbeatPath })
+	b.byKey = make(map[string]*model.Node, len(b.nodes)+len(stored))
+	for _, n := range b.nodes {
+		b.byKey[n.HeartbeatPath] = n
+	}
+	for _, n := range stored {
+		if _, dup := b.byKey[n.HeartbeatPath]; dup || n.HeartbeatPath == "" {
+			continue // the same record reached twice (a store given twice)
+		}
+		id := n.ID // the store's own, prefixed by id
+		resetTree(n)
+		n.ID = id
+		b.byKey[n.HeartbeatPath] = n
+		b.nodes = append(b.nodes, n)
+	}
 }
 
 // resetTree clears what a previous BuildForest set, keeping read flags.
@@ -197,6 +229,13 @@ func (b *builder) declaredEdge(c *model.Node) {
 	if c.Heartbeat == nil || c.Heartbeat.ParentHeartbeat == "" {
 		return
 	}
+	if isStoreNode(c) {
+		// A key, not a path: a parent not in any store is not invented.
+		if p := b.byKey[c.Heartbeat.ParentHeartbeat]; p != nil {
+			b.addCandidate(c, p, edgeDeclared)
+		}
+		return
+	}
 	hb := c.Heartbeat.ParentHeartbeat
 	if !filepath.IsAbs(hb) {
 		hb = filepath.Join(c.InfraDir, hb)
@@ -215,7 +254,7 @@ func (b *builder) declaredEdge(c *model.Node) {
 // of one session's directory must still see that such a node lies in
 // another session's. A missing node has no word of its own to check.
 func (b *builder) nestingEdge(n *model.Node, notWalked bool) {
-	if n.Root == "" {
+	if n.Root == "" || isStoreNode(n) {
 		return
 	}
 	onDisk := notWalked && (n.HasHeartbeat || n.Legacy)
@@ -236,151 +275,6 @@ func (b *builder) nestingEdge(n *model.Node, notWalked bool) {
 	}
 }
 
-// isNodeDirOnDisk reports whether dir holds a heartbeat or a `.running`;
-// two lstats per dir, remembered.
-func (b *builder) isNodeDirOnDisk(dir string) bool {
-	if is, ok := b.nodeDir[dir]; ok {
-		return is
-	}
-	if b.nodeDir == nil {
-		b.nodeDir = map[string]bool{}
-	}
-	is := false
-	for _, name := range []string{protocol.HeartbeatFile, protocol.RunningFile} {
-		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
-			is = true
-			break
-		}
-	}
-	b.nodeDir[dir] = is
-	return is
-}
-
-// lookup finds the node of infra dir dir, named by a path in a file. Inside
-// a root, a dir not walked is read when its heartbeat exists, else made a
-// missing node (when create is set); outside every root (symlinks resolved)
-// it becomes an outside_root node whose files are not read.
-func (b *builder) lookup(dir, file string, create bool) *model.Node {
-	if n, ok := b.byDir[dir]; ok {
-		return n
-	}
-	root, lex, inside := b.locate(dir)
-	if inside {
-		if n, ok := b.byDir[lex]; ok {
-			return n
-		}
-		// Where the walk never goes a file's say-so does not lead either: no node, not even a missing one.
-		if b.skipped(root, lex) {
-			return nil
-		}
-		// A node the walk did not reach (depth bound, appeared or vanished
-		// during it) or one reached through a symlink inside the root.
-		if n, err := ReadNodeDir(root.Path, lex); err == nil {
-			b.add(n)
-			return n
-		}
-		if !create {
-			return nil
-		}
-		n := &model.Node{Root: root.Path, InfraDir: lex, HeartbeatPath: filepath.Join(lex, file)}
-		b.add(n)
-		return n
-	}
-	n := &model.Node{InfraDir: dir, HeartbeatPath: filepath.Join(dir, file), ScanFlags: []model.Flag{model.FlagOutsideRoot}}
-	b.add(n)
-	return n
-}
-
-// skipped reports whether the walk would never have reached dir below
-// root: a directory on the way is `.git`, `node_modules` or matched by an
-// --ignore glob, or a git worktree (a directory holding a `.git` entry, the
-// root itself excepted).
-func (b *builder) skipped(root *Root, dir string) bool {
-	rel, err := filepath.Rel(root.Path, dir)
-	if err != nil || rel == "." {
-		return false
-	}
-	segs := strings.Split(filepath.ToSlash(rel), "/")
-	for k, seg := range segs {
-		if skipDir(root.Ignore, seg, strings.Join(segs[:k+1], "/")) {
-			return true
-		}
-	}
-	// The walk reads a worktree that is a node dir, but nothing below it.
-	for k := 1; k < len(segs); k++ {
-		if b.isWorktree(filepath.Join(root.Path, filepath.FromSlash(strings.Join(segs[:k], "/")))) {
-			return true
-		}
-	}
-	return false
-}
-
-// isWorktree reports whether dir holds a `.git` entry; one lstat per dir.
-func (b *builder) isWorktree(dir string) bool {
-	if wt, ok := b.worktree[dir]; ok {
-		return wt
-	}
-	if b.worktree == nil {
-		b.worktree = map[string]bool{}
-	}
-	_, err := os.Lstat(filepath.Join(dir, ".git"))
-	b.worktree[dir] = err == nil
-	return err == nil
-}
-
-func (b *builder) add(n *model.Node) {
-	b.byDir[n.InfraDir] = n
-	b.nodes = append(b.nodes, n)
-}
-
-// locate maps dir to its root and its path as the walk would name it,
-// resolving symlinks so a path escaping through one counts as outside.
-func (b *builder) locate(dir string) (*Root, string, bool) {
-	real := b.resolve(dir)
-	for i := range b.roots {
-		r := &b.roots[i]
-		if within(r.Resolved, real) {
-			return r, filepath.Join(r.Path, strings.TrimPrefix(real[len(r.Resolved):], string(filepath.Separator))), true
-		}
-	}
-	return nil, "", false
-}
-
-// unresolvable stands for a path that leads through a symlink loop: it is
-// inside no root.
-const unresolvable = "\x00unresolvable"
-
-// resolve is p with every symlink resolved, for a p that need not exist:
-// one lstat per path, the parents' answers remembered (a registry of
-// 100,000 missing children under one dir resolves that dir once).
-func (b *builder) resolve(p string) string {
-	if real, ok := b.resolved[p]; ok {
-		return real
-	}
-	if b.resolved == nil {
-		b.resolved = map[string]string{}
-	}
-	var real string
-	fi, err := os.Lstat(p)
-	switch parent := filepath.Dir(p); {
-	case err == nil && fi.Mode()&os.ModeSymlink != 0:
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			real = r
-		} else {
-			real = unresolvable + p
-		}
-	case parent == p:
-		real = p // the filesystem root
-	default:
-		real = filepath.Join(b.resolve(parent), filepath.Base(p))
-		if strings.HasPrefix(real, unresolvable) {
-			real = unresolvable + p
-		}
-	}
-	b.resolved[p] = real
-	return real
-}
-
 // id is the infra dir relative to its root, '/'-separated, prefixed with the
 // root's name when there are several; an outside node keeps its path.
 func (b *builder) id(n *model.Node) string {
@@ -393,6 +287,12 @@ func (b *builder) id(n *model.Node) string {
 			prefix = r.Prefix
 			break
 		}
+	}
+	if isStoreNode(n) {
+		if prefix == "" {
+			return n.ID
+		}
+		return prefix + "/" + n.ID
 	}
 	rel, err := filepath.Rel(n.Root, n.InfraDir)
 	if err != nil {
@@ -585,6 +485,7 @@ func (b *builder) snapshot(problems []model.Problem) *model.Snapshot {
 	snap := &model.Snapshot{ByID: make(map[string]*model.Node, len(b.nodes))}
 	for _, r := range b.roots {
 		snap.Roots = append(snap.Roots, r.Path)
+		snap.RootSources = append(snap.RootSources, string(r.Kind()))
 	}
 	for _, n := range b.nodes {
 		for p := range b.refused[n] {

@@ -96,9 +96,9 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 	facts.RegistryMtime, facts.RegistrySize = fi.ModTime(), fi.Size()
 	facts.Problems, facts.ScanFlags = withRegistryProblems(n, path, lines)
 	ln.n = &facts
-	w.touched[n.InfraDir] = true
+	w.nodes.unpublished[n.InfraDir] = true
 	if changed {
-		w.forest = nil
+		w.built.snap = nil
 		return
 	}
 	if t := w.tmplNode(ln); t != nil {

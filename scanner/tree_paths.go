@@ -1,0 +1,159 @@
+package scanner
+
+// Where a path named in a file leads (SPEC §2): the builder's lookups of
+// infra dirs, inside a root or outside every one, with symlinks resolved
+// once and the walk's skipping rules applied to paths it never walked.
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
+)
+
+// isNodeDirOnDisk reports whether dir holds a heartbeat or a `.running`;
+// two lstats per dir, remembered.
+func (b *builder) isNodeDirOnDisk(dir string) bool {
+	if is, ok := b.nodeDir[dir]; ok {
+		return is
+	}
+	if b.nodeDir == nil {
+		b.nodeDir = map[string]bool{}
+	}
+	is := false
+	for _, name := range []string{protocol.HeartbeatFile, protocol.RunningFile} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			is = true
+			break
+		}
+	}
+	b.nodeDir[dir] = is
+	return is
+}
+
+// lookup finds the node of infra dir dir, named by a path in a file. Inside
+// a root, a dir not walked is read when its heartbeat exists, else made a
+// missing node (when create is set); outside every root (symlinks resolved)
+// it becomes an outside_root node whose files are not read.
+func (b *builder) lookup(dir, file string, create bool) *model.Node {
+	if n, ok := b.byDir[dir]; ok {
+		return n
+	}
+	root, lex, inside := b.locate(dir)
+	if inside {
+		if n, ok := b.byDir[lex]; ok {
+			return n
+		}
+		// Where the walk never goes a file's say-so does not lead either: no node, not even a missing one.
+		if b.skipped(root, lex) {
+			return nil
+		}
+		// A node the walk did not reach (depth bound, appeared or vanished
+		// during it) or one reached through a symlink inside the root.
+		if n, err := ReadNodeDir(root.Path, lex); err == nil {
+			b.add(n)
+			return n
+		}
+		if !create {
+			return nil
+		}
+		n := &model.Node{Root: root.Path, InfraDir: lex, HeartbeatPath: filepath.Join(lex, file)}
+		b.add(n)
+		return n
+	}
+	n := &model.Node{InfraDir: dir, HeartbeatPath: filepath.Join(dir, file), ScanFlags: []model.Flag{model.FlagOutsideRoot}}
+	b.add(n)
+	return n
+}
+
+// skipped reports whether the walk would never have reached dir below
+// root: a directory on the way is `.git`, `node_modules` or matched by an
+// --ignore glob, or a git worktree (a directory holding a `.git` entry, the
+// root itself excepted).
+func (b *builder) skipped(root *Root, dir string) bool {
+	rel, err := filepath.Rel(root.Path, dir)
+	if err != nil || rel == "." {
+		return false
+	}
+	segs := strings.Split(filepath.ToSlash(rel), "/")
+	for k, seg := range segs {
+		if skipDir(root.Ignore, seg, strings.Join(segs[:k+1], "/")) {
+			return true
+		}
+	}
+	// The walk reads a worktree that is a node dir, but nothing below it.
+	for k := 1; k < len(segs); k++ {
+		if b.isWorktree(filepath.Join(root.Path, filepath.FromSlash(strings.Join(segs[:k], "/")))) {
+			return true
+		}
+	}
+	return false
+}
+
+// isWorktree reports whether dir holds a `.git` entry; one lstat per dir.
+func (b *builder) isWorktree(dir string) bool {
+	if wt, ok := b.worktree[dir]; ok {
+		return wt
+	}
+	if b.worktree == nil {
+		b.worktree = map[string]bool{}
+	}
+	_, err := os.Lstat(filepath.Join(dir, ".git"))
+	b.worktree[dir] = err == nil
+	return err == nil
+}
+
+func (b *builder) add(n *model.Node) {
+	b.byDir[n.InfraDir] = n
+	b.nodes = append(b.nodes, n)
+}
+
+// locate maps dir to its root and its path as the walk would name it,
+// resolving symlinks so a path escaping through one counts as outside.
+func (b *builder) locate(dir string) (*Root, string, bool) {
+	real := b.resolve(dir)
+	for i := range b.roots {
+		r := &b.roots[i]
+		if r.isNative() && within(r.Resolved, real) {
+			return r, filepath.Join(r.Path, strings.TrimPrefix(real[len(r.Resolved):], string(filepath.Separator))), true
+		}
+	}
+	return nil, "", false
+}
+
+// unresolvable stands for a path that leads through a symlink loop: it is
+// inside no root.
+const unresolvable = "\x00unresolvable"
+
+// resolve is p with every symlink resolved, for a p that need not exist:
+// one lstat per path, the parents' answers remembered (a registry of
+// 100,000 missing children under one dir resolves that dir once).
+func (b *builder) resolve(p string) string {
+	if real, ok := b.resolved[p]; ok {
+		return real
+	}
+	if b.resolved == nil {
+		b.resolved = map[string]string{}
+	}
+	var real string
+	fi, err := os.Lstat(p)
+	switch parent := filepath.Dir(p); {
+	case err == nil && fi.Mode()&os.ModeSymlink != 0:
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			real = r
+		} else {
+			real = unresolvable + p
+		}
+	case parent == p:
+		real = p // the filesystem root
+	default:
+		real = filepath.Join(b.resolve(parent), filepath.Base(p))
+		if strings.HasPrefix(real, unresolvable) {
+			real = unresolvable + p
+		}
+	}
+	b.resolved[p] = real
+	return real
+}

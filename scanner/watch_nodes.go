@@ -1,0 +1,336 @@
+package scanner
+
+// Node records: the facts of every infra dir, the signatures of the files
+// they were read from, and the marks that say what to read again. A beat
+// is one stat; a registry change reads only the appended bytes; anything
+// else reads the node again.
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
+)
+
+// nodeRecords is the facts of every infra dir and what must be read again.
+type nodeRecords struct {
+	byDir map[string]*liveNode
+	// toRead marks infra dirs (or directories that may have become one)
+	// with what of them to read again at the next flush.
+	toRead map[string]dirtyKind
+	// unpublished holds the infra dirs whose facts changed since the last
+	// publish: their sessions are classified again.
+	unpublished map[string]bool
+	// readFailed holds the infra dirs whose last read failed: they are
+	// read again at every poll.
+	readFailed map[string]bool
+}
+
+func newNodeRecords() nodeRecords {
+	return nodeRecords{byDir: map[string]*liveNode{}, toRead: map[string]dirtyKind{},
+		unpublished: map[string]bool{}, readFailed: map[string]bool{}}
+}
+
+// liveNode is the engine's record of one infra dir: its facts (never handed
+// out; copies are) and what polling compares against.
+type liveNode struct {
+	n    *model.Node
+	sigs fileSigs // by name relative to the infra dir
+	// The registry tail: bytes of complete lines consumed, their newlines,
+	// and the file's inode. regOff < 0 means "read it whole next time".
+	regOff      int64
+	regNewlines int
+	regIno      uint64
+}
+
+// fileSigs is a node's few file signatures; a slice is a fraction of a
+// map's size, and there are 10,000s of nodes.
+type fileSigs []namedSig
+
+type namedSig struct {
+	name string
+	sig  fileSig
+}
+
+func (f fileSigs) get(name string) (fileSig, bool) {
+	for _, e := range f {
+		if e.name == name {
+			return e.sig, true
+		}
+	}
+	return fileSig{}, false
+}
+
+func (f *fileSigs) set(name string, sig fileSig) {
+	for i := range *f {
+		if (*f)[i].name == name {
+			(*f)[i].sig = sig
+			return
+		}
+	}
+	*f = append(*f, namedSig{name, sig})
+}
+
+type fileSig struct {
+	mtime time.Time
+	size  int64
+	ino   uint64
+}
+
+// dirtyKind says what of an infra dir must be re-read.
+type dirtyKind uint8
+
+const (
+	kindBeat     dirtyKind = 1 << iota // heartbeat mtime only (a beat)
+	kindActivity                       // a stream file's mtime
+	kindRegistry                       // .children changed: read the new bytes
+	kindNode                           // anything else: re-read the node
+)
+
+// kindOf says what a change of a file named base means for its infra dir;
+// 0 for files that do not matter (temporaries included).
+func kindOf(base string) dirtyKind {
+	switch base {
+	case protocol.HeartbeatFile, protocol.RunningFile:
+		return kindBeat
+	case protocol.RegistryFile:
+		return kindRegistry
+	case protocol.CompactingFile, protocol.CfaFile, protocol.RetryCountFile, protocol.BlockedFile, protocol.MergedFile, protocol.ResumePendingFile:
+		return kindNode
+	}
+	if strings.HasSuffix(base, protocol.StreamSuffix) {
+		return kindActivity
+	}
+	return 0
+}
+
+// processDirty re-reads the marked infra dirs: a beat is one stat updating
+// the mtime in place; a registry change reads only the appended bytes.
+func (w *Watcher) processDirty() {
+	for dir, kind := range w.nodes.toRead {
+		delete(w.nodes.toRead, dir)
+		ln := w.nodes.byDir[dir]
+		if ln == nil {
+			if _, ok := w.dirs.byPath[dir]; ok {
+				w.readNode(dir)
+			}
+			continue
+		}
+		w.nodes.unpublished[dir] = true
+		if kind&kindNode != 0 {
+			w.readNode(dir)
+			continue
+		}
+		if kind&kindBeat != 0 && !w.restatBeat(ln) {
+			w.readNode(dir)
+			continue
+		}
+		if kind&kindActivity != 0 {
+			w.restatActivity(ln)
+		}
+		if kind&kindRegistry != 0 {
+			w.readRegistryTail(ln)
+		}
+	}
+}
+
+// restatBeat updates a node's beat mtime in place; false when the file is
+// not what was read (gone, or replaced): the node must be re-read.
+func (w *Watcher) restatBeat(ln *liveNode) bool {
+	name := protocol.HeartbeatFile
+	if ln.n.Legacy {
+		name = protocol.RunningFile
+	}
+	sig, err := statSig(filepath.Join(ln.n.InfraDir, name))
+	old, had := ln.sigs.get(name)
+	if err != nil || !had || sig.ino != old.ino || sig.size != old.size {
+		return false
+	}
+	ln.sigs.set(name, sig)
+	ln.n.BeatMtime = sig.mtime
+	if t := w.tmplNode(ln); t != nil {
+		t.BeatMtime = sig.mtime
+	}
+	return true
+}
+
+// restatActivity recomputes the newest stream mtime of a node.
+func (w *Watcher) restatActivity(ln *liveNode) {
+	entries, err := os.ReadDir(ln.n.InfraDir)
+	if err != nil {
+		return
+	}
+	var newest time.Time
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), protocol.StreamSuffix) {
+			continue
+		}
+		if sig, err := statSig(filepath.Join(ln.n.InfraDir, e.Name())); err == nil {
+			ln.sigs.set(e.Name(), sig)
+			if sig.mtime.After(newest) {
+				newest = sig.mtime
+			}
+		}
+	}
+	ln.n.ActivityMtime = newest
+	if t := w.tmplNode(ln); t != nil {
+		t.ActivityMtime = newest
+	}
+}
+
+// tmplNode is the node of the built forest for ln, or nil when the forest
+// is to be rebuilt anyway.
+func (w *Watcher) tmplNode(ln *liveNode) *model.Node {
+	if w.built.snap == nil {
+		return nil
+	}
+	return w.built.byDir[ln.n.InfraDir]
+}
+
+// readNode (re-)reads an infra dir whole. When what it changed leaves the
+// edges as they were, the built forest's node is patched in place;
+// otherwise the forest is rebuilt before the next publish.
+func (w *Watcher) readNode(dir string) {
+	d := w.dirs.byPath[dir]
+	if d == nil {
+		return
+	}
+	w.stats.mu.Lock()
+	w.stats.rereads++
+	w.stats.mu.Unlock()
+	w.nodes.unpublished[dir] = true
+	// Signatures first: a change racing the read then shows up at the next
+	// comparison instead of being lost.
+	sigs := nodeSigs(dir)
+	n, err := w.wo.readNodeDir(d.root, dir)
+	old := w.nodes.byDir[dir]
+	if err != nil {
+		if old != nil {
+			delete(w.nodes.byDir, dir)
+			w.built.snap = nil
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			w.readRecovered(dir) // not a node any more: nothing to report
+			return
+		}
+		// Retried at every poll: rebuild only when the error changes.
+		if p, had := w.walkProbs[dir]; !had || p.Error != oneLine(err.Error()) {
+			w.addWalkProblem(dir, err)
+		}
+		w.nodes.readFailed[dir] = true
+		return
+	}
+	w.readRecovered(dir)
+	ln := &liveNode{n: n, sigs: sigs, regOff: -1}
+	w.nodes.byDir[dir] = ln
+	if n.RegistryCompacting != "" && w.wo.RecoverCompactions {
+		// What it changes comes back as events (or a changed signature)
+		// and is read then. Busy: a live compaction finishes its own. What
+		// it cannot finish (a writer still holds the file) is shown as it
+		// is, and tried again at the node's next change.
+		_, _ = protocol.Recover(dir)
+	}
+	if old == nil || !sameEdges(old.n, n) {
+		w.built.snap = nil
+		return
+	}
+	if t := w.tmplNode(old); t != nil {
+		patchFacts(t, n)
+		ln.n = t // the forest's node holds the facts: one copy, not two
+	}
+}
+
+// readRecovered forgets the read error of dir, if it had one.
+func (w *Watcher) readRecovered(dir string) {
+	if w.nodes.readFailed[dir] {
+		delete(w.nodes.readFailed, dir)
+		delete(w.walkProbs, dir)
+		w.built.snap = nil
+	}
+}
+
+// stale reports whether a node's files moved since its facts were read.
+func stale(ln *liveNode) bool {
+	n := ln.n
+	name := protocol.HeartbeatFile
+	if n.Legacy {
+		name = protocol.RunningFile
+	}
+	if s, ok := ln.sigs.get(name); ok && !s.mtime.Equal(n.BeatMtime) {
+		return true
+	}
+	if s, ok := ln.sigs.get(protocol.RegistryFile); ok && (s.size != n.RegistrySize || !s.mtime.Equal(n.RegistryMtime)) {
+		return true
+	}
+	return false
+}
+
+// restatNode stats the files a node was read from and marks what moved.
+func (w *Watcher) restatNode(ln *liveNode) {
+	dir := ln.n.InfraDir
+	for _, e := range ln.sigs {
+		name, old := e.name, e.sig
+		sig, err := statSig(filepath.Join(dir, name))
+		if err != nil {
+			w.nodes.toRead[dir] |= kindNode
+			continue
+		}
+		if sig == old {
+			continue
+		}
+		switch kind := kindOf(filepath.Base(name)); {
+		case kind == kindBeat && sig.ino == old.ino && sig.size == old.size:
+			w.nodes.toRead[dir] |= kindBeat
+		case kind == kindActivity || kind == kindRegistry:
+			w.nodes.toRead[dir] |= kind
+		default:
+			w.nodes.toRead[dir] |= kindNode
+		}
+	}
+}
+
+// middleBlocked is the blocked sentinel's other place, relative to the
+// infra dir.
+var middleBlocked = filepath.Join(protocol.MiddleDir, protocol.BlockedFile)
+
+// nodeSigs stats the files of an infra dir that matter for its facts.
+func nodeSigs(dir string) fileSigs {
+	var sigs fileSigs
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return sigs
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if name == protocol.MiddleDir {
+			if s, err := statSig(filepath.Join(dir, middleBlocked)); err == nil {
+				sigs.set(middleBlocked, s)
+			}
+			continue
+		}
+		if kindOf(name) == 0 || e.IsDir() {
+			continue
+		}
+		if s, err := statSig(filepath.Join(dir, name)); err == nil {
+			sigs.set(name, s)
+		}
+	}
+	return sigs
+}
+
+func statSig(path string) (fileSig, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileSig{}, err
+	}
+	return sigOf(fi), nil
+}
+
+func sigOf(fi os.FileInfo) fileSig {
+	return fileSig{mtime: fi.ModTime(), size: fi.Size(), ino: fileIno(fi)}
+}

@@ -1,0 +1,134 @@
+package scanner
+
+// The stores: roots read by a source other than the native one. Where the
+// native roots are followed file by file, a store is read again whole when
+// one of its watch paths changes, and the forest rebuilt; the read waits
+// for the same debounce as a heartbeat's. A watched file is followed
+// through the directory holding it, filtered by name, so that a -wal
+// written beside it or an atomic rename over it is seen. Every poll
+// compares the watch paths' signatures too: a store is followed where
+// inotify is not.
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// storeSet is every store root the watcher holds.
+type storeSet struct {
+	stores []*store
+	// byDir lists, per watched directory, the stores it matters to.
+	byDir map[string][]*store
+	// toRead holds the stores to read again at the next flush.
+	toRead map[*store]bool
+}
+
+// store is one store root: its last facts and what says it changed.
+type store struct {
+	facts storeFacts
+	// paths are its watch paths with their signatures at the last read
+	// (zero for a path that was absent).
+	paths map[string]fileSig
+	// names are, per watched directory, the base names that matter there;
+	// nil for a directory the source named itself (every name matters).
+	names map[string]map[string]bool
+}
+
+// adoptStores takes in the stores a gather read: each one's watch paths
+// get a watch on their directories (or are polled) and their signatures.
+func (w *Watcher) adoptStores(read []storeFacts) {
+	w.stores.byDir = map[string][]*store{}
+	w.stores.toRead = map[*store]bool{}
+	for _, f := range read {
+		st := &store{facts: f, paths: map[string]fileSig{}, names: map[string]map[string]bool{}}
+		for _, p := range f.root.Source.WatchPaths(f.root.Path) {
+			p = filepath.Clean(p)
+			st.paths[p] = storeSig(p)
+			dir, name := p, ""
+			if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+				dir, name = filepath.Dir(p), filepath.Base(p)
+			}
+			names, had := st.names[dir]
+			switch {
+			case name == "":
+				st.names[dir] = nil
+			case !had:
+				st.names[dir] = map[string]bool{name: true}
+			case names != nil:
+				names[name] = true
+			}
+		}
+		for dir := range st.names {
+			if len(w.stores.byDir[dir]) == 0 && w.fsw != nil {
+				// Unwatched, the poll's signatures still see the change.
+				_ = w.wo.addWatch(w.fsw, dir)
+			}
+			w.stores.byDir[dir] = append(w.stores.byDir[dir], st)
+		}
+		w.stores.stores = append(w.stores.stores, st)
+	}
+}
+
+// markStores marks the stores a changed path matters to; it reads nothing.
+func (w *Watcher) markStores(path string) {
+	dir, name := filepath.Dir(path), filepath.Base(path)
+	for _, st := range w.stores.byDir[dir] {
+		if names := st.names[dir]; names == nil || names[name] {
+			w.stores.toRead[st] = true
+		}
+	}
+}
+
+// restatStores marks every store whose watch paths' signatures moved
+// (all when every is set: a refresh after an action).
+func (w *Watcher) restatStores(every bool) {
+	for _, st := range w.stores.stores {
+		if every {
+			w.stores.toRead[st] = true
+			continue
+		}
+		for p, sig := range st.paths {
+			if storeSig(p) != sig {
+				w.stores.toRead[st] = true
+				break
+			}
+		}
+	}
+}
+
+// readStores reads the marked stores again whole; the forest is rebuilt.
+// Signatures first: a change racing the read shows at the next compare.
+func (w *Watcher) readStores(now time.Time) {
+	for st := range w.stores.toRead {
+		delete(w.stores.toRead, st)
+		for p := range st.paths {
+			st.paths[p] = storeSig(p)
+		}
+		st.facts = readStore(st.facts.root, now)
+		w.built.snap = nil
+	}
+}
+
+// storeFactsForBuild are copies of every store's nodes (BuildForest sets
+// their tree fields; the records keep the store's own ids) and problems.
+func (w *Watcher) storeFactsForBuild() ([]*model.Node, []model.Problem) {
+	var nodes []*model.Node
+	var probs []model.Problem
+	for _, st := range w.stores.stores {
+		for _, n := range st.facts.nodes {
+			c := *n
+			nodes = append(nodes, &c)
+		}
+		probs = append(probs, st.facts.problems...)
+	}
+	return nodes, probs
+}
+
+// storeSig is a watch path's signature; zero when it is absent.
+func storeSig(p string) fileSig {
+	sig, _ := statSig(p)
+	return sig
+}

@@ -81,7 +81,7 @@ func TestMapping(t *testing.T) {
 			row:  wf{state: "pending", created: nowMs - 10_000, updated: nowMs - 10_000},
 			want: want{status: "starting", beat: nowMs - 10_000, traits: model.Traits{MergesItself: merges}}},
 		{name: "launching is starting with the 90 s launch timeout from updated_at",
-			row:  wf{state: "launching", created: nowMs - 600_000, updated: nowMs - 200_000, session: "middle-acme-api-42"},
+			row: wf{state: "launching", created: nowMs - 600_000, updated: nowMs - 200_000, session: "middle-acme-api-42"},
 			want: want{status: "starting", beat: nowMs - 200_000, traits: model.Traits{LaunchTimeout: 90 * time.Second, MergesItself: merges},
 				field: [2]string{"tmux_session", "middle-acme-api-42"}}},
 		{name: "running beats by last_heartbeat when it is the newest",

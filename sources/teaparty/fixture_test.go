@@ -2,6 +2,7 @@ package teaparty
 
 import (
 	"database/sql"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -69,7 +70,8 @@ func newBus(t testing.TB, path string, ddl []string) *sql.DB {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("sqlite", path)
+	// A URI, as the reader opens it: a '?' in the path is not a query.
+	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: path}).String())
 	if err != nil {
 		t.Fatal(err)
 	}

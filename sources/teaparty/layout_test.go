@@ -177,3 +177,41 @@ func keys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
+
+// A job at a CfA gate with its native lead: the lead is the native node, so
+// the question it waits on is a node of its own under it, blocked, with no
+// process expected: the gate is a human's to answer, never lost.
+func TestJobGateUnderANativeLeadIsABlockedNodeUnderIt(t *testing.T) {
+	tr := newTree(t)
+	db := newBus(t, tr.jobBus, busDDL)
+	insertConv(t, db, conv{id: jobID, typ: typeJob, created: 1746638100.25, awaiting: 1, agent: "webapp-lead"})
+	insertMessage(t, db, "m1", jobID, "webapp-lead", "Approve the plan? (PLAN.md)", 1746638550)
+	hbPath := copyFixture(t, "job-heartbeat.json", tr.job, protocol.HeartbeatFile)
+	nodes, problems := read(t, tr.home)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	if len(nodes) != 1 {
+		t.Fatalf("nodes %v, want the gate alone", keys(nodes))
+	}
+	g := nodes[tr.jobBus+"#"+jobID]
+	if g == nil {
+		t.Fatalf("no gate node among %v", keys(nodes))
+	}
+	if g.Heartbeat.ParentHeartbeat != hbPath || g.Blocked == nil || g.Blocked.Question != "Approve the plan? (PLAN.md)" ||
+		!g.Traits.NoProcessExpected || g.Traits.PIDPerTurn || g.Heartbeat.Status != "running" || field(g, "gate") == "" {
+		t.Errorf("gate: parent %q, blocked %+v, traits %+v, status %q, fields %v", g.Heartbeat.ParentHeartbeat, g.Blocked, g.Traits, g.Heartbeat.Status, g.SourceFields)
+	}
+}
+
+// A store whose path holds what a URI would parse ('?', '#', '%', a space)
+// is read at that path.
+func TestStoreUnderAPathWithURICharactersIsRead(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "web app #2?%41", homeDir)
+	bus := filepath.Join(home, jobsDir, jobName, busFile)
+	insertConv(t, newBus(t, bus, busDDL), conv{id: workerID, typ: typeDispatch, created: createdAt})
+	nodes, problems := read(t, home)
+	if len(problems) > 0 || nodes[bus+"#"+workerID] == nil {
+		t.Fatalf("nodes %v, problems %v", keys(nodes), problems)
+	}
+}

@@ -16,7 +16,8 @@
 // `.heartbeat`, the key the native reader gives the lead, and a worker's
 // ParentHeartbeat names that path. The job row itself becomes a node only
 // when the job has no `.heartbeat` (the lead not started yet, or a bus
-// written by something else): the native node is the lead otherwise.
+// written by something else): the native node is the lead otherwise, and
+// a question the job waits on at a gate becomes a node under it.
 package teaparty
 
 import (
@@ -28,7 +29,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -130,7 +130,7 @@ func locate(root string) (layout, bool) {
 	if filepath.Base(abs) == jobsDir && filepath.Base(filepath.Dir(abs)) == homeDir {
 		return layout{root: abs, home: filepath.Dir(abs), jobs: abs}, true
 	}
-	if matches, _ := filepath.Glob(filepath.Join(abs, jobPrefix+"*", busFile)); len(matches) > 0 {
+	if len(jobBuses(abs)) > 0 {
 		return layout{root: abs, jobs: abs}, true
 	}
 	return layout{}, false
@@ -172,9 +172,7 @@ type bus struct {
 // bus, and the chat tier's agent buses, in a stable order.
 func (l layout) buses() []bus {
 	var out []bus
-	jobs, _ := filepath.Glob(filepath.Join(l.jobs, jobPrefix+"*", busFile))
-	sort.Strings(jobs)
-	for _, p := range jobs {
+	for _, p := range jobBuses(l.jobs) {
 		out = append(out, bus{path: p, job: filepath.Dir(p)})
 	}
 	if l.home == "" {
@@ -183,13 +181,36 @@ func (l layout) buses() []bus {
 	if p := l.managementBus(); isFile(p) {
 		out = append(out, bus{path: p})
 	}
-	agents, _ := filepath.Glob(filepath.Join(l.home, managementDir, agentsDir, "*", "*"+agentBusSuffix))
-	sort.Strings(agents)
-	for _, p := range agents {
-		// The agent's own bus is `<agent>/<agent>-messages.db`; a
-		// `messages.db` beside it is the listener's bookkeeping.
-		if filepath.Base(p) == filepath.Base(filepath.Dir(p))+agentBusSuffix {
+	// The agent's own bus is `<agent>/<agent>-messages.db`; a `messages.db`
+	// beside it is the listener's bookkeeping.
+	agents := filepath.Join(l.home, managementDir, agentsDir)
+	for _, agent := range subdirs(agents) {
+		if p := filepath.Join(agents, agent, agent+agentBusSuffix); isFile(p) {
 			out = append(out, bus{path: p})
+		}
+	}
+	return out
+}
+
+// jobBuses are the buses of the `job-*` dirs in dir, sorted. (Listed, not
+// globbed: a path may hold a glob's metacharacters.)
+func jobBuses(dir string) []string {
+	var out []string
+	for _, name := range subdirs(dir) {
+		if p := filepath.Join(dir, name, busFile); strings.HasPrefix(name, jobPrefix) && isFile(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// subdirs are the names of the directories in dir, sorted.
+func subdirs(dir string) []string {
+	entries, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
 		}
 	}
 	return out
@@ -378,7 +399,7 @@ func parentKey(r *row, rows map[string]*row) string {
 func node(l layout, r *row, rows map[string]*row) *model.Node {
 	jobLead := r.typ == typeJob && r.bus.job != ""
 	if jobLead && exists(filepath.Join(r.bus.job, protocol.HeartbeatFile)) {
-		return nil
+		return gate(l, r)
 	}
 	hb := &model.Heartbeat{
 		PID:             r.pid,
@@ -450,6 +471,47 @@ func node(l layout, r *row, rows map[string]*row) *model.Node {
 	// worker is merged by its dispatcher's CloseConversation.
 	n.Traits.MergesItself = true
 	n.SourceFields = fields(r, phase)
+	return n
+}
+
+// gate is the node of a job's question at a CfA gate when the job's lead is
+// the native reader's node: the flag is on the job's row, which makes no
+// node then, and the question must not be lost with it. It hangs under
+// the lead, blocked, a human's to answer; no process runs for it. nil when
+// the job waits on nothing.
+func gate(l layout, r *row) *model.Node {
+	if !r.awaitingInput || r.state != stateActive {
+		return nil
+	}
+	b := r.question
+	if b == nil {
+		b = &model.Blocked{}
+	}
+	if b.Question == "" {
+		b.Question = "the job waits for input at a gate"
+	}
+	n := &model.Node{
+		ID:            storeID(l, r),
+		Root:          l.root,
+		HeartbeatPath: r.bus.path + "#" + r.id,
+		HasHeartbeat:  true,
+		Heartbeat: &model.Heartbeat{
+			Status:          "running",
+			Role:            r.agent,
+			Team:            r.project,
+			TaskID:          qualifier(r.id),
+			ParentHeartbeat: key(r),
+			HasParentField:  true,
+		},
+		BeatMtime: epochSeconds(r.createdAt),
+		Blocked:   b,
+		Source:    string(sources.TeaParty),
+		Traits:    model.Traits{NoProcessExpected: true, MergesItself: true},
+	}
+	if b.Since.After(n.BeatMtime) {
+		n.BeatMtime = b.Since
+	}
+	n.SourceFields = append(fields(r, ""), model.Field{Name: "gate", Value: "the job's lead waits for a human's answer"})
 	return n
 }
 
@@ -531,13 +593,12 @@ func sessionDir(l layout, r *row) string {
 		return ""
 	}
 	sid := qualifier(r.id)
-	if l.home == "" || sid == "" || strings.ContainsAny(sid, `/\*?[`) {
+	if l.home == "" || sid == "" || strings.ContainsAny(sid, `/\`) || sid == ".." {
 		return ""
 	}
-	matches, _ := filepath.Glob(filepath.Join(l.home, "*", sessionsDir, sid))
-	for _, m := range matches {
-		if isDir(m) {
-			return m
+	for _, scope := range subdirs(l.home) {
+		if dir := filepath.Join(l.home, scope, sessionsDir, sid); isDir(dir) {
+			return dir
 		}
 	}
 	return ""
@@ -575,10 +636,12 @@ func readCfa(dir string) (*model.CfaState, error) {
 // (`.intent-stream.jsonl`, ...), as TeaParty's own reader takes it.
 func newestStream(dir string) time.Time {
 	var newest time.Time
-	matches, _ := filepath.Glob(filepath.Join(dir, "*"+protocol.StreamSuffix))
-	for _, m := range matches {
-		if t := mtime(m); t.After(newest) {
-			newest = t
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), protocol.StreamSuffix) {
+			if t := mtime(filepath.Join(dir, e.Name())); t.After(newest) {
+				newest = t
+			}
 		}
 	}
 	return newest

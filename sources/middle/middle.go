@@ -53,9 +53,25 @@ const (
 var requiredColumns = []string{"id", "kind", "repo", "epic_number", "adapter", "state", "created_at", "updated_at",
 	"worktree_path", "session_name", "session_id", "transcript_path", "controlled_by", "last_heartbeat"}
 
-var columns = append(append([]string{}, requiredColumns...), "epic_ref", "archived_at", "end_reason")
-
-var columnDefaults = map[string]string{"epic_ref": "NULL", "archived_at": "NULL", "end_reason": "NULL"}
+var columns = []sqlitestore.Column{
+	{Name: "id", Type: "TEXT", Default: "''"},
+	{Name: "kind", Type: "TEXT", Default: "''"},
+	{Name: "repo", Type: "TEXT", Default: "''"},
+	{Name: "epic_number", Type: "INTEGER"},
+	{Name: "adapter", Type: "TEXT", Default: "''"},
+	{Name: "state", Type: "TEXT", Default: "''"},
+	{Name: "created_at", Type: "INTEGER", Default: "0"},
+	{Name: "updated_at", Type: "INTEGER", Default: "0"},
+	{Name: "worktree_path", Type: "TEXT"},
+	{Name: "session_name", Type: "TEXT"},
+	{Name: "session_id", Type: "TEXT"},
+	{Name: "transcript_path", Type: "TEXT"},
+	{Name: "controlled_by", Type: "TEXT", Default: "''"},
+	{Name: "last_heartbeat", Type: "INTEGER"},
+	{Name: "epic_ref", Type: "TEXT"},
+	{Name: "archived_at", Type: "INTEGER"},
+	{Name: "end_reason", Type: "TEXT"},
+}
 
 // Source reads middle's workflows.
 type Source struct {
@@ -175,7 +191,7 @@ func (s *Source) read(path string) ([]*workflow, error) {
 		return nil, err
 	}
 	// rowid breaks a tie of created_at as middle's own lookups do.
-	rows, err := snap.Query(`SELECT ` + sqlitestore.Select(cols, columns, columnDefaults) + ` FROM ` + table + ` ORDER BY created_at, rowid`)
+	rows, err := snap.Query(`SELECT ` + sqlitestore.Select(cols, columns) + ` FROM ` + table + ` ORDER BY created_at, rowid`)
 	if err != nil {
 		return nil, err
 	}

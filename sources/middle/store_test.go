@@ -221,3 +221,18 @@ func fileBytes(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// SQLite stores what it is given: a row whose times hold text reads with
+// those as 0 (or NULL), and costs no other row.
+func TestRowOfWrongTypesLosesNoOtherRow(t *testing.T) {
+	h := newHome(t)
+	insertWorkflow(t, h.writer, wf{id: "wf-a1", epic: "42", state: "running", created: nowMs - 1000, updated: nowMs - 1000})
+	if _, err := h.writer.Exec(`INSERT INTO workflows (id, kind, repo, adapter, state, created_at, updated_at, controlled_by, last_heartbeat)
+		VALUES ('wf-bad', 'recommender', 'acme/api', 'claude', 'running', 'soon', 'later', 'middle', 'never')`); err != nil {
+		t.Fatal(err)
+	}
+	nodes := readNodes(t, h.dir)
+	if nodes["42|wf-a1"] == nil || nodes["|wf-bad"] == nil {
+		t.Fatalf("nodes %v", nodes)
+	}
+}

@@ -152,3 +152,43 @@ func fileBytes(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// A bus at rest (TeaParty stopped: its last connection checkpointed and
+// removed the -wal and -shm) reads as well as a live one.
+func TestBusAtRestIsRead(t *testing.T) {
+	tr := newTree(t)
+	db := newBus(t, tr.jobBus, busDDL)
+	insertConv(t, db, conv{id: workerID, typ: typeDispatch, created: createdAt})
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(tr.jobBus + "-wal"); !os.IsNotExist(err) {
+		t.Fatalf("the -wal outlived the writer: %v", err)
+	}
+	nodes, problems := read(t, tr.home)
+	if len(problems) > 0 || nodes[tr.jobBus+"#"+workerID] == nil {
+		t.Fatalf("nodes %v, problems %v", keys(nodes), problems)
+	}
+}
+
+// SQLite stores what it is given: a row whose pid or created_at holds text
+// reads with those as 0, and costs no other row.
+func TestRowOfWrongTypesReadsAsZeroAndLosesNoOtherRow(t *testing.T) {
+	tr := newTree(t)
+	db := newBus(t, tr.jobBus, busDDL)
+	insertConv(t, db, conv{id: workerID, typ: typeDispatch, created: createdAt})
+	if _, err := db.Exec(`INSERT INTO conversations (id, type, state, created_at, pid, pid_started) VALUES ('dispatch:bad', 'dispatch', 'active', 'yesterday', 'abc', x'00ff')`); err != nil {
+		t.Fatal(err)
+	}
+	nodes, problems := read(t, tr.home)
+	if len(problems) > 0 {
+		t.Fatalf("problems %v", problems)
+	}
+	bad := nodes[tr.jobBus+"#dispatch:bad"]
+	if bad == nil || nodes[tr.jobBus+"#"+workerID] == nil {
+		t.Fatalf("nodes %v", keys(nodes))
+	}
+	if bad.Heartbeat.PID != 0 || bad.Heartbeat.Status != "starting" {
+		t.Errorf("bad row: pid %d, status %q", bad.Heartbeat.PID, bad.Heartbeat.Status)
+	}
+}

@@ -52,6 +52,9 @@ const (
 	streamFile     = "stream.jsonl"
 	metadataFile   = "metadata.json"
 	table          = "conversations"
+	// maxQuestion caps the question read from a message, in characters:
+	// it is shown on one line.
+	maxQuestion = 2000
 )
 
 // The types and states of a conversation that the mapping names
@@ -74,12 +77,19 @@ const (
 // as the defaults those ALTERs give.
 var requiredColumns = []string{"id", "type", "state", "created_at"}
 
-var columns = []string{"id", "type", "state", "created_at", "awaiting_input", "agent_name",
-	"parent_conversation_id", "request_id", "project_slug", "worktree_path", "pid", "pid_started"}
-
-var columnDefaults = map[string]string{
-	"awaiting_input": "0", "agent_name": "''", "parent_conversation_id": "''", "request_id": "''",
-	"project_slug": "''", "worktree_path": "''", "pid": "0", "pid_started": "0.0",
+var columns = []sqlitestore.Column{
+	{Name: "id", Type: "TEXT", Default: "''"},
+	{Name: "type", Type: "TEXT", Default: "''"},
+	{Name: "state", Type: "TEXT", Default: "''"},
+	{Name: "created_at", Type: "REAL", Default: "0.0"},
+	{Name: "awaiting_input", Type: "INTEGER", Default: "0"},
+	{Name: "agent_name", Type: "TEXT", Default: "''"},
+	{Name: "parent_conversation_id", Type: "TEXT", Default: "''"},
+	{Name: "request_id", Type: "TEXT", Default: "''"},
+	{Name: "project_slug", Type: "TEXT", Default: "''"},
+	{Name: "worktree_path", Type: "TEXT", Default: "''"},
+	{Name: "pid", Type: "INTEGER", Default: "0"},
+	{Name: "pid_started", Type: "REAL", Default: "0.0"},
 }
 
 // Thresholds are TeaParty's own: ClaudeRunner's BEAT_INTERVAL (30 s),
@@ -252,7 +262,7 @@ func (s *Source) read(b bus) ([]*row, error) {
 	if err := sqlitestore.Require(snap.Path, table, cols, requiredColumns); err != nil {
 		return nil, err
 	}
-	rows, err := snap.Query(`SELECT ` + sqlitestore.Select(cols, columns, columnDefaults) + ` FROM ` + table + ` ORDER BY id`)
+	rows, err := snap.Query(`SELECT ` + sqlitestore.Select(cols, columns) + ` FROM ` + table + ` ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +302,7 @@ func readQuestions(snap *sqlitestore.Snapshot, rows []*row) error {
 		if !r.awaitingInput && !(r.typ == typeProxy && live(r.state)) {
 			continue
 		}
-		res, err := snap.Query(`SELECT content, timestamp FROM messages WHERE conversation = ? AND sender <> 'human' ORDER BY timestamp DESC LIMIT 1`, r.id)
+		res, err := snap.Query(`SELECT substr(CAST(content AS TEXT), 1, ?), IFNULL(CAST(timestamp AS REAL), 0.0) FROM messages WHERE conversation = ? AND sender <> 'human' ORDER BY timestamp DESC LIMIT 1`, maxQuestion, r.id)
 		if err != nil {
 			return err
 		}

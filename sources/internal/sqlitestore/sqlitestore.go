@@ -144,16 +144,31 @@ func Describe(path string, err error) error {
 	return fmt.Errorf("read %s: %w", path, err)
 }
 
-// Select builds the column list of a query: a column the store has is read
-// as it is, one it lacks (an older schema the system migrates in place) as
-// its default.
-func Select(cols map[string]bool, names []string, defaults map[string]string) string {
-	parts := make([]string, len(names))
-	for i, n := range names {
-		if cols[n] {
-			parts[i] = `"` + n + `"`
-		} else {
-			parts[i] = defaults[n]
+// Column is one column a source reads: its name, the type it is read as,
+// and what a store without it (an older schema the system migrates in
+// place) reads instead.
+type Column struct {
+	Name, Type, Default string
+}
+
+// Select builds the column list of a query. A column the store has is
+// cast to its type, so that a value of another type (SQLite stores what it
+// is given) reads as that type instead of failing the whole read: a text
+// in an INTEGER column reads as 0. A NULL stays NULL unless the column
+// has a default. A column the store lacks reads as its default.
+func Select(have map[string]bool, cols []Column) string {
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		switch {
+		case !have[c.Name]:
+			parts[i] = c.Default
+			if parts[i] == "" {
+				parts[i] = "NULL"
+			}
+		case c.Default != "":
+			parts[i] = fmt.Sprintf(`IFNULL(CAST("%s" AS %s), %s)`, c.Name, c.Type, c.Default)
+		default:
+			parts[i] = fmt.Sprintf(`CAST("%s" AS %s)`, c.Name, c.Type)
 		}
 	}
 	return strings.Join(parts, ", ")

@@ -96,13 +96,40 @@ func TestMapping(t *testing.T) {
 				w.worktree = filepath.Join(dir, "worktree")
 				insertConv(t, newBus(t, tr.jobBus, nil), w)
 				p := copyFixture(t, "stream.jsonl", dir, streamFile)
-				copyFixture(t, "metadata-awaiting.json", dir, metadataFile)
+				copyFixture(t, "metadata-launching.json", dir, metadataFile)
 				if err := os.Chtimes(p, streamTime, streamTime); err != nil {
 					t.Fatal(err)
 				}
 			},
 			want: want{status: "starting", parent: "job", pidPerTurn: true, mergesItself: true, beat: streamTime,
+				field: [2]string{"phase", "launching"}}},
+		{name: "a worker awaiting its children runs no process meanwhile", rows: []conv{job}, node: workerID,
+			setup: func(t *testing.T, tr tree) {
+				dir := workerDir(t, tr.job, "3f9c2a7b1d04")
+				w := worker(stateActive, 0, 0)
+				w.worktree = filepath.Join(dir, "worktree")
+				insertConv(t, newBus(t, tr.jobBus, nil), w)
+				copyFixture(t, "metadata-awaiting.json", dir, metadataFile)
+			},
+			want: want{status: "running", parent: "job", noProcess: true, pidPerTurn: true, mergesItself: true,
 				field: [2]string{"phase", "awaiting"}}},
+		{name: "a worker whose phase is complete is completed while its row waits to be closed", rows: []conv{job}, node: workerID,
+			setup: func(t *testing.T, tr tree) {
+				dir := workerDir(t, tr.job, "3f9c2a7b1d04")
+				w := worker(stateActive, 0, 0)
+				w.worktree = filepath.Join(dir, "worktree")
+				insertConv(t, newBus(t, tr.jobBus, nil), w)
+				copyFixture(t, "metadata-complete.json", dir, metadataFile)
+			},
+			want: want{status: "completed", parent: "job", pidPerTurn: true, mergesItself: true, field: [2]string{"phase", "complete"}}},
+		{name: "a live row of a project paused by Pause All is paused", rows: []conv{job, worker(stateActive, 48213, 1746638161.02)}, node: workerID,
+			setup: func(t *testing.T, tr tree) {
+				if err := os.WriteFile(filepath.Join(tr.home, pausedFile), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: want{status: "paused", pid: 48213, started: 1746638161.02, parent: "job", noProcess: true, pidPerTurn: true, mergesItself: true,
+				field: [2]string{"paused_by", "project"}}},
 		{name: "a nested worker's parent is its dispatcher's row",
 			rows: []conv{job, worker(stateActive, 0, 0),
 				{id: nestedID, typ: typeDispatch, created: createdAt + 240, agent: "coding-agent", parent: workerID, slug: "webapp"}},
@@ -178,6 +205,9 @@ func TestMapping(t *testing.T) {
 				got := field(n, f[0])
 				if f[0] == "pid_recorded_in" && got == tr.management {
 					got = "management"
+				}
+				if f[0] == "paused_by" && got == filepath.Join(tr.home, pausedFile) {
+					got = "project"
 				}
 				if got != f[1] {
 					t.Errorf("field %s = %q, want %q", f[0], got, f[1])

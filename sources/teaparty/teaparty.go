@@ -51,7 +51,9 @@ const (
 	agentBusSuffix = "-messages.db"
 	streamFile     = "stream.jsonl"
 	metadataFile   = "metadata.json"
-	table          = "conversations"
+	// pausedFile in a TeaParty home marks its project paused by "Pause All".
+	pausedFile = "paused"
+	table      = "conversations"
 	// maxQuestion caps the question read from a message, in characters:
 	// it is shown on one line.
 	maxQuestion = 2000
@@ -63,6 +65,10 @@ const (
 	typeJob      = "job"
 	typeDispatch = "dispatch"
 	typeProxy    = "proxy"
+
+	// A worker's phase, in its metadata.json (runners/launcher.py).
+	phaseAwaiting = "awaiting"
+	phaseComplete = "complete"
 
 	statePending   = "pending"
 	stateActive    = "active"
@@ -454,6 +460,24 @@ func node(l layout, r *row, rows map[string]*row) *model.Node {
 	if n.ActivityMtime.After(n.BeatMtime) {
 		n.BeatMtime = n.ActivityMtime
 	}
+	var pausedBy string
+	switch marker := filepath.Join(l.home, pausedFile); {
+	case !live(r.state):
+	case phase == phaseComplete:
+		// The worker gave its final reply; its row stays active until its
+		// dispatcher closes it, merging its work.
+		hb.Status = "completed"
+	case l.home != "" && exists(marker):
+		// "Pause All" cancels the project's turns and leaves its rows
+		// active, marking the project instead.
+		hb.Status, pausedBy = "paused", marker
+		n.Traits.NoProcessExpected = true
+	case phase == phaseAwaiting:
+		// Between turns, waiting on the workers it dispatched: no process
+		// runs until their replies relaunch it.
+		hb.Status = "running"
+		n.Traits.NoProcessExpected = true
+	}
 	if r.awaitingInput && r.state == stateActive {
 		n.Blocked = r.question
 	}
@@ -480,7 +504,7 @@ func node(l layout, r *row, rows map[string]*row) *model.Node {
 	// A job squash-merges its worktree into the project by itself; a
 	// worker is merged by its dispatcher's CloseConversation.
 	n.Traits.MergesItself = true
-	n.SourceFields = fields(r, phase)
+	n.SourceFields = fields(r, phase, pausedBy)
 	return n
 }
 
@@ -521,7 +545,7 @@ func gate(l layout, r *row) *model.Node {
 	if b.Since.After(n.BeatMtime) {
 		n.BeatMtime = b.Since
 	}
-	n.SourceFields = append(fields(r, ""), model.Field{Name: "gate", Value: "the job's lead waits for a human's answer"})
+	n.SourceFields = append(fields(r, "", ""), model.Field{Name: "gate", Value: "the job's lead waits for a human's answer"})
 	return n
 }
 
@@ -549,7 +573,7 @@ func status(r *row) string {
 
 func live(state string) bool { return state == stateActive || state == statePending }
 
-func fields(r *row, phase string) []model.Field {
+func fields(r *row, phase, pausedBy string) []model.Field {
 	f := []model.Field{
 		{Name: "conversation", Value: r.id},
 		{Name: "type", Value: r.typ},
@@ -569,6 +593,7 @@ func fields(r *row, phase string) []model.Field {
 	}
 	add("pid_recorded_in", r.pidFrom)
 	add("phase", phase)
+	add("paused_by", pausedBy)
 	return f
 }
 

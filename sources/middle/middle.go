@@ -13,7 +13,6 @@
 package middle
 
 import (
-	"bufio"
 	"bytes"
 	"database/sql"
 	"encoding/json"
@@ -41,8 +40,8 @@ const (
 	// launchTimeout is the watchdog's DEFAULT_LAUNCH_TIMEOUT_MS: a
 	// launching row whose updated_at is older has failed to launch.
 	launchTimeout = 90 * time.Second
-	// transcriptTail is how much of a transcript's end is read for its
-	// last timestamp.
+	// transcriptTail is how much of a transcript's end is read first for
+	// its last timestamp.
 	transcriptTail = 64 << 10
 )
 
@@ -452,7 +451,8 @@ func readBlocked(worktree string) (*model.Blocked, bool, error) {
 
 // lastTranscriptTime is the timestamp of the last line of a JSONL
 // transcript that has one, as middle's readTranscriptState takes it (not
-// the file's mtime); zero when no line has one.
+// the file's mtime); zero when no line has one. The tail is read, and a
+// longer one when the tail is one long line (a large tool result).
 func lastTranscriptTime(path string) (time.Time, error) {
 	f, err := protocol.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
@@ -463,17 +463,25 @@ func lastTranscriptTime(path string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, fmt.Errorf("read %s: %w", path, err)
 	}
-	off := max(fi.Size()-transcriptTail, 0)
-	tail, err := io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off))
-	if err != nil {
-		return time.Time{}, fmt.Errorf("read %s: %w", path, err)
+	for _, window := range []int64{transcriptTail, protocol.MaxDocumentSize} {
+		off := max(fi.Size()-window, 0)
+		tail := make([]byte, fi.Size()-off)
+		if _, err := f.ReadAt(tail, off); err != nil && !errors.Is(err, io.EOF) {
+			return time.Time{}, fmt.Errorf("read %s: %w", path, err)
+		}
+		if t, ok := lastTimestamp(tail); ok {
+			return t, nil
+		}
+		if off == 0 {
+			break
+		}
 	}
-	var lines [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(tail))
-	sc.Buffer(make([]byte, 0, 64<<10), transcriptTail+1)
-	for sc.Scan() {
-		lines = append(lines, append([]byte(nil), sc.Bytes()...))
-	}
+	return time.Time{}, nil
+}
+
+// lastTimestamp finds the last line of b with a timestamp that parses.
+func lastTimestamp(b []byte) (time.Time, bool) {
+	lines := bytes.Split(b, []byte("\n"))
 	for i := len(lines) - 1; i >= 0; i-- {
 		var line struct {
 			Timestamp string `json:"timestamp"`
@@ -482,10 +490,10 @@ func lastTranscriptTime(path string) (time.Time, error) {
 			continue
 		}
 		if t, err := time.Parse(time.RFC3339Nano, line.Timestamp); err == nil {
-			return t, nil
+			return t, true
 		}
 	}
-	return time.Time{}, nil
+	return time.Time{}, false
 }
 
 func fields(w *workflow) []model.Field {

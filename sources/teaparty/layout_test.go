@@ -85,10 +85,13 @@ func TestParentAbsentFromTheBusIsNamedByItsKey(t *testing.T) {
 func TestChatTierAgentBusIsRead(t *testing.T) {
 	tr := newTree(t)
 	agentBus := filepath.Join(tr.home, managementDir, agentsDir, "office-manager", "office-manager"+agentBusSuffix)
-	insertConv(t, newBus(t, agentBus, busDDL),
+	agentDB := newBus(t, agentBus, busDDL)
+	insertConv(t, agentDB,
 		conv{id: "om", typ: "office_manager", created: 1746630000, agent: "office-manager"},
 		conv{id: "dispatch:c0ffee000001", typ: typeDispatch, created: 1746630100, parent: "om", agent: "researcher"},
 	)
+	insertMessage(t, agentDB, "m1", "om", "human", "What is left on the dark mode job?", 1746630400)
+	insertMessage(t, agentDB, "m2", "om", "office-manager", "Two workers are running.", 1746630500)
 	// The listener's bookkeeping bus beside it is not a tree store.
 	insertConv(t, newBus(t, filepath.Join(filepath.Dir(agentBus), busFile), busDDL),
 		conv{id: "om", typ: "office_manager", created: 1746630000})
@@ -108,8 +111,14 @@ func TestChatTierAgentBusIsRead(t *testing.T) {
 	if w == nil || w.Heartbeat.ParentHeartbeat != agentBus+"#om" || w.Heartbeat.PID != 4242 || w.InfraDir != sessionDir {
 		t.Fatalf("worker %+v", w)
 	}
-	if om := nodes[agentBus+"#om"]; om == nil || om.ID != "management/agents/office-manager/om" {
+	om := nodes[agentBus+"#om"]
+	if om == nil || om.ID != "management/agents/office-manager/om" {
 		t.Fatalf("om %+v", om)
+	}
+	// A chat conversation lives between its turns, with no process then;
+	// its last message is its newest sign of life.
+	if om.Heartbeat.Status != "running" || !om.Traits.NoProcessExpected || !om.BeatMtime.Equal(time.Unix(1746630500, 0)) {
+		t.Errorf("om: status %q, traits %+v, beat %v", om.Heartbeat.Status, om.Traits, om.BeatMtime)
 	}
 }
 

@@ -251,6 +251,7 @@ type row struct {
 	pidStarted         float64
 	question           *model.Blocked // awaiting_input: the last message not from a human
 	pidFrom            string         // the database the pid was read from, when not the row's
+	lastMessage        float64        // the newest message of the conversation (epoch seconds)
 	bus                bus
 }
 
@@ -292,6 +293,9 @@ func (s *Source) read(b bus) ([]*row, error) {
 	if err := readQuestions(snap, out); err != nil {
 		return nil, err
 	}
+	if err := readLastMessages(snap, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -323,6 +327,36 @@ func readQuestions(snap *sqlitestore.Snapshot, rows []*row) error {
 		}
 		res.Close()
 		r.question = q
+	}
+	return nil
+}
+
+// readLastMessages takes the time of each chat conversation's newest
+// message: a conversation's turns leave no stream of their own in the bus.
+func readLastMessages(snap *sqlitestore.Snapshot, rows []*row) error {
+	has, err := snap.HasTable("messages")
+	if err != nil || !has {
+		return err
+	}
+	res, err := snap.Query(`SELECT CAST(conversation AS TEXT), MAX(IFNULL(CAST(timestamp AS REAL), 0.0)) FROM messages GROUP BY conversation`)
+	if err != nil {
+		return err
+	}
+	defer res.Close()
+	last := map[string]float64{}
+	for res.Next() {
+		var conv string
+		var ts float64
+		if err := res.Scan(&conv, &ts); err != nil {
+			return sqlitestore.Describe(snap.Path, err)
+		}
+		last[conv] = ts
+	}
+	if err := res.Err(); err != nil {
+		return sqlitestore.Describe(snap.Path, err)
+	}
+	for _, r := range rows {
+		r.lastMessage = last[r.id]
 	}
 	return nil
 }
@@ -456,6 +490,8 @@ func node(l layout, r *row, rows map[string]*row) *model.Node {
 			n.ActivityMtime = mtime(filepath.Join(dir, streamFile))
 			phase = readPhase(dir)
 		}
+	case chat(r):
+		n.ActivityMtime = epochSeconds(r.lastMessage)
 	}
 	if n.ActivityMtime.After(n.BeatMtime) {
 		n.BeatMtime = n.ActivityMtime
@@ -475,6 +511,12 @@ func node(l layout, r *row, rows map[string]*row) *model.Node {
 	case phase == phaseAwaiting:
 		// Between turns, waiting on the workers it dispatched: no process
 		// runs until their replies relaunch it.
+		hb.Status = "running"
+		n.Traits.NoProcessExpected = true
+	case chat(r):
+		// A chat conversation (the office manager, a project lead) lives
+		// as long as the bridge that holds it, with a process only while
+		// it answers.
 		hb.Status = "running"
 		n.Traits.NoProcessExpected = true
 	}
@@ -569,6 +611,12 @@ func status(r *row) string {
 		return "withdrawn"
 	}
 	return r.state // unknown: shown as written, flagged by the classifier
+}
+
+// chat: a conversation of the chat tier, neither a job, a dispatched
+// worker nor an escalation.
+func chat(r *row) bool {
+	return r.typ != typeJob && r.typ != typeDispatch && r.typ != typeProxy
 }
 
 func live(state string) bool { return state == stateActive || state == statePending }

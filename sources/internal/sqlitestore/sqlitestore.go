@@ -1,0 +1,175 @@
+// Package sqlitestore opens the SQLite stores other systems write, the one
+// way a source reads them: read-only, never blocking the writer, and every
+// failure one line that names the file.
+//
+// The systems keep their databases in WAL mode. A reader opened with
+// mode=ro sees the committed content of the -wal as well as the main file
+// (immutable=1 would not, and would read a database half-checkpointed);
+// it takes no lock a writer waits on, and on close it does not checkpoint,
+// so the main file and the -wal are left as they were. SQLite may create
+// or update the -shm, the shared index both sides use: that is its own.
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
+)
+
+// DefaultBusyTimeout is how long a read waits for a lock before the store
+// counts as locked: long enough for a writer's commit or checkpoint, short
+// enough that one locked store does not hold up a scan.
+const DefaultBusyTimeout = time.Second
+
+// Snapshot is one short read transaction on one store; it holds the
+// store's read snapshot until Close and nothing after.
+type Snapshot struct {
+	Path string
+	db   *sql.DB
+	tx   *sql.Tx
+}
+
+// Open begins a read of the database at path. busy is how long SQLite
+// waits for a lock before it gives up (0: DefaultBusyTimeout).
+func Open(path string, busy time.Duration) (*Snapshot, error) {
+	if busy <= 0 {
+		busy = DefaultBusyTimeout
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	// A URI, so that a path holding '?', '#' or '%' is escaped, not parsed.
+	dsn := (&url.URL{
+		Scheme:   "file",
+		Path:     filepath.ToSlash(abs),
+		RawQuery: fmt.Sprintf("mode=ro&_pragma=busy_timeout(%d)", busy.Milliseconds()),
+	}).String()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", abs, err)
+	}
+	// One connection: the read is one transaction, and nothing is pooled
+	// past it.
+	db.SetMaxOpenConns(1)
+	tx, err := db.BeginTx(context.Background(), nil)
+	if err != nil {
+		db.Close()
+		return nil, Describe(abs, err)
+	}
+	return &Snapshot{Path: abs, db: db, tx: tx}, nil
+}
+
+// Close ends the read transaction and closes the database.
+func (s *Snapshot) Close() {
+	s.tx.Rollback()
+	s.db.Close()
+}
+
+// Query runs a read in the snapshot.
+func (s *Snapshot) Query(query string, args ...any) (*sql.Rows, error) {
+	rows, err := s.tx.Query(query, args...)
+	if err != nil {
+		return nil, Describe(s.Path, err)
+	}
+	return rows, nil
+}
+
+// HasTable reports whether the store holds a table of that name.
+func (s *Snapshot) HasTable(table string) (bool, error) {
+	var n int
+	err := s.tx.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&n)
+	if err != nil {
+		return false, Describe(s.Path, err)
+	}
+	return n > 0, nil
+}
+
+// Columns are the column names of table, or an error naming the file when
+// the table is absent.
+func (s *Snapshot) Columns(table string) (map[string]bool, error) {
+	ok, err := s.HasTable(table)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("read %s: no table %q", s.Path, table)
+	}
+	rows, err := s.Query(`SELECT name FROM pragma_table_info(?)`, table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, Describe(s.Path, err)
+		}
+		cols[name] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, Describe(s.Path, err)
+	}
+	return cols, nil
+}
+
+// Require returns an error naming the file and the columns of table that
+// the store lacks, nil when it has them all.
+func Require(path, table string, cols map[string]bool, required []string) error {
+	var missing []string
+	for _, c := range required {
+		if !cols[c] {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("read %s: unknown schema: table %q lacks column %s", path, table, strings.Join(missing, ", "))
+}
+
+// Describe makes err one line that names the file, keeping the driver's
+// own words (which say "file is not a database", "database is locked").
+func Describe(path string, err error) error {
+	if strings.HasPrefix(err.Error(), "read "+path+":") {
+		return err
+	}
+	return fmt.Errorf("read %s: %w", path, err)
+}
+
+// Column is one column a source reads: its name, the type it is read as,
+// and what a store without it (an older schema the system migrates in
+// place) reads instead.
+type Column struct {
+	Name, Type, Default string
+}
+
+// Select builds the column list of a query. A column the store has is
+// cast to its type, so that a value of another type (SQLite stores what it
+// is given) reads as that type instead of failing the whole read: a text
+// in an INTEGER column reads as 0. A NULL stays NULL unless the column
+// has a default. A column the store lacks reads as its default.
+func Select(have map[string]bool, cols []Column) string {
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		switch {
+		case !have[c.Name]:
+			parts[i] = c.Default
+			if parts[i] == "" {
+				parts[i] = "NULL"
+			}
+		case c.Default != "":
+			parts[i] = fmt.Sprintf(`IFNULL(CAST("%s" AS %s), %s)`, c.Name, c.Type, c.Default)
+		default:
+			parts[i] = fmt.Sprintf(`CAST("%s" AS %s)`, c.Name, c.Type)
+		}
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,547 @@
+// Package middle reads middle's store: the `workflows` table of
+// `~/.middle/db.sqlite3`, one database for every repo, as node facts (see
+// package sources). The mapping, with the middle source each rule comes
+// from, is in docs/sources.md.
+//
+// middle records no pid: an agent runs in a tmux session, whose name the
+// row keeps; finding the pane's pid is the process probe's question, so
+// the session name travels as a source field and the heartbeat's pid is 0.
+// There is no parent column either: the rows of one Epic (same repo and
+// epic_ref) are the rounds of one piece of work, each handing off to the
+// next, so the newest round is the node and the older ones hang under it
+// as its history.
+package middle
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
+	"github.com/dispatchtop/dispatchtop/sources"
+	"github.com/dispatchtop/dispatchtop/sources/internal/sqlitestore"
+)
+
+const (
+	// dbFile is the store's name in middle's home (`[global] db_path`,
+	// default `~/.middle/db.sqlite3`).
+	dbFile = "db.sqlite3"
+	table  = "workflows"
+	// launchTimeout is the watchdog's DEFAULT_LAUNCH_TIMEOUT_MS: a
+	// launching row whose updated_at is older has failed to launch.
+	launchTimeout = 90 * time.Second
+	// transcriptTail is how much of a transcript's end is read first for
+	// its last timestamp.
+	transcriptTail = 64 << 10
+)
+
+// requiredColumns are those of migration 001's CREATE TABLE that the
+// mapping reads: a table without them is not middle's. The columns later
+// migrations add (archived_at 007, epic_ref 009, end_reason 012) read as
+// NULL when a database predates them.
+var requiredColumns = []string{"id", "kind", "repo", "epic_number", "adapter", "state", "created_at", "updated_at",
+	"worktree_path", "session_name", "session_id", "transcript_path", "controlled_by", "last_heartbeat"}
+
+var columns = []sqlitestore.Column{
+	{Name: "id", Type: "TEXT", Default: "''"},
+	{Name: "kind", Type: "TEXT", Default: "''"},
+	{Name: "repo", Type: "TEXT", Default: "''"},
+	{Name: "epic_number", Type: "INTEGER"},
+	{Name: "adapter", Type: "TEXT", Default: "''"},
+	{Name: "state", Type: "TEXT", Default: "''"},
+	{Name: "created_at", Type: "INTEGER", Default: "0"},
+	{Name: "updated_at", Type: "INTEGER", Default: "0"},
+	{Name: "worktree_path", Type: "TEXT"},
+	{Name: "session_name", Type: "TEXT"},
+	{Name: "session_id", Type: "TEXT"},
+	{Name: "transcript_path", Type: "TEXT"},
+	{Name: "controlled_by", Type: "TEXT", Default: "''"},
+	{Name: "last_heartbeat", Type: "INTEGER"},
+	{Name: "epic_ref", Type: "TEXT"},
+	{Name: "archived_at", Type: "INTEGER"},
+	{Name: "end_reason", Type: "TEXT"},
+}
+
+// Source reads middle's workflows.
+type Source struct {
+	// BusyTimeout is how long a read waits for a locked database
+	// (0: sqlitestore.DefaultBusyTimeout).
+	BusyTimeout time.Duration
+}
+
+// New returns the middle source.
+func New() *Source { return &Source{} }
+
+// Kind names the source.
+func (*Source) Kind() sources.Kind { return sources.Middle }
+
+// Thresholds are middle's watchdog's own: a row idle 5 minutes
+// (DEFAULT_IDLE_THRESHOLD_MS) is stale, idle 15 minutes
+// (DEFAULT_IDLE_KILL_THRESHOLD_MS) it is killed.
+func (*Source) Thresholds() model.Thresholds {
+	t := model.DefaultThresholds()
+	t.Stale = 5 * time.Minute
+	t.KillAfter = 15 * time.Minute
+	return t
+}
+
+// dbPath is the database a root names: the file itself, or the
+// db.sqlite3 in a middle home.
+func dbPath(root string) (string, bool) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", false
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", false
+	}
+	if fi.IsDir() {
+		abs = filepath.Join(abs, dbFile)
+		if fi, err = os.Stat(abs); err != nil {
+			return "", false
+		}
+	}
+	return abs, fi.Mode().IsRegular() && isSQLite(abs)
+}
+
+// isSQLite reports whether the file begins with SQLite's header.
+func isSQLite(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 16)
+	_, err = io.ReadFull(f, head)
+	return err == nil && string(head) == "SQLite format 3\x00"
+}
+
+// Detect reports whether path is middle's database or a dir holding it.
+func (*Source) Detect(path string) bool {
+	p, ok := dbPath(path)
+	return ok && filepath.Base(p) == dbFile
+}
+
+// WatchPaths are the database and its -wal.
+func (*Source) WatchPaths(path string) []string {
+	p, ok := dbPath(path)
+	if !ok {
+		return nil
+	}
+	return []string{p, p + "-wal"}
+}
+
+// workflow is one row as middle writes it; times are epoch milliseconds.
+type workflow struct {
+	id, kind, repo, adapter, state string
+	epicNumber                     sql.NullInt64
+	epicRef                        sql.NullString
+	created, updated               int64
+	worktree, session, sessionID   sql.NullString
+	transcript                     sql.NullString
+	controlledBy                   string
+	lastHeartbeat, archived        sql.NullInt64
+	endReason                      sql.NullString
+	// From the other tables, when they are there.
+	watchdogReason string // the latest watchdog.failed event's reason
+	signal         string // the armed waitfor signal of a parked row
+}
+
+// Read reads the workflows of the store at root in one short transaction.
+func (s *Source) Read(root string, now time.Time) sources.Facts {
+	path, ok := dbPath(root)
+	if !ok {
+		return sources.Facts{Problems: []model.Problem{{Path: root, Error: fmt.Sprintf("read %s: no middle database", root)}}}
+	}
+	rows, err := s.read(path)
+	if err != nil {
+		return sources.Facts{Problems: []model.Problem{{Path: path, Error: err.Error()}}}
+	}
+	var facts sources.Facts
+	newest := newestRounds(rows)
+	for _, w := range rows {
+		facts.Nodes = append(facts.Nodes, node(path, w, newest[chain(w)]))
+	}
+	return facts
+}
+
+func (s *Source) read(path string) ([]*workflow, error) {
+	snap, err := sqlitestore.Open(path, s.BusyTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer snap.Close()
+	cols, err := snap.Columns(table)
+	if err != nil {
+		return nil, err
+	}
+	if err := sqlitestore.Require(snap.Path, table, cols, requiredColumns); err != nil {
+		return nil, err
+	}
+	// rowid breaks a tie of created_at as middle's own lookups do.
+	rows, err := snap.Query(`SELECT ` + sqlitestore.Select(cols, columns) + ` FROM ` + table + ` ORDER BY created_at, rowid`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*workflow
+	byID := map[string]*workflow{}
+	for rows.Next() {
+		w := &workflow{}
+		if err := rows.Scan(&w.id, &w.kind, &w.repo, &w.epicNumber, &w.adapter, &w.state, &w.created, &w.updated,
+			&w.worktree, &w.session, &w.sessionID, &w.transcript, &w.controlledBy, &w.lastHeartbeat,
+			&w.epicRef, &w.archived, &w.endReason); err != nil {
+			return nil, sqlitestore.Describe(snap.Path, err)
+		}
+		out = append(out, w)
+		byID[w.id] = w
+	}
+	if err := rows.Err(); err != nil {
+		return nil, sqlitestore.Describe(snap.Path, err)
+	}
+	if err := readEvents(snap, byID); err != nil {
+		return nil, err
+	}
+	if err := readSignals(snap, byID); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readEvents takes the reason of each row's latest watchdog.failed event:
+// the watchdog writes why it failed a row there, not in end_reason.
+func readEvents(snap *sqlitestore.Snapshot, byID map[string]*workflow) error {
+	if has, err := snap.HasTable("events"); err != nil || !has {
+		return err
+	}
+	rows, err := snap.Query(`SELECT workflow_id, payload_json FROM events WHERE type = 'watchdog.failed' ORDER BY ts, id`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var payload sql.NullString
+		if err := rows.Scan(&id, &payload); err != nil {
+			return sqlitestore.Describe(snap.Path, err)
+		}
+		var p struct {
+			Reason string `json:"reason"`
+		}
+		if w := byID[id]; w != nil && json.Unmarshal([]byte(payload.String), &p) == nil && p.Reason != "" {
+			w.watchdogReason = p.Reason
+		}
+	}
+	return rows.Err()
+}
+
+// readSignals takes each parked row's armed signal (not fired): its name
+// says what the human is asked for (`epic-<ref>-answered`,
+// `blocked:<id>`: a question; `epic-<ref>-review-resolved`: a review).
+func readSignals(snap *sqlitestore.Snapshot, byID map[string]*workflow) error {
+	if has, err := snap.HasTable("waitfor_signals"); err != nil || !has {
+		return err
+	}
+	cols, err := snap.Columns("waitfor_signals")
+	if err != nil {
+		return err
+	}
+	query := `SELECT workflow_id, signal_name FROM waitfor_signals`
+	if cols["fired_at"] { // migration 002
+		query += ` WHERE fired_at IS NULL`
+	}
+	rows, err := snap.Query(query + ` ORDER BY created_at`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, name string
+		if err := rows.Scan(&id, &name); err != nil {
+			return sqlitestore.Describe(snap.Path, err)
+		}
+		if w := byID[id]; w != nil {
+			w.signal = name
+		}
+	}
+	return rows.Err()
+}
+
+// chain names the Epic a row works on; "" for a row of no Epic (a
+// recommender or documentation run), which is a chain of its own.
+func chain(w *workflow) string {
+	ref := w.epicRef.String
+	if !w.epicRef.Valid && w.epicNumber.Valid {
+		ref = strconv.FormatInt(w.epicNumber.Int64, 10)
+	}
+	if ref == "" {
+		return ""
+	}
+	return w.repo + "#" + ref
+}
+
+// newestRounds maps each Epic to its newest row (rows come ordered by
+// created_at, rowid, as middle's findActiveWorkflowBySession orders them).
+func newestRounds(rows []*workflow) map[string]*workflow {
+	newest := map[string]*workflow{}
+	for _, w := range rows {
+		if c := chain(w); c != "" {
+			newest[c] = w
+		}
+	}
+	return newest
+}
+
+func key(dbPath string, w *workflow) string { return dbPath + "#" + w.id }
+
+// node maps one row onto node facts; newest is the newest round of its
+// Epic (nil or itself for the newest).
+func node(dbPath string, w *workflow, newest *workflow) *model.Node {
+	hb := &model.Heartbeat{
+		Status:         status(w.state),
+		Role:           w.kind,
+		Team:           w.repo,
+		TaskID:         epic(w),
+		Worktree:       w.worktree.String,
+		HasParentField: true,
+	}
+	if newest != nil && newest != w {
+		hb.ParentHeartbeat = key(dbPath, newest)
+	}
+	n := &model.Node{
+		ID:            w.repo + "/" + w.id,
+		Root:          filepath.Dir(dbPath),
+		HeartbeatPath: key(dbPath, w),
+		HasHeartbeat:  true,
+		Heartbeat:     hb,
+		Source:        string(sources.Middle),
+	}
+	if w.worktree.Valid && isDir(w.worktree.String) {
+		n.InfraDir = w.worktree.String
+	}
+	// The watchdog's baseline: the newest of the hook beat, updated_at and
+	// the transcript's last timestamp (watchdog.ts).
+	n.BeatMtime = millis(w.updated)
+	if w.lastHeartbeat.Valid && millis(w.lastHeartbeat.Int64).After(n.BeatMtime) {
+		n.BeatMtime = millis(w.lastHeartbeat.Int64)
+	}
+	n.ActivityMtime = n.BeatMtime
+	if w.transcript.Valid && live(w.state) {
+		t, err := lastTranscriptTime(w.transcript.String)
+		switch {
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			n.Problems = append(n.Problems, model.Problem{Path: w.transcript.String, Error: err.Error()})
+		case t.After(n.BeatMtime):
+			n.BeatMtime, n.ActivityMtime = t, t
+		}
+	}
+	switch w.state {
+	case "launching":
+		n.Traits.LaunchTimeout = launchTimeout
+	case "waiting-human":
+		// Parked: the session is killed, the worktree kept, a human asked.
+		n.Traits.NoProcessExpected = true
+		n.Blocked = parkedQuestion(w)
+	case "rate-limited":
+		// middle never moves a row out of rate-limited; shown paused, it
+		// must never become dead for the session it no longer has.
+		n.Traits.NoProcessExpected = true
+	}
+	if n.Blocked == nil && live(w.state) && n.InfraDir != "" {
+		// The agent asked before the park (or the watchdog's handoff).
+		if b, ok, err := readBlocked(n.InfraDir); ok {
+			n.Blocked = b
+		} else if err != nil {
+			n.Problems = append(n.Problems, model.Problem{Path: blockedPath(n.InfraDir), Error: err.Error()})
+		}
+	}
+	n.Traits.NeverKill = w.controlledBy == "human"
+	// middle's work lands through its pull request, merged on GitHub; its
+	// worktree is destroyed when the row ends: nothing is left to merge here.
+	n.Traits.MergesItself = true
+	n.SourceFields = fields(w)
+	return n
+}
+
+// status maps a workflow state onto the heartbeat vocabulary (SPEC §1).
+func status(state string) string {
+	switch state {
+	case "pending", "launching":
+		return "starting"
+	case "running", "waiting-human":
+		return "running"
+	case "rate-limited":
+		return "paused"
+	case "completed":
+		return "completed"
+	case "failed", "compensated", "cancelled":
+		return "withdrawn"
+	}
+	return state // unknown: shown as written, flagged by the classifier
+}
+
+// live: a row whose agent runs or is waited for.
+func live(state string) bool {
+	switch state {
+	case "pending", "launching", "running", "waiting-human":
+		return true
+	}
+	return false
+}
+
+// parkedQuestion is what a parked row waits for. blocked.json is deleted
+// when the row parks (the question goes to the Epic), so it is read when
+// still there, and the armed signal says what is asked otherwise.
+func parkedQuestion(w *workflow) *model.Blocked {
+	if w.worktree.Valid {
+		if b, ok, _ := readBlocked(w.worktree.String); ok {
+			return b
+		}
+	}
+	b := &model.Blocked{Path: w.id}
+	switch {
+	case strings.HasSuffix(w.signal, "-review-resolved"):
+		b.Kind, b.Question = "review", "pull request waiting for review"
+	case w.signal != "":
+		b.Kind, b.Question = "question", "question posted on the Epic"
+	default:
+		b.Kind, b.Question = "cap", "a round cap was reached; a human decides what next"
+	}
+	return b
+}
+
+func blockedPath(worktree string) string {
+	return filepath.Join(worktree, protocol.MiddleDir, protocol.BlockedFile)
+}
+
+// readBlocked reads `<worktree>/.middle/blocked.json`; ok when it exists
+// (its presence counts even when it cannot be parsed, SPEC §1).
+func readBlocked(worktree string) (*model.Blocked, bool, error) {
+	p := blockedPath(worktree)
+	fi, err := os.Stat(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	b := &model.Blocked{Path: p, Since: fi.ModTime()}
+	raw, err := protocol.ReadFile(p, protocol.MaxDocumentSize)
+	if err != nil {
+		return b, true, err
+	}
+	parsed, err := protocol.ParseBlocked(raw)
+	if err != nil {
+		return b, true, fmt.Errorf("read %s: %w", p, err)
+	}
+	parsed.Path, parsed.Since = p, fi.ModTime()
+	return &parsed, true, nil
+}
+
+// lastTranscriptTime is the timestamp of the last line of a JSONL
+// transcript that has one, as middle's readTranscriptState takes it (not
+// the file's mtime); zero when no line has one. The tail is read, and a
+// longer one when the tail is one long line (a large tool result).
+func lastTranscriptTime(path string) (time.Time, error) {
+	f, err := protocol.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	for _, window := range []int64{transcriptTail, protocol.MaxDocumentSize} {
+		off := max(fi.Size()-window, 0)
+		tail := make([]byte, fi.Size()-off)
+		if _, err := f.ReadAt(tail, off); err != nil && !errors.Is(err, io.EOF) {
+			return time.Time{}, fmt.Errorf("read %s: %w", path, err)
+		}
+		if t, ok := lastTimestamp(tail); ok {
+			return t, nil
+		}
+		if off == 0 {
+			break
+		}
+	}
+	return time.Time{}, nil
+}
+
+// lastTimestamp finds the last line of b with a timestamp that parses.
+func lastTimestamp(b []byte) (time.Time, bool) {
+	lines := bytes.Split(b, []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		var line struct {
+			Timestamp string `json:"timestamp"`
+		}
+		if json.Unmarshal(lines[i], &line) != nil || line.Timestamp == "" {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339Nano, line.Timestamp); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+func fields(w *workflow) []model.Field {
+	f := []model.Field{
+		{Name: "workflow", Value: w.id},
+		{Name: "kind", Value: w.kind},
+		{Name: "repo", Value: w.repo},
+		{Name: "state", Value: w.state},
+	}
+	add := func(name string, v sql.NullString) {
+		if v.Valid && v.String != "" {
+			f = append(f, model.Field{Name: name, Value: v.String})
+		}
+	}
+	add("epic", sql.NullString{String: epic(w), Valid: true})
+	add("adapter", sql.NullString{String: w.adapter, Valid: true})
+	add("controlled_by", sql.NullString{String: w.controlledBy, Valid: true})
+	add("tmux_session", w.session)
+	add("session_id", w.sessionID)
+	add("transcript", w.transcript)
+	add("end_reason", w.endReason)
+	add("watchdog_reason", sql.NullString{String: w.watchdogReason, Valid: true})
+	add("signal", sql.NullString{String: w.signal, Valid: true})
+	if w.archived.Valid {
+		f = append(f, model.Field{Name: "archived_at", Value: millis(w.archived.Int64).UTC().Format(time.RFC3339)})
+	}
+	return f
+}
+
+func epic(w *workflow) string {
+	if w.epicRef.Valid {
+		return w.epicRef.String
+	}
+	if w.epicNumber.Valid {
+		return strconv.FormatInt(w.epicNumber.Int64, 10)
+	}
+	return ""
+}
+
+// millis converts middle's epoch milliseconds (Date.now()) to a time.
+func millis(ms int64) time.Time {
+	if ms <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}

@@ -506,7 +506,11 @@ func classifyInTree(n *model.Node, now time.Time, th model.Thresholds) {
 		n.OrphanedSince = since
 		lead := "lead " + word
 		if !since.IsZero() {
-			lead += " since " + clock(since, now) + " (" + model.FormatAge(now.Sub(since)) + " ago)"
+			lead += " since " + clock(since, now)
+			if !since.After(now) {
+				// A lead's mtime in the future (clock_skew) has no age.
+				lead += " (" + model.FormatAge(now.Sub(since)) + " ago)"
+			}
 		}
 		r = r.prefixed(lead + "; ")
 	}

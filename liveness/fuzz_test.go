@@ -42,6 +42,21 @@ func FuzzClassify(f *testing.F) {
 				child.ScanFlags = append(child.ScanFlags, fl)
 			}
 		}
+		// The high bits give the child a source's traits (SPEC §10).
+		tr := &child.Traits
+		tr.PIDPerTurn = scanBits&(1<<4) != 0
+		tr.NoProcessExpected = scanBits&(1<<5) != 0
+		tr.NeverKill, tr.MergesItself = scanBits&(1<<6) != 0, scanBits&(1<<6) != 0
+		tr.BeatNotRequired = scanBits&(1<<7) != 0
+		if tr.BeatNotRequired {
+			tr.LaunchTimeout, tr.StartSlack = time.Minute, 2*time.Minute
+		}
+		if tr.PIDPerTurn && total%2 == 0 {
+			child.Owner = model.Owner{PID: pids[int(parentPid)%len(pids)], Started: started}
+		}
+		if registryAgeSec != 0 {
+			parent.RegistryMtime = now.Add(-time.Duration(registryAgeSec) * time.Second)
+		}
 		adopt(parent, child, registered("p/d/2", "active"))
 
 		thr := model.DefaultThresholds()
@@ -126,6 +141,17 @@ func checkInvariants(t *testing.T, n *model.Node) {
 		t.Errorf("%s: orphaned since %v, not its parent's last beat", n.ID, n.OrphanedSince)
 	case !has(model.FlagOrphaned) && !n.OrphanedSince.IsZero():
 		t.Errorf("%s: orphaned since %v without the flag", n.ID, n.OrphanedSince)
+	case has(model.FlagIdle) && (!running || !n.Traits.PIDPerTurn || n.Owner.PID <= 0):
+		t.Errorf("%s: idle, yet %s, traits %+v, owner %+v", n.ID, n.State, n.Traits, n.Owner)
+	case n.Traits.NeverKill && (has(model.FlagKillCandidate) || n.Action == model.ActionKill):
+		t.Errorf("%s: a human controls it, yet %v, action %s", n.ID, n.Flags, n.Action)
+	case n.Traits.MergesItself && n.Action == model.ActionMerge:
+		t.Errorf("%s: its source merges by itself, yet merge", n.ID)
+	case (n.Traits.BeatNotRequired || n.Traits.NoProcessExpected) && has(model.FlagStalled):
+		t.Errorf("%s: stalled, though its source needs no beat: %+v", n.ID, n.Traits)
+	case n.Traits.NoProcessExpected && n.State == model.StateDead && n.Process != model.ProcessNotProbed &&
+		n.Process != model.ProcessAlive && n.Process != model.ProcessUnverified:
+		t.Errorf("%s: no process expected, yet dead for pid %s (%s)", n.ID, n.Process, n.Reason)
 	}
 	if _, left := RetriesLeft(n); left < 0 || left > model.RetriesPerState {
 		t.Errorf("%s: %d retries left", n.ID, left)

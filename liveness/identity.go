@@ -1,9 +1,9 @@
 package liveness
 
 // Identity (SPEC §3 "same process", §5.1): is a live pid still the process
-// a heartbeat names? The classifier and kill both ask Verify, so the two
-// cannot disagree, and no value a heartbeat carries can overflow the
-// comparison.
+// a heartbeat names? The classifier and kill both ask VerifyWithin (Verify
+// where a record has no start slack), so the two cannot disagree, and no
+// value a heartbeat or a source's traits carry can overflow the comparison.
 
 import (
 	"fmt"

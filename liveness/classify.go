@@ -311,7 +311,7 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 	default:
 		v.reason = beat().prefixed(subject + "; ")
 	}
-	if lead != "" && !skewed {
+	if lead != "" {
 		v.reason = beat().prefixed(lead)
 	}
 	if note != "" {

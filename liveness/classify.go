@@ -49,6 +49,7 @@ func ClassifyForest(sessions []*model.Node, probe Probe, now time.Time, th model
 // (Recommend) — are ClassifyForest's second pass; Action and OrphanedSince
 // are reset here.
 func ClassifyNode(n *model.Node, probe Probe, now time.Time, th model.Thresholds) {
+	th = ThresholdsFor(n, th)
 	var c verdict
 	switch {
 	case n.HasHeartbeat:
@@ -107,9 +108,37 @@ const outsideNotRead = "outside every root: not read"
 // kill candidate (kill-after, measured from the beat like stale: SPEC's
 // appendix makes a beat 360 s old one). Every comparison is `age > edge`.
 // The live engine re-classifies a node just past each edge, so that
-// time-based states appear with no file event.
+// time-based states appear with no file event. For a node with its own
+// thresholds or a launch timeout, NodeEdges gives its edges.
 func BeatEdges(th model.Thresholds) [5]time.Duration {
 	return [5]time.Duration{-ClockSkew, th.ExitGrace, th.Beat, th.Stale, th.KillAfter}
+}
+
+// NodeEdges are the ages of n's beat past which the classifier judges n
+// differently: BeatEdges of n's own thresholds (ThresholdsFor), then its
+// launch timeout while it is starting (kill-after again otherwise). The
+// live engine re-classifies n just past each, as for BeatEdges.
+func NodeEdges(n *model.Node, th model.Thresholds) [6]time.Duration {
+	th = ThresholdsFor(n, th)
+	e := BeatEdges(th)
+	launch := th.KillAfter
+	if n.Traits.LaunchTimeout > 0 && n.Status() == model.StatusStarting {
+		launch = n.Traits.LaunchTimeout
+	}
+	return [6]time.Duration{e[0], e[1], e[2], e[3], e[4], launch}
+}
+
+// ThresholdsFor are the thresholds that judge n: its own (Node.Thresholds,
+// a source's defaults with the operator's values put over them by the
+// scanner) when it has some, else global. --no-pid-check is the
+// operator's alone: the global NoPidCheck holds whatever n carries.
+func ThresholdsFor(n *model.Node, global model.Thresholds) model.Thresholds {
+	if n.Thresholds == nil {
+		return global
+	}
+	th := *n.Thresholds
+	th.NoPidCheck = th.NoPidCheck || global.NoPidCheck
+	return th
 }
 
 // ClockSkew is how far in the future a sentinel's mtime may be and still
@@ -179,12 +208,25 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 		return lastBeat(n.BeatMtime, now)
 	}
 
+	tr := n.Traits
+	// ageNoSign: the record's age says nothing of death (SPEC §10), so
+	// past stale it is quiet, never stalled or dead by age.
+	ageNoSign := tr.BeatNotRequired || tr.NoProcessExpected
+	launchTimedOut := hb != nil && hb.Status == model.StatusStarting && tr.LaunchTimeout > 0 &&
+		!skewed && !blocked && age > tr.LaunchTimeout
+	var lead string // what a trait's rule says before the beat, replacing the subject
+	var note string // what a trait's rule adds after the beat
+
 	var unverifiedWhy error // why the pid could not be verified, when started is to blame
 	switch {
 	case th.NoPidCheck || pid <= 0:
 		// The mtime alone decides.
 		v.state = model.StateRunning
-		if age > th.Stale && !blocked {
+		if launchTimedOut {
+			v.state, v.reason = model.StateDead, launchTimeout(n.BeatMtime, now, tr.LaunchTimeout)
+			return v
+		}
+		if age > th.Stale && !blocked && !ageNoSign {
 			v.state = model.StateDead
 			switch {
 			case hb == nil:
@@ -201,15 +243,31 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 		v.state = model.StateRunning
 	default:
 		boot := bootTime(probe)
-		v.process, unverifiedWhy = Verify(probe.Lookup(pid), started, th.StartTolerance, boot, now)
+		v.process, unverifiedWhy = VerifyWithin(probe.Lookup(pid), started, tr.StartSlack, th.StartTolerance, boot, now)
+		ended := v.process == model.ProcessGone || v.process == model.ProcessReused
 		switch {
+		case ended && tr.NoProcessExpected:
+			note = "no process expected (pid " + strconv.Itoa(pid) + " " + endedWord(v.process) + ")"
+		case ended && launchTimedOut:
+			v.state, v.reason = model.StateDead, launchTimeout(n.BeatMtime, now, tr.LaunchTimeout)
+			return v
+		case ended && tr.PIDPerTurn:
+			turn := betweenTurns(n, probe, pid, age, skewed, blocked, th, beat)
+			if turn.dead {
+				v.state, v.reason = model.StateDead, turn.reason
+				return v
+			}
+			if turn.idle {
+				v.flags.add(model.FlagIdle)
+			}
+			lead = turn.lead
 		case v.process == model.ProcessGone:
 			v.state, v.reason = model.StateDead, reasonPidGone(pid, beat())
 			return v
 		case v.process == model.ProcessReused:
 			v.state, v.reason = model.StateDead, reasonPidReused(pid, beat())
 			return v
-		case v.process == model.ProcessUnverified && !boot.IsZero() && n.BeatMtime.Before(boot.Add(-th.StartTolerance)):
+		case v.process == model.ProcessUnverified && !tr.NoProcessExpected && !boot.IsZero() && n.BeatMtime.Before(boot.Add(-th.StartTolerance)):
 			v.state = model.StateDead
 			v.reason = plainReason(fmt.Sprintf("heartbeat predates the last boot (%s); pid %d is not its process", clock(boot, now), pid))
 			return v
@@ -227,25 +285,107 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 			v.flags.add(model.FlagPidUnverified)
 		}
 		v.reason = beat().prefixed(subject + "; ").appended(" (" + pidNote(pid, v.process, unverifiedWhy, th.NoPidCheck) + ")")
-	case age > th.Stale && probedAlive:
+	case age > th.Stale && probedAlive && !ageNoSign:
 		v.flags.add(model.FlagStalled)
 		if unverified {
 			v.flags.add(model.FlagPidUnverified)
 		}
-		if age > th.KillAfter && !blocked && !unverified {
+		if age > th.KillAfter && !blocked && !unverified && !tr.NeverKill {
 			v.flags.add(model.FlagKillCandidate)
 		}
 		v.reason = stalledFor(pid, n.BeatMtime, now, unverified, unverifiedWhy)
-	case age > th.Beat && age <= th.Stale:
+	case age > th.Beat && (age <= th.Stale || ageNoSign):
 		v.flags.add(model.FlagQuiet)
 		v.reason = beat().prefixed(subject + ", quiet: ")
+		if age > th.Stale && tr.BeatNotRequired && note == "" {
+			// Running only because no beat is required: say so, and
+			// what the pid said.
+			if unverified {
+				v.flags.add(model.FlagPidUnverified)
+			}
+			note = "no beat required"
+			if probedAlive {
+				note += " (" + pidNote(pid, v.process, unverifiedWhy, th.NoPidCheck) + ")"
+			}
+		}
 	default:
 		v.reason = beat().prefixed(subject + "; ")
+	}
+	if lead != "" {
+		v.reason = beat().prefixed(lead)
+	}
+	if note != "" {
+		v.reason = v.reason.appended("; " + note)
 	}
 	if blocked {
 		v.reason = beat().prefixed(waitingForHuman(n.Blocked) + "; ")
 	}
 	return v
+}
+
+// turn is what the between-turns rule decided for a per-turn pid found
+// gone (or reused): dead, with its reason; or running, idle when the
+// owner is known to live, with what the reason says before the beat.
+type turn struct {
+	dead   bool
+	reason reason
+	idle   bool
+	lead   string
+}
+
+// betweenTurns judges a node whose pid runs per turn (Traits.PIDPerTurn)
+// and was found gone past the exit grace (SPEC §3, §10). With an owner
+// recorded (the live engine: the pid's parent when first seen alive), a
+// living owner means between turns — running and idle until the beat is
+// stale — and an owner gone too means dead at once. With none (`--once`
+// has no memory) the source's own rule holds: dead once the beat is
+// stale. A blocked node is never dead for idleness, so only its owner's
+// end makes it dead.
+func betweenTurns(n *model.Node, probe Probe, pid int, age time.Duration, skewed, blocked bool,
+	th model.Thresholds, beat func() reason) turn {
+	stale := age > th.Stale && !skewed && !blocked
+	if n.Owner.PID > 0 {
+		owner := ownerStatus(probe.Lookup(n.Owner.PID), n.Owner.Started, th.StartTolerance)
+		ownerPid := strconv.Itoa(n.Owner.PID)
+		switch {
+		case owner == model.ProcessGone || owner == model.ProcessReused:
+			why := "pid " + strconv.Itoa(pid) + " gone and its owner pid " + ownerPid + " too"
+			if owner == model.ProcessReused {
+				why += " (now another process)"
+			}
+			return turn{dead: true, reason: beat().prefixed(why + "; ")}
+		case stale:
+			return turn{dead: true, reason: reasonPidGone(pid, beat())}
+		}
+		return turn{idle: true, lead: "between turns: pid " + strconv.Itoa(pid) + " exited; owner pid " + ownerPid + " alive; "}
+	}
+	if stale {
+		return turn{dead: true, reason: reasonPidGone(pid, beat())}
+	}
+	return turn{lead: "pid " + strconv.Itoa(pid) + " gone between turns: dead once the beat is stale; "}
+}
+
+// ownerStatus compares what the probe found of a recorded owner with the
+// create time recorded for it: unverified (taken as alive) when either is
+// unknown, as for any pid that cannot be proven gone.
+func ownerStatus(info ProcessInfo, started time.Time, tolerance time.Duration) model.ProcessStatus {
+	switch {
+	case !info.Exists:
+		return model.ProcessGone
+	case started.IsZero() || info.CreateTimeErr != nil || info.CreateTime.IsZero():
+		return model.ProcessUnverified
+	case TimeDistance(info.CreateTime, started) <= tolerance:
+		return model.ProcessAlive
+	}
+	return model.ProcessReused
+}
+
+// endedWord names a pid found not to be its process any more.
+func endedWord(p model.ProcessStatus) string {
+	if p == model.ProcessReused {
+		return "now another process"
+	}
+	return "gone"
 }
 
 // pidNote says, for a heartbeat whose mtime is in the future, what decided
@@ -258,6 +398,8 @@ func pidNote(pid int, process model.ProcessStatus, why error, noPidCheck bool) s
 		return "no pid to check"
 	case process == model.ProcessUnverified:
 		return unverifiedPid(pid, why)
+	case process == model.ProcessGone || process == model.ProcessReused:
+		return "pid " + strconv.Itoa(pid) + " " + endedWord(process)
 	}
 	return "pid " + strconv.Itoa(pid) + " alive"
 }
@@ -364,7 +506,11 @@ func classifyInTree(n *model.Node, now time.Time, th model.Thresholds) {
 		n.OrphanedSince = since
 		lead := "lead " + word
 		if !since.IsZero() {
-			lead += " since " + clock(since, now) + " (" + model.FormatAge(now.Sub(since)) + " ago)"
+			lead += " since " + clock(since, now)
+			if !since.After(now) {
+				// A lead's mtime in the future (clock_skew) has no age.
+				lead += " (" + model.FormatAge(now.Sub(since)) + " ago)"
+			}
 		}
 		r = r.prefixed(lead + "; ")
 	}
@@ -459,6 +605,7 @@ func orphanedBy(n *model.Node) (since time.Time, word string, ok bool) {
 // parent's (state and action) and its children's states: ClassifyForest
 // calls it parents first.
 func Recommend(n *model.Node, now time.Time, th model.Thresholds) (model.Action, string) {
+	th = ThresholdsFor(n, th)
 	if n.HasScanFlag(model.FlagOutsideRoot) || n.HasFlag(model.FlagOutsideRoot) {
 		if !n.HasHeartbeat && !n.Legacy { // its reason already says where it is
 			return model.ActionNone, "never acted on"
@@ -491,6 +638,8 @@ func recommendRow(n *model.Node, now time.Time, th model.Thresholds) (model.Acti
 		return model.ActionKill, ""
 	case n.HasFlag(model.FlagStalled) && n.HasFlag(model.FlagPidUnverified):
 		return model.ActionWait, "never a kill candidate: its pid cannot be verified"
+	case n.HasFlag(model.FlagStalled) && n.Traits.NeverKill:
+		return model.ActionWait, "never a kill candidate: a human controls it"
 	case n.HasFlag(model.FlagStalled):
 		return model.ActionWait, "kill candidate in " + model.FormatAge(th.KillAfter-now.Sub(n.BeatMtime))
 	case n.State == model.StateRunning:
@@ -498,7 +647,15 @@ func recommendRow(n *model.Node, now time.Time, th model.Thresholds) (model.Acti
 	case n.State == model.StateDead:
 		return recommendDead(n, parentState)
 	case n.State == model.StateFinished:
+		if completedOver(n, model.OutcomeFailure) {
+			// A completed heartbeat over a failed phase is not work to
+			// merge. A withdrawn one said its own word: nothing to surface.
+			return model.ActionSurface, "CfA " + termtext.OneLine(n.Cfa.State, maxID) + ": not work to merge"
+		}
 		if n.Status() == model.StatusCompleted && parentState != model.StateRunning {
+			if n.Traits.MergesItself {
+				return model.ActionNone, mergesItself
+			}
 			if n.Merged {
 				return model.ActionNone, "merged"
 			}
@@ -518,6 +675,8 @@ func recommendDead(n *model.Node, parentState model.State) (model.Action, string
 	switch {
 	case parentState == model.StateRunning:
 		return model.ActionWait, "its lead is running and owns the recovery"
+	case outcome == model.OutcomeSuccess && n.Traits.MergesItself:
+		return model.ActionNone, "CfA " + n.Cfa.State + "; " + mergesItself
 	case outcome == model.OutcomeSuccess:
 		if n.Merged {
 			return model.ActionNone, "CfA " + n.Cfa.State + ", merged"
@@ -538,6 +697,23 @@ func recommendDead(n *model.Node, parentState model.State) (model.Action, string
 	}
 	return model.ActionResume, retrySummary(n)
 }
+
+// completedOver reports whether n finished `completed` (by its heartbeat,
+// or by its registry line when the heartbeat is gone) with its CfA state's
+// outcome the one given.
+func completedOver(n *model.Node, outcome string) bool {
+	if n.Cfa == nil || n.Cfa.Outcome() != outcome {
+		return false
+	}
+	if n.Heartbeat != nil {
+		return n.Heartbeat.Status == model.StatusCompleted
+	}
+	return n.Entry != nil && n.Entry.Status == model.StatusCompleted
+}
+
+// mergesItself is the note of a node whose source merges finished work by
+// itself (Traits.MergesItself): never merge.
+const mergesItself = "its source merges by itself"
 
 // topmostDeadAncestor climbs from n's parent while the ancestors are dead.
 func topmostDeadAncestor(n *model.Node) *model.Node {

@@ -283,6 +283,9 @@ func TestFlagOrphaned(t *testing.T) {
 			child: beating("B/c/1", "running", pidAlive, time.Second, blocked("q")), want: true, wantSince: leadBeat, wantReason: "waiting for a human: q"},
 		{name: "orphaned: a legacy child of a dead parent", parent: beating("B", "running", pidGone, 90*time.Second),
 			child: legacy("B/c/1", pidAlive, time.Hour), want: true, wantSince: leadBeat},
+		{name: "orphaned: a lead dead with its mtime in the future gives no age", parent: beating("B", "running", pidReused, -time.Minute),
+			child: beating("B/c/1", "running", pidAlive, time.Second), want: true, wantSince: now.Add(time.Minute),
+			wantReason: "lead dead since 12:01:00; beating"},
 		{name: "not orphaned: a finished child of a dead parent", parent: beating("B", "running", pidGone, time.Hour),
 			child: beating("B/c/1", "completed", pidGone, time.Hour), want: false},
 	}

@@ -8,11 +8,19 @@
 //
 //	classify.go       ClassifyForest, ClassifyNode, Recommend, RetriesLeft,
 //	                  and the readings of SPEC §3 that its tables leave open
-//	probe.go          SystemProbe, CachingProbe, Verify, ProcessStarted
+//	                  and the traits of a source's records (SPEC §10): a pid
+//	                  per turn and its idle owner, no process expected,
+//	                  never kill, merges itself, a launch timeout, no beat
+//	                  required; ThresholdsFor and NodeEdges, a node's own
+//	                  thresholds and the ages past which it changes
+//	identity.go       Verify, VerifyWithin (a late-stamped started), CheckStarted
+//	probe.go          SystemProbe, CachingProbe, ProcessStarted
 //	pins_linux.go     PinProcesses: a pidfd per followed process, in
 //	                  one epoll set: the watcher's tick asks only about exits
 //	reason.go         the one-line reasons, their beat age kept movable
 //	classify_test.go  every row of the state, flag and recommended-action
 //	                  tables of SPEC §3 as named cases, and the appendix
 //	probe_test.go     the pid rules against real processes
+//	traits_test.go    each trait, the idle flag (with real processes), a
+//	                  node's own thresholds
 package liveness

@@ -42,6 +42,18 @@ func FuzzClassify(f *testing.F) {
 				child.ScanFlags = append(child.ScanFlags, fl)
 			}
 		}
+		// The high bits give the child a source's traits (SPEC §10).
+		tr := &child.Traits
+		tr.PIDPerTurn = scanBits&(1<<4) != 0
+		tr.NoProcessExpected = scanBits&(1<<5) != 0
+		tr.NeverKill, tr.MergesItself = scanBits&(1<<6) != 0, scanBits&(1<<6) != 0
+		tr.BeatNotRequired = scanBits&(1<<7) != 0
+		if tr.BeatNotRequired {
+			tr.LaunchTimeout, tr.StartSlack = time.Minute, 2*time.Minute
+		}
+		if tr.PIDPerTurn && total%2 == 0 {
+			child.Owner = model.Owner{PID: pids[int(parentPid)%len(pids)], Started: started}
+		}
 		if registryAgeSec != 0 {
 			parent.RegistryMtime = now.Add(-time.Duration(registryAgeSec) * time.Second)
 		}
@@ -129,6 +141,17 @@ func checkInvariants(t *testing.T, n *model.Node) {
 		t.Errorf("%s: orphaned since %v, not its parent's last beat", n.ID, n.OrphanedSince)
 	case !has(model.FlagOrphaned) && !n.OrphanedSince.IsZero():
 		t.Errorf("%s: orphaned since %v without the flag", n.ID, n.OrphanedSince)
+	case has(model.FlagIdle) && (!running || !n.Traits.PIDPerTurn || n.Owner.PID <= 0):
+		t.Errorf("%s: idle, yet %s, traits %+v, owner %+v", n.ID, n.State, n.Traits, n.Owner)
+	case n.Traits.NeverKill && (has(model.FlagKillCandidate) || n.Action == model.ActionKill):
+		t.Errorf("%s: a human controls it, yet %v, action %s", n.ID, n.Flags, n.Action)
+	case n.Traits.MergesItself && n.Action == model.ActionMerge:
+		t.Errorf("%s: its source merges by itself, yet merge", n.ID)
+	case (n.Traits.BeatNotRequired || n.Traits.NoProcessExpected) && has(model.FlagStalled):
+		t.Errorf("%s: stalled, though its source needs no beat: %+v", n.ID, n.Traits)
+	case n.Traits.NoProcessExpected && n.State == model.StateDead && n.Process != model.ProcessNotProbed &&
+		n.Process != model.ProcessAlive && n.Process != model.ProcessUnverified:
+		t.Errorf("%s: no process expected, yet dead for pid %s (%s)", n.ID, n.Process, n.Reason)
 	}
 	if _, left := RetriesLeft(n); left < 0 || left > model.RetriesPerState {
 		t.Errorf("%s: %d retries left", n.ID, left)
@@ -140,21 +163,29 @@ func checkInvariants(t *testing.T, n *model.Node) {
 // checks its verdict against exact arithmetic: the same process only within
 // tolerance of a plausible started, another process only outside it, and an
 // unverified pid blamed on started names the value. No overflow can make
-// two times 292 years apart "within tolerance".
+// two times 292 years apart "within tolerance", and a start slack (created
+// up to that long before started) widens the window on that side only.
 func FuzzVerify(f *testing.F) {
-	// started, create time (ms since the epoch), boot and now (s), tolerance (ms), exists, create time readable
+	// started, create time (ms since the epoch), boot and now (s), tolerance (ms), slack (ms), exists, create time readable
 	at := started.UnixMilli()
-	f.Add(1.7e12, at, now.Unix()-86400, now.Unix(), int64(2000), true, true)
-	f.Add(1e10, at, now.Unix()-86400, now.Unix(), int64(2000), true, true)
-	f.Add(1e18, at, int64(0), now.Unix(), int64(2000), true, true)
-	f.Add(float64(at)/1000, at, now.Unix()-86400, now.Unix(), int64(2000), true, true)
-	f.Add(float64(at)/1000+2, at, now.Unix()-86400, now.Unix(), int64(2000), true, false)
-	f.Add(-1.0, int64(math.MinInt64), int64(math.MinInt64), int64(math.MaxInt64), int64(math.MaxInt64), true, true)
-	f.Add(math.Inf(1), at, int64(0), int64(1)<<62, int64(0), false, true)
-	f.Fuzz(func(t *testing.T, startedSec float64, createMs, bootSec, nowSec, tolMs int64, exists, readable bool) {
+	f.Add(1.7e12, at, now.Unix()-86400, now.Unix(), int64(2000), int64(0), true, true)
+	f.Add(1e10, at, now.Unix()-86400, now.Unix(), int64(2000), int64(0), true, true)
+	f.Add(1e18, at, int64(0), now.Unix(), int64(2000), int64(0), true, true)
+	f.Add(float64(at)/1000, at, now.Unix()-86400, now.Unix(), int64(2000), int64(0), true, true)
+	f.Add(float64(at)/1000+2, at, now.Unix()-86400, now.Unix(), int64(2000), int64(0), true, false)
+	f.Add(float64(at)/1000+100, at, now.Unix()-86400, now.Unix(), int64(2000), int64(120_000), true, true)
+	f.Add(float64(at)/1000-100, at, now.Unix()-86400, now.Unix(), int64(2000), int64(120_000), true, true)
+	f.Add(-1.0, int64(math.MinInt64), int64(math.MinInt64), int64(math.MaxInt64), int64(math.MaxInt64), int64(math.MaxInt64), true, true)
+	f.Add(math.Inf(1), at, int64(0), int64(1)<<62, int64(0), int64(math.MinInt64), false, true)
+	f.Fuzz(func(t *testing.T, startedSec float64, createMs, bootSec, nowSec, tolMs, slackMs int64, exists, readable bool) {
 		tol := time.Duration(tolMs%(1<<40)) * time.Millisecond
 		if tol < 0 {
 			tol = -tol
+		}
+		// Any slack, up to the largest Duration, and negative (none).
+		slack := time.Duration(slackMs)
+		if slackMs%2 == 0 {
+			slack = time.Duration(slackMs%(1<<40)) * time.Millisecond
 		}
 		create := time.UnixMilli(createMs)
 		info := ProcessInfo{Exists: exists, CreateTime: create}
@@ -165,7 +196,7 @@ func FuzzVerify(f *testing.F) {
 		if bootSec != 0 {
 			boot = time.Unix(bootSec, 0)
 		}
-		got, why := Verify(info, startedSec, tol, boot, at)
+		got, why := VerifyWithin(info, startedSec, slack, tol, boot, at)
 		if why != nil && (got != model.ProcessUnverified || !strings.Contains(why.Error(), formatStarted(startedSec))) {
 			t.Fatalf("Verify = %s, %v: a started to blame leaves the pid unverified and names %v", got, why, startedSec)
 		}
@@ -182,25 +213,28 @@ func FuzzVerify(f *testing.F) {
 			t.Fatalf("Verify = %s for started %v, readable %v", got, startedSec, readable)
 		}
 		s := new(big.Float).SetPrec(200).SetFloat64(startedSec)
-		slack := new(big.Float).SetPrec(200).SetFloat64(tol.Seconds() + 1e-6)
-		if s.Cmp(new(big.Float).Add(exactSeconds(at), slack)) > 0 {
+		margin := new(big.Float).SetPrec(200).SetFloat64(tol.Seconds() + 1e-6)
+		if s.Cmp(new(big.Float).Add(exactSeconds(at), margin)) > 0 {
 			t.Fatalf("Verify = %s for started %v after now %v", got, startedSec, at)
 		}
-		if !boot.IsZero() && s.Cmp(new(big.Float).Sub(exactSeconds(boot), slack)) < 0 {
+		if !boot.IsZero() && s.Cmp(new(big.Float).Sub(exactSeconds(boot), margin)) < 0 {
 			t.Fatalf("Verify = %s for started %v before the boot %v", got, startedSec, boot)
 		}
+		// dist is create − started: the window is [−(slack + tol), tol].
 		dist := new(big.Float).Sub(exactSeconds(create), s)
-		dist.Abs(dist)
 		ns := new(big.Float).SetPrec(200).SetFloat64(1e-9)
 		tolSec := new(big.Float).SetPrec(200).SetFloat64(float64(tol) / 1e9)
+		early := new(big.Float).SetPrec(200).SetFloat64(float64(max(slack, 0)) / 1e9)
+		early.Add(early, tolSec)
+		early.Neg(early)
 		switch got {
 		case model.ProcessAlive:
-			if dist.Cmp(new(big.Float).Add(tolSec, ns)) > 0 {
-				t.Fatalf("alive: create %v is %v s from started %v, tolerance %v", create, dist, startedSec, tol)
+			if dist.Cmp(new(big.Float).Add(tolSec, ns)) > 0 || dist.Cmp(new(big.Float).Sub(early, ns)) < 0 {
+				t.Fatalf("alive: create %v is %v s after started %v, window [%v, %v] s", create, dist, startedSec, early, tolSec)
 			}
 		case model.ProcessReused:
-			if dist.Cmp(new(big.Float).Sub(tolSec, ns)) < 0 {
-				t.Fatalf("reused: create %v is %v s from started %v, within tolerance %v", create, dist, startedSec, tol)
+			if dist.Cmp(new(big.Float).Sub(tolSec, ns)) < 0 && dist.Cmp(new(big.Float).Add(early, ns)) > 0 {
+				t.Fatalf("reused: create %v is %v s after started %v, within window [%v, %v] s", create, dist, startedSec, early, tolSec)
 			}
 		}
 	})

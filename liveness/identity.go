@@ -1,9 +1,9 @@
 package liveness
 
 // Identity (SPEC §3 "same process", §5.1): is a live pid still the process
-// a heartbeat names? The classifier and kill both ask Verify, so the two
-// cannot disagree, and no value a heartbeat carries can overflow the
-// comparison.
+// a heartbeat names? The classifier and kill both ask VerifyWithin (Verify
+// where a record has no start slack), so the two cannot disagree, and no
+// value a heartbeat or a source's traits carry can overflow the comparison.
 
 import (
 	"fmt"
@@ -30,6 +30,17 @@ import (
 //     told from the original, and dispatchtop never declares dead what it
 //     cannot prove gone.
 func Verify(info ProcessInfo, started float64, tolerance time.Duration, boot, now time.Time) (model.ProcessStatus, error) {
+	return VerifyWithin(info, started, 0, tolerance, boot, now)
+}
+
+// VerifyWithin is Verify for a record whose started is stamped up to slack
+// after its process was created (Traits.StartSlack, SPEC §10): the same
+// process is one created within [started − slack − tolerance, started +
+// tolerance]. Created later, or earlier than that, the pid was reused. A
+// negative slack counts as none; no slack or tolerance, however large,
+// wraps the window round. Verify is VerifyWithin with no slack;
+// the classifier passes the node's, and so must kill.
+func VerifyWithin(info ProcessInfo, started float64, slack, tolerance time.Duration, boot, now time.Time) (model.ProcessStatus, error) {
 	switch {
 	case !info.Exists:
 		return model.ProcessGone, nil
@@ -42,7 +53,12 @@ func Verify(info ProcessInfo, started float64, tolerance time.Duration, boot, no
 	if info.CreateTimeErr != nil || info.CreateTime.IsZero() {
 		return model.ProcessUnverified, nil
 	}
-	if TimeDistance(info.CreateTime, startedTime(started)) <= tolerance {
+	// Compared as times, which hold any started and any Duration exactly:
+	// differences of Durations can saturate, and a saturated distance
+	// would equal a saturated window.
+	st := startedTime(started)
+	earliest := st.Add(-max(slack, 0)).Add(-tolerance)
+	if tolerance >= 0 && !info.CreateTime.Before(earliest) && !info.CreateTime.After(st.Add(tolerance)) {
 		return model.ProcessAlive, nil
 	}
 	return model.ProcessReused, nil

@@ -86,6 +86,13 @@ func reasonPidReused(pid int, beat reason) reason {
 	return beat.prefixed("pid " + strconv.Itoa(pid) + " now belongs to another process; ")
 }
 
+// launchTimeout is the reason of a starting record past its launch
+// timeout (Traits.LaunchTimeout): "launch timed out: starting for 1m01s
+// (launch timeout 1m00s)", the first age moving with the clock.
+func launchTimeout(mtime, now time.Time, timeout time.Duration) reason {
+	return beatAge("launch timed out: starting for ", mtime, now, " (launch timeout "+model.FormatAge(timeout)+")")
+}
+
 func stalledFor(pid int, mtime, now time.Time, unverified bool, why error) reason {
 	after := ""
 	if unverified {

@@ -51,6 +51,19 @@ type Node struct {
 	SourceFields []Field
 	// Traits say how the source's liveness differs from a heartbeat's.
 	Traits Traits
+	// Thresholds are the node's own timing parameters (SPEC §10), nil for
+	// the global ones the classifier is given. The scanner sets a source's
+	// Thresholds() here, with every value the operator gave by flag or
+	// config put over it: an operator's value beats a source's default,
+	// which beats the global default. NoPidCheck is the operator's alone:
+	// the classifier honours the global one whatever a node carries.
+	Thresholds *Thresholds
+	// Owner is the process that owned the pid when the live engine first
+	// saw it alive: its parent, and the parent's create time. Zero when
+	// not recorded (`--once` has no memory; a pid never seen alive). For a
+	// pid that runs per turn (Traits.PIDPerTurn), a gone pid whose owner
+	// lives is between turns (idle), not dead (SPEC §3).
+	Owner Owner
 
 	// RegistryCompacting is the path of `.children.compacting` while a
 	// compaction's replaced registry is not carried over whole ("" when
@@ -185,6 +198,12 @@ type Transition struct {
 	Reason    string
 }
 
+// Owner is a process recorded as the owner of a node's pid.
+type Owner struct {
+	PID     int
+	Started time.Time // its create time; zero when it could not be read
+}
+
 // Field is one named fact a source shows as it is.
 type Field struct {
 	Name, Value string
@@ -196,6 +215,8 @@ type Traits struct {
 	// PIDPerTurn: the pid is the current turn's subprocess, gone between
 	// turns while the engine that owns the work lives (TeaParty's leads and
 	// workers): a gone pid alone is not dead until the beat is stale.
+	// With Node.Owner recorded, a living owner makes it idle until then,
+	// and an owner gone too makes it dead at once (SPEC §3, §10).
 	PIDPerTurn bool
 	// NoProcessExpected: the record says no process runs now (a paused
 	// row), so a gone pid never makes it dead.

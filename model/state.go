@@ -27,6 +27,9 @@ const (
 	FlagPaused        Flag = "paused"
 	FlagOrphaned      Flag = "orphaned"
 	FlagLegacy        Flag = "legacy"
+	// FlagIdle marks a node between turns: its per-turn pid is gone while
+	// the process that owned it lives (SPEC §3).
+	FlagIdle          Flag = "idle"
 	FlagUnreadable    Flag = "unreadable"
 	FlagPidUnverified Flag = "pid_unverified"
 	FlagConflict      Flag = "conflict"
@@ -43,7 +46,7 @@ const (
 // Flags lists every flag in the order they are shown.
 var Flags = []Flag{
 	FlagStarting, FlagQuiet, FlagStalled, FlagKillCandidate, FlagBlocked, FlagPaused,
-	FlagOrphaned, FlagLegacy, FlagUnreadable, FlagPidUnverified, FlagConflict, FlagCycle,
+	FlagOrphaned, FlagLegacy, FlagIdle, FlagUnreadable, FlagPidUnverified, FlagConflict, FlagCycle,
 	FlagOutsideRoot, FlagUnknownStatus, FlagClockSkew,
 }
 

@@ -59,6 +59,12 @@ func TestFixtureCoversEveryStateFlagAndAction(t *testing.T) {
 		}
 	}
 	for _, f := range model.Flags {
+		if f == model.FlagIdle {
+			// idle needs a per-turn source and an owner the live engine
+			// recorded; no file of the native fixture can show it
+			// (liveness/traits_test.go covers it with real processes).
+			continue
+		}
 		if !flags[f] {
 			t.Errorf("no fixture node has flag %s", f)
 		}

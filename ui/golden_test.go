@@ -37,6 +37,13 @@ func run(m *Model, cmd tea.Cmd) {
 		if msg == nil {
 			return
 		}
+		if batch, ok := msg.(tea.BatchMsg); ok {
+			// A batch (the dry runs of marked nodes) delivers each of its messages.
+			for _, c := range batch {
+				run(m, c)
+			}
+			return
+		}
 		_, cmd = m.Update(msg)
 	}
 }

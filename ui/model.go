@@ -123,8 +123,8 @@ type Model struct {
 	// hosts of a fleet view, and their top-level ids; empty otherwise.
 	hosts  []model.Host
 	hostOf map[string]int
-	// The widest name and state cells of all rows, for column widths.
-	nameMax, stateMax int
+	// sort orders siblings (`s` cycles).
+	sort sortOrder
 }
 
 // New builds the model from opts.
@@ -231,8 +231,11 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.dirty = true
 		return nil
 	case tickMsg:
-		m.now = m.opts.Now()
-		m.dirty = true
+		if !m.paused {
+			// A pause freezes the whole frame: ages and the clock too.
+			m.now = m.opts.Now()
+			m.dirty = true
+		}
 		return tick(m.opts.Tick)
 	case updateMsg:
 		if m.paused {
@@ -316,6 +319,43 @@ func (m *Model) apply(u model.Update) {
 	m.reflow()
 }
 
+// jumpToAction moves to the next (dir 1) or previous (dir -1) node that
+// needs action, in the order the tree shows, wrapping around; collapsed
+// ancestors of the node it lands on are expanded. The state and text
+// filters still apply: what they hide is not jumped to.
+func (m *Model) jumpToAction(dir int) {
+	if m.snap == nil {
+		return
+	}
+	all := flatten(m.snap.Sessions, flatOptions{text: strings.ToLower(m.textFilter), state: m.state, sort: m.sort})
+	at := -1
+	for i, r := range all {
+		if r.node.ID == m.selected {
+			at = i
+			break
+		}
+	}
+	if at < 0 && dir < 0 {
+		at = 0
+	}
+	for step := 1; step <= len(all); step++ {
+		i := ((at+dir*step)%len(all) + len(all)) % len(all)
+		n := all[i].node
+		if !needsAction(n) || !all[i].match {
+			continue
+		}
+		for p := n.Parent; p != nil; p = p.Parent {
+			delete(m.collapsed, p.ID)
+		}
+		m.following = ""
+		m.selected = n.ID
+		m.reflow()
+		m.moveTo(m.index[n.ID])
+		return
+	}
+	m.setStatus("no node needs action", false)
+}
+
 // quietOnly is a transition that only sets or clears `quiet`: a beat a
 // little late, which flaps with every beat and would drown the event pane.
 func quietOnly(t model.Transition) bool {
@@ -386,7 +426,7 @@ func (m *Model) reflow() {
 	if m.snap != nil {
 		sessions = m.snap.Sessions
 	}
-	o := flatOptions{collapsed: m.collapsed, text: strings.ToLower(m.textFilter), state: m.state}
+	o := flatOptions{collapsed: m.collapsed, text: strings.ToLower(m.textFilter), state: m.state, sort: m.sort}
 	if m.following != "" {
 		o.pin = m.snap.Node(m.following)
 		if o.pin != nil {
@@ -399,11 +439,8 @@ func (m *Model) reflow() {
 	} else {
 		clear(m.index)
 	}
-	m.nameMax, m.stateMax = 0, 0
 	for i, r := range m.rows {
 		m.index[r.node.ID] = i
-		m.nameMax = max(m.nameMax, r.nameWidth())
-		m.stateMax = max(m.stateMax, m.stateCellWidth(r.node))
 	}
 	if i, ok := m.index[m.selected]; ok {
 		m.cursor = i
@@ -610,6 +647,14 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.ExpandAll):
 		clear(m.collapsed)
 		m.reflow()
+	case key.Matches(msg, k.NextAction):
+		m.jumpToAction(1)
+	case key.Matches(msg, k.PrevAction):
+		m.jumpToAction(-1)
+	case key.Matches(msg, k.Sort):
+		m.sort = (m.sort + 1) % sortCount
+		m.reflow()
+		m.setStatus("sort: "+m.sort.String(), false)
 	case key.Matches(msg, k.Filter):
 		m.typing = true
 	case key.Matches(msg, k.StateFilter):
@@ -670,6 +715,7 @@ func (m *Model) togglePause() {
 		return
 	}
 	m.setStatus("updates resumed", false)
+	m.now = m.opts.Now()
 	if m.pending != nil {
 		u := *m.pending
 		m.pending = nil
@@ -759,6 +805,7 @@ func (m *Model) setStatus(s string, bad bool) {
 func (m *Model) applyTheme() {
 	m.styles = NewStyles(m.themes.Themes[m.theme])
 	m.help.Styles = m.styles.Help
+	m.help.ShortSeparator = " · "
 	m.dirty = true
 }
 

@@ -43,7 +43,8 @@ func everyFlagSnapshot() *model.Snapshot {
 
 // SPEC §6: the dashboard's screens at 80×24 and 120×40, in the default
 // theme and in mono (what NO_COLOR selects): a collapsed lead over a dead
-// worker, the header with every flag and a pause, the severity sort.
+// worker, the header with every flag, a refused dialog, a batch dialog, a
+// warned dialog, a pause, the severity sort.
 func TestGoldenDashboard(t *testing.T) {
 	screens := []struct {
 		name   string
@@ -59,6 +60,23 @@ func TestGoldenDashboard(t *testing.T) {
 			press(m, "f")
 			press(m, "p")
 		}, expect: []string{"PAUSED", "kill_candidate", " more"}},
+		{name: "refused", opts: func() Options {
+			return Options{Runner: &fakeRunner{refuse: "pid 4104 now belongs to another process"}}
+		}, setup: func(m *Model) {
+			m.moveTo(m.index["A/test/3"])
+			run(m, press(m, "x"))
+		}, expect: []string{"refused: pid 4104", "[ esc close ]"}},
+		{name: "batch", setup: func(m *Model) {
+			for _, id := range []string{"A/test/3", "B/code/1", "C"} {
+				m.moveTo(m.index[id])
+				press(m, "v")
+			}
+			run(m, press(m, "x"))
+		}, expect: []string{"Kill 3 marked nodes?", "would kill A/test/3", "would kill B/code/1", "would kill C"}},
+		{name: "warned", setup: func(m *Model) {
+			m.moveTo(m.index["A/code/2"])
+			run(m, press(m, "r"))
+		}, expect: []string{"⚠ its lead A is running", "Y Confirm anyway"}},
 		{name: "sort_severity", setup: func(m *Model) { press(m, "s") },
 			expect: []string{"sort: severity"}},
 	}
@@ -344,6 +362,111 @@ func TestSortOrdersSiblings(t *testing.T) {
 	}
 }
 
+// SPEC §6 Confirmation: x on marked nodes opens one dialog with every
+// target's dry run; y runs each and the status line sums them up.
+func TestBatchActionRunsEveryMarkedNode(t *testing.T) {
+	runner := &fakeRunner{}
+	m := newTestModel(t, 120, 40, Options{Runner: runner})
+	for _, id := range []string{"C", "A/test/3"} {
+		m.moveTo(m.index[id])
+		press(m, "v")
+	}
+	run(m, press(m, "x"))
+	run(m, press(m, "y"))
+	var real []string
+	for _, r := range runner.requests() {
+		if !r.DryRun {
+			real = append(real, r.NodeID)
+		}
+	}
+	if !slices.Equal(real, []string{"A/test/3", "C"}) {
+		t.Errorf("the engine ran %v, want A/test/3 then C", real)
+	}
+	if !strings.Contains(m.status, "kill of 2: 2 done") {
+		t.Errorf("status %q does not sum the batch up", m.status)
+	}
+	if len(m.marked) != 0 {
+		t.Errorf("marks %v stay after a batch that went through", m.marked)
+	}
+}
+
+// SPEC §6 Confirmation: a refused dry run shows the refusal and only a way
+// to close; y runs nothing, and a key other than the closing ones closes
+// the dialog and does what it does on the tree.
+func TestRefusedDialogOnlyCloses(t *testing.T) {
+	runner := &fakeRunner{refuse: "pid 4104 now belongs to another process"}
+	m := newTestModel(t, 80, 24, Options{Runner: runner})
+	m.moveTo(m.index["A/test/3"])
+	run(m, press(m, "x"))
+	view := stripped(m)
+	if strings.Contains(view, "Confirm") || !strings.Contains(view, "esc close") {
+		t.Errorf("a refused dialog offers to confirm:\n%s", view)
+	}
+	run(m, press(m, "y"))
+	if m.dialog != nil {
+		t.Fatal("y leaves the refused dialog open")
+	}
+	for _, r := range runner.requests() {
+		if !r.DryRun {
+			t.Errorf("a refused dialog ran %+v", r)
+		}
+	}
+	run(m, press(m, "x"))
+	press(m, "j")
+	if m.dialog != nil || m.selected != "B" {
+		t.Errorf("j on a refused dialog: dialog open %v, selected %s; want it closed and B selected", m.dialog != nil, m.selected)
+	}
+}
+
+// SPEC §6 Confirmation: a warning (a resume the lead owns, killing a
+// blocked agent, a pid not verified) needs Y; y alone does not confirm.
+func TestWarnedDialogNeedsShiftY(t *testing.T) {
+	tests := []struct {
+		name, id, key, warn string
+		flag                model.Flag
+	}{
+		{name: "resume where the lead owns recovery", id: "A/code/2", key: "r", warn: "its lead A is running"},
+		{name: "kill a blocked agent", id: "B/ask/3", key: "x", warn: "blocked on a question"},
+		{name: "kill a subtree over a blocked agent", id: "B", key: "X", warn: "B/ask/3 below it is blocked"},
+		{name: "act on an unverified pid", id: "C", key: "x", flag: model.FlagPidUnverified, warn: "pid 4301 is unverified"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snap := exampleSnapshot()
+			if tt.flag != "" {
+				snap.ByID[tt.id].Flags = append(snap.ByID[tt.id].Flags, tt.flag)
+			}
+			runner := &fakeRunner{}
+			m := newTestModel(t, 120, 40, Options{Initial: snap, Runner: runner})
+			m.moveTo(m.index[tt.id])
+			run(m, press(m, tt.key))
+			if !strings.Contains(stripped(m), tt.warn) {
+				t.Errorf("the dialog does not warn %q:\n%s", tt.warn, stripped(m))
+			}
+			for _, k := range []string{"y", "tab", "enter"} {
+				run(m, press(m, k))
+			}
+			ran := func() int {
+				n := 0
+				for _, r := range runner.requests() {
+					if !r.DryRun {
+						n++
+					}
+				}
+				return n
+			}
+			if ran() != 0 {
+				t.Fatalf("y (or tab, enter) went ahead despite the warning")
+			}
+			run(m, press(m, tt.key))
+			run(m, press(m, "Y"))
+			if ran() != 1 {
+				t.Errorf("Y did not go ahead: %d runs", ran())
+			}
+		})
+	}
+}
+
 // SPEC §6: p freezes the frame, ages and clock included, and says PAUSED.
 func TestPauseFreezesTheFrame(t *testing.T) {
 	now := clock12
@@ -366,5 +489,32 @@ func TestPauseFreezesTheFrame(t *testing.T) {
 	press(m, "p")
 	if got := stripped(m); !strings.Contains(got, "12:01:00") || !strings.Contains(got, "1m10s") {
 		t.Errorf("resuming does not bring the clock and ages up to date:\n%s", got)
+	}
+}
+
+// SPEC §6: the status line after an action puts the outcome first and
+// names the node once, without the root's path; after a resume it names
+// the agent's pid once the agent beats.
+func TestStatusAfterAction(t *testing.T) {
+	runner := &fakeRunner{plan: []string{"x"}}
+	m := newTestModel(t, 120, 40, Options{Runner: runner})
+	m.moveTo(m.index["B"])
+	run(m, press(m, "r"))
+	runner.mu.Lock()
+	runner.plan = nil
+	runner.mu.Unlock()
+	run(m, press(m, "y"))
+	if !strings.HasPrefix(m.status, "resume done: did resume B") || strings.Contains(m.status, "/srv/fleet") {
+		t.Errorf("status %q", m.status)
+	}
+	specs := exampleSpecs()
+	for i := range specs {
+		if specs[i].id == "B" {
+			specs[i].state, specs[i].pid, specs[i].action = model.StateRunning, 5123, model.ActionNone
+		}
+	}
+	m.Update(updateMsg{update: model.Update{Snapshot: buildSnapshot("/srv/fleet/.sessions", clock12, specs)}})
+	if !strings.Contains(m.status, "resume B: its agent runs as pid 5123") {
+		t.Errorf("status after the agent beats: %q", m.status)
 	}
 }

@@ -35,7 +35,7 @@ func TestEndToEndKillThroughDialog(t *testing.T) {
 	tm.Send(keyMsg("x"))
 	waitOutput(t, tm, "would kill A/test/3")
 	tm.Send(keyMsg("y"))
-	waitOutput(t, tm, "kill: done")
+	waitOutput(t, tm, "kill done")
 
 	feed.ch <- model.Update{Snapshot: exampleSnapshot(), Transitions: []model.Transition{
 		{Time: clock12, ID: "A/test/3", From: model.StateRunning, To: model.StateDead, Reason: "pid 4104 gone"},

@@ -9,7 +9,7 @@ type keyMap struct {
 	Collapse, Expand, Toggle                key.Binding
 	CollapseAll, ExpandAll                  key.Binding
 	NextAction, PrevAction                  key.Binding
-	Filter, StateFilter, Sort               key.Binding
+	Filter, StateFilter, Sort, Mark         key.Binding
 	Details, Events                         key.Binding
 	Kill, KillTree, Resume, Compact, Merge  key.Binding
 	Pause, Follow, Theme, Help, Quit        key.Binding
@@ -32,6 +32,7 @@ func newKeyMap(readonly bool) keyMap {
 		NextAction:  key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next to act on")),
 		PrevAction:  key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous to act on")),
 		Sort:        key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
+		Mark:        key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "mark")),
 		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		StateFilter: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "state filter")),
 		Details:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
@@ -49,7 +50,7 @@ func newKeyMap(readonly bool) keyMap {
 		Back:        key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 	}
 	if readonly {
-		for _, b := range []*key.Binding{&k.Kill, &k.KillTree, &k.Resume, &k.Compact, &k.Merge} {
+		for _, b := range []*key.Binding{&k.Kill, &k.KillTree, &k.Resume, &k.Compact, &k.Merge, &k.Mark} {
 			b.SetEnabled(false)
 		}
 	}
@@ -59,7 +60,7 @@ func newKeyMap(readonly bool) keyMap {
 // ShortHelp is the one-line help under the tree; it ends with help and
 // quit, which renderShortHelp keeps whatever the width cuts.
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Up, k.Down, k.NextAction, k.Toggle, k.Details, k.Filter, k.StateFilter, k.Sort, k.Kill, k.Resume, k.Help, k.Quit}
+	return []key.Binding{k.Up, k.Down, k.NextAction, k.Toggle, k.Details, k.Filter, k.StateFilter, k.Sort, k.Mark, k.Kill, k.Resume, k.Help, k.Quit}
 }
 
 // FullHelp is the `?` screen, in columns.
@@ -68,7 +69,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Collapse, k.Expand, k.Toggle, k.CollapseAll, k.ExpandAll, k.Follow},
 		{k.NextAction, k.PrevAction, k.Filter, k.StateFilter, k.Sort, k.Details, k.Events},
-		{k.Kill, k.KillTree, k.Resume, k.Compact, k.Merge, k.Pause, k.Theme},
+		{k.Mark, k.Kill, k.KillTree, k.Resume, k.Compact, k.Merge, k.Pause, k.Theme},
 		{k.Help, k.Back, k.Quit},
 	}
 }

@@ -46,10 +46,9 @@ type (
 		result ActionResult
 		err    error
 	}
+	// actionDoneMsg holds the outcome of each target a dialog ran.
 	actionDoneMsg struct {
-		req    ActionRequest
-		result ActionResult
-		err    error
+		outcomes []outcome
 	}
 	journalMsg struct {
 		id    string
@@ -57,6 +56,13 @@ type (
 		err   error
 	}
 )
+
+// outcome is what the engine did with one request.
+type outcome struct {
+	req    ActionRequest
+	result ActionResult
+	err    error
+}
 
 // event is one line of the event pane: a transition or an action's outcome.
 type event struct {
@@ -107,8 +113,10 @@ type Model struct {
 	following string        // the followed node's id, or ""
 
 	dialog *dialog
-	status string
-	bad    bool // the status is a refusal or an error
+	// awaiting maps a resumed node to the pid it had, until its agent beats.
+	awaiting map[string]int
+	status   string
+	bad      bool // the status is a refusal or an error
 
 	feed   <-chan model.Update
 	closed bool
@@ -123,8 +131,10 @@ type Model struct {
 	// hosts of a fleet view, and their top-level ids; empty otherwise.
 	hosts  []model.Host
 	hostOf map[string]int
-	// sort orders siblings (`s` cycles).
-	sort sortOrder
+	// sort orders siblings (`s` cycles); marked holds the ids `v` marked,
+	// the targets of the next action.
+	sort   sortOrder
+	marked map[string]bool
 }
 
 // New builds the model from opts.
@@ -152,6 +162,7 @@ func New(opts Options) *Model {
 		themes:    set,
 		theme:     set.Start,
 		collapsed: map[string]bool{},
+		marked:    map[string]bool{},
 		journal:   map[string]journalMsg{},
 		width:     80,
 		height:    24,
@@ -258,11 +269,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.dirty = true
 		return nil
 	case dryRunMsg:
-		if d := m.dialog; d != nil && d.req.NodeID == msg.req.NodeID && d.req.Action == msg.req.Action && d.req.Tree == msg.req.Tree {
-			d.loading = false
-			d.result, d.err = msg.result, msg.err
-			m.dirty = true
-		}
+		m.dryRunDone(msg)
 		return nil
 	case actionDoneMsg:
 		m.actionDone(msg)
@@ -315,6 +322,13 @@ func (m *Model) apply(u model.Update) {
 		m.sum = m.summarize()
 		m.now = m.opts.Now()
 		m.noteProblems()
+		m.noteAgents()
+	}
+	// A node marked for a batch that is gone is no target any more.
+	for id := range m.marked {
+		if m.snap == nil || m.snap.Node(id) == nil {
+			delete(m.marked, id)
+		}
 	}
 	m.reflow()
 }
@@ -558,7 +572,10 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return tea.Quit
 	}
 	if m.dialog != nil {
-		return m.dialogKey(msg)
+		cmd, pass := m.dialogKey(msg)
+		if !pass {
+			return cmd
+		}
 	}
 	if m.typing {
 		m.filterKey(msg)
@@ -655,6 +672,16 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.sort = (m.sort + 1) % sortCount
 		m.reflow()
 		m.setStatus("sort: "+m.sort.String(), false)
+	case key.Matches(msg, k.Mark):
+		if n := m.selectedNode(); n != nil {
+			if m.marked[n.ID] {
+				delete(m.marked, n.ID)
+			} else {
+				m.marked[n.ID] = true
+			}
+			m.following = ""
+			m.moveTo(m.cursor + 1)
+		}
 	case key.Matches(msg, k.Filter):
 		m.typing = true
 	case key.Matches(msg, k.StateFilter):

@@ -26,7 +26,7 @@ type columns struct {
 	reason                                              bool
 }
 
-// markWidth is the leading cell that marks a row.
+// markWidth is the leading cell that shows a `v` mark (`*`).
 const markWidth = 1
 
 // reasonMin is the least a reason column is worth showing at.
@@ -295,6 +295,9 @@ func pack(tokens []string, w int) (string, []string) {
 func (m *Model) watchNotes() []string {
 	st := m.styles
 	notes := []string{st.Title.Render("sort: " + m.sort.String())}
+	if len(m.marked) > 0 {
+		notes = append(notes, st.Title.Render(fmt.Sprintf("%d marked", len(m.marked))))
+	}
 	if m.typing || m.textFilter != "" {
 		cursor := ""
 		if m.typing {
@@ -412,6 +415,9 @@ func (m *Model) rowCells(r row, guide string, c columns) rowCells {
 	n := r.node
 	var rc rowCells
 	rc.mark = " "
+	if m.marked[n.ID] {
+		rc.mark = "*"
+	}
 	marker := " "
 	if r.hasKids {
 		marker = "▾"
@@ -579,8 +585,8 @@ func (m *Model) renderShortHelp(w int) string {
 	if m.typing {
 		return m.styles.Muted.Render(truncate("type to filter · enter keep · esc clear", w))
 	}
-	if m.dialog != nil {
-		return m.styles.Muted.Render(truncate("y confirm · esc cancel", w))
+	if d := m.dialog; d != nil {
+		return m.styles.Muted.Render(truncate(d.hint(), w))
 	}
 	if m.mode == modeHelp {
 		return m.styles.Muted.Render(truncate("? or esc closes the help", w))

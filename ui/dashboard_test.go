@@ -518,3 +518,20 @@ func TestStatusAfterAction(t *testing.T) {
 		t.Errorf("status after the agent beats: %q", m.status)
 	}
 }
+
+// SPEC §6 Tree: the default order is the id, whatever order the registry
+// (and so the snapshot) lists children and sessions in.
+func TestIDOrderDoesNotTrustTheSnapshot(t *testing.T) {
+	snap := exampleSnapshot()
+	slices.Reverse(snap.ByID["A"].Children)
+	slices.Reverse(snap.Sessions)
+	m := newTestModel(t, 120, 40, Options{Initial: snap})
+	var got []string
+	for _, r := range m.rows {
+		got = append(got, r.node.ID)
+	}
+	want := []string{"A", "A/code/2", "A/docs/4", "A/plan/1", "A/test/3", "B", "B/ask/3", "B/code/1", "B/test/2", "C"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows %v, want %v", got, want)
+	}
+}

@@ -139,9 +139,10 @@ func worstFlagRank(n *model.Node) int {
 	return r
 }
 
-// sorted is nodes in order o; the id order is the snapshot's own and costs nothing.
+// sorted is nodes in order o. Nodes already in order (the usual case for
+// the id order) are returned as they are, without a copy.
 func (o sortOrder) sorted(nodes []*model.Node) []*model.Node {
-	if o == sortID || len(nodes) < 2 {
+	if len(nodes) < 2 || slices.IsSortedFunc(nodes, o.compare) {
 		return nodes
 	}
 	out := slices.Clone(nodes)

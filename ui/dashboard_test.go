@@ -507,14 +507,22 @@ func TestStatusAfterAction(t *testing.T) {
 	if !strings.HasPrefix(m.status, "resume done: did resume B") || strings.Contains(m.status, "/srv/fleet") {
 		t.Errorf("status %q", m.status)
 	}
-	specs := exampleSpecs()
-	for i := range specs {
-		if specs[i].id == "B" {
-			specs[i].state, specs[i].pid, specs[i].action = model.StateRunning, 5123, model.ActionNone
+	beat := func(pid int, flags ...model.Flag) {
+		specs := exampleSpecs()
+		for i := range specs {
+			if specs[i].id == "B" {
+				specs[i].state, specs[i].pid, specs[i].action, specs[i].flags = model.StateRunning, pid, model.ActionNone, flags
+			}
 		}
+		m.Update(updateMsg{update: model.Update{Snapshot: buildSnapshot("/srv/fleet/.sessions", clock12, specs)}})
 	}
-	m.Update(updateMsg{update: model.Update{Snapshot: buildSnapshot("/srv/fleet/.sessions", clock12, specs)}})
-	if !strings.Contains(m.status, "resume B: its agent runs as pid 5123") {
+	// A wrapper beats first, `starting`, with its own pid: not the agent.
+	beat(5120, model.FlagStarting)
+	if strings.Contains(m.status, "5120") {
+		t.Errorf("status names the wrapper's pid as the agent's: %q", m.status)
+	}
+	beat(5123)
+	if !strings.Contains(m.status, "resume B: its agent runs as pid 5123 (started through pid 5120)") {
 		t.Errorf("status after the agent beats: %q", m.status)
 	}
 }

@@ -289,10 +289,10 @@ func (m *Model) actionDone(msg actionDoneMsg) {
 			done++
 			if o.req.Action == model.ActionResume {
 				if m.awaiting == nil {
-					m.awaiting = map[string]int{}
+					m.awaiting = map[string]resumeWatch{}
 				}
 				if n := m.snap.Node(o.req.NodeID); n != nil {
-					m.awaiting[o.req.NodeID] = n.PID()
+					m.awaiting[o.req.NodeID] = resumeWatch{dead: n.PID()}
 				}
 			}
 		}
@@ -349,19 +349,37 @@ func (m *Model) shortMessage(s string) string {
 	return s
 }
 
+// resumeWatch follows a resumed node until its agent runs: the pid it had
+// when it died, and the pid its heartbeat named while `starting` (a
+// wrapper writes its own pid until it has launched the agent).
+type resumeWatch struct {
+	dead, starter int
+}
+
 // noteAgents: after a resume, the status names the agent's own pid once it
-// beats, not the pid of what was started (a wrapper's, where they differ).
+// runs, not the pid of what was started (a wrapper's, where they differ).
 func (m *Model) noteAgents() {
-	for id, old := range m.awaiting {
+	for id, w := range m.awaiting {
 		n := m.snap.Node(id)
 		if n == nil {
 			delete(m.awaiting, id)
 			continue
 		}
-		if pid := n.PID(); pid != 0 && pid != old && n.State == model.StateRunning {
-			delete(m.awaiting, id)
-			m.setStatus(fmt.Sprintf("resume %s: its agent runs as pid %d", clean(id), pid), false)
+		pid := n.PID()
+		if pid == 0 || pid == w.dead || n.State != model.StateRunning {
+			continue
 		}
+		if n.Status() == model.StatusStarting || n.HasFlag(model.FlagStarting) {
+			w.starter = pid
+			m.awaiting[id] = w
+			continue
+		}
+		delete(m.awaiting, id)
+		line := fmt.Sprintf("resume %s: its agent runs as pid %d", clean(id), pid)
+		if w.starter != 0 && w.starter != pid {
+			line += fmt.Sprintf(" (started through pid %d)", w.starter)
+		}
+		m.setStatus(line, false)
 	}
 }
 
@@ -472,9 +490,14 @@ func (m *Model) renderTarget(t *target, inner, maxPlanLines int, batch bool, add
 	// end (the command a resume starts is at the end).
 	shown := 0
 	for i, p := range plan {
-		wrapped := wrapIndent("  "+m.shortMessage(p), inner, 4)
+		// The plan stays verbatim: it is what will run, paths and all.
+		wrapped := wrapIndent("  "+clean(p), inner, 4)
 		if shown+len(wrapped) > maxPlanLines {
-			add(fit(fmt.Sprintf("  … %d more steps", len(plan)-i), inner))
+			more := "steps"
+			if len(plan)-i == 1 {
+				more = "step"
+			}
+			add(fit(fmt.Sprintf("  … %d more %s", len(plan)-i, more), inner))
 			break
 		}
 		for _, l := range wrapped {

@@ -113,8 +113,8 @@ type Model struct {
 	following string        // the followed node's id, or ""
 
 	dialog *dialog
-	// awaiting maps a resumed node to the pid it had, until its agent beats.
-	awaiting map[string]int
+	// awaiting follows each resumed node until its agent runs.
+	awaiting map[string]resumeWatch
 	status   string
 	bad      bool // the status is a refusal or an error
 

@@ -646,7 +646,8 @@ func (m *Model) renderHelp(w, h int) []string {
 		lines = append(lines, "")
 		start = end
 	}
-	lines = append(lines, m.styles.Muted.Render(truncate("Actions ask first: Cancel is the default, y confirms; the engine re-checks.", w)))
+	lines = append(lines, m.styles.Muted.Render(truncate("Actions ask first: Cancel is the default, y confirms (Y where the dialog warns); the engine re-checks.", w)))
+	lines = append(lines, m.styles.Muted.Render(truncate("v marks nodes: an action then asks once for every marked node.", w)))
 	if m.opts.Readonly {
 		lines = append(lines, m.styles.Warning.Render(truncate("read-only: the action keys are disabled.", w)))
 	}

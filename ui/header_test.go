@@ -83,6 +83,12 @@ func TestHeaderHasAFixedHeight(t *testing.T) {
 			if !strings.Contains(lines[2], "kill_candidate") && width >= 60 {
 				t.Errorf("the worst flag is not first on the flags line: %q", lines[2])
 			}
+			// Every state's count stays, in words or, narrower, by glyph.
+			for _, s := range []string{"● 5", "✖ 3", "✔ 1", "○ 1"} {
+				if !strings.Contains(lines[1], s) {
+					t.Errorf("the states line lacks %q: %q", s, lines[1])
+				}
+			}
 			for i, line := range lines {
 				if w := ansi.StringWidth(line); w > width {
 					t.Errorf("header line %d is %d wide, over %d: %q", i, w, width, line)

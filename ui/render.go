@@ -192,8 +192,11 @@ func (m *Model) renderHeader(w int) []string {
 	if snap != nil {
 		sum = m.sum
 	}
-	// States: every one, as glyph, number and word.
-	states := []string{fmt.Sprintf("%d nodes/%d sessions", sum.Nodes, sum.Sessions)}
+	// States: every one, as glyph, number and word; where the words do not
+	// fit, as glyph and number, so no state's count is ever cut.
+	totals := fmt.Sprintf("%d nodes/%d sessions", sum.Nodes, sum.Sessions)
+	states := []string{totals}
+	compact := []string{totals}
 	for _, s := range model.States {
 		n := 0
 		switch s {
@@ -207,6 +210,10 @@ func (m *Model) renderHeader(w int) []string {
 			n = sum.Missing
 		}
 		states = append(states, st.stateStyle(s).Render(fmt.Sprintf("%s %d %s", stateGlyph(s), n, s)))
+		compact = append(compact, st.stateStyle(s).Render(fmt.Sprintf("%s %d", stateGlyph(s), n)))
+	}
+	if _, rest := pack(states, w); len(rest) > 0 {
+		states = compact
 	}
 	header = append(header, packLines(states, w, 1)...)
 	// Flags: the ones present, worst first, so a narrow screen cuts the

@@ -488,7 +488,13 @@ func (m *Model) renderRow(r row, guide string, c columns, w int, selected bool) 
 		stateStyle, sw = m.hostStyle(h), c.state
 	}
 	var b strings.Builder
-	b.WriteString(st.Title.Render(cells[0]))
+	// Styles cost a Render each: plain text for what carries nothing (no
+	// mark, an empty roll-up), one Render for the muted columns together.
+	if rc.mark != " " {
+		b.WriteString(st.Title.Render(cells[0]))
+	} else {
+		b.WriteString(cells[0])
+	}
 	// The name: guides muted, glyph in the state's colour, label plain.
 	nameCell := cells[1]
 	gw := ansi.StringWidth(guide) + 1
@@ -513,18 +519,18 @@ func (m *Model) renderRow(r row, guide string, c columns, w int, selected bool) 
 	b.WriteString(st.Action.Render(cells[3]))
 	i := 4
 	if c.below > 0 {
-		style := st.Muted
-		if r.roll != nil && (r.roll.state == model.StateDead || r.roll.state == model.StateMissing || r.roll.actions > 0) {
-			style = st.Warning
+		switch {
+		case rc.below == "":
+			b.WriteString(" " + cells[i])
+		case r.roll.state == model.StateDead || r.roll.state == model.StateMissing || r.roll.actions > 0:
+			b.WriteString(" " + st.Warning.Render(cells[i]))
+		default:
+			b.WriteString(" " + st.Muted.Render(cells[i]))
 		}
-		b.WriteString(" " + style.Render(cells[i]))
 		i++
 	}
-	for _, col := range []int{c.beat, c.pid, c.cfa, c.retries} {
-		if col > 0 {
-			b.WriteString(" " + st.Muted.Render(cells[i]))
-			i++
-		}
+	if i < len(cells) {
+		b.WriteString(" " + st.Muted.Render(strings.Join(cells[i:], " ")))
 	}
 	if reasonW > 0 {
 		b.WriteByte(' ')

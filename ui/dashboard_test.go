@@ -43,8 +43,9 @@ func everyFlagSnapshot() *model.Snapshot {
 
 // SPEC §6: the dashboard's screens at 80×24 and 120×40, in the default
 // theme and in mono (what NO_COLOR selects): a collapsed lead over a dead
-// worker, the header with every flag, a refused dialog, a batch dialog, a
-// warned dialog, a pause, the severity sort.
+// worker, the header with every flag and a pause, a refused dialog, a
+// batch dialog, a warned dialog, n's jump into a collapsed session, the
+// status after an action, the severity sort.
 func TestGoldenDashboard(t *testing.T) {
 	screens := []struct {
 		name   string
@@ -77,6 +78,16 @@ func TestGoldenDashboard(t *testing.T) {
 			m.moveTo(m.index["A/code/2"])
 			run(m, press(m, "r"))
 		}, expect: []string{"⚠ its lead A is running", "Y Confirm anyway"}},
+		{name: "next_action", setup: func(m *Model) {
+			press(m, "-")
+			press(m, "n")
+			press(m, "n")
+		}, expect: []string{"▾● lead A", "▸✖ lead B", "3/7  A/docs/4"}},
+		{name: "status_after_kill", setup: func(m *Model) {
+			m.moveTo(m.index["A/test/3"])
+			run(m, press(m, "x"))
+			run(m, press(m, "y"))
+		}, expect: []string{"kill done: did kill A/test/3"}},
 		{name: "sort_severity", setup: func(m *Model) { press(m, "s") },
 			expect: []string{"sort: severity"}},
 	}

@@ -158,7 +158,7 @@ func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
 		return e.compactAll(ctx, req)
 	}
 	if req.Node == "" {
-		return res, fmt.Errorf("%s: no node given", req.Action)
+		return res, errors.New("no node given")
 	}
 	snap, n, err := e.locate(req.Node, req.scope)
 	if err != nil {

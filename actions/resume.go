@@ -94,7 +94,7 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 	// claimants on this host; O_EXCL stays the guard across hosts.
 	unlock, err := lockDir(n.InfraDir)
 	if err != nil {
-		return failed(fmt.Errorf("resume %s: %w", n.ID, err))
+		return failed(err)
 	}
 	defer unlock()
 	won, since, ours, err := e.claimPending(n, marker)
@@ -131,7 +131,7 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 	pid, err := startDetached(argv, n.InfraDir, logPath)
 	if err != nil {
 		removeOwnMarker(marker, ours)
-		return failed(fmt.Errorf("resume %s: %w", n.ID, err))
+		return failed(err)
 	}
 	res.Outcome = OutcomeDone
 	res.Message = fmt.Sprintf("resumed %s: started pid %d (%s), retries %s", n.ID, pid, quoteArgv(argv), budgetLine(next, phase))

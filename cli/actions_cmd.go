@@ -75,9 +75,9 @@ func runAction(cmd *cobra.Command, g *Globals, req actions.Request, asJSON bool)
 			fmt.Fprintln(g.Stdout, "  "+termtext.Line(line))
 		}
 	}
+	// The engine's errors never name the action and node (its Result
+	// does): they are said here, once.
 	switch {
-	case err != nil && strings.HasPrefix(err.Error(), what+":"):
-		return actionError(err)
 	case err != nil:
 		return actionError(fmt.Errorf("%s: %w", what, err))
 	case res.Refused:

@@ -199,3 +199,15 @@ func TestUsageLinesAndExamples(t *testing.T) {
 		})
 	}
 }
+
+// Flag validation reports in a fixed order: the same mistake always gets the
+// same message (a map's order would pick a different flag from run to run).
+func TestWrapReportsBadThresholdsInFlagOrder(t *testing.T) {
+	infra := t.TempDir()
+	for i := 0; i < 30; i++ {
+		_, stderr, code := execute(t, "wrap", "--infra", infra, "--beat", "0s", "--stale", "0s", "--exit-grace", "0s", "--", "true")
+		if code != ExitUsage || !strings.Contains(stderr, "--beat must be positive") {
+			t.Fatalf("run %d: exit %d, stderr %q: want the first flag, --beat, named every time", i, code, stderr)
+		}
+	}
+}

@@ -60,6 +60,7 @@ func runTUI(ctx context.Context, g *Globals) error {
 		Feed:     w, // and its Refresh after an action
 		Runner:   engineRunner{engine: engine, watcher: w},
 		Journal:  readNodeJournal,
+		Output:   ui.ReadOutput,
 		Readonly: readonly,
 		Themes:   set,
 		Notes:    notes,

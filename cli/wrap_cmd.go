@@ -77,9 +77,14 @@ func newWrapCmd(g *Globals) *cobra.Command {
 }
 
 func runWrap(g *Globals, o wrapOptions, argv []string) error {
-	for name, d := range map[string]time.Duration{"beat": g.Beat, "stale": g.Stale, "exit-grace": g.ExitGrace} {
-		if d <= 0 {
-			return usageError(fmt.Errorf("wrap: --%s must be positive, got %s", name, d))
+	// In the order of the flags' help, so the same mistake always gets the
+	// same message.
+	for _, t := range []struct {
+		name string
+		d    time.Duration
+	}{{"beat", g.Beat}, {"stale", g.Stale}, {"exit-grace", g.ExitGrace}} {
+		if t.d <= 0 {
+			return usageError(fmt.Errorf("wrap: --%s must be positive, got %s", t.name, t.d))
 		}
 	}
 	if o.parentGrace < 0 {

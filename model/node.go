@@ -207,4 +207,18 @@ type Traits struct {
 	MergesItself bool
 	// LaunchTimeout: a starting record older than this is dead (0: none).
 	LaunchTimeout time.Duration
+	// BeatNotRequired: the record's age is no sign of death. The system
+	// does not require a beat (opencode-teams' agents beat only when they
+	// call its heartbeat tool; chatroom's records never beat), so past
+	// stale the node is quiet, never stalled, dead or a kill candidate by
+	// age; only a gone or reused pid (where the record names one) or the
+	// record's own status says it stopped.
+	BeatNotRequired bool
+	// StartSlack: the record's started is stamped up to this long after
+	// the process was created (chatroom writes startedAt once its spawn
+	// call returns, up to ~110 s after the fork). The same process is one
+	// created within [started − StartSlack − tolerance, started +
+	// tolerance]; created later, or earlier than that, the pid was reused.
+	// 0: created within tolerance of started, as a heartbeat's.
+	StartSlack time.Duration
 }

@@ -34,6 +34,9 @@ const (
 	// BlockedFile is the sentinel of an agent waiting for a human, in the
 	// infra dir or in its MiddleDir.
 	BlockedFile = "blocked.json"
+	// AnswerFile is where an operator writes the answer to a blocked
+	// agent: beside its BlockedFile. The agent reads it, then removes both.
+	AnswerFile = "answer.md"
 	// MiddleDir is where middle's agents keep their BlockedFile.
 	MiddleDir = ".middle"
 	// StreamSuffix ends the name of an event stream
@@ -44,6 +47,9 @@ const (
 	ResumePendingFile = ".resume-pending"
 	// ResumeLogFile takes the output of the resume command.
 	ResumeLogFile = ".resume.log"
+	// WrapLogFile takes the output of a command run by wrap (capped), for
+	// the dashboard's output tail.
+	WrapLogFile = ".wrap.log"
 	// MergedFile marks a node merged, so that merge is not offered again.
 	MergedFile = ".merged"
 	// MergeLogFile takes the output of the merge command.

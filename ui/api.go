@@ -55,6 +55,9 @@ type Options struct {
 	Feed    Feed // nil: a still picture of Initial
 	Runner  Runner
 	Journal JournalLoader
+	// Output reads a node's output tail for the details and finds the file
+	// `o` pages; nil (a remote view) shows none.
+	Output OutputReader
 	// Readonly disables every action key (they vanish from help).
 	Readonly bool
 	// Themes is the set `t` cycles through; empty means the built-ins.

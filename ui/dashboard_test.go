@@ -322,6 +322,37 @@ func TestNarrowLayouts(t *testing.T) {
 	}
 }
 
+// SPEC §6 Keys: the key line ends with `? help · q quit` and fits the
+// screen at any width, on the tree and in the details alike, whichever
+// bindings the width cuts (the details have more than the tree).
+func TestKeyLineEndsWithHelpAndQuitAtEveryWidth(t *testing.T) {
+	tests := []struct {
+		name string
+		keys []string
+	}{
+		{name: "tree"},
+		{name: "details", keys: []string{"enter"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for w := 20; w <= 200; w++ {
+				m := newTestModel(t, w, 24, Options{})
+				for _, k := range tt.keys {
+					press(m, k)
+				}
+				lines := strings.Split(stripped(m), "\n")
+				keys := lines[len(lines)-1]
+				if ansi.StringWidth(keys) > w {
+					t.Fatalf("at %d columns the key line is %d wide: %q", w, ansi.StringWidth(keys), keys)
+				}
+				if !strings.HasSuffix(keys, "? help · q quit") {
+					t.Fatalf("at %d columns the key line does not end with help and quit: %q", w, keys)
+				}
+			}
+		})
+	}
+}
+
 // SPEC §6 Tree: column widths depend on the terminal's width alone; a
 // filter that leaves only short rows moves no column.
 func TestColumnsDoNotMoveWithTheFilter(t *testing.T) {

@@ -44,16 +44,7 @@ func (m *Model) detailLines(n *model.Node) []string {
 	add("reason", n.ReasonAt(m.now))
 	add("action", string(n.Action))
 	if n.Blocked != nil {
-		add("blocked", n.Blocked.Question)
-		if n.Blocked.Context != "" {
-			add("context", n.Blocked.Context)
-		}
-		if n.Blocked.Kind != "" {
-			add("kind", n.Blocked.Kind)
-		}
-		if !n.Blocked.Since.IsZero() {
-			add("waiting", "since "+stamp(n.Blocked.Since))
-		}
+		m.questionLines(n, add, section, stamp, &out)
 	}
 	if !n.OrphanedSince.IsZero() {
 		add("orphaned", "since "+stamp(n.OrphanedSince))
@@ -152,6 +143,9 @@ func (m *Model) detailLines(n *model.Node) []string {
 		}
 	}
 
+	section("output")
+	out = append(out, m.outputLines(n)...)
+
 	section("journal")
 	j, ok := m.journal[n.ID]
 	switch {
@@ -169,6 +163,39 @@ func (m *Model) detailLines(n *model.Node) []string {
 		}
 	}
 	return out
+}
+
+// questionLines is the question a blocked node waits on, whole, its line
+// breaks kept (each line wraps on screen), and where the answer goes.
+func (m *Model) questionLines(n *model.Node, add func(label, value string), section func(string), stamp func(time.Time) string, out *[]string) {
+	b := n.Blocked
+	if !b.Since.IsZero() {
+		add("waiting", "since "+stamp(b.Since))
+	}
+	if b.Kind != "" {
+		add("kind", b.Kind)
+	}
+	if path := answerPath(n); path != "" {
+		add("answer to", path+"  (a opens $EDITOR on it)")
+	} else if n.Source != "" {
+		add("answer to", n.Source+"'s own reply channel")
+	}
+	section("question")
+	paragraph := func(text string) {
+		if strings.TrimSpace(text) == "" {
+			*out = append(*out, "  -")
+			return
+		}
+		for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+			*out = append(*out, "  "+clean(strings.TrimRight(l, "\r")))
+		}
+	}
+	paragraph(b.Question)
+	if b.Context != "" {
+		*out = append(*out, "", "  context:")
+		paragraph(b.Context)
+	}
+	*out = append(*out, "")
 }
 
 // registryLine finds the node's line, verbatim, in its parent's registry.
@@ -263,16 +290,7 @@ func (m *Model) renderDetail(w, h int) []string {
 		return []string{m.styles.Muted.Render("no node selected")}
 	}
 	out := make([]string, 0, h)
-	out = append(out, m.styles.PaneTitle.Render(fit("── details  "+clean(n.ID)+"  (enter/esc back, ↑↓ scroll) "+strings.Repeat("─", w), w)))
-	for _, l := range m.detail[min(m.detailOffset, len(m.detail)):] {
-		if len(out) >= h {
-			break
-		}
-		style := m.styles.Text
-		if strings.HasPrefix(l, "── ") {
-			style = m.styles.Title
-		}
-		out = append(out, style.Render(truncate(l, w)))
-	}
-	return out
+	out = append(out, m.styles.PaneTitle.Render(fit("── details  "+clean(n.ID)+"  (enter/esc back, ↑↓ pgup/pgdn g/G scroll) "+strings.Repeat("─", w), w)))
+	out = append(out, strings.Split(m.detailVP.View(), "\n")...)
+	return out[:min(len(out), h)]
 }

@@ -71,7 +71,7 @@ func TestDetailShowsBlockedQuestionAndSince(t *testing.T) {
 	m.moveTo(m.index["B/ask/3"])
 	press(m, "enter")
 	view := stripped(m)
-	for _, want := range []string{"blocked       Ship it?", "waiting       since 2026-11-22 11:40:00 (20m"} {
+	for _, want := range []string{"── question", "  Ship it?", "waiting       since 2026-11-22 11:40:00 (20m"} {
 		if !strings.Contains(view, want) {
 			t.Errorf("details lack %q:\n%s", want, view)
 		}

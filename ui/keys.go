@@ -10,7 +10,8 @@ type keyMap struct {
 	CollapseAll, ExpandAll                  key.Binding
 	NextAction, PrevAction                  key.Binding
 	Filter, StateFilter, Sort, Mark         key.Binding
-	Details, Events                         key.Binding
+	Details, Events, EventScope             key.Binding
+	Copy, Output, Answer                    key.Binding
 	Kill, KillTree, Resume, Compact, Merge  key.Binding
 	Pause, Follow, Theme, Help, Quit        key.Binding
 	Back                                    key.Binding
@@ -37,6 +38,10 @@ func newKeyMap(readonly bool) keyMap {
 		StateFilter: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "state filter")),
 		Details:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
 		Events:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "events")),
+		EventScope:  key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "events of subtree")),
+		Copy:        key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy id")),
+		Output:      key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "output in $PAGER")),
+		Answer:      key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "answer")),
 		Kill:        key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "kill")),
 		KillTree:    key.NewBinding(key.WithKeys("X"), key.WithHelp("X", "kill subtree")),
 		Resume:      key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume")),
@@ -50,7 +55,7 @@ func newKeyMap(readonly bool) keyMap {
 		Back:        key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 	}
 	if readonly {
-		for _, b := range []*key.Binding{&k.Kill, &k.KillTree, &k.Resume, &k.Compact, &k.Merge, &k.Mark} {
+		for _, b := range []*key.Binding{&k.Kill, &k.KillTree, &k.Resume, &k.Compact, &k.Merge, &k.Mark, &k.Answer} {
 			b.SetEnabled(false)
 		}
 	}
@@ -63,14 +68,16 @@ func (k keyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.NextAction, k.Toggle, k.Details, k.Filter, k.StateFilter, k.Sort, k.Mark, k.Kill, k.Resume, k.Help, k.Quit}
 }
 
-// FullHelp is the `?` screen, in columns.
+// FullHelp is the `?` screen, in columns of at most six, so that every
+// key and the notes under them fit an 80×24 terminal.
 func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Collapse, k.Expand, k.Toggle, k.CollapseAll, k.ExpandAll, k.Follow},
-		{k.NextAction, k.PrevAction, k.Filter, k.StateFilter, k.Sort, k.Details, k.Events},
-		{k.Mark, k.Kill, k.KillTree, k.Resume, k.Compact, k.Merge, k.Pause, k.Theme},
-		{k.Help, k.Back, k.Quit},
+		{k.NextAction, k.PrevAction, k.Filter, k.StateFilter, k.Sort, k.Mark},
+		{k.Details, k.Events, k.EventScope, k.Output, k.Answer, k.Copy},
+		{k.Kill, k.KillTree, k.Resume, k.Compact, k.Merge},
+		{k.Pause, k.Theme, k.Help, k.Back, k.Quit},
 	}
 }
 
@@ -79,8 +86,8 @@ type detailKeys struct{ k keyMap }
 
 func (d detailKeys) ShortHelp() []key.Binding {
 	back := key.NewBinding(key.WithKeys("enter", "esc"), key.WithHelp("enter/esc", "back"))
-	scroll := key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑↓", "scroll"))
-	return []key.Binding{back, scroll, d.k.Kill, d.k.KillTree, d.k.Resume, d.k.Compact, d.k.Merge, d.k.Events, d.k.Quit}
+	scroll := key.NewBinding(key.WithKeys("up", "down", "pgup", "pgdown", "g", "G"), key.WithHelp("↑↓ pgup/pgdn g/G", "scroll"))
+	return []key.Binding{back, scroll, d.k.Output, d.k.Answer, d.k.Copy, d.k.Kill, d.k.KillTree, d.k.Resume, d.k.Compact, d.k.Merge, d.k.Events, d.k.Quit}
 }
 
 func (d detailKeys) FullHelp() [][]key.Binding { return d.k.FullHelp() }

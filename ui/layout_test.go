@@ -12,7 +12,7 @@ type layoutState struct {
 }
 
 func layoutOf(m *Model) layoutState {
-	return layoutState{headerH: m.headerH, offset: m.offset, cursor: m.cursor, detailOffset: m.detailOffset}
+	return layoutState{headerH: m.headerH, offset: m.offset, cursor: m.cursor, detailOffset: m.detailVP.YOffset()}
 }
 
 // STYLE "No IO and nothing slow in Update or View": View only draws. The

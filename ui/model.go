@@ -8,6 +8,8 @@ import (
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -23,12 +25,19 @@ const (
 	modeHelp
 )
 
+// focus is the pane the movement keys act on while the tree is shown.
+type focus int
+
+const (
+	focusTree focus = iota
+	focusEvents
+)
+
 // Layout: three header lines and a column head above the body, a status
 // line and the short help below it.
 const (
 	headerLines = 5 // the usual height; layout measures the real one
 	footerLines = 2
-	maxEvents   = 500
 	wheelStep   = 3
 	// maxSeenProblems bounds the memory of problems already shown.
 	maxSeenProblems = 10000
@@ -95,16 +104,35 @@ type Model struct {
 	offset    int
 	selected  string // the selected node's id: the cursor follows it across updates
 
-	textFilter string
-	typing     bool // the `/` prompt is open
-	state      stateFilter
+	textFilter  string // the `/` prompt's text
+	query       query  // textFilter parsed
+	typing      bool   // the `/` prompt is open
+	filterInput textinput.Model
+	// filterHistory is the filters kept with enter in this run, oldest
+	// first; historyAt is where up/down stand in it (len: the draft).
+	filterHistory []string
+	historyAt     int
+	historyDraft  string
+	state         stateFilter
 
-	mode         mode
-	detailOffset int
+	mode     mode
+	detailVP viewport.Model // the detail pane's scroll
+	// detailFollow keeps the detail pane at its end as it grows: set by
+	// scrolling to the end, cleared by scrolling back.
+	detailFollow bool
 	journal      map[string]journalMsg
+	output       map[string]outputMsg // output tails read, by node id
 
 	eventsOpen bool
+	focus      focus
 	events     []event // newest last, at most maxEvents
+	eventSeq   int     // counts events added: the pane rebuilds when it moves
+	eventScope string  // `E`: only this node's subtree, or "" for all
+	eventsVP   viewport.Model
+	// eventsBuilt is what the event viewport's lines were built from, and
+	// eventsShown how many events they hold.
+	eventsBuilt eventsKey
+	eventsShown int
 
 	seenProblems map[model.Problem]bool
 
@@ -164,10 +192,15 @@ func New(opts Options) *Model {
 		collapsed: map[string]bool{},
 		marked:    map[string]bool{},
 		journal:   map[string]journalMsg{},
+		output:    map[string]outputMsg{},
 		width:     80,
 		height:    24,
 		dirty:     true,
 		headerH:   headerLines,
+		detailVP:  newPane(),
+		eventsVP:  newPane(),
+
+		filterInput: newFilterInput(),
 	}
 	m.setHosts(opts.Hosts)
 	if m.snap != nil {
@@ -260,10 +293,15 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		} else {
 			m.apply(msg.update)
 		}
-		if m.feed == nil || m.closed {
-			return nil
+		var reread tea.Cmd
+		if n := m.selectedNode(); n != nil && m.mode == modeDetail && msg.update.Snapshot != nil && !m.paused {
+			// The node changed: its output may have grown.
+			reread = m.loadOutput(n)
 		}
-		return waitFeed(m.feed)
+		if m.feed == nil || m.closed {
+			return reread
+		}
+		return tea.Batch(reread, waitFeed(m.feed))
 	case feedClosedMsg:
 		m.closed = true
 		m.dirty = true
@@ -282,10 +320,24 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.journal[msg.id] = msg
 		m.dirty = true
 		return nil
+	case outputMsg:
+		m.output[msg.id] = msg
+		m.dirty = true
+		return nil
+	case execDoneMsg:
+		m.execDone(msg)
+		return nil
 	case tea.KeyPressMsg:
 		cmd := m.key(msg)
 		m.dirty = true
 		return cmd
+	case tea.PasteMsg:
+		if m.typing {
+			cmd := m.filterKey(msg)
+			m.dirty = true
+			return cmd
+		}
+		return nil
 	case tea.MouseClickMsg:
 		m.click(msg.Mouse())
 		return nil
@@ -341,7 +393,7 @@ func (m *Model) jumpToAction(dir int) {
 	if m.snap == nil {
 		return
 	}
-	all := flatten(m.snap.Sessions, flatOptions{text: strings.ToLower(m.textFilter), state: m.state, sort: m.sort})
+	all := flatten(m.snap.Sessions, flatOptions{query: m.query, state: m.state, sort: m.sort})
 	at := -1
 	for i, r := range all {
 		if r.node.ID == m.selected {
@@ -423,6 +475,7 @@ func describe(s model.State, flags []model.Flag) string {
 
 func (m *Model) addEvent(e event) {
 	m.events = append(m.events, e)
+	m.eventSeq++
 	if len(m.events) > maxEvents {
 		// Keep the newest, shifted in place: the dropped head is overwritten
 		// (so it can be collected) and a burst allocates nothing.
@@ -440,7 +493,7 @@ func (m *Model) reflow() {
 	if m.snap != nil {
 		sessions = m.snap.Sessions
 	}
-	o := flatOptions{collapsed: m.collapsed, text: strings.ToLower(m.textFilter), state: m.state, sort: m.sort}
+	o := flatOptions{collapsed: m.collapsed, query: m.query, state: m.state, sort: m.sort}
 	if m.following != "" {
 		o.pin = m.snap.Node(m.following)
 		if o.pin != nil {
@@ -551,11 +604,17 @@ func (m *Model) wheel(ms tea.Mouse) {
 		return
 	}
 	if m.mode == modeDetail {
-		m.detailOffset = max(0, m.detailOffset+step)
+		m.detailVP, _ = m.detailVP.Update(tea.MouseWheelMsg(ms))
+		m.detailFollow = m.detailVP.AtBottom() && ms.Button == tea.MouseWheelDown
 		m.dirty = true
 		return
 	}
 	h := m.treeHeight()
+	if m.eventsOpen && m.mode == modeTree && ms.Y >= m.headerH+h {
+		m.eventsVP, _ = m.eventsVP.Update(tea.MouseWheelMsg(ms))
+		m.dirty = true
+		return
+	}
 	m.offset = max(0, min(m.offset+step, len(m.rows)-h))
 	// The cursor stays on screen, so a key after scrolling acts on what is seen.
 	if m.cursor < m.offset {
@@ -578,8 +637,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	}
 	if m.typing {
-		m.filterKey(msg)
-		return nil
+		return m.filterKey(msg)
 	}
 	k := m.keys
 	switch {
@@ -594,11 +652,13 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Back):
 		switch {
+		case m.mode == modeTree && m.focus == focusEvents:
+			m.focus = focusTree
 		case m.mode != modeTree:
 			m.mode = modeTree
 		case m.textFilter != "" || m.state != filterAll:
-			m.textFilter, m.state = "", filterAll
-			m.reflow()
+			m.state = filterAll
+			m.setFilter("")
 		}
 		return nil
 	}
@@ -607,6 +667,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	if m.mode == modeDetail {
 		return m.detailKey(msg)
+	}
+	if m.focus == focusEvents && m.eventsOpen && m.scrollKey(&m.eventsVP, msg) {
+		return nil
 	}
 	switch {
 	case key.Matches(msg, k.Up):
@@ -683,19 +746,27 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			m.moveTo(m.cursor + 1)
 		}
 	case key.Matches(msg, k.Filter):
-		m.typing = true
+		return m.openFilter()
 	case key.Matches(msg, k.StateFilter):
 		m.state = (m.state + 1) % filterCount
 		m.reflow()
 	case key.Matches(msg, k.Details):
 		if n := m.selectedNode(); n != nil {
 			m.mode = modeDetail
-			m.detailOffset = 0
-			return m.loadJournal(n)
+			m.detailVP.GotoTop()
+			m.detailFollow = false
+			return tea.Batch(m.loadJournal(n), m.loadOutput(n))
 		}
 	case key.Matches(msg, k.Events):
-		m.eventsOpen = !m.eventsOpen
-		m.scrollToCursor()
+		m.eventsKeyPressed()
+	case key.Matches(msg, k.EventScope):
+		m.eventScopeKeyPressed()
+	case key.Matches(msg, k.Copy):
+		return m.copyID()
+	case key.Matches(msg, k.Output):
+		return m.openPager()
+	case key.Matches(msg, k.Answer):
+		return m.answer()
 	case key.Matches(msg, k.Pause):
 		m.togglePause()
 	case key.Matches(msg, k.Follow):
@@ -750,44 +821,23 @@ func (m *Model) togglePause() {
 	}
 }
 
-func (m *Model) filterKey(msg tea.KeyPressMsg) {
-	switch msg.String() {
-	case "enter":
-		m.typing = false
-	case "esc":
-		m.typing = false
-		m.textFilter = ""
-	case "backspace":
-		if r := []rune(m.textFilter); len(r) > 0 {
-			m.textFilter = string(r[:len(r)-1])
-		}
-	default:
-		if t := msg.Text; t != "" {
-			m.textFilter += clean(t)
-		} else if msg.String() == "space" {
-			m.textFilter += " "
-		}
-	}
-	m.reflow()
-}
-
 func (m *Model) detailKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.keys
 	switch {
 	case key.Matches(msg, k.Details):
 		m.mode = modeTree
-	case key.Matches(msg, k.Up):
-		m.detailOffset = max(0, m.detailOffset-1)
-	case key.Matches(msg, k.Down):
-		m.detailOffset++
-	case key.Matches(msg, k.PageUp):
-		m.detailOffset = max(0, m.detailOffset-m.treeHeight())
-	case key.Matches(msg, k.PageDown):
-		m.detailOffset += m.treeHeight()
-	case key.Matches(msg, k.Top):
-		m.detailOffset = 0
+	case m.scrollKey(&m.detailVP, msg):
+		m.detailFollow = m.detailVP.AtBottom() &&
+			(key.Matches(msg, k.Bottom) || key.Matches(msg, k.Down) || key.Matches(msg, k.PageDown))
 	case key.Matches(msg, k.Events):
-		m.eventsOpen = !m.eventsOpen
+		m.eventsKeyPressed()
+		return nil
+	case key.Matches(msg, k.Copy):
+		return m.copyID()
+	case key.Matches(msg, k.Output):
+		return m.openPager()
+	case key.Matches(msg, k.Answer):
+		return m.answer()
 	}
 	return m.actionKey(msg)
 }

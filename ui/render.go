@@ -111,7 +111,10 @@ func (m *Model) layout() {
 	m.detail = nil
 	if m.mode == modeDetail {
 		m.detail = m.detailView(w)
-		m.detailOffset = max(0, min(m.detailOffset, len(m.detail)-(h-m.headerH-footerLines)))
+		m.layoutDetail(w, h-m.headerH-footerLines)
+	}
+	if m.eventsOpen && m.mode == modeTree {
+		m.layoutEvents(w, m.eventPaneHeight())
 	}
 }
 
@@ -305,12 +308,10 @@ func (m *Model) watchNotes() []string {
 	if len(m.marked) > 0 {
 		notes = append(notes, st.Title.Render(fmt.Sprintf("%d marked", len(m.marked))))
 	}
-	if m.typing || m.textFilter != "" {
-		cursor := ""
-		if m.typing {
-			cursor = "▏"
-		}
-		notes = append(notes, st.Title.Render("/"+m.textFilter+cursor))
+	if m.typing {
+		notes = append(notes, st.Title.Render(m.filterInput.View()))
+	} else if m.textFilter != "" {
+		notes = append(notes, st.Title.Render("/"+clean(m.textFilter)))
 	}
 	if m.state != filterAll {
 		notes = append(notes, st.Title.Render("show: "+m.state.String()))
@@ -543,36 +544,6 @@ func (m *Model) renderRow(r row, guide string, c columns, w int, selected bool) 
 	return b.String()
 }
 
-// renderEvents is the event pane: a title and the newest events.
-func (m *Model) renderEvents(w, h int) []string {
-	st := m.styles
-	out := []string{st.PaneTitle.Render(fit(fmt.Sprintf("── events (%d) ", len(m.events))+strings.Repeat("─", w), w))}
-	n := h - 1
-	if len(m.events) == 0 {
-		out = append(out, st.Muted.Render(fit("  no transitions yet", w)))
-		return out
-	}
-	start := max(0, len(m.events)-n)
-	idW := max(12, w/3)
-	for _, e := range m.events[start:] {
-		id := clean(e.id)
-		if ansi.StringWidth(id) > idW {
-			// The tail of an id says which node; the root prefix rarely does.
-			id = ansi.TruncateLeft(id, ansi.StringWidth(id)-idW+1, "…")
-		}
-		line := e.time.Format("15:04:05") + "  " + id + "  " + e.text
-		if e.reason != "" {
-			line += "  " + clean(e.reason)
-		}
-		style := st.Text
-		if e.bad {
-			style = st.Warning
-		}
-		out = append(out, style.Render(truncate(line, w)))
-	}
-	return out
-}
-
 // renderStatus is the status line: the last action's outcome or a notice.
 func (m *Model) renderStatus(w int) string {
 	st := m.styles
@@ -596,7 +567,7 @@ func (m *Model) renderStatus(w int) string {
 
 func (m *Model) renderShortHelp(w int) string {
 	if m.typing {
-		return m.styles.Muted.Render(truncate("type to filter · enter keep · esc clear", w))
+		return m.styles.Muted.Render(truncate("words, state:dead flag:blocked action:kill (all must match) · ↑↓ history · enter keep · esc clear", w))
 	}
 	if d := m.dialog; d != nil {
 		return m.styles.Muted.Render(truncate(d.hint(), w))
@@ -632,10 +603,30 @@ func (m *Model) shortHelpEndingWith(bindings, tail []key.Binding, w int) string 
 	if room < 4 {
 		return truncate(end, w)
 	}
-	h.SetWidth(room)
-	front := h.ShortHelpView(head)
+	// The longest run of bindings that fits, chosen here: help's own width
+	// cut keeps adding bindings once its ellipsis no longer fits.
+	front, used, cut := "", 0, false
+	for _, b := range head {
+		if !b.Enabled() {
+			continue
+		}
+		item := h.ShortHelpView([]key.Binding{b})
+		if front != "" {
+			item = sep + item
+		}
+		iw := ansi.StringWidth(item)
+		if used+iw > room {
+			cut = true
+			break
+		}
+		front += item
+		used += iw
+	}
 	if front == "" {
 		return end
+	}
+	if ellipsis := " " + h.Styles.Ellipsis.Render(h.Ellipsis); cut && used+ansi.StringWidth(ellipsis) < room {
+		front += ellipsis
 	}
 	return front + sep + end
 }
@@ -645,7 +636,7 @@ func (m *Model) renderHelp(w, h int) []string {
 	hm := m.help
 	hm.SetWidth(0) // measure unclipped; blocks are split to fit below
 	hm.ShowAll = true
-	lines := []string{m.styles.Title.Render("Keys"), ""}
+	lines := []string{m.styles.Title.Render("Keys")}
 	// Columns that do not fit beside each other go in a block below.
 	groups := m.keys.FullHelp()
 	for start := 0; start < len(groups); {
@@ -659,8 +650,8 @@ func (m *Model) renderHelp(w, h int) []string {
 		lines = append(lines, "")
 		start = end
 	}
-	lines = append(lines, m.styles.Muted.Render(truncate("Actions ask first: Cancel is the default, y confirms (Y where the dialog warns); the engine re-checks.", w)))
-	lines = append(lines, m.styles.Muted.Render(truncate("v marks nodes: an action then asks once for every marked node.", w)))
+	lines = append(lines, m.styles.Muted.Render(truncate("Actions ask first; y confirms (Y where warned), Cancel is the default.", w)))
+	lines = append(lines, m.styles.Muted.Render(truncate("With nodes marked (v) an action asks once for them all; the engine re-checks.", w)))
 	if m.opts.Readonly {
 		lines = append(lines, m.styles.Warning.Render(truncate("read-only: the action keys are disabled.", w)))
 	}

@@ -80,7 +80,7 @@ func guide(rows []row, i int) string {
 // flatOptions say what the flattened tree shows.
 type flatOptions struct {
 	collapsed map[string]bool
-	text      string // lower-cased text filter; "" matches everything
+	query     query // the `/` filter; empty matches everything
 	state     stateFilter
 	pin       *model.Node // a followed node: always shown, its ancestors expanded
 	sort      sortOrder
@@ -150,18 +150,13 @@ func (o sortOrder) sorted(nodes []*model.Node) []*model.Node {
 	return out
 }
 
-func (o flatOptions) filtering() bool { return o.text != "" || o.state != filterAll }
+func (o flatOptions) filtering() bool { return len(o.query) > 0 || o.state != filterAll }
 
 func (o flatOptions) matches(n *model.Node) bool {
 	if !o.state.match(n) {
 		return false
 	}
-	if o.text == "" {
-		return true
-	}
-	return containsFold(n.ID, o.text) || containsFold(n.Role(), o.text) ||
-		containsFold(n.Team(), o.text) || containsFold(n.Reason, o.text) ||
-		containsFold(n.TaskID(), o.text) || containsFold(stateWords(n), o.text)
+	return o.query.match(n)
 }
 
 // containsFold reports whether s contains the lower-cased needle, ignoring case.

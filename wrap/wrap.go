@@ -22,6 +22,7 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
+	"github.com/dispatchtop/dispatchtop/internal/exitcode"
 	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
@@ -64,19 +65,7 @@ type Options struct {
 // ExitError is a wrapped dispatch that did not succeed: Code is the child's
 // exit code as a shell reports it (128+N when a signal N ended it), or 126
 // or 127 when it could not be started, with Err saying why.
-type ExitError struct {
-	Code int
-	Err  error
-}
-
-func (e *ExitError) Error() string {
-	if e.Err == nil {
-		return fmt.Sprintf("exit %d", e.Code)
-	}
-	return e.Err.Error()
-}
-
-func (e *ExitError) Unwrap() error { return e.Err }
+type ExitError = exitcode.Error
 
 // dispatch is one wrapped dispatch: the heartbeat, the child and the watchers.
 type dispatch struct {
@@ -179,6 +168,12 @@ func (r *dispatch) run(argv []string) error {
 	child := exec.Command(argv[0], argv[1:]...)
 	child.Stdin, child.Stdout, child.Stderr = r.o.Stdin, r.o.Stdout, r.o.Stderr
 	child.Env = append(os.Environ(), EnvHeartbeat+"="+r.w.Path(), EnvInfra+"="+r.w.Dir())
+	if log, err := openCappedLog(filepath.Join(r.w.Dir(), protocol.WrapLogFile), wrapLogCap); err != nil {
+		r.logf("output log: %v", err)
+	} else {
+		defer log.Close()
+		teeOutput(child, log)
+	}
 	// Off a terminal the child gets its own process group, so that ending
 	// it reaches what it started too; on a terminal it stays in the
 	// foreground group, where it must be to read the terminal.

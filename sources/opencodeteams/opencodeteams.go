@@ -1,0 +1,444 @@
+// Package opencodeteams reads the store of opencode-teams (an OpenCode
+// plugin that runs teams of agents in tmux panes): one JSON file per agent
+// under agents/, one config per team under teams/<team>/. It yields node
+// facts (see package sources): each team's leader, synthesised from its
+// config, is a session; every agent of the team hangs under it.
+//
+// Every problem of a read (a file that fails the system's schema, a dir
+// that cannot be listed) is in Facts.Problems once, naming the file; a
+// node's own Problems stay empty.
+//
+// The mapping, field by field with the file and commit of the system's own
+// source it follows, is in docs/sources.md (## opencode-teams).
+package opencodeteams
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
+	"github.com/dispatchtop/dispatchtop/sources"
+)
+
+// What the system itself counts (src/operations/agent.ts): a beat older
+// than the deadline is a miss; a record still spawning after the launch
+// timeout never finished its launch (spawnAgent activates it within
+// ~30 s, three prompt tries; the sweep never looks at it).
+const (
+	// Deadline: updateHeartbeat returns heartbeatTs + 60 s as nextDeadline
+	// and the sweep counts a miss past it.
+	Deadline = 60 * time.Second
+	// LaunchTimeout: a spawning record older than this is dead.
+	LaunchTimeout = 60 * time.Second
+)
+
+// Store layout (src/utils/storage-paths.ts).
+const (
+	// StoreEnv replaces the whole <project>/.opencode/opencode-teams dir.
+	StoreEnv = "OPENCODE_TEAMS_DIR"
+	// ProjectRootEnv replaces the walk up to the project root.
+	ProjectRootEnv = "OPENCODE_PROJECT_ROOT"
+	agentsDir      = "agents"
+	teamsDir       = "teams"
+	teamConfigFile = "config.json"
+)
+
+// projectMarkers are what detectProjectRoot looks for walking up.
+var projectMarkers = []string{".git", "package.json", "opencode.json", ".opencode"}
+
+// Source reads an opencode-teams store.
+type Source struct{}
+
+var _ sources.Source = Source{}
+
+// Kind is opencode-teams.
+func (Source) Kind() sources.Kind { return sources.OpencodeTeams }
+
+// DefaultStore is where opencode-teams keeps the store of the project cwd
+// is in, as the plugin resolves it: $OPENCODE_TEAMS_DIR, else
+// <root>/.opencode/opencode-teams, the root being $OPENCODE_PROJECT_ROOT or
+// the nearest ancestor of cwd holding .git, package.json, opencode.json or
+// .opencode (cwd itself when none does).
+func DefaultStore(getenv func(string) string, cwd string) string {
+	if dir := getenv(StoreEnv); dir != "" {
+		return dir
+	}
+	root := getenv(ProjectRootEnv)
+	if root == "" {
+		root = projectRoot(cwd)
+	}
+	return filepath.Join(root, ".opencode", "opencode-teams")
+}
+
+func projectRoot(cwd string) string {
+	for dir := cwd; ; dir = filepath.Dir(dir) {
+		for _, m := range projectMarkers {
+			if _, err := os.Lstat(filepath.Join(dir, m)); err == nil {
+				return dir
+			}
+		}
+		if filepath.Dir(dir) == dir {
+			return cwd
+		}
+	}
+}
+
+// storeDir resolves path to the store, absolute: path itself when it holds agents/
+// or teams/ (a store, or $OPENCODE_TEAMS_DIR), else the project's
+// .opencode/opencode-teams under it.
+func storeDir(path string) (string, bool) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	for _, dir := range []string{path, filepath.Join(path, ".opencode", "opencode-teams")} {
+		for _, sub := range []string{agentsDir, teamsDir} {
+			if fi, err := os.Stat(filepath.Join(dir, sub)); err == nil && fi.IsDir() {
+				return dir, true
+			}
+		}
+	}
+	return path, false
+}
+
+// Detect reports whether path is a store (agents/ or teams/ in it) or a
+// project holding one.
+func (Source) Detect(path string) bool {
+	_, ok := storeDir(path)
+	return ok
+}
+
+// WatchPaths are the store, agents/, teams/ and each team's dir: agent
+// files and team configs are replaced by rename in those dirs.
+func (Source) WatchPaths(path string) []string {
+	store, ok := storeDir(path)
+	if !ok {
+		return nil
+	}
+	paths := []string{store}
+	for _, sub := range []string{agentsDir, teamsDir} {
+		if fi, err := os.Stat(filepath.Join(store, sub)); err == nil && fi.IsDir() {
+			paths = append(paths, filepath.Join(store, sub))
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(store, teamsDir))
+	for _, e := range entries {
+		if e.IsDir() {
+			paths = append(paths, filepath.Join(store, teamsDir, e.Name()))
+		}
+	}
+	return paths
+}
+
+// Thresholds are the system's own: its deadline (60 s) is both one beat
+// and stale. Kill-after is two deadlines, 120 s: the two consecutive
+// misses after which the system's design presumes an agent dead. It
+// matters only for a node that can be stalled, and with no pid to probe
+// none of this source's can; it is given for the config to override.
+func (Source) Thresholds() model.Thresholds {
+	th := model.DefaultThresholds()
+	th.Beat, th.Stale, th.KillAfter = Deadline, Deadline, 2*Deadline
+	return th
+}
+
+// team is one team as the tree needs it: the leader node and its key.
+type team struct {
+	name   string
+	key    string // absolute path of the config: the leader's record key
+	config teamConfig
+	leader *model.Node
+	// ownRecord: the leader's agent file speaks for the leader node.
+	ownRecord bool
+}
+
+// Read reads the store at path as of now.
+func (s Source) Read(path string, now time.Time) sources.Facts {
+	var facts sources.Facts
+	store, _ := storeDir(path)
+	teams := map[string]*team{}
+	if err := readTeams(store, teams, &facts); err != nil {
+		facts.Problems = append(facts.Problems, model.Problem{Path: filepath.Join(store, teamsDir), Error: err.Error()})
+	}
+	agents, err := readAgents(store, &facts)
+	if err != nil {
+		facts.Problems = append(facts.Problems, model.Problem{Path: filepath.Join(store, agentsDir), Error: err.Error()})
+	}
+	for _, a := range agents {
+		if !teamNamePattern.MatchString(a.state.TeamName) {
+			// No team config can bear this name (TeamConfigSchema), so no
+			// leader either: the agent is a session of its own, its team
+			// shown, never a path built from the name.
+			n := &model.Node{ID: agentsDir + "/" + a.stem, HeartbeatPath: a.path}
+			fillAgent(n, a, "")
+			facts.Nodes = append(facts.Nodes, n)
+			continue
+		}
+		t := teams[a.state.TeamName]
+		if t == nil {
+			// The team's dir is gone (cleanup after shutdown, delete-team)
+			// while its agent files stay: the team ended.
+			t = goneTeam(store, a.state.TeamName)
+			teams[a.state.TeamName] = t
+		}
+		if !t.ownRecord && t.config.Leader != "" && a.state.ID == t.config.Leader {
+			// The leader has an agent file of its own (registerAgent called
+			// for it): its record speaks for the leader node.
+			fillAgent(t.leader, a, "")
+			t.leader.Traits.NeverKill = true
+			t.leader.SourceFields = append(leaderFields(t.config), t.leader.SourceFields...)
+			t.ownRecord = true
+			continue
+		}
+		n := &model.Node{ID: t.name + "/" + a.stem, HeartbeatPath: a.path}
+		fillAgent(n, a, t.key)
+		facts.Nodes = append(facts.Nodes, n)
+	}
+	for _, t := range teams {
+		facts.Nodes = append(facts.Nodes, t.leader)
+	}
+	sort.Slice(facts.Nodes, func(i, j int) bool { return facts.Nodes[i].ID < facts.Nodes[j].ID })
+	sort.SliceStable(facts.Problems, func(i, j int) bool { return facts.Problems[i].Path < facts.Problems[j].Path })
+	return facts
+}
+
+// readTeams reads every teams/<team>/config.json into a leader node.
+func readTeams(store string, teams map[string]*team, facts *sources.Facts) error {
+	entries, err := os.ReadDir(filepath.Join(store, teamsDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !teamNamePattern.MatchString(e.Name()) {
+			continue
+		}
+		path := filepath.Join(store, teamsDir, e.Name(), teamConfigFile)
+		b, err := protocol.ReadFile(path, protocol.MaxDocumentSize)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // a team dir without its config: being created or removed
+		}
+		t := &team{name: e.Name(), key: path}
+		t.leader = &model.Node{
+			ID:            t.name,
+			HeartbeatPath: path,
+			HasHeartbeat:  true,
+			Source:        string(sources.OpencodeTeams),
+			Traits:        model.Traits{BeatNotRequired: true, NeverKill: true, MergesItself: true},
+		}
+		if fi, serr := os.Stat(path); serr == nil {
+			t.leader.BeatMtime = fi.ModTime()
+		}
+		if err == nil {
+			t.config, err = parseTeamConfig(b)
+			if err != nil {
+				err = errors.New("read " + path + ": " + err.Error())
+			}
+		}
+		if err != nil {
+			facts.Problems = append(facts.Problems, model.Problem{Path: path, Error: err.Error()})
+			t.leader.ScanFlags = append(t.leader.ScanFlags, model.FlagUnreadable)
+			teams[t.name] = t
+			continue
+		}
+		t.leader.Heartbeat = &model.Heartbeat{
+			Role:           "leader",
+			Started:        epochSeconds(t.config.Created),
+			Status:         model.StatusRunning,
+			Team:           t.name,
+			HasParentField: true, // a session lead
+		}
+		t.leader.SourceFields = leaderFields(t.config)
+		teams[t.name] = t
+	}
+	return nil
+}
+
+// goneTeam is the leader of a team whose config no longer exists: the
+// team was cleaned up or deleted, so its leader is finished (withdrawn)
+// and any agent still running under it is orphaned.
+func goneTeam(store, name string) *team {
+	path := filepath.Join(store, teamsDir, name, teamConfigFile)
+	return &team{name: name, key: path, leader: &model.Node{
+		ID:            name,
+		HeartbeatPath: path,
+		HasHeartbeat:  true,
+		Heartbeat: &model.Heartbeat{
+			Role:           "leader",
+			Status:         model.StatusWithdrawn,
+			Team:           name,
+			HasParentField: true,
+		},
+		Source:       string(sources.OpencodeTeams),
+		SourceFields: []model.Field{{Name: "team config", Value: "gone: the team was cleaned up or deleted"}},
+		Traits:       model.Traits{NeverKill: true, MergesItself: true},
+	}}
+}
+
+func leaderFields(c teamConfig) []model.Field {
+	f := []model.Field{
+		{Name: "leader", Value: c.Leader},
+		{Name: "members", Value: strconv.Itoa(c.Members)},
+	}
+	if c.Topology != "" {
+		f = append(f, model.Field{Name: "topology", Value: c.Topology})
+	}
+	f = append(f, model.Field{Name: "created", Value: formatTime(c.Created)})
+	if c.Description != "" {
+		f = append(f, model.Field{Name: "description", Value: c.Description})
+	}
+	return f
+}
+
+// agentFile is one agent file read and validated.
+type agentFile struct {
+	path, stem string
+	raw        []byte
+	state      agentState
+}
+
+// readAgents reads agents/*.json, skipping what the system's own reader
+// skips (listJSONFiles: a name that starts with '.', such as the temp file
+// of an atomic write, or does not end in .json). A file that fails the
+// schema is a problem naming it; the others are read.
+func readAgents(store string, facts *sources.Facts) ([]agentFile, error) {
+	dir := filepath.Join(store, agentsDir)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var agents []agentFile
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") || e.IsDir() {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		b, err := protocol.ReadFile(path, protocol.MaxDocumentSize)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed between the listing and the read
+		}
+		var a agentState
+		if err == nil {
+			if a, err = parseAgentState(b); err != nil {
+				err = errors.New("read " + path + ": " + err.Error())
+			}
+		}
+		if err != nil {
+			facts.Problems = append(facts.Problems, model.Problem{Path: path, Error: err.Error()})
+			continue
+		}
+		agents = append(agents, agentFile{path: path, stem: strings.TrimSuffix(name, ".json"), raw: b, state: a})
+	}
+	return agents, nil
+}
+
+// fillAgent maps an agent record onto n; parentKey is its team's config
+// ("" for a leader's own record).
+//
+//	spawning      -> starting (dead past LaunchTimeout)
+//	active, idle, shutting_down -> running; a beat past the deadline is
+//	                 quiet, not death (BeatNotRequired): at this commit
+//	                 nothing moves heartbeatTs unless the agent calls the
+//	                 heartbeat tool, and the sweep is never started
+//	inactive      -> the system's own verdict (two missed deadlines):
+//	                 running with no pid and no BeatNotRequired, so a beat
+//	                 past stale (which the sweep guarantees: it writes
+//	                 inactive only past the deadline) reads dead
+//	terminated    -> completed; written by forceKill only, so the fields
+//	                 say "force killed"
+func fillAgent(n *model.Node, a agentFile, parentKey string) {
+	s := a.state
+	n.Source = string(sources.OpencodeTeams)
+	n.HasHeartbeat = true
+	n.HeartbeatRaw = a.raw
+	n.BeatMtime = s.HeartbeatTs
+	hb := &model.Heartbeat{
+		ParentHeartbeat: parentKey,
+		HasParentField:  true,
+		Role:            s.Role,
+		Started:         epochSeconds(s.CreatedAt),
+		Status:          model.StatusRunning,
+		Team:            s.TeamName,
+	}
+	// No agent has a pid: its process is `opencode attach` in a tmux pane,
+	// its work runs in the shared server. Its files are in the shared
+	// checkout, so there is nothing of its own to merge.
+	traits := model.Traits{BeatNotRequired: true, MergesItself: true}
+	switch s.Status {
+	case statusSpawning:
+		hb.Status = model.StatusStarting
+		traits.LaunchTimeout = LaunchTimeout
+	case statusInactive:
+		traits.BeatNotRequired = false
+	case statusTerminated:
+		hb.Status = model.StatusCompleted
+	}
+	n.Heartbeat = hb
+	n.Traits = traits
+	n.SourceFields = agentFields(s)
+}
+
+// agentFields are what the record says beyond the facts, in a fixed order.
+func agentFields(s agentState) []model.Field {
+	status := s.Status
+	if s.Status == statusTerminated {
+		status += " (force killed)"
+	}
+	f := []model.Field{
+		{Name: "name", Value: s.Name},
+		{Name: "agent id", Value: s.ID},
+		{Name: "status", Value: status},
+		{Name: "consecutive misses", Value: strconv.Itoa(s.ConsecutiveMisses)},
+	}
+	if acceptsBeats(s.Status) {
+		f = append(f, model.Field{Name: "next deadline", Value: formatTime(s.HeartbeatTs.Add(Deadline))})
+	}
+	if s.LastError != "" {
+		f = append(f, model.Field{Name: "last error", Value: s.LastError})
+	}
+	if !s.TerminatedAt.IsZero() {
+		f = append(f, model.Field{Name: "terminated at", Value: formatTime(s.TerminatedAt)})
+	}
+	if s.PaneID != "" {
+		f = append(f, model.Field{Name: "tmux pane", Value: s.PaneID})
+	}
+	f = append(f,
+		model.Field{Name: "session", Value: s.SessionID},
+		model.Field{Name: "server port", Value: strconv.Itoa(s.ServerPort)},
+		model.Field{Name: "model", Value: s.Model},
+		model.Field{Name: "cwd", Value: s.Cwd},
+		model.Field{Name: "created", Value: formatTime(s.CreatedAt)},
+	)
+	if s.SessionRotationCount > 0 {
+		f = append(f, model.Field{Name: "session rotations", Value: strconv.Itoa(s.SessionRotationCount)})
+	}
+	return f
+}
+
+// acceptsBeats: updateHeartbeat refuses inactive and terminated records,
+// so only the others have a next deadline.
+func acceptsBeats(status string) bool {
+	return status != statusInactive && status != statusTerminated
+}
+
+func formatTime(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+func epochSeconds(t time.Time) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	return float64(t.UnixNano()) / 1e9
+}

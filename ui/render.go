@@ -567,7 +567,7 @@ func (m *Model) renderStatus(w int) string {
 
 func (m *Model) renderShortHelp(w int) string {
 	if m.typing {
-		return m.styles.Muted.Render(truncate("words, state:dead flag:blocked action:kill (all must match) · ↑↓ history · enter keep · esc clear", w))
+		return m.styles.Muted.Render(truncate("enter keep · esc clear · ↑↓ history · words, state:dead flag:blocked action:kill (all must match)", w))
 	}
 	if d := m.dialog; d != nil {
 		return m.styles.Muted.Render(truncate(d.hint(), w))

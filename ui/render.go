@@ -135,6 +135,11 @@ func (m *Model) render() string {
 	default:
 		body = m.renderTree(w)
 		if m.eventsOpen {
+			// The pane keeps its place under the tree's whole height, where
+			// the wheel looks for it, however few rows a filter leaves.
+			for len(body) < m.treeHeight() {
+				body = append(body, "")
+			}
 			body = append(body, m.renderEvents(w, m.eventPaneHeight())...)
 		}
 	}

@@ -49,3 +49,42 @@ func TestReadmeUsageIsTheHelp(t *testing.T) {
 		t.Errorf("the README's usage block is not dispatchtop --help (go test -run TestReadmeUsage -update-readme . rewrites it)\nREADME:\n%s\n--help:\n%s", got, help.String())
 	}
 }
+
+// The README's screenshot, between these markers, is the ui's golden frame
+// of the demo fleet.
+const (
+	screenshotBegin = "<!-- screenshot: ui/testdata/TestGoldenReadme.golden -->\n```\n"
+	screenshotEnd   = "\n```\n<!-- end of screenshot -->"
+	screenshotFile  = "ui/testdata/TestGoldenReadme.golden"
+)
+
+// The README shows the screen as it is drawn: when the ui's golden changes
+// (go test ./ui -run TestGoldenReadme -update), this fails until the README
+// follows (go test -run TestReadmeScreenshot -update-readme . rewrites it).
+func TestReadmeScreenshotIsTheGolden(t *testing.T) {
+	golden, err := os.ReadFile(screenshotFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	start := strings.Index(text, screenshotBegin)
+	end := strings.Index(text, screenshotEnd)
+	if start < 0 || end < start {
+		t.Fatalf("README.md has no screenshot between %q and %q", screenshotBegin, screenshotEnd)
+	}
+	start += len(screenshotBegin)
+	if *updateReadme {
+		text = text[:start] + string(golden) + text[end:]
+		if err := os.WriteFile("README.md", []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if got := text[start:end]; got != string(golden) {
+		t.Errorf("the README's screenshot is not %s (go test -run TestReadmeScreenshot -update-readme . rewrites it)\nREADME:\n%s\ngolden:\n%s", screenshotFile, got, golden)
+	}
+}

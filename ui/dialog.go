@@ -11,81 +11,221 @@ import (
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
-// dialog confirms one action. Its target is the node id captured when it
-// opened: rows moving underneath never change what `y` acts on.
+// dialog confirms one action on one node or on the nodes `v` marked. Its
+// targets are the node ids captured when it opened: rows moving underneath
+// never change what it acts on.
 type dialog struct {
-	req     ActionRequest
-	pid     int
-	role    string
-	state   string
-	loading bool // the dry run is on its way
-	result  ActionResult
-	err     error
+	action  model.Action
+	tree    bool
+	targets []*target
 	confirm bool // focus on Confirm; Cancel is the default
 	running bool // confirmed, the engine is at work
 }
 
-// canConfirm: a dry run the engine refused (or that failed) cannot be
-// confirmed; the engine would refuse again.
-func (d *dialog) canConfirm() bool {
-	return !d.loading && !d.running && d.err == nil && !d.result.Refused
+// target is one node of a dialog with the engine's dry run for it and the
+// warnings the operator must accept (with Y) before it runs.
+type target struct {
+	req      ActionRequest
+	pid      int
+	role     string
+	state    string
+	loading  bool // the dry run is on its way
+	result   ActionResult
+	err      error
+	warnings []string
 }
 
-func actionTitle(req ActionRequest) string {
-	if req.Action == model.ActionKill && req.Tree {
+// runnable: the engine's dry run neither refused nor failed.
+func (t *target) runnable() bool { return !t.loading && t.err == nil && !t.result.Refused }
+
+func (d *dialog) loading() bool {
+	for _, t := range d.targets {
+		if t.loading {
+			return true
+		}
+	}
+	return false
+}
+
+// refused: every dry run is back and none can run; the dialog can only
+// be closed.
+func (d *dialog) refused() bool {
+	if d.loading() {
+		return false
+	}
+	for _, t := range d.targets {
+		if t.runnable() {
+			return false
+		}
+	}
+	return true
+}
+
+// warned: some target that would run carries a warning, so only Y runs it.
+func (d *dialog) warned() bool {
+	for _, t := range d.targets {
+		if t.runnable() && len(t.warnings) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// canConfirm: the dry runs are back and at least one target can run.
+func (d *dialog) canConfirm() bool {
+	return !d.loading() && !d.running && !d.refused()
+}
+
+// hint is the key line under a dialog: only the keys that do something.
+func (d *dialog) hint() string {
+	switch {
+	case d.running:
+		return "the engine is at work…"
+	case d.loading():
+		return "esc cancel"
+	case d.refused():
+		return "esc close"
+	case d.warned():
+		return "Y go ahead despite the warnings · esc cancel"
+	}
+	return "y confirm · esc cancel · tab switch"
+}
+
+func actionTitle(action model.Action, tree bool) string {
+	if action == model.ActionKill && tree {
 		return "kill subtree"
 	}
-	return string(req.Action)
+	return string(action)
 }
 
-// openDialog opens the confirmation for an action on the selected node and
-// fetches the engine's dry run through a command.
+// warningsFor are what an operator must know before action runs on n:
+// the engine would go ahead, but a person may not want it to.
+func warningsFor(action model.Action, tree bool, n *model.Node) []string {
+	var out []string
+	if action == model.ActionResume && n.State == model.StateDead && n.Action == model.ActionWait &&
+		n.Parent != nil && n.Parent.State == model.StateRunning {
+		out = append(out, fmt.Sprintf("its lead %s is running and owns its recovery (action wait)", clean(n.Parent.ID)))
+	}
+	if action == model.ActionKill {
+		if n.HasFlag(model.FlagBlocked) {
+			out = append(out, "it is blocked on a question: killing it drops the question")
+		} else if tree {
+			n.Walk(func(c *model.Node) {
+				if c != n && c.HasFlag(model.FlagBlocked) && len(out) == 0 {
+					out = append(out, fmt.Sprintf("%s below it is blocked on a question", clean(c.ID)))
+				}
+			})
+		}
+	}
+	if n.HasFlag(model.FlagPidUnverified) {
+		out = append(out, fmt.Sprintf("pid %d is unverified: it may be another process now", n.PID()))
+	}
+	return out
+}
+
+// openDialog opens the confirmation for an action on the marked nodes, or
+// on the selected node when none is marked, and fetches the engine's dry
+// run of each through commands.
 func (m *Model) openDialog(action model.Action, tree bool) tea.Cmd {
-	n := m.selectedNode()
-	if n == nil {
+	var nodes []*model.Node
+	if len(m.marked) > 0 && m.snap != nil {
+		// In the order the tree shows them.
+		for _, r := range flatten(m.snap.Sessions, flatOptions{sort: m.sort}) {
+			if m.marked[r.node.ID] {
+				nodes = append(nodes, r.node)
+			}
+		}
+	} else if n := m.selectedNode(); n != nil {
+		nodes = append(nodes, n)
+	}
+	if len(nodes) == 0 {
 		return nil
 	}
 	if m.opts.Readonly {
 		m.setStatus("read-only: actions are disabled", true)
 		return nil
 	}
-	req := ActionRequest{Action: action, NodeID: n.ID, Tree: tree}
-	d := &dialog{req: req, pid: n.PID(), role: n.Role(), state: stateWords(n), loading: true}
+	d := &dialog{action: action, tree: tree}
+	for _, n := range nodes {
+		d.targets = append(d.targets, &target{
+			req: ActionRequest{Action: action, NodeID: n.ID, Tree: tree},
+			pid: n.PID(), role: n.Role(), state: stateWords(n), loading: true,
+			warnings: warningsFor(action, tree, n),
+		})
+	}
 	m.dialog = d
 	m.dirty = true
 	if m.opts.Runner == nil {
-		d.loading = false
-		d.err = fmt.Errorf("no recovery engine is connected")
+		for _, t := range d.targets {
+			t.loading, t.err = false, fmt.Errorf("no recovery engine is connected")
+		}
 		return nil
 	}
 	runner, ctx := m.opts.Runner, m.ctx
-	dry := req
-	dry.DryRun = true
-	return func() tea.Msg {
-		res, err := runner.Run(ctx, dry)
-		return dryRunMsg{req: req, result: res, err: err}
+	cmds := make([]tea.Cmd, 0, len(d.targets))
+	for _, t := range d.targets {
+		req := t.req
+		dry := req
+		dry.DryRun = true
+		cmds = append(cmds, func() tea.Msg {
+			res, err := runner.Run(ctx, dry)
+			return dryRunMsg{req: req, result: res, err: err}
+		})
+	}
+	return tea.Batch(cmds...)
+}
+
+// dryRunDone files a dry run's answer with its target.
+func (m *Model) dryRunDone(msg dryRunMsg) {
+	d := m.dialog
+	if d == nil {
+		return
+	}
+	for _, t := range d.targets {
+		if t.req == msg.req {
+			t.loading = false
+			t.result, t.err = msg.result, msg.err
+			m.dirty = true
+		}
 	}
 }
 
-func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
+// dialogKey handles a key while the dialog is open. A dialog that can only
+// be closed passes any other key on (pass), so nothing is swallowed.
+func (m *Model) dialogKey(msg tea.KeyPressMsg) (cmd tea.Cmd, pass bool) {
 	d := m.dialog
 	if d.running {
-		return nil // the engine is at work; the result closes the dialog
+		return nil, false // the engine is at work; the result closes the dialog
 	}
-	switch msg.String() {
-	case "y", "Y":
-		return m.confirmDialog()
-	case "n", "N", "esc", "q":
-		m.closeDialog("cancelled " + actionTitle(d.req) + " " + clean(d.req.NodeID))
-	case "tab", "shift+tab", "left", "right", "h", "l":
-		d.confirm = !d.confirm && d.canConfirm()
-	case "enter":
-		if d.confirm {
-			return m.confirmDialog()
+	k := msg.String()
+	if d.refused() {
+		m.closeDialog("closed " + actionTitle(d.action, d.tree))
+		switch k {
+		case "esc", "enter", "q", "n", "N", "y", "Y":
+			return nil, false
 		}
-		m.closeDialog("cancelled " + actionTitle(d.req) + " " + clean(d.req.NodeID))
+		return nil, true
 	}
-	return nil
+	switch k {
+	case "Y":
+		return m.confirmDialog(), false
+	case "y":
+		if d.warned() {
+			m.dirty = true // the hint already says Y
+			return nil, false
+		}
+		return m.confirmDialog(), false
+	case "n", "N", "esc", "q":
+		m.closeDialog("cancelled " + actionTitle(d.action, d.tree))
+	case "tab", "shift+tab", "left", "right", "h", "l":
+		d.confirm = !d.confirm && d.canConfirm() && !d.warned()
+	case "enter":
+		if d.confirm && !d.warned() {
+			return m.confirmDialog(), false
+		}
+		m.closeDialog("cancelled " + actionTitle(d.action, d.tree))
+	}
+	return nil, false
 }
 
 func (m *Model) closeDialog(status string) {
@@ -93,8 +233,8 @@ func (m *Model) closeDialog(status string) {
 	m.setStatus(status, false)
 }
 
-// confirmDialog runs the captured request for real; the engine re-checks
-// its preconditions at execution.
+// confirmDialog runs the captured requests of the targets that can run,
+// one after another; the engine re-checks each at execution.
 func (m *Model) confirmDialog() tea.Cmd {
 	d := m.dialog
 	if !d.canConfirm() {
@@ -102,33 +242,145 @@ func (m *Model) confirmDialog() tea.Cmd {
 	}
 	d.running = true
 	m.dirty = true
-	runner, ctx, req := m.opts.Runner, m.ctx, d.req
+	var reqs []ActionRequest
+	for _, t := range d.targets {
+		if t.runnable() {
+			reqs = append(reqs, t.req)
+		}
+	}
+	runner, ctx := m.opts.Runner, m.ctx
 	feed := m.opts.Feed
 	return func() tea.Msg {
-		res, err := runner.Run(ctx, req)
+		done := actionDoneMsg{outcomes: make([]outcome, 0, len(reqs))}
+		for _, req := range reqs {
+			res, err := runner.Run(ctx, req)
+			done.outcomes = append(done.outcomes, outcome{req: req, result: res, err: err})
+		}
 		if r, ok := feed.(Refresher); ok {
 			r.Refresh() // show the action's effect without waiting for the next event
 		}
-		return actionDoneMsg{req: req, result: res, err: err}
+		return done
 	}
 }
 
+// actionDone puts each outcome in the event pane and sums them up on the
+// status line, the outcome first.
 func (m *Model) actionDone(msg actionDoneMsg) {
-	if m.dialog != nil && m.dialog.req == msg.req {
+	if m.dialog != nil && m.dialog.running {
 		m.dialog = nil
 	}
-	title := actionTitle(msg.req)
-	e := event{time: m.opts.Now(), id: msg.req.NodeID}
-	switch {
-	case msg.err != nil:
-		e.text, e.reason, e.bad = title+": failed", msg.err.Error(), true
-	case msg.result.Refused:
-		e.text, e.reason, e.bad = title+": refused", msg.result.Message, true
-	default:
-		e.text, e.reason = title+": done", msg.result.Message
+	if len(msg.outcomes) == 0 {
+		return
 	}
-	m.addEvent(e)
-	m.setStatus(clean(e.id)+" "+e.text+": "+clean(e.reason), e.bad)
+	var done, refused, failed int
+	var firstBad string
+	for _, o := range msg.outcomes {
+		title := actionTitle(o.req.Action, o.req.Tree)
+		e := event{time: m.opts.Now(), id: o.req.NodeID}
+		switch {
+		case o.err != nil:
+			e.text, e.reason, e.bad = title+": failed", o.err.Error(), true
+			failed++
+		case o.result.Refused:
+			e.text, e.reason, e.bad = title+": refused", o.result.Message, true
+			refused++
+		default:
+			e.text, e.reason = title+": done", o.result.Message
+			done++
+			if o.req.Action == model.ActionResume {
+				if m.awaiting == nil {
+					m.awaiting = map[string]resumeWatch{}
+				}
+				if n := m.snap.Node(o.req.NodeID); n != nil {
+					m.awaiting[o.req.NodeID] = resumeWatch{dead: n.PID()}
+				}
+			}
+		}
+		if e.bad && firstBad == "" {
+			firstBad = clean(o.req.NodeID) + ": " + m.shortMessage(e.reason)
+		}
+		m.addEvent(e)
+	}
+	first := msg.outcomes[0]
+	title := actionTitle(first.req.Action, first.req.Tree)
+	if len(msg.outcomes) == 1 {
+		verdict, text := "done", first.result.Message
+		switch {
+		case first.err != nil:
+			verdict, text = "failed", first.err.Error()
+		case first.result.Refused:
+			verdict = "refused"
+		}
+		line := title + " " + verdict + ": " + m.shortMessage(text)
+		if !strings.Contains(text, first.req.NodeID) {
+			line += " (" + clean(first.req.NodeID) + ")"
+		}
+		m.setStatus(line, verdict != "done")
+		return
+	}
+	line := fmt.Sprintf("%s of %d: %d done", title, len(msg.outcomes), done)
+	if refused > 0 {
+		line += fmt.Sprintf(", %d refused", refused)
+	}
+	if failed > 0 {
+		line += fmt.Sprintf(", %d failed", failed)
+	}
+	if firstBad != "" {
+		line += " — " + firstBad
+	}
+	if refused+failed == 0 {
+		clear(m.marked) // the batch is done; a partial one stays marked to retry
+	}
+	m.setStatus(line, refused+failed > 0)
+}
+
+// shortMessage is an engine message with the roots' paths taken out: the
+// node is named once, by its id, and the path says nothing more.
+func (m *Model) shortMessage(s string) string {
+	s = clean(s)
+	if m.snap == nil {
+		return s
+	}
+	for _, root := range m.snap.Roots {
+		if root != "" {
+			s = strings.ReplaceAll(s, clean(root)+"/", "")
+		}
+	}
+	return s
+}
+
+// resumeWatch follows a resumed node until its agent runs: the pid it had
+// when it died, and the pid its heartbeat named while `starting` (a
+// wrapper writes its own pid until it has launched the agent).
+type resumeWatch struct {
+	dead, starter int
+}
+
+// noteAgents: after a resume, the status names the agent's own pid once it
+// runs, not the pid of what was started (a wrapper's, where they differ).
+func (m *Model) noteAgents() {
+	for id, w := range m.awaiting {
+		n := m.snap.Node(id)
+		if n == nil {
+			delete(m.awaiting, id)
+			continue
+		}
+		pid := n.PID()
+		if pid == 0 || pid == w.dead || n.State != model.StateRunning {
+			continue
+		}
+		if n.Status() == model.StatusStarting || n.HasFlag(model.FlagStarting) {
+			w.starter = pid
+			m.awaiting[id] = w
+			continue
+		}
+		delete(m.awaiting, id)
+		line := fmt.Sprintf("resume %s: its agent runs as pid %d", clean(id), pid)
+		if w.starter != 0 && w.starter != pid {
+			line += fmt.Sprintf(" (started through pid %d)", w.starter)
+		}
+		m.setStatus(line, false)
+	}
 }
 
 // renderDialog draws the dialog box, width w at most.
@@ -137,74 +389,120 @@ func (m *Model) renderDialog(w int) []string {
 	st := m.styles
 	// 72 cells, wider (up to 100) when the plan's steps need it.
 	want := 72
-	for _, p := range d.result.Plan {
-		want = max(want, ansi.StringWidth(clean(p))+2)
+	for _, t := range d.targets {
+		for _, p := range t.result.Plan {
+			want = max(want, ansi.StringWidth(clean(p))+2)
+		}
 	}
 	inner := max(20, min(w-4, want, 100))
 	var lines []string
 	add := func(s string) { lines = append(lines, s) }
-	add(st.DialogTitle.Render(fit(strings.ToUpper(actionTitle(d.req)[:1])+actionTitle(d.req)[1:]+"?", inner)))
-	add(fit("node  "+clean(d.req.NodeID), inner))
-	pid := "-"
-	if d.pid > 0 {
-		pid = strconv.Itoa(d.pid)
+	title := actionTitle(d.action, d.tree)
+	title = strings.ToUpper(title[:1]) + title[1:]
+	if len(d.targets) > 1 {
+		title += fmt.Sprintf(" %d marked nodes", len(d.targets))
 	}
-	role := clean(d.role)
+	add(st.DialogTitle.Render(fit(title+"?", inner)))
+	// A batch shows each target in fewer lines, so the list fits.
+	maxPlanLines := 10
+	if len(d.targets) > 1 {
+		maxPlanLines = 2
+	}
+	for i, t := range d.targets {
+		if i > 0 {
+			add(fit("", inner))
+		}
+		m.renderTarget(t, inner, maxPlanLines, len(d.targets) > 1, add)
+	}
+	add(fit("", inner))
+	var buttons string
+	switch {
+	case d.refused():
+		buttons = st.ButtonFocus.Render("[ esc close ]")
+	case d.running:
+		buttons = st.Button.Render("[ running… ]")
+	case d.loading():
+		buttons = st.ButtonFocus.Render("[ esc cancel ]")
+	default:
+		cancel, confirm := st.Button.Render("[ Cancel ]"), st.Button.Render("[ y Confirm ]")
+		if d.warned() {
+			confirm = st.Warning.Render("[ Y Confirm anyway ]")
+		}
+		if d.confirm {
+			confirm = st.ButtonFocus.Render("[ y Confirm ]")
+		} else {
+			cancel = st.ButtonFocus.Render("[ Cancel ]")
+		}
+		buttons = cancel + "  " + confirm
+	}
+	add(buttons + strings.Repeat(" ", max(0, inner-ansi.StringWidth(buttons))))
+	add(st.Muted.Render(fit(d.hint(), inner)))
+	box := st.Dialog.Border(dialogBorder).BorderForeground(st.Title.GetForeground()).Padding(0, 1)
+	return strings.Split(box.Render(strings.Join(lines, "\n")), "\n")
+}
+
+// renderTarget adds one target's lines: who it is, its warnings and its
+// dry run (or the refusal).
+func (m *Model) renderTarget(t *target, inner, maxPlanLines int, batch bool, add func(string)) {
+	st := m.styles
+	pid := "-"
+	if t.pid > 0 {
+		pid = strconv.Itoa(t.pid)
+	}
+	role := clean(t.role)
 	if role == "" {
 		role = "-"
 	}
-	add(fit("pid   "+pid+"   role "+role, inner))
-	add(fit("state "+d.state, inner))
-	add(fit("", inner))
-	switch {
-	case d.loading:
-		add(fit("asking the engine what it would do…", inner))
-	case d.err != nil:
-		add(st.Error.Render(fit("cannot plan: "+clean(d.err.Error()), inner)))
-	default:
-		if d.result.Refused {
-			for _, l := range wrapIndent("the engine refuses: "+clean(d.result.Message), inner, 2) {
-				add(st.Error.Render(fit(l, inner)))
-			}
-		} else {
-			add(fit("dry run:", inner))
-			plan := d.result.Plan
-			if len(plan) == 0 && d.result.Message != "" {
-				plan = []string{d.result.Message}
-			}
-			// The plan is what `y` will do: its steps wrap rather than lose
-			// their end (the command a resume starts is at the end).
-			const maxPlanLines = 10
-			shown := 0
-			for i, p := range plan {
-				wrapped := wrapIndent("  "+clean(p), inner, 4)
-				if shown+len(wrapped) > maxPlanLines {
-					add(fit(fmt.Sprintf("  … %d more steps", len(plan)-i), inner))
-					break
-				}
-				for _, l := range wrapped {
-					add(fit(l, inner))
-				}
-				shown += len(wrapped)
-			}
-		}
-	}
-	add(fit("", inner))
-	cancel, confirm := st.Button.Render("[ Cancel ]"), st.Button.Render("[ y Confirm ]")
-	if d.confirm {
-		confirm = st.ButtonFocus.Render("[ y Confirm ]")
+	if batch {
+		add(fit(clean(t.req.NodeID)+"  pid "+pid+"  "+role+"  "+t.state, inner))
 	} else {
-		cancel = st.ButtonFocus.Render("[ Cancel ]")
+		add(fit("node  "+clean(t.req.NodeID), inner))
+		add(fit("pid   "+pid+"   role "+role, inner))
+		add(fit("state "+t.state, inner))
+		add(fit("", inner))
 	}
-	if !d.canConfirm() {
-		confirm = st.Muted.Render("[ y Confirm ]")
-		if d.running {
-			confirm = st.Muted.Render("[ running… ]")
+	switch {
+	case t.loading:
+		add(fit("  asking the engine what it would do…", inner))
+		return
+	case t.err != nil:
+		add(st.Error.Render(fit("  cannot plan: "+clean(t.err.Error()), inner)))
+		return
+	case t.result.Refused:
+		for _, l := range wrapIndent("  refused: "+m.shortMessage(t.result.Message), inner, 4) {
+			add(st.Error.Render(fit(l, inner)))
+		}
+		return
+	}
+	for _, w := range t.warnings {
+		for _, l := range wrapIndent("  ⚠ "+w, inner, 4) {
+			add(st.Warning.Render(fit(l, inner)))
 		}
 	}
-	buttons := cancel + "  " + confirm
-	add(buttons + strings.Repeat(" ", max(0, inner-len("[ Cancel ]  [ y Confirm ]"))))
-	add(st.Muted.Render(fit("y confirm · enter on Cancel cancels · esc cancel · tab switch", inner)))
-	box := st.Dialog.Border(dialogBorder).BorderForeground(st.Title.GetForeground()).Padding(0, 1)
-	return strings.Split(box.Render(strings.Join(lines, "\n")), "\n")
+	if !batch {
+		add(fit("dry run:", inner))
+	}
+	plan := t.result.Plan
+	if len(plan) == 0 && t.result.Message != "" {
+		plan = []string{t.result.Message}
+	}
+	// The plan is what `y` will do: its steps wrap rather than lose their
+	// end (the command a resume starts is at the end).
+	shown := 0
+	for i, p := range plan {
+		// The plan stays verbatim: it is what will run, paths and all.
+		wrapped := wrapIndent("  "+clean(p), inner, 4)
+		if shown+len(wrapped) > maxPlanLines {
+			more := "steps"
+			if len(plan)-i == 1 {
+				more = "step"
+			}
+			add(fit(fmt.Sprintf("  … %d more %s", len(plan)-i, more), inner))
+			break
+		}
+		for _, l := range wrapped {
+			add(fit(l, inner))
+		}
+		shown += len(wrapped)
+	}
 }

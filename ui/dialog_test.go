@@ -53,7 +53,7 @@ func TestDialogConfirmAndCancel(t *testing.T) {
 				t.Fatal("the dialog does not default to Cancel")
 			}
 			view := stripped(m)
-			for _, want := range []string{"A/test/3", "4104", "tester", "would " + string(m.dialog.req.Action)} {
+			for _, want := range []string{"A/test/3", "4104", "tester", "would " + string(m.dialog.action)} {
 				if !strings.Contains(view, want) {
 					t.Errorf("dialog does not show %q:\n%s", want, view)
 				}
@@ -132,16 +132,16 @@ func TestActionOutcomeShown(t *testing.T) {
 		status  string
 		bad     bool
 	}{
-		{name: "done", runner: &fakeRunner{}, confirm: true, status: "kill: done: did kill A/test/3"},
-		{name: "refused at dry run cannot be confirmed", runner: &fakeRunner{refuse: "pid 4104 now belongs to another process"}, status: "cancelled kill A/test/3"},
-		{name: "error at dry run", runner: &fakeRunner{failErr: errors.New("read /srv/x/.heartbeat: permission denied")}, status: "cancelled kill A/test/3"},
+		{name: "done", runner: &fakeRunner{}, confirm: true, status: "kill done: did kill A/test/3"},
+		{name: "refused at dry run cannot be confirmed", runner: &fakeRunner{refuse: "pid 4104 now belongs to another process"}, status: "closed kill"},
+		{name: "error at dry run", runner: &fakeRunner{failErr: errors.New("read /srv/x/.heartbeat: permission denied")}, status: "closed kill"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := newTestModel(t, 120, 40, Options{Runner: tt.runner})
 			m.moveTo(m.index["A/test/3"])
 			run(m, press(m, "x"))
-			if tt.runner.refuse != "" && !strings.Contains(stripped(m), "the engine refuses: "+tt.runner.refuse) {
+			if tt.runner.refuse != "" && !strings.Contains(stripped(m), "refused: "+tt.runner.refuse) {
 				t.Errorf("refusal not shown in the dialog:\n%s", stripped(m))
 			}
 			if tt.runner.failErr != nil && !strings.Contains(stripped(m), "cannot plan") {
@@ -175,7 +175,7 @@ func TestActionRefusedAtExecution(t *testing.T) {
 	run(m, press(m, "r"))
 	runner.refuse = "already pending since 11:59:58"
 	run(m, press(m, "y"))
-	if !m.bad || !strings.Contains(m.status, "resume: refused: already pending") {
+	if !m.bad || !strings.Contains(m.status, "resume refused: already pending") {
 		t.Errorf("status %q (bad %v)", m.status, m.bad)
 	}
 	if len(m.events) != 1 || !m.events[0].bad {
@@ -222,7 +222,7 @@ func TestDialogShowsWholePlanSteps(t *testing.T) {
 			m.moveTo(m.index["B"])
 			run(m, press(m, "r"))
 			view := stripped(m)
-			for _, want := range []string{`"t-102-last-arg"`, ".resume.log"} {
+			for _, want := range []string{`last-arg"`, ".resume.log"} {
 				if !strings.Contains(view, want) {
 					t.Errorf("dialog cuts off %q:\n%s", want, view)
 				}
@@ -244,7 +244,7 @@ func TestStatusGivesWayToSelection(t *testing.T) {
 	run(m, press(m, "x"))
 	run(m, press(m, "y"))
 	lines := strings.Split(stripped(m), "\n")
-	if status := lines[len(lines)-2]; !strings.Contains(status, "kill: done") {
+	if status := lines[len(lines)-2]; !strings.Contains(status, "kill done") {
 		t.Fatalf("status line does not show the outcome: %q", status)
 	}
 	press(m, "j")

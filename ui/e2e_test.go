@@ -35,7 +35,7 @@ func TestEndToEndKillThroughDialog(t *testing.T) {
 	tm.Send(keyMsg("x"))
 	waitOutput(t, tm, "would kill A/test/3")
 	tm.Send(keyMsg("y"))
-	waitOutput(t, tm, "kill: done")
+	waitOutput(t, tm, "kill done")
 
 	feed.ch <- model.Update{Snapshot: exampleSnapshot(), Transitions: []model.Transition{
 		{Time: clock12, ID: "A/test/3", From: model.StateRunning, To: model.StateDead, Reason: "pid 4104 gone"},
@@ -88,9 +88,9 @@ func TestEndToEndResizeAndMouse(t *testing.T) {
 	waitOutput(t, tm, "1/200")
 	tm.Send(tea.WindowSizeMsg{Width: 120, Height: 40})
 	waitOutput(t, tm, "CFA")
-	// At 120 columns this tree's header is four lines (title, counts, watch
-	// line, column head): screen line 7 is the fourth row.
-	tm.Send(tea.MouseClickMsg{X: 3, Y: 7, Button: tea.MouseLeft})
+	// The header is five lines (title, states, flags, notes, column head):
+	// screen line 8 is the fourth row.
+	tm.Send(tea.MouseClickMsg{X: 3, Y: 8, Button: tea.MouseLeft})
 	waitOutput(t, tm, "4/200")
 	for range 10 {
 		tm.Send(tea.MouseWheelMsg{Button: tea.MouseWheelDown})

@@ -120,3 +120,17 @@ func TestFilterPrompt(t *testing.T) {
 		}
 	})
 }
+
+// SPEC §6 Filter: enter keeps the filter and esc clears it; the prompt's
+// key line says so first, so an 80-column screen does not cut them off.
+func TestFilterPromptHintKeepsEnterAndEsc(t *testing.T) {
+	m := newTestModel(t, 80, 24, Options{})
+	press(m, "/")
+	lines := strings.Split(stripped(m), "\n")
+	hint := lines[len(lines)-1]
+	for _, want := range []string{"enter keep", "esc clear"} {
+		if !strings.Contains(hint, want) {
+			t.Errorf("the prompt's key line lacks %q: %q", want, hint)
+		}
+	}
+}

@@ -188,3 +188,39 @@ func (r *fakeRunner) requests() []ActionRequest {
 	defer r.mu.Unlock()
 	return append([]ActionRequest(nil), r.reqs...)
 }
+
+// demoSpecs is the fleet `dispatchtop demo` shows about ten seconds in, at a
+// fixed clock: the README's screenshot is drawn from it.
+func demoSpecs() []spec {
+	const s, r = time.Second, model.StateRunning
+	beating := "beating; last beat 0s ago"
+	return []spec{
+		{id: "20261122-080000", state: r, flags: []model.Flag{model.FlagLegacy}, reason: "pid 4121 alive; .running written 12s ago", pid: 4121, beat: 12 * s},
+		{id: "20261122-090000", role: "lead", state: r, action: model.ActionCompact, reason: "registry holds a child that never started", pid: 15962, cfa: "EXECUTE"},
+		{id: "20261122-090000/coding/20261122-090105", role: "coding", state: r, reason: beating, pid: 16155, cfa: "EXECUTE"},
+		{id: "20261122-090000/coding/20261122-090105/unit-tests/20261122-090210", role: "unit-tests", state: r, reason: beating, pid: 16199, cfa: "EXECUTE"},
+		{id: "20261122-090000/deploy/20261122-090130", role: "deploy", state: r, flags: []model.Flag{model.FlagStarting}, reason: "starting; last beat 0s ago", pid: 16020, cfa: "INTENT"},
+		{id: "20261122-090000/design/20261122-090125", role: "design", state: r, flags: []model.Flag{model.FlagPaused}, reason: "paused; last beat 0s ago", pid: 16132, cfa: "EXECUTE"},
+		{id: "20261122-090000/docs/20261122-090140", team: "docs", state: model.StateMissing, action: model.ActionWait, reason: "registered but never started (10s ago)"},
+		{id: "20261122-090000/lint/20261122-090135", role: "lint", state: r, reason: beating, pid: 16140, cfa: "EXECUTE"},
+		{id: "20261122-090000/planning/20261122-090050", role: "planning", state: model.StateFinished, reason: "completed", pid: 16147, beat: 6 * s, cfa: "DONE"},
+		{id: "20261122-090000/review/20261122-090120", role: "review", state: r, flags: []model.Flag{model.FlagStalled, model.FlagBlocked}, action: model.ActionAnswer, reason: "waiting for a human: Ship the parser?", pid: 16164, beat: 7 * s, cfa: "EXECUTE", blocked: "Ship the parser?"},
+		{id: "20261122-090000/testing/20261122-090110", role: "testing", state: r, flags: []model.Flag{model.FlagStalled, model.FlagKillCandidate}, action: model.ActionKill, reason: "alive but not beating for 11s", pid: 16146, beat: 11 * s, cfa: "EXECUTE"},
+		{id: "20261122-091500", role: "lead", state: model.StateDead, action: model.ActionResume, reason: "pid 15994 gone; last beat 5s ago; retries 0/3", pid: 15994, beat: 5 * s, cfa: "EXECUTE"},
+		{id: "20261122-091500/coding/20261122-091510", role: "coding", state: r, flags: []model.Flag{model.FlagOrphaned}, reason: "lead dead since 11:59:55", pid: 16087, cfa: "EXECUTE"},
+		{id: "20261122-091500/testing/20261122-091515", role: "testing", state: model.StateDead, action: model.ActionWait, reason: "pid 16093 gone; resume goes on the lead", pid: 16093, beat: 3 * s, cfa: "EXECUTE"},
+		{id: "20261122-093000", role: "lead", state: model.StateFinished, action: model.ActionMerge, reason: "completed; ready to merge", pid: 15993, beat: 7 * s, cfa: "DONE"},
+		{id: "20261122-094500", role: "lead", state: model.StateFinished, reason: "withdrawn", pid: 15976, beat: 5 * s, cfa: "WITHDRAWN"},
+		{id: "job-101--refactor-parser", role: "job-lead", state: r, reason: beating, pid: 15963, cfa: "EXECUTE"},
+		{id: "job-101--refactor-parser/task-1--split-lexer", role: "worker", team: "parser", state: model.StateFinished, reason: "completed", pid: 16105, beat: 8 * s, cfa: "DONE"},
+		{id: "job-101--refactor-parser/task-2--port-tests", role: "worker", team: "parser", state: r, reason: beating, pid: 16107, cfa: "EXECUTE"},
+		{id: "job-101--refactor-parser/task-3--fix-flaky-test", role: "worker", team: "parser", state: model.StateDead, action: model.ActionWait, reason: "pid 16119 gone; its lead owns recovery", pid: 16119, beat: 7 * s, cfa: "EXECUTE"},
+		{id: "job-102--migrate-schema", role: "job-lead", state: model.StateDead, action: model.ActionResume, reason: "pid 15991 gone; last beat 4s ago", pid: 15991, beat: 4 * s, cfa: "EXECUTE"},
+	}
+}
+
+func demoSnapshot() *model.Snapshot {
+	snap := buildSnapshot("/tmp/dispatchtop-demo/.sessions", clock12, demoSpecs())
+	snap.Roots = append(snap.Roots, "/tmp/dispatchtop-demo/.teaparty/jobs")
+	return snap
+}

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -113,39 +112,57 @@ func idTail(id string) string {
 	return id
 }
 
-// nodeLabel is the row's name: role (and team when it differs) and the
-// id's tail, so siblings of one team stay apart.
-func nodeLabel(n *model.Node) string {
+// labelParts are a row's name beside its glyph: role (and team when it
+// differs) and the id's tail, so siblings of one team stay apart.
+func labelParts(n *model.Node) (tagline, tail string) {
 	role, team := n.Role(), n.Team()
-	label := role
+	tagline = role
 	switch {
 	case role == "" && team != "":
-		label = team
+		tagline = team
 	case team != "" && team != role:
-		label = team + "/" + role
+		tagline = team + "/" + role
 	}
-	tail := idTail(n.ID)
-	if label == "" {
-		return clean(tail)
-	}
-	return clean(label + " " + tail)
+	return clean(tagline), clean(idTail(n.ID))
 }
 
-// labelWidth is the rune count of nodeLabel(n), without building it.
-func labelWidth(n *model.Node) int {
-	role, team := n.Role(), n.Team()
-	w := utf8.RuneCountInString(role)
-	switch {
-	case role == "" && team != "":
-		w = utf8.RuneCountInString(team)
-	case team != "" && team != role:
-		w += 1 + utf8.RuneCountInString(team)
+// fitLabel fits a label into room cells. Ids of one tree share their start
+// (a date, a session) and differ at the end, so the end of the id tail is
+// what is kept: the role is cut first, then the tail from its left.
+func fitLabel(tagline, tail string, room int) string {
+	if room <= 0 {
+		return ""
 	}
-	tail := utf8.RuneCountInString(idTail(n.ID))
-	if w == 0 {
+	tw := ansi.StringWidth(tail)
+	if tagline == "" {
+		if tw <= room {
+			return tail
+		}
+		return cutLeft(tail, room)
+	}
+	if ansi.StringWidth(tagline)+1+tw <= room {
+		return tagline + " " + tail
+	}
+	// A role cut to two cells and an ellipsis still says something.
+	if left := room - tw - 1; left >= 3 {
+		return ansi.Truncate(tagline, left, "…") + " " + tail
+	}
+	if tw <= room {
 		return tail
 	}
-	return w + 1 + tail
+	return cutLeft(tail, room)
+}
+
+// cutLeft keeps the last w-1 cells of s behind an ellipsis.
+func cutLeft(s string, w int) string {
+	sw := ansi.StringWidth(s)
+	if sw <= w {
+		return s
+	}
+	if w <= 1 {
+		return ansi.TruncateLeft(s, sw-w, "")
+	}
+	return ansi.TruncateLeft(s, sw-w+1, "…")
 }
 
 // isProblem is the `problems` state filter: anything an operator should look at.

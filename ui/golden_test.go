@@ -37,6 +37,13 @@ func run(m *Model, cmd tea.Cmd) {
 		if msg == nil {
 			return
 		}
+		if batch, ok := msg.(tea.BatchMsg); ok {
+			// A batch (the dry runs of marked nodes) delivers each of its messages.
+			for _, c := range batch {
+				run(m, c)
+			}
+			return
+		}
 		_, cmd = m.Update(msg)
 	}
 }
@@ -154,4 +161,17 @@ func carriesColour(s string) bool {
 		}
 	}
 	return false
+}
+
+// The README's screenshot: the demo's fleet at 100×28, the crashed
+// session collapsed to its roll-up. The README holds this file between
+// markers; a test of the module's root fails when they drift.
+func TestGoldenReadme(t *testing.T) {
+	m := newTestModel(t, 100, 28, Options{Initial: demoSnapshot()})
+	m.moveTo(m.index["20261122-091500"])
+	press(m, "space")
+	m.moveTo(0)
+	frame := m.View().Content
+	checkFrame(t, frame, 100, 28)
+	golden.RequireEqual(t, ansi.Strip(frame))
 }

@@ -53,48 +53,48 @@ func TestHeader(t *testing.T) {
 	}
 }
 
-// SPEC §6 Header: counts per state and flag. A narrow screen wraps the
-// counts onto more lines rather than dropping a flag an operator must see.
-func TestHeaderCountsEveryFlagWhenNarrow(t *testing.T) {
-	for _, width := range []int{80, 60} {
+// SPEC §6 Header: the header is the same lines whatever comes and goes —
+// every flag present or none, a filter, a pause, a follow — so no row
+// moves; counts that do not fit a line end it with "+N more", worst flags
+// first.
+func TestHeaderHasAFixedHeight(t *testing.T) {
+	for _, width := range []int{120, 80, 60, 40} {
 		t.Run(fmt.Sprintf("%d columns", width), func(t *testing.T) {
+			plain := newTestModel(t, width, 24, Options{})
+			want := plain.headerH
+			if want != 5 {
+				t.Errorf("header is %d lines, want 5 (title, states, flags, notes, column head)", want)
+			}
 			snap := exampleSnapshot()
-			// One node carries every flag, so the header must count them all.
 			snap.ByID["A/test/3"].Flags = append([]model.Flag(nil), model.Flags...)
-			m := newTestModel(t, width, 24, Options{Initial: snap})
-			header := strings.Join(strings.Split(stripped(m), "\n")[:m.headerH], "\n")
-			for _, f := range model.Flags {
-				if !strings.Contains(header, " "+string(f)) {
-					t.Errorf("header at %d columns lacks flag %q:\n%s", width, f, header)
+			snap.Watch.Warnings = []string{"/srv/fleet is on nfs: mtime liveness unreliable"}
+			snap.Thresholds.NoPidCheck = true
+			busy := newTestModel(t, width, 24, Options{Initial: snap, Readonly: true, Notes: []string{"a note"}})
+			for _, k := range []string{"f", "p", "F", "s"} {
+				press(busy, k)
+			}
+			if busy.headerH != want {
+				t.Errorf("with every flag, a filter, a pause and a follow the header is %d lines, want %d", busy.headerH, want)
+			}
+			lines := strings.Split(stripped(busy), "\n")[:busy.headerH]
+			if width < 120 && !strings.Contains(lines[2], " more") {
+				t.Errorf("the flags line does not say what is hidden: %q", lines[2])
+			}
+			if !strings.Contains(lines[2], "kill_candidate") && width >= 60 {
+				t.Errorf("the worst flag is not first on the flags line: %q", lines[2])
+			}
+			// Every state's count stays, in words or, narrower, by glyph.
+			for _, s := range []string{"● 5", "✖ 3", "✔ 1", "○ 1"} {
+				if !strings.Contains(lines[1], s) {
+					t.Errorf("the states line lacks %q: %q", s, lines[1])
 				}
 			}
-			for i, line := range strings.Split(header, "\n") {
+			for i, line := range lines {
 				if w := ansi.StringWidth(line); w > width {
 					t.Errorf("header line %d is %d wide, over %d: %q", i, w, width, line)
 				}
 			}
 		})
-	}
-}
-
-// On a screen too small for every count, the last count line says how many
-// are not shown instead of cutting them off unannounced.
-func TestHeaderCountsSayWhatDoesNotFit(t *testing.T) {
-	snap := exampleSnapshot()
-	snap.ByID["A/test/3"].Flags = append([]model.Flag(nil), model.Flags...)
-	m := newTestModel(t, 40, 24, Options{Initial: snap})
-	lines := strings.Split(stripped(m), "\n")[:m.headerH]
-	if counts := len(lines) - 3; counts != maxCountLines { // title, watch line, column head
-		t.Fatalf("want %d count lines at 40 columns, got %d:\n%s", maxCountLines, counts, strings.Join(lines, "\n"))
-	}
-	last := lines[len(lines)-3]
-	if !strings.Contains(last, " more") {
-		t.Errorf("last count line does not say what is hidden: %q", last)
-	}
-	for i, line := range lines {
-		if w := ansi.StringWidth(line); w > 40 {
-			t.Errorf("header line %d is %d wide, over 40: %q", i, w, line)
-		}
 	}
 }
 

@@ -69,14 +69,6 @@ func (m *Model) hostStyle(h model.Host) lipgloss.Style {
 	return m.styles.Error
 }
 
-// stateCellWidth is the width a row's state cell asks for.
-func (m *Model) stateCellWidth(n *model.Node) int {
-	if h, ok := m.host(n); ok {
-		return len(hostWord(h))
-	}
-	return stateWidth(n)
-}
-
 // summarize counts the snapshot's nodes; in a fleet view the host rows are
 // not nodes, so the counts are those of the sessions below them.
 func (m *Model) summarize() model.Summary {

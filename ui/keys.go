@@ -8,7 +8,8 @@ type keyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Collapse, Expand, Toggle                key.Binding
 	CollapseAll, ExpandAll                  key.Binding
-	Filter, StateFilter                     key.Binding
+	NextAction, PrevAction                  key.Binding
+	Filter, StateFilter, Sort, Mark         key.Binding
 	Details, Events, EventScope             key.Binding
 	Copy, Output, Answer                    key.Binding
 	Kill, KillTree, Resume, Compact, Merge  key.Binding
@@ -29,6 +30,10 @@ func newKeyMap(readonly bool) keyMap {
 		Toggle:      key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "toggle")),
 		CollapseAll: key.NewBinding(key.WithKeys("-"), key.WithHelp("-", "collapse all")),
 		ExpandAll:   key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+", "expand all")),
+		NextAction:  key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next to act on")),
+		PrevAction:  key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous to act on")),
+		Sort:        key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
+		Mark:        key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "mark")),
 		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		StateFilter: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "state filter")),
 		Details:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
@@ -50,27 +55,29 @@ func newKeyMap(readonly bool) keyMap {
 		Back:        key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 	}
 	if readonly {
-		for _, b := range []*key.Binding{&k.Kill, &k.KillTree, &k.Resume, &k.Compact, &k.Merge, &k.Answer} {
+		for _, b := range []*key.Binding{&k.Kill, &k.KillTree, &k.Resume, &k.Compact, &k.Merge, &k.Mark, &k.Answer} {
 			b.SetEnabled(false)
 		}
 	}
 	return k
 }
 
-// ShortHelp is the one-line help under the tree.
+// ShortHelp is the one-line help under the tree; it ends with help and
+// quit, which renderShortHelp keeps whatever the width cuts.
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Up, k.Down, k.Toggle, k.Details, k.Filter, k.StateFilter, k.Kill, k.Resume, k.Help, k.Quit}
+	return []key.Binding{k.Up, k.Down, k.NextAction, k.Toggle, k.Details, k.Filter, k.StateFilter, k.Sort, k.Mark, k.Kill, k.Resume, k.Help, k.Quit}
 }
 
-// FullHelp is the `?` screen, in columns.
+// FullHelp is the `?` screen, in columns of at most six, so that every
+// key and the notes under them fit an 80×24 terminal.
 func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Collapse, k.Expand, k.Toggle, k.CollapseAll, k.ExpandAll, k.Follow},
-		{k.Filter, k.StateFilter, k.Details, k.Events, k.EventScope, k.Pause, k.Theme},
-		{k.Copy, k.Output, k.Answer},
+		{k.NextAction, k.PrevAction, k.Filter, k.StateFilter, k.Sort, k.Mark},
+		{k.Details, k.Events, k.EventScope, k.Output, k.Answer, k.Copy},
 		{k.Kill, k.KillTree, k.Resume, k.Compact, k.Merge},
-		{k.Help, k.Back, k.Quit},
+		{k.Pause, k.Theme, k.Help, k.Back, k.Quit},
 	}
 }
 

@@ -246,3 +246,39 @@ func TestStatusLineIsCleaned(t *testing.T) {
 		t.Errorf("the status line does not name the theme:\n%s", ansi.Strip(frame))
 	}
 }
+
+// SPEC §6 Keys: `?` shows every key; at 80×24, the smallest terminal the
+// spec names, every binding and the notes under them are on screen, none
+// cut, and no key is bound twice.
+func TestHelpShowsEveryKeyAt80x24(t *testing.T) {
+	m := newTestModel(t, 80, 24, Options{})
+	press(m, "?")
+	view := stripped(m)
+	seen := map[string]string{}
+	for _, column := range m.keys.FullHelp() {
+		for _, b := range column {
+			if want := b.Help().Key + " "; !strings.Contains(view, want) {
+				t.Errorf("help lacks the key %q", want)
+			}
+			if !strings.Contains(view, b.Help().Desc) {
+				t.Errorf("help lacks %q (%s)", b.Help().Desc, b.Help().Key)
+			}
+			for _, k := range b.Keys() {
+				if other, ok := seen[k]; ok {
+					t.Errorf("key %q is bound to %q and %q", k, other, b.Help().Desc)
+				}
+				seen[k] = b.Help().Desc
+			}
+		}
+	}
+	for _, note := range []string{"y confirms", "marked (v)", "theme: dark (t cycles)"} {
+		if !strings.Contains(view, note) {
+			t.Errorf("help lacks the note %q:\n%s", note, view)
+		}
+	}
+	for _, line := range strings.Split(view, "\n") {
+		if strings.HasSuffix(line, "…") {
+			t.Errorf("help line is cut: %q", line)
+		}
+	}
+}

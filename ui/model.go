@@ -55,10 +55,9 @@ type (
 		result ActionResult
 		err    error
 	}
+	// actionDoneMsg holds the outcome of each target a dialog ran.
 	actionDoneMsg struct {
-		req    ActionRequest
-		result ActionResult
-		err    error
+		outcomes []outcome
 	}
 	journalMsg struct {
 		id    string
@@ -66,6 +65,13 @@ type (
 		err   error
 	}
 )
+
+// outcome is what the engine did with one request.
+type outcome struct {
+	req    ActionRequest
+	result ActionResult
+	err    error
+}
 
 // event is one line of the event pane: a transition or an action's outcome.
 type event struct {
@@ -135,8 +141,10 @@ type Model struct {
 	following string        // the followed node's id, or ""
 
 	dialog *dialog
-	status string
-	bad    bool // the status is a refusal or an error
+	// awaiting follows each resumed node until its agent runs.
+	awaiting map[string]resumeWatch
+	status   string
+	bad      bool // the status is a refusal or an error
 
 	feed   <-chan model.Update
 	closed bool
@@ -151,8 +159,10 @@ type Model struct {
 	// hosts of a fleet view, and their top-level ids; empty otherwise.
 	hosts  []model.Host
 	hostOf map[string]int
-	// The widest name and state cells of all rows, for column widths.
-	nameMax, stateMax int
+	// sort orders siblings (`s` cycles); marked holds the ids `v` marked,
+	// the targets of the next action.
+	sort   sortOrder
+	marked map[string]bool
 }
 
 // New builds the model from opts.
@@ -180,6 +190,7 @@ func New(opts Options) *Model {
 		themes:    set,
 		theme:     set.Start,
 		collapsed: map[string]bool{},
+		marked:    map[string]bool{},
 		journal:   map[string]journalMsg{},
 		output:    map[string]outputMsg{},
 		width:     80,
@@ -264,8 +275,11 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.dirty = true
 		return nil
 	case tickMsg:
-		m.now = m.opts.Now()
-		m.dirty = true
+		if !m.paused {
+			// A pause freezes the whole frame: ages and the clock too.
+			m.now = m.opts.Now()
+			m.dirty = true
+		}
 		return tick(m.opts.Tick)
 	case updateMsg:
 		if m.paused {
@@ -293,11 +307,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.dirty = true
 		return nil
 	case dryRunMsg:
-		if d := m.dialog; d != nil && d.req.NodeID == msg.req.NodeID && d.req.Action == msg.req.Action && d.req.Tree == msg.req.Tree {
-			d.loading = false
-			d.result, d.err = msg.result, msg.err
-			m.dirty = true
-		}
+		m.dryRunDone(msg)
 		return nil
 	case actionDoneMsg:
 		m.actionDone(msg)
@@ -364,8 +374,52 @@ func (m *Model) apply(u model.Update) {
 		m.sum = m.summarize()
 		m.now = m.opts.Now()
 		m.noteProblems()
+		m.noteAgents()
+	}
+	// A node marked for a batch that is gone is no target any more.
+	for id := range m.marked {
+		if m.snap == nil || m.snap.Node(id) == nil {
+			delete(m.marked, id)
+		}
 	}
 	m.reflow()
+}
+
+// jumpToAction moves to the next (dir 1) or previous (dir -1) node that
+// needs action, in the order the tree shows, wrapping around; collapsed
+// ancestors of the node it lands on are expanded. The state and text
+// filters still apply: what they hide is not jumped to.
+func (m *Model) jumpToAction(dir int) {
+	if m.snap == nil {
+		return
+	}
+	all := flatten(m.snap.Sessions, flatOptions{query: m.query, state: m.state, sort: m.sort})
+	at := -1
+	for i, r := range all {
+		if r.node.ID == m.selected {
+			at = i
+			break
+		}
+	}
+	if at < 0 && dir < 0 {
+		at = 0
+	}
+	for step := 1; step <= len(all); step++ {
+		i := ((at+dir*step)%len(all) + len(all)) % len(all)
+		n := all[i].node
+		if !needsAction(n) || !all[i].match {
+			continue
+		}
+		for p := n.Parent; p != nil; p = p.Parent {
+			delete(m.collapsed, p.ID)
+		}
+		m.following = ""
+		m.selected = n.ID
+		m.reflow()
+		m.moveTo(m.index[n.ID])
+		return
+	}
+	m.setStatus("no node needs action", false)
 }
 
 // quietOnly is a transition that only sets or clears `quiet`: a beat a
@@ -439,7 +493,7 @@ func (m *Model) reflow() {
 	if m.snap != nil {
 		sessions = m.snap.Sessions
 	}
-	o := flatOptions{collapsed: m.collapsed, query: m.query, state: m.state}
+	o := flatOptions{collapsed: m.collapsed, query: m.query, state: m.state, sort: m.sort}
 	if m.following != "" {
 		o.pin = m.snap.Node(m.following)
 		if o.pin != nil {
@@ -452,11 +506,8 @@ func (m *Model) reflow() {
 	} else {
 		clear(m.index)
 	}
-	m.nameMax, m.stateMax = 0, 0
 	for i, r := range m.rows {
 		m.index[r.node.ID] = i
-		m.nameMax = max(m.nameMax, r.nameWidth())
-		m.stateMax = max(m.stateMax, m.stateCellWidth(r.node))
 	}
 	if i, ok := m.index[m.selected]; ok {
 		m.cursor = i
@@ -580,7 +631,10 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return tea.Quit
 	}
 	if m.dialog != nil {
-		return m.dialogKey(msg)
+		cmd, pass := m.dialogKey(msg)
+		if !pass {
+			return cmd
+		}
 	}
 	if m.typing {
 		return m.filterKey(msg)
@@ -673,6 +727,24 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.ExpandAll):
 		clear(m.collapsed)
 		m.reflow()
+	case key.Matches(msg, k.NextAction):
+		m.jumpToAction(1)
+	case key.Matches(msg, k.PrevAction):
+		m.jumpToAction(-1)
+	case key.Matches(msg, k.Sort):
+		m.sort = (m.sort + 1) % sortCount
+		m.reflow()
+		m.setStatus("sort: "+m.sort.String(), false)
+	case key.Matches(msg, k.Mark):
+		if n := m.selectedNode(); n != nil {
+			if m.marked[n.ID] {
+				delete(m.marked, n.ID)
+			} else {
+				m.marked[n.ID] = true
+			}
+			m.following = ""
+			m.moveTo(m.cursor + 1)
+		}
 	case key.Matches(msg, k.Filter):
 		return m.openFilter()
 	case key.Matches(msg, k.StateFilter):
@@ -741,6 +813,7 @@ func (m *Model) togglePause() {
 		return
 	}
 	m.setStatus("updates resumed", false)
+	m.now = m.opts.Now()
 	if m.pending != nil {
 		u := *m.pending
 		m.pending = nil
@@ -809,6 +882,7 @@ func (m *Model) setStatus(s string, bad bool) {
 func (m *Model) applyTheme() {
 	m.styles = NewStyles(m.themes.Themes[m.theme])
 	m.help.Styles = m.styles.Help
+	m.help.ShortSeparator = " · "
 	m.dirty = true
 }
 

@@ -2,9 +2,11 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -13,39 +15,83 @@ import (
 
 var dialogBorder = lipgloss.RoundedBorder()
 
-// columns are the widths of the tree's columns at one screen width; the
-// reason takes what is left. Name and state are as wide as the widest row
-// needs, within bounds; narrow screens drop CfA and retries.
+// columns are the widths of the tree's columns at one screen width (0: the
+// column is dropped); the reason takes what is left. They depend on the
+// width alone, never on the rows, so a filter or a new node does not move
+// them. Below 110 columns they are dropped in the order of SPEC §6: RT and
+// CFA, then PID (below 100), BEAT (below 72), REASON (below 64) and BELOW
+// (below 44); NODE, STATE and ACTION stay at any width.
 type columns struct {
-	name, state, beat, pid, cfa, retries, action int
+	name, state, action, below, beat, pid, cfa, retries int
+	reason                                              bool
 }
 
-func layoutColumns(width, nameMax, stateMax int) columns {
-	c := columns{beat: 6, pid: 7, action: 7}
-	stateCap := 22
+// markWidth is the leading cell that shows a `v` mark (`*`).
+const markWidth = 1
+
+// reasonMin is the least a reason column is worth showing at.
+const reasonMin = 10
+
+func layoutColumns(width int) columns {
+	c := columns{action: 7, below: 9, beat: 6, pid: 7, cfa: 9, retries: 2, reason: true}
 	if width >= 110 {
-		c.cfa, c.retries = 10, 2
-		stateCap = 30
+		c.below = 10
+		c.name = min(40, width/5+2)
+		c.state = 24
+		if width >= 140 {
+			c.state = 30
+		}
+		return c
 	}
-	nameCap := width / 3
+	c.cfa, c.retries = 0, 0
 	if width < 100 {
-		nameCap = width * 3 / 10 // leave the reason room on a small screen
+		c.pid = 0
 	}
-	c.name = max(12, min(nameMax, nameCap))
-	c.state = max(8, min(stateMax, stateCap))
+	if width < 72 {
+		c.beat = 0
+	}
+	if width < 64 {
+		c.reason = false
+	}
+	if width < 44 {
+		c.below = 0
+	}
+	if width >= 80 {
+		c.name = 20 + (width-80)/3
+		c.state = 18 + (width-80)/6
+		return c
+	}
+	// Below 80, NODE and STATE share what the other columns leave.
+	other := markWidth + c.action + 1
+	for _, col := range []int{c.below, c.beat} {
+		if col > 0 {
+			other += col + 1
+		}
+	}
+	if c.reason {
+		other += reasonMin + 1
+	}
+	avail := max(8, width-other-1)
+	c.name = min(20, max(4, avail*55/100))
+	c.state = min(18, max(4, avail-c.name))
 	return c
 }
 
 // reasonWidth is what the reason column gets at width w.
 func (c columns) reasonWidth(w int) int {
-	return max(0, w-c.fixed())
+	if !c.reason {
+		return 0
+	}
+	return max(0, w-c.fixed()-1)
 }
 
 // fixed is the width of every column but the reason, with separators.
 func (c columns) fixed() int {
-	used := c.name + c.state + c.beat + c.pid + c.action + 5
-	if c.cfa > 0 {
-		used += c.cfa + c.retries + 2
+	used := markWidth + c.name
+	for _, col := range []int{c.state, c.action, c.below, c.beat, c.pid, c.cfa, c.retries} {
+		if col > 0 {
+			used += 1 + col
+		}
 	}
 	return used
 }
@@ -89,6 +135,11 @@ func (m *Model) render() string {
 	default:
 		body = m.renderTree(w)
 		if m.eventsOpen {
+			// The pane keeps its place under the tree's whole height, where
+			// the wheel looks for it, however few rows a filter leaves.
+			for len(body) < m.treeHeight() {
+				body = append(body, "")
+			}
 			body = append(body, m.renderEvents(w, m.eventPaneHeight())...)
 		}
 	}
@@ -124,27 +175,36 @@ func overlay(body, box []string, w int) {
 	}
 }
 
-// renderHeader is the title line, the counts, and the watch line.
+// renderHeader is the title line, the state counts, the flag counts, the
+// notes and the column head: always the same lines, whatever comes and
+// goes (a `quiet` flag, a filter, a pause), so the rows never move. What
+// does not fit a line is counted at its end ("+3 more").
 func (m *Model) renderHeader(w int) []string {
 	st := m.styles
 	snap := m.snap
 	title := "dispatchtop"
+	if m.paused {
+		// The frame is frozen, the clock included: say so where it is seen.
+		title += "  " + st.Warning.Render("PAUSED")
+	}
 	clock := m.now.Format("15:04:05")
 	roots := "no snapshot yet"
 	if snap != nil && len(snap.Roots) > 0 {
 		roots = clean(strings.Join(snap.Roots, "  "))
 	}
-	room := max(0, w-len(title)-len(clock)-4)
+	room := max(0, w-ansi.StringWidth(title)-len(clock)-4)
 	line1 := title + "  " + fit(roots, room) + "  " + clock
 	header := []string{st.Header.Render(fit(line1, w))}
 
-	// Counts: every state, then the flags present, as glyph, number, word.
-	var tokens []string
 	var sum model.Summary
 	if snap != nil {
 		sum = m.sum
 	}
-	tokens = append(tokens, fmt.Sprintf("%d nodes/%d sessions", sum.Nodes, sum.Sessions))
+	// States: every one, as glyph, number and word; where the words do not
+	// fit, as glyph and number, so no state's count is ever cut.
+	totals := fmt.Sprintf("%d nodes/%d sessions", sum.Nodes, sum.Sessions)
+	states := []string{totals}
+	compact := []string{totals}
 	for _, s := range model.States {
 		n := 0
 		switch s {
@@ -157,37 +217,42 @@ func (m *Model) renderHeader(w int) []string {
 		case model.StateMissing:
 			n = sum.Missing
 		}
-		tokens = append(tokens, st.stateStyle(s).Render(fmt.Sprintf("%s %d %s", stateGlyph(s), n, s)))
+		states = append(states, st.stateStyle(s).Render(fmt.Sprintf("%s %d %s", stateGlyph(s), n, s)))
+		compact = append(compact, st.stateStyle(s).Render(fmt.Sprintf("%s %d", stateGlyph(s), n)))
 	}
-	for _, f := range model.Flags {
+	if _, rest := pack(states, w); len(rest) > 0 {
+		states = compact
+	}
+	header = append(header, packLines(states, w, 1)...)
+	// Flags: the ones present, worst first, so a narrow screen cuts the
+	// least urgent ones into "+N more".
+	var flags []string
+	if sum.Problems > 0 {
+		flags = append(flags, st.Error.Render(fmt.Sprintf("! %d problems", sum.Problems)))
+	}
+	for _, f := range flagOrder {
 		if n := sum.ByFlag[f]; n > 0 {
 			style := st.Warning
 			if f == model.FlagBlocked {
 				style = st.Blocked
 			}
-			tokens = append(tokens, style.Render(fmt.Sprintf("%s %d %s", flagGlyph(f), n, f)))
+			flags = append(flags, style.Render(fmt.Sprintf("%s %d %s", flagGlyph(f), n, f)))
 		}
 	}
-	if sum.Problems > 0 {
-		tokens = append(tokens, st.Error.Render(fmt.Sprintf("! %d problems", sum.Problems)))
+	if len(flags) == 0 {
+		flags = append(flags, st.Muted.Render("no flags"))
 	}
-	// Counts take one line, or more on a narrow screen: a flag an operator
-	// must see is never dropped silently; notes take the next line.
-	header = append(header, packLines(tokens, w, maxCountLines)...)
+	header = append(header, packLines(flags, w, 1)...)
 	if len(m.hosts) > 0 {
 		header = append(header, m.renderHostsLine(w))
 	}
-	header = append(header, truncate(strings.Join(m.watchNotes(), "  "), w))
+	header = append(header, packLines(m.watchNotes(), w, 1)...)
 
 	if m.mode == modeTree {
 		header = append(header, m.renderColumnHead(w))
 	}
 	return header
 }
-
-// maxCountLines bounds the header's count lines, so the tree keeps its room
-// on a small screen; what does not fit is counted on the last line.
-const maxCountLines = 6
 
 // packLines puts tokens on at most limit lines of width w; tokens that do
 // not fit are replaced, at the end of the last line, by how many they are.
@@ -202,10 +267,17 @@ func packLines(tokens []string, w, limit int) []string {
 		if len(lines) == limit-1 && len(rest) > 0 {
 			more := func(n int) string { return fmt.Sprintf("+%d more", n) }
 			line, rest = pack(tokens, max(0, w-len(more(len(tokens)))-2))
-			line += "  " + more(len(rest))
+			if line == "" {
+				line = truncate(more(len(rest)), w)
+			} else {
+				line += "  " + more(len(rest))
+			}
 		}
 		lines = append(lines, line)
 		tokens = rest
+	}
+	if len(lines) == 0 {
+		lines = append(lines, "")
 	}
 	return lines
 }
@@ -233,10 +305,25 @@ func pack(tokens []string, w int) (string, []string) {
 	return b.String(), nil
 }
 
-// watchNotes say how the view is kept current and what to keep in mind.
+// watchNotes say how the view is ordered and kept current, and what to
+// keep in mind; the sort comes first, so it is never cut.
 func (m *Model) watchNotes() []string {
 	st := m.styles
-	var notes []string
+	notes := []string{st.Title.Render("sort: " + m.sort.String())}
+	if len(m.marked) > 0 {
+		notes = append(notes, st.Title.Render(fmt.Sprintf("%d marked", len(m.marked))))
+	}
+	if m.typing {
+		notes = append(notes, st.Title.Render(m.filterInput.View()))
+	} else if m.textFilter != "" {
+		notes = append(notes, st.Title.Render("/"+clean(m.textFilter)))
+	}
+	if m.state != filterAll {
+		notes = append(notes, st.Title.Render("show: "+m.state.String()))
+	}
+	if m.following != "" {
+		notes = append(notes, "following "+clean(m.following))
+	}
 	if m.snap != nil {
 		wi := m.snap.Watch
 		switch wi.Mode {
@@ -273,22 +360,8 @@ func (m *Model) watchNotes() []string {
 	if m.closed {
 		notes = append(notes, st.Warning.Render("watcher stopped"))
 	}
-	if m.paused {
-		notes = append(notes, st.Warning.Render("‖ PAUSED"))
-	}
-	if m.following != "" {
-		notes = append(notes, "following "+clean(m.following))
-	}
 	if m.opts.Readonly {
 		notes = append(notes, "read-only")
-	}
-	if m.typing {
-		notes = append(notes, st.Title.Render(m.filterInput.View()))
-	} else if m.textFilter != "" {
-		notes = append(notes, st.Title.Render("/"+clean(m.textFilter)))
-	}
-	if m.state != filterAll {
-		notes = append(notes, st.Title.Render("show: "+m.state.String()))
 	}
 	for _, n := range m.opts.Notes {
 		notes = append(notes, st.Warning.Render(clean(n)))
@@ -296,24 +369,32 @@ func (m *Model) watchNotes() []string {
 	return notes
 }
 
+// rowText lays a row's cells out in the columns of c (the mark cell first).
+func rowText(c columns, mark, name, state, action, below, beat, pid, cfa, retries string) []string {
+	cells := []string{fit(mark, markWidth), fit(name, c.name), fit(state, c.state), fit(action, c.action)}
+	for _, col := range []struct {
+		w    int
+		text string
+	}{{c.below, below}, {c.beat, beat}, {c.pid, pid}, {c.cfa, cfa}, {c.retries, retries}} {
+		if col.w > 0 {
+			cells = append(cells, fit(col.text, col.w))
+		}
+	}
+	return cells
+}
+
 func (m *Model) renderColumnHead(w int) string {
 	c := m.columns(w)
-	var b strings.Builder
-	b.WriteString(fit("NODE", c.name))
-	b.WriteString(" " + fit("STATE", c.state))
-	b.WriteString(" " + fit("BEAT", c.beat))
-	b.WriteString(" " + fit("PID", c.pid))
-	if c.cfa > 0 {
-		b.WriteString(" " + fit("CFA", c.cfa))
-		b.WriteString(" " + fit("RT", c.retries))
+	cells := rowText(c, " ", "NODE", "STATE", "ACTION", "BELOW", "BEAT", "PID", "CFA", "RT")
+	line := cells[0] + strings.Join(cells[1:], " ") // the mark cell and NODE touch, as in the rows
+	if c.reason {
+		line += " REASON"
 	}
-	b.WriteString(" " + fit("ACTION", c.action))
-	b.WriteString(" REASON")
-	return m.styles.ColumnHead.Render(fit(b.String(), w))
+	return m.styles.ColumnHead.Render(fit(line, w))
 }
 
 func (m *Model) columns(w int) columns {
-	return layoutColumns(w, m.nameMax, m.stateMax)
+	return layoutColumns(w)
 }
 
 // renderTree renders the rows on screen, and only those.
@@ -337,9 +418,19 @@ func (m *Model) renderTree(w int) []string {
 	return out
 }
 
-// rowCells are the plain texts of a row's columns.
-func (m *Model) rowCells(r row, guide string, c columns) (name, state, beat, pid, cfa, retries, action, reason string) {
+// rowCells are the plain texts of a row's cells; the name is already
+// fitted to its column (its id tail kept, see fitLabel).
+type rowCells struct {
+	mark, prefix, label, name, state, action, below, beat, pid, cfa, retries, reason string
+}
+
+func (m *Model) rowCells(r row, guide string, c columns) rowCells {
 	n := r.node
+	var rc rowCells
+	rc.mark = " "
+	if m.marked[n.ID] {
+		rc.mark = "*"
+	}
 	marker := " "
 	if r.hasKids {
 		marker = "▾"
@@ -347,48 +438,54 @@ func (m *Model) rowCells(r row, guide string, c columns) (name, state, beat, pid
 			marker = "▸"
 		}
 	}
-	name = guide + marker + stateGlyph(n.State) + " " + nodeLabel(n)
-	state = stateWords(n)
+	glyph := stateGlyph(n.State)
+	rc.state = stateWords(n)
+	tagline, tail := labelParts(n)
 	if h, ok := m.host(n); ok {
-		name = guide + marker + hostGlyph + " " + clean(n.ID)
-		state = hostWord(h)
+		glyph, tagline, tail = hostGlyph, "", clean(n.ID)
+		rc.state = hostWord(h)
 	}
-	beat = "-"
+	rc.prefix = guide + marker + glyph + " "
+	rc.label = fitLabel(tagline, tail, c.name-ansi.StringWidth(rc.prefix))
+	rc.name = rc.prefix + rc.label
+	rc.beat = "-"
 	if !n.BeatMtime.IsZero() {
-		beat = model.FormatAge(m.now.Sub(n.BeatMtime))
+		rc.beat = model.FormatAge(m.now.Sub(n.BeatMtime))
 	}
-	pid = "-"
+	rc.pid = "-"
 	if p := n.PID(); p != 0 {
-		pid = strconv.Itoa(p)
+		rc.pid = strconv.Itoa(p)
 	}
-	cfa = "-"
+	rc.cfa = "-"
 	if n.Cfa != nil && n.Cfa.State != "" {
-		cfa = clean(n.Cfa.State)
+		rc.cfa = clean(n.Cfa.State)
 	}
-	retries = "-"
+	rc.retries = "-"
 	if n.Retries.Total > 0 {
-		retries = strconv.Itoa(n.Retries.Total)
+		rc.retries = strconv.Itoa(n.Retries.Total)
 	}
-	action = string(n.Action)
-	if n.Action == model.ActionNone || n.Action == "" {
-		action = "-"
+	rc.action = string(n.Action)
+	if !needsAction(n) {
+		rc.action = "-"
 	}
-	reason = clean(n.ReasonAt(m.now))
-	return
+	if r.roll != nil {
+		rc.below = r.roll.String()
+	}
+	rc.reason = clean(n.ReasonAt(m.now))
+	return rc
 }
 
 func (m *Model) renderRow(r row, guide string, c columns, w int, selected bool) string {
 	st := m.styles
-	name, state, beat, pid, cfa, retries, action, reason := m.rowCells(r, guide, c)
+	rc := m.rowCells(r, guide, c)
 	reasonW := c.reasonWidth(w)
+	cells := rowText(c, rc.mark, rc.name, rc.state, rc.action, rc.below, rc.beat, rc.pid, rc.cfa, rc.retries)
 	if selected {
-		var b strings.Builder
-		b.WriteString(fit(name, c.name) + " " + fit(state, c.state) + " " + fit(beat, c.beat) + " " + fit(pid, c.pid))
-		if c.cfa > 0 {
-			b.WriteString(" " + fit(cfa, c.cfa) + " " + fit(retries, c.retries))
+		line := cells[0] + strings.Join(cells[1:], " ")
+		if reasonW > 0 {
+			line += " " + rc.reason
 		}
-		b.WriteString(" " + fit(action, c.action) + " " + reason)
-		return st.Selected.Render(fit(b.String(), w))
+		return st.Selected.Render(fit(line, w))
 	}
 	stateStyle := st.stateStyle(r.node.State)
 	sw := min(len(r.node.State), c.state)
@@ -397,8 +494,15 @@ func (m *Model) renderRow(r row, guide string, c columns, w int, selected bool) 
 		stateStyle, sw = m.hostStyle(h), c.state
 	}
 	var b strings.Builder
+	// Styles cost a Render each: plain text for what carries nothing (no
+	// mark, an empty roll-up), one Render for the muted columns together.
+	if rc.mark != " " {
+		b.WriteString(st.Title.Render(cells[0]))
+	} else {
+		b.WriteString(cells[0])
+	}
 	// The name: guides muted, glyph in the state's colour, label plain.
-	nameCell := fit(name, c.name)
+	nameCell := cells[1]
 	gw := ansi.StringWidth(guide) + 1
 	b.WriteString(st.Muted.Render(ansi.Cut(nameCell, 0, gw)))
 	b.WriteString(stateStyle.Render(ansi.Cut(nameCell, gw, gw+1)))
@@ -410,7 +514,7 @@ func (m *Model) renderRow(r row, guide string, c columns, w int, selected bool) 
 	}
 	b.WriteByte(' ')
 	// State word coloured, flags in the warning colour.
-	stateCell := fit(state, c.state)
+	stateCell := cells[2]
 	b.WriteString(stateStyle.Render(ansi.Cut(stateCell, 0, sw)))
 	flagStyle := st.Warning
 	if r.node.HasFlag(model.FlagBlocked) {
@@ -418,15 +522,25 @@ func (m *Model) renderRow(r row, guide string, c columns, w int, selected bool) 
 	}
 	b.WriteString(flagStyle.Render(ansi.Cut(stateCell, sw, c.state)))
 	b.WriteByte(' ')
-	b.WriteString(st.Muted.Render(fit(beat, c.beat) + " " + fit(pid, c.pid)))
-	if c.cfa > 0 {
-		b.WriteString(" " + st.Text.Render(fit(cfa, c.cfa)) + " " + st.Muted.Render(fit(retries, c.retries)))
+	b.WriteString(st.Action.Render(cells[3]))
+	i := 4
+	if c.below > 0 {
+		switch {
+		case rc.below == "":
+			b.WriteString(" " + cells[i])
+		case r.roll.state == model.StateDead || r.roll.state == model.StateMissing || r.roll.actions > 0:
+			b.WriteString(" " + st.Warning.Render(cells[i]))
+		default:
+			b.WriteString(" " + st.Muted.Render(cells[i]))
+		}
+		i++
 	}
-	b.WriteByte(' ')
-	b.WriteString(st.Action.Render(fit(action, c.action)))
+	if i < len(cells) {
+		b.WriteString(" " + st.Muted.Render(strings.Join(cells[i:], " ")))
+	}
 	if reasonW > 0 {
 		b.WriteByte(' ')
-		b.WriteString(st.Text.Render(truncate(reason, reasonW)))
+		b.WriteString(st.Text.Render(truncate(rc.reason, reasonW)))
 	}
 	if c.fixed() > w {
 		// The fixed columns alone overflow a very narrow screen: cut the row.
@@ -458,21 +572,68 @@ func (m *Model) renderStatus(w int) string {
 
 func (m *Model) renderShortHelp(w int) string {
 	if m.typing {
-		return m.styles.Muted.Render(truncate("words, state:dead flag:blocked action:kill (all must match) · ↑↓ history · enter keep · esc clear", w))
+		return m.styles.Muted.Render(truncate("enter keep · esc clear · ↑↓ history · words, state:dead flag:blocked action:kill (all must match)", w))
 	}
-	if m.dialog != nil {
-		return m.styles.Muted.Render(truncate("y confirm · esc cancel", w))
-	}
-	h := m.help
-	h.SetWidth(w)
-	h.ShowAll = false
-	if m.mode == modeDetail {
-		return truncate(h.View(detailKeys{m.keys}), w)
+	if d := m.dialog; d != nil {
+		return m.styles.Muted.Render(truncate(d.hint(), w))
 	}
 	if m.mode == modeHelp {
 		return m.styles.Muted.Render(truncate("? or esc closes the help", w))
 	}
-	return truncate(h.View(m.keys), w)
+	var bindings []key.Binding
+	if m.mode == modeDetail {
+		bindings = detailKeys{m.keys}.ShortHelp()
+	} else {
+		bindings = m.keys.ShortHelp()
+	}
+	return m.shortHelpEndingWith(bindings, []key.Binding{m.keys.Help, m.keys.Quit}, w)
+}
+
+// shortHelpEndingWith renders bindings on one line of width w; the ones in
+// tail close the line whatever the width cuts from the others, so `? help`
+// and `q quit` are always on screen.
+func (m *Model) shortHelpEndingWith(bindings, tail []key.Binding, w int) string {
+	h := m.help
+	h.ShowAll = false
+	h.SetWidth(0)
+	end := h.ShortHelpView(tail)
+	var head []key.Binding
+	for _, b := range bindings {
+		if !slices.ContainsFunc(tail, func(t key.Binding) bool { return slices.Equal(t.Keys(), b.Keys()) }) {
+			head = append(head, b)
+		}
+	}
+	sep := h.Styles.ShortSeparator.Render(h.ShortSeparator)
+	room := w - ansi.StringWidth(end) - ansi.StringWidth(sep)
+	if room < 4 {
+		return truncate(end, w)
+	}
+	// The longest run of bindings that fits, chosen here: help's own width
+	// cut keeps adding bindings once its ellipsis no longer fits.
+	front, used, cut := "", 0, false
+	for _, b := range head {
+		if !b.Enabled() {
+			continue
+		}
+		item := h.ShortHelpView([]key.Binding{b})
+		if front != "" {
+			item = sep + item
+		}
+		iw := ansi.StringWidth(item)
+		if used+iw > room {
+			cut = true
+			break
+		}
+		front += item
+		used += iw
+	}
+	if front == "" {
+		return end
+	}
+	if ellipsis := " " + h.Styles.Ellipsis.Render(h.Ellipsis); cut && used+ansi.StringWidth(ellipsis) < room {
+		front += ellipsis
+	}
+	return front + sep + end
 }
 
 // renderHelp is the `?` screen: every enabled binding.
@@ -480,7 +641,7 @@ func (m *Model) renderHelp(w, h int) []string {
 	hm := m.help
 	hm.SetWidth(0) // measure unclipped; blocks are split to fit below
 	hm.ShowAll = true
-	lines := []string{m.styles.Title.Render("Keys"), ""}
+	lines := []string{m.styles.Title.Render("Keys")}
 	// Columns that do not fit beside each other go in a block below.
 	groups := m.keys.FullHelp()
 	for start := 0; start < len(groups); {
@@ -494,7 +655,8 @@ func (m *Model) renderHelp(w, h int) []string {
 		lines = append(lines, "")
 		start = end
 	}
-	lines = append(lines, m.styles.Muted.Render(truncate("Actions ask first: Cancel is the default, y confirms; the engine re-checks.", w)))
+	lines = append(lines, m.styles.Muted.Render(truncate("Actions ask first; y confirms (Y where warned), Cancel is the default.", w)))
+	lines = append(lines, m.styles.Muted.Render(truncate("With nodes marked (v) an action asks once for them all; the engine re-checks.", w)))
 	if m.opts.Readonly {
 		lines = append(lines, m.styles.Warning.Render(truncate("read-only: the action keys are disabled.", w)))
 	}

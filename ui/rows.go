@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -48,13 +50,9 @@ type row struct {
 	hasKids   bool
 	collapsed bool
 	match     bool // false for an ancestor shown only for context
-}
-
-// nameWidth is the cells the row's name cell needs: guides, marker, glyph,
-// space, label. Runes approximate cells; only the widest row matters, so
-// nothing is built here (flatten runs over every node).
-func (r row) nameWidth() int {
-	return 2*r.depth + 3 + labelWidth(r.node)
+	// roll is what lies beneath a collapsed row or a session row; nil on
+	// other rows and leaves.
+	roll *rollup
 }
 
 // guide draws the tree guides of rows[i]: built only for rows on screen.
@@ -79,21 +77,77 @@ func guide(rows []row, i int) string {
 	return strings.Join(segs, "")
 }
 
-// stateWidth is len(stateWords(n)) without building the string.
-func stateWidth(n *model.Node) int {
-	w := len(n.State)
-	for _, f := range n.Flags {
-		w += 1 + len(f)
-	}
-	return w
-}
-
 // flatOptions say what the flattened tree shows.
 type flatOptions struct {
 	collapsed map[string]bool
 	query     query // the `/` filter; empty matches everything
 	state     stateFilter
 	pin       *model.Node // a followed node: always shown, its ancestors expanded
+	sort      sortOrder
+}
+
+// sortOrder is the `s` cycle: how siblings (and sessions) are ordered.
+type sortOrder int
+
+const (
+	sortID sortOrder = iota
+	sortSeverity
+	sortAge
+	sortAction
+	sortCount
+)
+
+func (o sortOrder) String() string {
+	return [...]string{"id", "severity", "age", "action"}[o]
+}
+
+// compare orders two siblings; every order falls back to the id, so the
+// tree never reorders between two identical snapshots.
+func (o sortOrder) compare(a, b *model.Node) int {
+	var c int
+	switch o {
+	case sortSeverity:
+		c = cmp.Compare(stateRank(a.State), stateRank(b.State))
+		if c == 0 {
+			c = cmp.Compare(worstFlagRank(a), worstFlagRank(b))
+		}
+	case sortAge:
+		// The oldest beat first; a node that never beat last.
+		switch {
+		case a.BeatMtime.IsZero() != b.BeatMtime.IsZero():
+			c = 1
+			if b.BeatMtime.IsZero() {
+				c = -1
+			}
+		default:
+			c = a.BeatMtime.Compare(b.BeatMtime)
+		}
+	case sortAction:
+		c = cmp.Compare(actionRank(a.Action), actionRank(b.Action))
+	}
+	if c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+func worstFlagRank(n *model.Node) int {
+	r := len(flagOrder) + 1
+	for _, f := range n.Flags {
+		r = min(r, flagRank(f))
+	}
+	return r
+}
+
+// sorted is nodes in order o. Nodes already in order (the usual case for
+// the id order) are returned as they are, without a copy.
+func (o sortOrder) sorted(nodes []*model.Node) []*model.Node {
+	if len(nodes) < 2 || slices.IsSortedFunc(nodes, o.compare) {
+		return nodes
+	}
+	out := slices.Clone(nodes)
+	slices.SortStableFunc(out, o.compare)
+	return out
 }
 
 func (o flatOptions) filtering() bool { return len(o.query) > 0 || o.state != filterAll }
@@ -148,10 +202,10 @@ func flatten(sessions []*model.Node, o flatOptions) []row {
 	rows := make([]row, 0, 64)
 	var walk func(n *model.Node, depth, parent int, last bool)
 	walk = func(n *model.Node, depth, parent int, last bool) {
-		kids := n.Children
+		kids := o.sort.sorted(n.Children)
 		if keep != nil {
 			kids = kids[:0:0]
-			for _, c := range n.Children {
+			for _, c := range o.sort.sorted(n.Children) {
 				if visible(c) {
 					kids = append(kids, c)
 				}
@@ -159,11 +213,18 @@ func flatten(sessions []*model.Node, o flatOptions) []row {
 		}
 		collapsed := o.collapsed[n.ID] && !onPath[n.ID]
 		self := len(rows)
-		rows = append(rows, row{
+		r := row{
 			node: n, depth: depth, last: last, parent: parent,
 			hasKids: len(kids) > 0, collapsed: collapsed && len(kids) > 0,
 			match: keep == nil || o.matches(n),
-		})
+		}
+		if len(n.Children) > 0 && (depth == 0 || r.collapsed) {
+			// Everything beneath counts, filtered or not: a filter must not
+			// hide that a worker under this row is dead.
+			roll := rollupOf(n)
+			r.roll = &roll
+		}
+		rows = append(rows, r)
 		if collapsed {
 			return
 		}
@@ -171,7 +232,7 @@ func flatten(sessions []*model.Node, o flatOptions) []row {
 			walk(c, depth+1, self, i == len(kids)-1)
 		}
 	}
-	for _, s := range sessions {
+	for _, s := range o.sort.sorted(sessions) {
 		if visible(s) {
 			walk(s, 0, -1, true)
 		}

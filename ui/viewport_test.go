@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -127,5 +129,39 @@ func TestDetailViewportFollowsItsEnd(t *testing.T) {
 	run(m, cmd)
 	if m.detailVP.YOffset() != at {
 		t.Errorf("scrolled back, the pane moved from %d to %d as the output grew", at, m.detailVP.YOffset())
+	}
+}
+
+// SPEC §6 Event pane and Mouse: the pane keeps its place at the bottom of
+// the screen when a filter leaves few rows, so the rows above it never
+// move and the wheel over it scrolls the events, not the tree.
+func TestEventPaneStaysUnderAShortTree(t *testing.T) {
+	m := newTestModel(t, 80, 24, Options{})
+	var ts []model.Transition
+	for i := range 200 {
+		ts = append(ts, model.Transition{Time: clock12, ID: fmt.Sprintf("n%03d", i), From: model.StateRunning, To: model.StateDead, Reason: "pid gone"})
+	}
+	m.Update(updateMsg{update: model.Update{Transitions: ts}})
+	press(m, "e")
+	full := strings.Split(stripped(m), "\n")
+	press(m, "/")
+	for _, r := range "flag:legacy" {
+		press(m, string(r))
+	}
+	press(m, "enter")
+	if len(m.rows) != 1 {
+		t.Fatalf("the filter left %d rows, want 1", len(m.rows))
+	}
+	lines := strings.Split(stripped(m), "\n")
+	title := m.headerH + m.treeHeight()
+	for name, frame := range map[string][]string{"all rows": full, "one row": lines} {
+		if !strings.HasPrefix(frame[title], "── events") {
+			t.Errorf("%s: line %d is %q, not the event pane's title", name, title, frame[title])
+		}
+	}
+	before := m.eventsVP.YOffset()
+	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelUp, Y: title + 1})
+	if m.eventsVP.YOffset() >= before {
+		t.Errorf("the wheel over the event pane left it at offset %d (was %d)", m.eventsVP.YOffset(), before)
 	}
 }

@@ -55,6 +55,8 @@ func flagGlyph(f model.Flag) string {
 		return "↗"
 	case model.FlagClockSkew:
 		return "±"
+	case model.FlagIdle:
+		return "◍"
 	}
 	return "·"
 }

@@ -78,8 +78,8 @@ func TestPidPins(t *testing.T) {
 	pins.Lookup(zombie.Process.Pid)
 	_ = zombie.Process.Kill()
 	awaitExit(t, pins, zombie.Process.Pid)
-	if info := pins.Lookup(zombie.Process.Pid); !info.Exists {
-		t.Errorf("zombie: %+v, want it to exist (as for signal 0)", info)
+	if info := pins.Lookup(zombie.Process.Pid); info.Exists {
+		t.Errorf("zombie: %+v, want gone: it exited and will never beat again", info)
 	}
 	if _, pinned := pins.StillRunning(zombie.Process.Pid); pinned {
 		t.Error("a zombie was pinned")
@@ -206,5 +206,31 @@ func BenchmarkProbeTick(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(pids))/1000, "µs/pid/tick")
 		})
+	}
+}
+
+// An agent killed under a frozen wrapper stays a zombie until the wrapper
+// reaps it. The live engine's probe (a cache over pins) must call it gone
+// once its pin reports the exit, not keep the answer signal 0 gives for a
+// zombie until the next re-verify, half a minute later.
+func TestCachingProbeOverPinsCallsAZombieGone(t *testing.T) {
+	probe, _, release := PinProcesses(SystemProbe{})
+	t.Cleanup(release)
+	c := NewCachingProbe(probe, time.Millisecond)
+	zombie := exec.Command("sleep", "60")
+	if err := zombie.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = zombie.Wait() })
+	pid := zombie.Process.Pid
+	if info := c.Lookup(pid); !info.Exists {
+		t.Fatalf("live sleep %d: %+v", pid, info)
+	}
+	_ = zombie.Process.Kill() // not reaped: a zombie until the cleanup
+	for deadline := time.Now().Add(5 * time.Second); c.Lookup(pid).Exists; {
+		if time.Now().After(deadline) {
+			t.Fatalf("zombie %d still alive to the caching probe after 5 s", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

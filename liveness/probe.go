@@ -96,6 +96,9 @@ func procStatLookup(pid int) (ProcessInfo, bool) {
 		// ESRCH, or empty: the process ended after the open.
 		return ProcessInfo{}, true
 	}
+	if hasExited(buf[:n]) {
+		return ProcessInfo{}, true
+	}
 	ticks, err := startTicks(buf[:n])
 	if err != nil {
 		return ProcessInfo{}, false
@@ -106,6 +109,19 @@ func procStatLookup(pid int) (ProcessInfo, bool) {
 	}
 	ms := ticks*1000/userHZ + boot*1000
 	return ProcessInfo{Exists: true, CreateTime: time.UnixMilli(int64(ms))}, true
+}
+
+// hasExited reports whether a /proc/<pid>/stat line is of a process that has
+// exited and waits to be reaped (state Z, zombie, or X, dead): it holds its
+// pid, so the pid cannot be reused, but it will never beat again — an agent
+// killed under a frozen wrapper is gone, not alive (SPEC §3 "dead").
+func hasExited(stat []byte) bool {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return false
+	}
+	state := stat[i+2]
+	return state == 'Z' || state == 'X'
 }
 
 // startTicks takes field 22 (starttime, in clock ticks after the boot) from
@@ -255,13 +271,22 @@ func (c *CachingProbe) Lookup(pid int) ProcessInfo {
 		return e.info
 	}
 	if cached && c.pinner != nil && e.info.Exists && e.info.CreateTimeErr == nil {
-		if running, pinned := c.pinner.StillRunning(pid); pinned && running {
+		running, pinned := c.pinner.StillRunning(pid)
+		if pinned && running {
 			// The very process whose create time is held: nothing to re-read.
 			e.at, e.verified = now, now
 			c.store(pid, e, now)
 			return e.info
 		}
-		// Not pinned, or it exited (a zombie still exists): ask as usual.
+		if pinned {
+			// The pinned process exited. Only a full lookup tells a
+			// zombie (exited, not reaped: gone) from a live process;
+			// signal 0 still finds it.
+			info := c.probe.Lookup(pid)
+			c.store(pid, cachedLookup{info: info, at: now, verified: now}, now)
+			return info
+		}
+		// Not pinned: ask as usual.
 	}
 	if cached && c.checker != nil && c.checkable(e, pid, now) {
 		exists, err := c.checker.PidExists(pid)

@@ -274,6 +274,7 @@ func TestCachingProbeWithoutExistenceCheck(t *testing.T) {
 type processTable struct {
 	mu      sync.Mutex
 	procs   map[int]time.Time // pid -> create time
+	zombies map[int]bool      // exited, not reaped: signal 0 finds them, a full lookup calls them gone
 	lookups int
 	checks  int
 	failing bool // PidExists errors
@@ -284,7 +285,7 @@ func (p *processTable) Lookup(pid int) ProcessInfo {
 	defer p.mu.Unlock()
 	p.lookups++
 	ct, ok := p.procs[pid]
-	if !ok {
+	if !ok || p.zombies[pid] {
 		return ProcessInfo{}
 	}
 	return ProcessInfo{Exists: true, CreateTime: ct}
@@ -304,6 +305,7 @@ func (p *processTable) PidExists(pid int) (bool, error) {
 func (p *processTable) set(pid int, ct time.Time, alive bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	delete(p.zombies, pid)
 	if alive {
 		p.procs[pid] = ct
 	} else {
@@ -544,8 +546,10 @@ func TestSystemProbeReadsProcStat(t *testing.T) {
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		if info := (SystemProbe{}).Lookup(zombie.Process.Pid); !info.Exists {
-			t.Errorf("zombie %d: %+v, want it to exist (as for gopsutil and kill 0)", zombie.Process.Pid, info)
+		// An agent killed under a frozen wrapper stays a zombie until the
+		// wrapper reaps it: it exited, so it is gone, not alive.
+		if info := (SystemProbe{}).Lookup(zombie.Process.Pid); info.Exists {
+			t.Errorf("zombie %d: %+v, want gone (it exited; it holds its pid but never beats again)", zombie.Process.Pid, info)
 		}
 		_ = zombie.Wait()
 		if info := (SystemProbe{}).Lookup(zombie.Process.Pid); info.Exists {
@@ -612,7 +616,7 @@ func (p *pinningTable) StillRunning(pid int) (running, pinned bool) {
 }
 
 // exit ends the pinned process: gone, or left a zombie (its pid still
-// exists for a signal 0).
+// exists for a signal 0; a full lookup calls it gone).
 func (p *pinningTable) exit(pid int, zombie bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -621,7 +625,12 @@ func (p *pinningTable) exit(pid int, zombie bool) {
 	}
 	if !zombie {
 		delete(p.procs, pid)
+		return
 	}
+	if p.zombies == nil {
+		p.zombies = map[int]bool{}
+	}
+	p.zombies[pid] = true
 }
 
 // With a probe that pins what it looked up, a pinned process still running
@@ -643,14 +652,14 @@ func TestCachingProbeTrustsPinnedProcesses(t *testing.T) {
 		{name: "first: a full lookup, which pins", want: model.ProcessAlive, wantLookups: 1},
 		{name: "past the TTL: the pin answers", advance: time.Second, want: model.ProcessAlive, wantLookups: 1, wantPinned: 1},
 		{name: "past the re-verify period: still the pin, no re-read", advance: time.Minute, want: model.ProcessAlive, wantLookups: 1, wantPinned: 2},
-		{name: "it exits and is reaped: the pin says so, signal 0 confirms", advance: time.Second,
-			change: func() { table.exit(pid, false) }, want: model.ProcessGone, wantLookups: 1, wantChecks: 1, wantPinned: 3},
+		{name: "it exits and is reaped: the pin says so, a full lookup confirms", advance: time.Second,
+			change: func() { table.exit(pid, false) }, want: model.ProcessGone, wantLookups: 2, wantChecks: 0, wantPinned: 3},
 		{name: "its pid is reused: a full lookup of the new process", advance: time.Second,
-			change: func() { table.set(pid, started.Add(time.Minute), true) }, want: model.ProcessReused, wantLookups: 2, wantChecks: 2, wantPinned: 3},
-		{name: "the new process is pinned in turn", advance: time.Second, want: model.ProcessReused, wantLookups: 2, wantChecks: 2, wantPinned: 4},
-		{name: "it exits, left a zombie: exists for signal 0, as without pins", advance: time.Second,
-			change: func() { table.exit(pid, true) }, want: model.ProcessReused, wantLookups: 2, wantChecks: 3, wantPinned: 5},
-		{name: "a zombie is asked with signal 0 from then on", advance: time.Second, want: model.ProcessReused, wantLookups: 2, wantChecks: 4, wantPinned: 5},
+			change: func() { table.set(pid, started.Add(time.Minute), true) }, want: model.ProcessReused, wantLookups: 3, wantChecks: 1, wantPinned: 3},
+		{name: "the new process is pinned in turn", advance: time.Second, want: model.ProcessReused, wantLookups: 3, wantChecks: 1, wantPinned: 4},
+		{name: "it exits, left a zombie: the full lookup calls it gone, though signal 0 finds it", advance: time.Second,
+			change: func() { table.exit(pid, true) }, want: model.ProcessGone, wantLookups: 4, wantChecks: 1, wantPinned: 5},
+		{name: "a zombie stays gone: signal 0 finds it, the full lookup says gone", advance: time.Second, want: model.ProcessGone, wantLookups: 5, wantChecks: 2, wantPinned: 5},
 	}
 	for _, s := range steps {
 		clock = clock.Add(s.advance)

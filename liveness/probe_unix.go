@@ -11,7 +11,8 @@ import (
 
 // PidExists asks the kernel with signal 0, which delivers nothing: no error
 // or EPERM (another user's process) means the pid exists, ESRCH that it
-// does not. A zombie still exists, as it does for gopsutil.
+// does not. A zombie still exists for signal 0; Lookup, which reads its
+// state, calls it gone.
 func (SystemProbe) PidExists(pid int) (bool, error) {
 	if pid <= 0 || pid > math.MaxInt32 {
 		// 0 and negative pids name process groups for kill(2): never ask.

@@ -51,14 +51,8 @@ func (w *HeartbeatWriter) Write(status string, pid int, started float64) error {
 	return w.flush()
 }
 
-// SetStatus changes only the status and writes the heartbeat whole.
-func (w *HeartbeatWriter) SetStatus(status string) error {
-	w.hb.Status = status
-	return w.flush()
-}
-
 // SetExtra records an extra field (shown under `extra` by readers); it is
-// written with the next Write or SetStatus.
+// written with the next Write.
 func (w *HeartbeatWriter) SetExtra(key string, value any) error {
 	raw, err := json.Marshal(value)
 	if err != nil {

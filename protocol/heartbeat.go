@@ -14,7 +14,7 @@ import (
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
-// HeartbeatWriter owns one node's `.heartbeat`. Write, SetStatus and
+// HeartbeatWriter owns one node's `.heartbeat`. Write and
 // SetExtra must not run concurrently with each other; Beat only touches the
 // file's mtime and may run beside them (a beat loop beside the lifecycle).
 type HeartbeatWriter struct {

@@ -21,7 +21,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			return cmd
 		}
 	}
-	if m.typing {
+	if m.prompt.typing {
 		return m.filterKey(msg)
 	}
 	k := m.keys

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"charm.land/bubbles/v2/help"
-	"charm.land/bubbles/v2/textinput"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
@@ -104,16 +103,10 @@ type Model struct {
 	offset    int
 	selected  string // the selected node's id: the cursor follows it across updates
 
-	textFilter  string // the `/` prompt's text
-	query       query  // textFilter parsed
-	typing      bool   // the `/` prompt is open
-	filterInput textinput.Model
-	// filterHistory is the filters kept with enter in this run, oldest
-	// first; historyAt is where up/down stand in it (len: the draft).
-	filterHistory []string
-	historyAt     int
-	historyDraft  string
-	state         stateFilter
+	textFilter string // the `/` prompt's text
+	query      query  // textFilter parsed
+	prompt     filterPrompt // the `/` prompt: open or not, its input, its history
+	state      stateFilter
 
 	mode     mode
 	detailVP viewport.Model // the detail pane's scroll
@@ -200,7 +193,7 @@ func New(opts Options) *Model {
 		detailVP:  newPane(),
 		eventsVP:  newPane(),
 
-		filterInput: newFilterInput(),
+		prompt: newFilterPrompt(),
 	}
 	m.setHosts(opts.Hosts)
 	if m.snap != nil {
@@ -305,7 +298,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.dirty = true
 		return cmd
 	case tea.PasteMsg:
-		if m.typing {
+		if m.prompt.typing {
 			cmd := m.filterKey(msg)
 			m.dirty = true
 			return cmd

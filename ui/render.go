@@ -91,7 +91,7 @@ func (m *Model) renderStatus(w int) string {
 }
 
 func (m *Model) renderShortHelp(w int) string {
-	if m.typing {
+	if m.prompt.typing {
 		return m.styles.Muted.Render(truncate("enter keep · esc clear · ↑↓ history · words, state:dead flag:blocked action:kill (all must match)", w))
 	}
 	if d := m.dialog; d != nil {

@@ -150,8 +150,8 @@ func (m *Model) watchNotes() []string {
 	if len(m.marked) > 0 {
 		notes = append(notes, st.Title.Render(fmt.Sprintf("%d marked", len(m.marked))))
 	}
-	if m.typing {
-		notes = append(notes, st.Title.Render(m.filterInput.View()))
+	if m.prompt.typing {
+		notes = append(notes, st.Title.Render(m.prompt.View()))
 	} else if m.textFilter != "" {
 		notes = append(notes, st.Title.Render("/"+clean(m.textFilter)))
 	}

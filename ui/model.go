@@ -103,8 +103,8 @@ type Model struct {
 	offset    int
 	selected  string // the selected node's id: the cursor follows it across updates
 
-	textFilter string // the `/` prompt's text
-	query      query  // textFilter parsed
+	textFilter string       // the `/` prompt's text
+	query      query        // textFilter parsed
 	prompt     filterPrompt // the `/` prompt: open or not, its input, its history
 	state      stateFilter
 

@@ -6,13 +6,17 @@
 //
 // Where things are:
 //
-//	classify.go       ClassifyForest, ClassifyNode, Recommend, RetriesLeft,
-//	                  and the readings of SPEC §3 that its tables leave open
-//	                  and the traits of a source's records (SPEC §10): a pid
-//	                  per turn and its idle owner, no process expected,
-//	                  never kill, merges itself, a launch timeout, no beat
-//	                  required; ThresholdsFor and NodeEdges, a node's own
-//	                  thresholds and the ages past which it changes
+//	classify.go       ClassifyForest, ClassifyNode, BeatEdges and NodeEdges
+//	                  (the ages past which a node changes), ClockSkew
+//	classify_node.go  one node's own state: heartbeat, legacy, unstarted,
+//	                  with the readings of SPEC §3 that its tables leave open
+//	                  and the traits of a source's records (SPEC §10): no
+//	                  process expected, never kill, a launch timeout, no
+//	                  beat required
+//	classify_tree.go  the tree pass: orphaned, conflict and cycle notes,
+//	                  Recommend (merges itself), RetriesLeft
+//	traits.go         ThresholdsFor (a node's own thresholds), a pid per
+//	                  turn and its idle owner
 //	identity.go       Verify, VerifyWithin (a late-stamped started), CheckStarted
 //	probe.go          SystemProbe, CachingProbe, ProcessStarted
 //	pins_linux.go     PinProcesses: a pidfd per followed process, in

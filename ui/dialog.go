@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -382,6 +383,8 @@ func (m *Model) noteAgents() {
 		m.setStatus(line, false)
 	}
 }
+
+var dialogBorder = lipgloss.RoundedBorder()
 
 // renderDialog draws the dialog box, width w at most.
 func (m *Model) renderDialog(w int) []string {

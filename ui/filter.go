@@ -123,6 +123,22 @@ func (t filterTerm) match(n *model.Node) bool {
 	return false
 }
 
+// filterPrompt is the `/` prompt: its text input and the filters kept with
+// enter in this run. The model applies what it holds (setFilter).
+type filterPrompt struct {
+	typing bool // the prompt is open
+	input  textinput.Model
+	// history is the filters kept with enter in this run, oldest first; at
+	// is where up/down stand in it (len: the draft).
+	history []string
+	at      int
+	draft   string
+}
+
+func newFilterPrompt() filterPrompt {
+	return filterPrompt{input: newFilterInput()}
+}
+
 // newFilterInput is the `/` prompt. Its cursor does not blink (a blink is a
 // redraw twice a second for nothing) and its styles are plain: the header
 // styles the line, so mono stays mono.
@@ -137,13 +153,64 @@ func newFilterInput() textinput.Model {
 	return in
 }
 
+// open opens the prompt on text, the current filter.
+func (p *filterPrompt) open(text string) tea.Cmd {
+	p.typing = true
+	p.at = len(p.history)
+	p.input.SetValue(text)
+	p.input.CursorEnd()
+	return p.input.Focus()
+}
+
+// close closes the prompt; clearText empties its text too.
+func (p *filterPrompt) close(clearText bool) {
+	p.typing = false
+	p.input.Blur()
+	if clearText {
+		p.input.SetValue("")
+	}
+}
+
+// View is the prompt's line, `/` and the text.
+func (p *filterPrompt) View() string { return p.input.View() }
+
+func (p *filterPrompt) remember(s string) {
+	if strings.TrimSpace(s) == "" {
+		return
+	}
+	if n := len(p.history); n > 0 && p.history[n-1] == s {
+		return
+	}
+	p.history = append(p.history, s)
+	if len(p.history) > maxFilterHistory {
+		p.history = slices.Delete(p.history, 0, 1)
+	}
+}
+
+// recall moves through the history by step and puts what it reaches in the
+// input; past the newest it comes back to what was being typed before the
+// walk began. moved is false when the walk is already at its end.
+func (p *filterPrompt) recall(step int) (text string, moved bool) {
+	if p.at == len(p.history) {
+		p.draft = p.input.Value()
+	}
+	at := max(0, min(p.at+step, len(p.history)))
+	if at == p.at {
+		return "", false
+	}
+	p.at = at
+	text = p.draft
+	if at < len(p.history) {
+		text = p.history[at]
+	}
+	p.input.SetValue(text)
+	p.input.CursorEnd()
+	return text, true
+}
+
 // openFilter is `/`: the prompt opens on the current filter.
 func (m *Model) openFilter() tea.Cmd {
-	m.typing = true
-	m.historyAt = len(m.filterHistory)
-	m.filterInput.SetValue(m.textFilter)
-	m.filterInput.CursorEnd()
-	return m.filterInput.Focus()
+	return m.prompt.open(m.textFilter)
 }
 
 // filterKey edits the prompt: enter keeps the filter (and remembers it),
@@ -153,15 +220,12 @@ func (m *Model) filterKey(msg tea.Msg) tea.Cmd {
 	if k, ok := msg.(tea.KeyPressMsg); ok {
 		switch k.String() {
 		case "enter":
-			m.typing = false
-			m.filterInput.Blur()
-			m.rememberFilter(m.textFilter)
+			m.prompt.close(false)
+			m.prompt.remember(m.textFilter)
 			m.reflow()
 			return nil
 		case "esc":
-			m.typing = false
-			m.filterInput.Blur()
-			m.filterInput.SetValue("")
+			m.prompt.close(true)
 			m.setFilter("")
 			return nil
 		case "up":
@@ -172,8 +236,8 @@ func (m *Model) filterKey(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 	}
-	m.filterInput, cmd = m.filterInput.Update(msg)
-	m.setFilter(m.filterInput.Value())
+	m.prompt.input, cmd = m.prompt.input.Update(msg)
+	m.setFilter(m.prompt.input.Value())
 	return cmd
 }
 
@@ -191,35 +255,9 @@ func (m *Model) setFilter(s string) {
 	m.reflow()
 }
 
-func (m *Model) rememberFilter(s string) {
-	if strings.TrimSpace(s) == "" {
-		return
-	}
-	if n := len(m.filterHistory); n > 0 && m.filterHistory[n-1] == s {
-		return
-	}
-	m.filterHistory = append(m.filterHistory, s)
-	if len(m.filterHistory) > maxFilterHistory {
-		m.filterHistory = slices.Delete(m.filterHistory, 0, 1)
-	}
-}
-
-// recallFilter moves through the history; past the newest it comes back to
-// what was being typed before the walk began.
+// recallFilter applies the filter the history walk reaches.
 func (m *Model) recallFilter(step int) {
-	if m.historyAt == len(m.filterHistory) {
-		m.historyDraft = m.filterInput.Value()
+	if text, moved := m.prompt.recall(step); moved {
+		m.setFilter(text)
 	}
-	at := max(0, min(m.historyAt+step, len(m.filterHistory)))
-	if at == m.historyAt {
-		return
-	}
-	m.historyAt = at
-	text := m.historyDraft
-	if at < len(m.filterHistory) {
-		text = m.filterHistory[at]
-	}
-	m.filterInput.SetValue(text)
-	m.filterInput.CursorEnd()
-	m.setFilter(text)
 }

@@ -1,0 +1,301 @@
+package liveness
+
+// The first pass: one node's state, flags, reason and probe result from its
+// own facts — a heartbeat, a legacy `.running`, or neither (unstarted).
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// classifyHeartbeat applies the state and flag tables to a node with a
+// `.heartbeat` file, parseable or not.
+func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thresholds) verdict {
+	var v verdict
+	hb := n.Heartbeat
+	age := now.Sub(n.BeatMtime)
+	pid, started := 0, 0.0
+	subject := "" // what the reason says about the heartbeat before its age
+	if hb == nil {
+		v.flags.add(model.FlagUnreadable)
+		subject = "heartbeat unreadable"
+	} else {
+		pid, started = hb.PID, hb.Started
+		switch hb.Status {
+		case model.StatusCompleted, model.StatusWithdrawn:
+			return verdict{state: model.StateFinished, reason: plainReason(hb.Status)}
+		case model.StatusStarting:
+			v.flags.add(model.FlagStarting)
+			subject = "starting"
+		case model.StatusPaused:
+			v.flags.add(model.FlagPaused)
+			subject = "paused"
+		case model.StatusRunning:
+			subject = "beating"
+		default:
+			v.flags.add(model.FlagUnknownStatus)
+			subject = "unknown status " + strconv.Quote(termtext.OneLine(hb.Status, maxQuestion))
+		}
+	}
+	blocked := n.Blocked != nil
+	if blocked {
+		v.flags.add(model.FlagBlocked)
+	}
+	if n.BeatMtime.IsZero() {
+		return unknownMtime(v, subject, n.Blocked)
+	}
+	ahead, skewed := skewedBy(n.BeatMtime, now)
+	if skewed {
+		v.flags.add(model.FlagClockSkew)
+	}
+	// beat is the reason's word on the mtime: how old, or how far ahead.
+	// Built only for the reason that quotes it: 10,000 nodes a tick.
+	beat := func() reason {
+		if skewed {
+			return plainReason(inTheFuture("heartbeat", ahead))
+		}
+		return lastBeat(n.BeatMtime, now)
+	}
+
+	tr := n.Traits
+	// ageNoSign: the record's age says nothing of death (SPEC §10), so
+	// past stale it is quiet, never stalled or dead by age.
+	ageNoSign := tr.BeatNotRequired || tr.NoProcessExpected
+	launchTimedOut := hb != nil && hb.Status == model.StatusStarting && tr.LaunchTimeout > 0 &&
+		!skewed && !blocked && age > tr.LaunchTimeout
+	var lead string // what a trait's rule says before the beat, replacing the subject
+	var note string // what a trait's rule adds after the beat
+
+	var unverifiedWhy error // why the pid could not be verified, when started is to blame
+	switch {
+	case th.NoPidCheck || pid <= 0:
+		// The mtime alone decides.
+		v.state = model.StateRunning
+		if launchTimedOut {
+			v.state, v.reason = model.StateDead, launchTimeout(n.BeatMtime, now, tr.LaunchTimeout)
+			return v
+		}
+		if age > th.Stale && !blocked && !ageNoSign {
+			v.state = model.StateDead
+			switch {
+			case hb == nil:
+				v.reason = beat().prefixed(subject + "; ")
+			case pid <= 0:
+				v.reason = beat().prefixed("no pid; ")
+			default:
+				v.reason = plainReason("no beat for " + model.FormatAge(age) + " (pid not checked)")
+			}
+			return v
+		}
+	case age <= th.ExitGrace && !skewed:
+		// A fresh beat is running without asking the probe.
+		v.state = model.StateRunning
+	default:
+		boot := bootTime(probe)
+		v.process, unverifiedWhy = VerifyWithin(probe.Lookup(pid), started, tr.StartSlack, th.StartTolerance, boot, now)
+		ended := v.process == model.ProcessGone || v.process == model.ProcessReused
+		switch {
+		case ended && tr.NoProcessExpected:
+			note = "no process expected (pid " + strconv.Itoa(pid) + " " + endedWord(v.process) + ")"
+		case ended && launchTimedOut:
+			v.state, v.reason = model.StateDead, launchTimeout(n.BeatMtime, now, tr.LaunchTimeout)
+			return v
+		case ended && tr.PIDPerTurn:
+			turn := betweenTurns(n, probe, pid, age, skewed, blocked, th, beat)
+			if turn.dead {
+				v.state, v.reason = model.StateDead, turn.reason
+				return v
+			}
+			if turn.idle {
+				v.flags.add(model.FlagIdle)
+			}
+			lead = turn.lead
+		case v.process == model.ProcessGone:
+			v.state, v.reason = model.StateDead, reasonPidGone(pid, beat())
+			return v
+		case v.process == model.ProcessReused:
+			v.state, v.reason = model.StateDead, reasonPidReused(pid, beat())
+			return v
+		case v.process == model.ProcessUnverified && !tr.NoProcessExpected && !boot.IsZero() && n.BeatMtime.Before(boot.Add(-th.StartTolerance)):
+			v.state = model.StateDead
+			v.reason = plainReason(fmt.Sprintf("heartbeat predates the last boot (%s); pid %d is not its process", clock(boot, now), pid))
+			return v
+		}
+		v.state = model.StateRunning
+	}
+
+	// Running. The pid is alive as the same process (or unverified) when it
+	// was probed; stalled needs that, so a node judged by mtime alone never is.
+	probedAlive := v.process == model.ProcessAlive || v.process == model.ProcessUnverified
+	unverified := v.process == model.ProcessUnverified
+	switch {
+	case skewed:
+		if unverified {
+			v.flags.add(model.FlagPidUnverified)
+		}
+		v.reason = beat().prefixed(subject + "; ").appended(" (" + pidNote(pid, v.process, unverifiedWhy, th.NoPidCheck) + ")")
+	case age > th.Stale && probedAlive && !ageNoSign:
+		v.flags.add(model.FlagStalled)
+		if unverified {
+			v.flags.add(model.FlagPidUnverified)
+		}
+		if age > th.KillAfter && !blocked && !unverified && !tr.NeverKill {
+			v.flags.add(model.FlagKillCandidate)
+		}
+		v.reason = stalledFor(pid, n.BeatMtime, now, unverified, unverifiedWhy)
+	case age > th.Beat && (age <= th.Stale || ageNoSign):
+		v.flags.add(model.FlagQuiet)
+		v.reason = beat().prefixed(subject + ", quiet: ")
+		if age > th.Stale && tr.BeatNotRequired && note == "" {
+			// Running only because no beat is required: say so, and
+			// what the pid said.
+			if unverified {
+				v.flags.add(model.FlagPidUnverified)
+			}
+			note = "no beat required"
+			if probedAlive {
+				note += " (" + pidNote(pid, v.process, unverifiedWhy, th.NoPidCheck) + ")"
+			}
+		}
+	default:
+		v.reason = beat().prefixed(subject + "; ")
+	}
+	if lead != "" {
+		v.reason = beat().prefixed(lead)
+	}
+	if note != "" {
+		v.reason = v.reason.appended("; " + note)
+	}
+	if blocked {
+		v.reason = beat().prefixed(waitingForHuman(n.Blocked) + "; ")
+	}
+	return v
+}
+
+// endedWord names a pid found not to be its process any more.
+func endedWord(p model.ProcessStatus) string {
+	if p == model.ProcessReused {
+		return "now another process"
+	}
+	return "gone"
+}
+
+// pidNote says, for a heartbeat whose mtime is in the future, what decided
+// that the node runs: the pid as probed, or that there was none to ask.
+func pidNote(pid int, process model.ProcessStatus, why error, noPidCheck bool) string {
+	switch {
+	case noPidCheck:
+		return "pid not checked"
+	case pid <= 0:
+		return "no pid to check"
+	case process == model.ProcessUnverified:
+		return unverifiedPid(pid, why)
+	case process == model.ProcessGone || process == model.ProcessReused:
+		return "pid " + strconv.Itoa(pid) + " " + endedWord(process)
+	}
+	return "pid " + strconv.Itoa(pid) + " alive"
+}
+
+// classifyLegacy: a node known from `.running` (a pid, an mtime, nothing
+// else). Dead when the sentinel predates the last boot or the pid is gone
+// past the exit grace; there is no started to compare, so no reuse check.
+func classifyLegacy(n *model.Node, probe Probe, now time.Time, th model.Thresholds) verdict {
+	v := verdict{state: model.StateRunning}
+	v.flags.add(model.FlagLegacy)
+	blocked := n.Blocked != nil
+	if blocked {
+		v.flags.add(model.FlagBlocked)
+	}
+	if n.BeatMtime.IsZero() {
+		return unknownMtime(v, ".running unreadable", n.Blocked)
+	}
+	age := now.Sub(n.BeatMtime)
+	pid := n.LegacyPID
+	written := beatAge(".running written ", n.BeatMtime, now, " ago")
+	ahead, skewed := skewedBy(n.BeatMtime, now)
+	if skewed {
+		v.flags.add(model.FlagClockSkew)
+		written = plainReason(inTheFuture(".running", ahead))
+	}
+
+	switch {
+	case th.NoPidCheck || pid <= 0:
+		if age > th.Stale && !blocked {
+			v.state = model.StateDead
+			if pid <= 0 {
+				v.reason = written.prefixed("no pid in .running; ")
+			} else {
+				v.reason = written.appended(" (pid not checked)")
+			}
+			return v
+		}
+		v.reason = written
+	default:
+		if boot := bootTime(probe); !boot.IsZero() && n.BeatMtime.Before(boot) {
+			v.state = model.StateDead
+			v.reason = plainReason(fmt.Sprintf(".running predates the last boot (%s); pid %d is not its process", clock(boot, now), pid))
+			return v
+		}
+		if age <= th.ExitGrace && !skewed {
+			v.reason = written
+			break
+		}
+		if !probe.Lookup(pid).Exists {
+			v.state, v.process = model.StateDead, model.ProcessGone
+			v.reason = written.prefixed("pid " + strconv.Itoa(pid) + " gone; ")
+			return v
+		}
+		v.process = model.ProcessAlive
+		v.reason = written.prefixed("pid " + strconv.Itoa(pid) + " alive; ")
+	}
+	if blocked {
+		v.reason = written.prefixed(waitingForHuman(n.Blocked) + "; ")
+	}
+	return v
+}
+
+// unknownMtime: the sentinel is listed but could not even be stat'ed (the
+// scanner then has no mtime). Nothing says the agent stopped, so it is
+// running — flagged unreadable, its error in problems — and nothing is
+// recommended against it.
+func unknownMtime(v verdict, subject string, b *model.Blocked) verdict {
+	v.state = model.StateRunning
+	v.reason = plainReason(subject + "; mtime unknown")
+	if b != nil {
+		v.reason = v.reason.prefixed(waitingForHuman(b) + "; ")
+	}
+	return v
+}
+
+// classifyUnstarted: no heartbeat and no `.running`, so the node is known
+// from its parent's registry line only — or it lies outside every root,
+// where its files exist as far as anyone knows but are not read: missing is
+// the nearest state (nothing was read), never "never started".
+func classifyUnstarted(n *model.Node, now time.Time) verdict {
+	outside := n.HasScanFlag(model.FlagOutsideRoot)
+	if n.Entry != nil && model.TerminalStatus(n.Entry.Status) {
+		gone := "heartbeat gone"
+		if outside {
+			gone = outsideNotRead
+		}
+		return verdict{state: model.StateFinished, reason: plainReason("registry says " + n.Entry.Status + "; " + gone)}
+	}
+	if outside {
+		return verdict{state: model.StateMissing, reason: plainReason(outsideNotRead)}
+	}
+	why := "registered but never started"
+	if n.Entry == nil {
+		why = "no heartbeat file"
+	} else if n.Parent != nil && !n.Parent.RegistryMtime.IsZero() {
+		why += " (" + model.FormatAge(now.Sub(n.Parent.RegistryMtime)) + " ago)"
+	}
+	return verdict{state: model.StateMissing, reason: plainReason(why)}
+}
+
+// outsideNotRead is the reason of a node the scanner does not read because
+// its path leads outside every root.
+const outsideNotRead = "outside every root: not read"

@@ -1,0 +1,164 @@
+package teaparty
+
+// Reading one bus: its `conversations` rows, each waiting row's question and
+// each conversation's newest message, in one short transaction.
+
+import (
+	"math"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/sources/internal/sqlitestore"
+)
+
+// requiredColumns are those of TeaParty's CREATE TABLE: a table without
+// them is not its bus. The later columns it adds in place by ALTER TABLE
+// may be missing from a database no TeaParty has opened since; they read
+// as the defaults those ALTERs give.
+var requiredColumns = []string{"id", "type", "state", "created_at"}
+
+var columns = []sqlitestore.Column{
+	{Name: "id", Type: "TEXT", Default: "''"},
+	{Name: "type", Type: "TEXT", Default: "''"},
+	{Name: "state", Type: "TEXT", Default: "''"},
+	{Name: "created_at", Type: "REAL", Default: "0.0"},
+	{Name: "awaiting_input", Type: "INTEGER", Default: "0"},
+	{Name: "agent_name", Type: "TEXT", Default: "''"},
+	{Name: "parent_conversation_id", Type: "TEXT", Default: "''"},
+	{Name: "request_id", Type: "TEXT", Default: "''"},
+	{Name: "project_slug", Type: "TEXT", Default: "''"},
+	{Name: "worktree_path", Type: "TEXT", Default: "''"},
+	{Name: "pid", Type: "INTEGER", Default: "0"},
+	{Name: "pid_started", Type: "REAL", Default: "0.0"},
+}
+
+// row is one conversation as the bus holds it.
+type row struct {
+	id, typ, state     string
+	createdAt          float64
+	awaitingInput      bool
+	agent, parent      string
+	requestID, project string
+	worktree           string
+	pid                int
+	pidStarted         float64
+	question           *model.Blocked // awaiting_input: the last message not from a human
+	pidFrom            string         // the database the pid was read from, when not the row's
+	lastMessage        float64        // the newest message of the conversation (epoch seconds)
+	bus                bus
+}
+
+// read reads the conversations of one bus in one short transaction.
+func (s *Source) read(b bus) ([]*row, error) {
+	snap, err := sqlitestore.Open(b.path, s.BusyTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer snap.Close()
+	cols, err := snap.Columns(table)
+	if err != nil {
+		return nil, err
+	}
+	if err := sqlitestore.Require(snap.Path, table, cols, requiredColumns); err != nil {
+		return nil, err
+	}
+	rows, err := snap.Query(`SELECT ` + sqlitestore.Select(cols, columns) + ` FROM ` + table + ` ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*row
+	for rows.Next() {
+		r := &row{bus: b}
+		var awaiting int64
+		var pid int64
+		if err := rows.Scan(&r.id, &r.typ, &r.state, &r.createdAt, &awaiting, &r.agent, &r.parent,
+			&r.requestID, &r.project, &r.worktree, &pid, &r.pidStarted); err != nil {
+			return nil, sqlitestore.Describe(snap.Path, err)
+		}
+		r.awaitingInput = awaiting != 0
+		r.pid = int(pid)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, sqlitestore.Describe(snap.Path, err)
+	}
+	if err := readQuestions(snap, out); err != nil {
+		return nil, err
+	}
+	if err := readLastMessages(snap, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readQuestions fills the question of every row awaiting input: the last
+// message of its conversation not sent by the human (TeaParty's
+// check_message_bus_request reads the same). A bus without messages
+// leaves the question empty.
+func readQuestions(snap *sqlitestore.Snapshot, rows []*row) error {
+	has, err := snap.HasTable("messages")
+	if err != nil || !has {
+		return err
+	}
+	for _, r := range rows {
+		if !r.awaitingInput && !(r.typ == typeProxy && live(r.state)) {
+			continue
+		}
+		res, err := snap.Query(`SELECT substr(CAST(content AS TEXT), 1, ?), IFNULL(CAST(timestamp AS REAL), 0.0) FROM messages WHERE conversation = ? AND sender <> 'human' ORDER BY timestamp DESC LIMIT 1`, maxQuestion, r.id)
+		if err != nil {
+			return err
+		}
+		q := &model.Blocked{Path: snap.Path + "#" + r.id}
+		for res.Next() {
+			var ts float64
+			if err := res.Scan(&q.Question, &ts); err != nil {
+				res.Close()
+				return sqlitestore.Describe(snap.Path, err)
+			}
+			q.Since = epochSeconds(ts)
+		}
+		res.Close()
+		r.question = q
+	}
+	return nil
+}
+
+// readLastMessages takes the time of each chat conversation's newest
+// message: a conversation's turns leave no stream of their own in the bus.
+func readLastMessages(snap *sqlitestore.Snapshot, rows []*row) error {
+	has, err := snap.HasTable("messages")
+	if err != nil || !has {
+		return err
+	}
+	res, err := snap.Query(`SELECT CAST(conversation AS TEXT), MAX(IFNULL(CAST(timestamp AS REAL), 0.0)) FROM messages GROUP BY conversation`)
+	if err != nil {
+		return err
+	}
+	defer res.Close()
+	last := map[string]float64{}
+	for res.Next() {
+		var conv string
+		var ts float64
+		if err := res.Scan(&conv, &ts); err != nil {
+			return sqlitestore.Describe(snap.Path, err)
+		}
+		last[conv] = ts
+	}
+	if err := res.Err(); err != nil {
+		return sqlitestore.Describe(snap.Path, err)
+	}
+	for _, r := range rows {
+		r.lastMessage = last[r.id]
+	}
+	return nil
+}
+
+// epochSeconds converts TeaParty's REAL epoch seconds to a time.
+func epochSeconds(s float64) time.Time {
+	if s <= 0 || math.IsNaN(s) || math.IsInf(s, 0) {
+		return time.Time{}
+	}
+	sec, frac := math.Modf(s)
+	return time.Unix(int64(sec), int64(frac*1e9))
+}

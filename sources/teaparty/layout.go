@@ -1,0 +1,192 @@
+package teaparty
+
+// Where a root's stores are (a TeaParty home, a jobs dir), its buses, and the
+// files beside them a node reads: a job's CfA and streams, a worker's phase.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
+)
+
+// layout is where a root's stores are: home is the TeaParty home ("" when
+// the root is a jobs dir outside one), jobs the dir of the jobs.
+type layout struct {
+	root, home, jobs string
+}
+
+// locate finds the layout a root names: a `.teaparty` dir, a TeaParty home
+// holding `management/`, or a jobs dir (`.teaparty/jobs`, or a dir whose
+// `job-*` dirs hold a bus).
+func locate(root string) (layout, bool) {
+	abs, err := filepath.Abs(root)
+	if err != nil || !isDir(abs) {
+		return layout{}, false
+	}
+	if filepath.Base(abs) == homeDir || isDir(filepath.Join(abs, managementDir)) {
+		return layout{root: abs, home: abs, jobs: filepath.Join(abs, jobsDir)}, true
+	}
+	if filepath.Base(abs) == jobsDir && filepath.Base(filepath.Dir(abs)) == homeDir {
+		return layout{root: abs, home: filepath.Dir(abs), jobs: abs}, true
+	}
+	if len(jobBuses(abs)) > 0 {
+		return layout{root: abs, jobs: abs}, true
+	}
+	return layout{}, false
+}
+
+// bus is one database holding conversations; job is its job dir ("" for
+// a management bus).
+type bus struct {
+	path, job string
+}
+
+// buses lists the databases of the layout: every job's, the management
+// bus, and the chat tier's agent buses, in a stable order.
+func (l layout) buses() []bus {
+	var out []bus
+	for _, p := range jobBuses(l.jobs) {
+		out = append(out, bus{path: p, job: filepath.Dir(p)})
+	}
+	if l.home == "" {
+		return out
+	}
+	if p := l.managementBus(); isFile(p) {
+		out = append(out, bus{path: p})
+	}
+	// The agent's own bus is `<agent>/<agent>-messages.db`; a `messages.db`
+	// beside it is the listener's bookkeeping.
+	agents := filepath.Join(l.home, managementDir, agentsDir)
+	for _, agent := range subdirs(agents) {
+		if p := filepath.Join(agents, agent, agent+agentBusSuffix); isFile(p) {
+			out = append(out, bus{path: p})
+		}
+	}
+	return out
+}
+
+// jobBuses are the buses of the `job-*` dirs in dir, sorted. (Listed, not
+// globbed: a path may hold a glob's metacharacters.)
+func jobBuses(dir string) []string {
+	var out []string
+	for _, name := range subdirs(dir) {
+		if p := filepath.Join(dir, name, busFile); strings.HasPrefix(name, jobPrefix) && isFile(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// subdirs are the names of the directories in dir, sorted.
+func subdirs(dir string) []string {
+	entries, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func (l layout) managementBus() string {
+	if l.home == "" {
+		return ""
+	}
+	return filepath.Join(l.home, managementDir, busFile)
+}
+
+// sessionDir is where a dispatched worker's files live: the parent of its
+// worktree when it has one (a same-repo dispatch: `<dispatcher>/tasks/<sid>`),
+// else the chat tier's `<home>/<scope>/sessions/<sid>`; "" when neither
+// exists (closed: its dir was removed).
+func sessionDir(l layout, r *row) string {
+	if r.worktree != "" {
+		if dir := filepath.Dir(r.worktree); isDir(dir) {
+			return dir
+		}
+		return ""
+	}
+	sid := qualifier(r.id)
+	if l.home == "" || sid == "" || strings.ContainsAny(sid, `/\`) || sid == ".." {
+		return ""
+	}
+	for _, scope := range subdirs(l.home) {
+		if dir := filepath.Join(l.home, scope, sessionsDir, sid); isDir(dir) {
+			return dir
+		}
+	}
+	return ""
+}
+
+// readPhase reads a worker's metadata.json phase (launching, awaiting,
+// complete); "" when it cannot be read.
+func readPhase(dir string) string {
+	b, err := protocol.ReadFile(filepath.Join(dir, metadataFile), protocol.MaxDocumentSize)
+	if err != nil {
+		return ""
+	}
+	var m struct {
+		Phase string `json:"phase"`
+	}
+	if json.Unmarshal(b, &m) != nil {
+		return ""
+	}
+	return m.Phase
+}
+
+func readCfa(dir string) (*model.CfaState, error) {
+	b, err := protocol.ReadFile(filepath.Join(dir, protocol.CfaFile), protocol.MaxDocumentSize)
+	if err != nil {
+		return nil, err
+	}
+	c, err := protocol.ParseCfa(b)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", filepath.Join(dir, protocol.CfaFile), err)
+	}
+	return &c, nil
+}
+
+// newestStream is the newest mtime of a job's phase streams
+// (`.intent-stream.jsonl`, ...), as TeaParty's own reader takes it.
+func newestStream(dir string) time.Time {
+	var newest time.Time
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), protocol.StreamSuffix) {
+			if t := mtime(filepath.Join(dir, e.Name())); t.After(newest) {
+				newest = t
+			}
+		}
+	}
+	return newest
+}
+
+func mtime(p string) time.Time {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}

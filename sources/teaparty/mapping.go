@@ -1,0 +1,259 @@
+package teaparty
+
+// Mapping a bus row onto node facts: keys and parents, status, the traits
+// each kind of conversation carries, a job's gate, the fields shown.
+
+import (
+	"errors"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
+	"github.com/dispatchtop/dispatchtop/sources"
+)
+
+// key is a row's key across every store of the host. A job's row is keyed
+// by its job's `.heartbeat`, the key of the native lead (see the package
+// doc); every other row by its database and id.
+func key(r *row) string {
+	if r.typ == typeJob && r.bus.job != "" {
+		return filepath.Join(r.bus.job, protocol.HeartbeatFile)
+	}
+	return r.bus.path + "#" + r.id
+}
+
+// parentKey is the key of the row's parent: the row of that id in the
+// same bus, or, for a parent absent from the bus, the key it would have
+// there (the scanner finds no node: the child is orphaned).
+func parentKey(r *row, rows map[string]*row) string {
+	if r.parent == "" {
+		return ""
+	}
+	if p, ok := rows[r.parent]; ok {
+		return key(p)
+	}
+	return r.bus.path + "#" + r.parent
+}
+
+// node maps one row onto node facts; nil for a row that is not a node of
+// its own (a job row whose lead the native reader shows).
+func node(l layout, r *row, rows map[string]*row) *model.Node {
+	jobLead := r.typ == typeJob && r.bus.job != ""
+	if jobLead && exists(filepath.Join(r.bus.job, protocol.HeartbeatFile)) {
+		return gate(l, r)
+	}
+	hb := &model.Heartbeat{
+		PID:             r.pid,
+		Started:         r.pidStarted,
+		Status:          status(r),
+		Role:            r.agent,
+		Team:            r.project,
+		TaskID:          qualifier(r.id),
+		Worktree:        r.worktree,
+		ParentHeartbeat: parentKey(r, rows),
+		HasParentField:  true,
+	}
+	n := &model.Node{
+		ID:            storeID(l, r),
+		Root:          l.root,
+		HeartbeatPath: key(r),
+		HasHeartbeat:  true,
+		Heartbeat:     hb,
+		Source:        string(sources.TeaParty),
+	}
+	created := epochSeconds(r.createdAt)
+	n.BeatMtime = created
+	// No beat column: the newest write of the agent's stream is its sign
+	// of life, and it moves only while a turn runs.
+	var phase string
+	switch {
+	case jobLead:
+		n.InfraDir = r.bus.job
+		if cfa, err := readCfa(r.bus.job); err == nil {
+			n.Cfa = cfa
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			n.Problems = append(n.Problems, model.Problem{Path: filepath.Join(r.bus.job, protocol.CfaFile), Error: err.Error()})
+		}
+		n.ActivityMtime = newestStream(r.bus.job)
+	case r.typ == typeDispatch:
+		if dir := sessionDir(l, r); dir != "" {
+			n.InfraDir = dir
+			n.ActivityMtime = mtime(filepath.Join(dir, streamFile))
+			phase = readPhase(dir)
+		}
+	case chat(r):
+		n.ActivityMtime = epochSeconds(r.lastMessage)
+	}
+	if n.ActivityMtime.After(n.BeatMtime) {
+		n.BeatMtime = n.ActivityMtime
+	}
+	var pausedBy string
+	switch marker := filepath.Join(l.home, pausedFile); {
+	case !live(r.state):
+	case phase == phaseComplete:
+		// The worker gave its final reply; its row stays active until its
+		// dispatcher closes it, merging its work.
+		hb.Status = "completed"
+	case l.home != "" && exists(marker):
+		// "Pause All" cancels the project's turns and leaves its rows
+		// active, marking the project instead.
+		hb.Status, pausedBy = "paused", marker
+		n.Traits.NoProcessExpected = true
+	case phase == phaseAwaiting:
+		// Between turns, waiting on the workers it dispatched: no process
+		// runs until their replies relaunch it.
+		hb.Status = "running"
+		n.Traits.NoProcessExpected = true
+	case chat(r):
+		// A chat conversation (the office manager, a project lead) lives
+		// as long as the bridge that holds it, with a process only while
+		// it answers.
+		hb.Status = "running"
+		n.Traits.NoProcessExpected = true
+	}
+	if r.awaitingInput && r.state == stateActive {
+		n.Blocked = r.question
+	}
+	if r.typ == typeProxy && live(r.state) {
+		// An escalation is a question to a human, open until it is
+		// answered; no process of its own runs meanwhile.
+		n.Blocked = r.question
+		if n.Blocked == nil {
+			n.Blocked = &model.Blocked{Path: key(r)}
+		}
+		if n.Blocked.Question == "" {
+			n.Blocked.Question = "escalation " + r.requestID + " open"
+		}
+		n.Traits.NoProcessExpected = true
+	}
+	if n.Blocked != nil && n.Blocked.Since.After(n.BeatMtime) {
+		n.BeatMtime = n.Blocked.Since
+	}
+	// A turn's pid: gone between turns while the engine lives.
+	n.Traits.PIDPerTurn = r.typ == typeDispatch || r.typ == typeJob
+	if r.state == statePaused {
+		n.Traits.NoProcessExpected = true
+	}
+	// A job squash-merges its worktree into the project by itself; a
+	// worker is merged by its dispatcher's CloseConversation.
+	n.Traits.MergesItself = true
+	n.SourceFields = fields(r, phase, pausedBy)
+	return n
+}
+
+// gate is the node of a job's question at a CfA gate when the job's lead is
+// the native reader's node: the flag is on the job's row, which makes no
+// node then, and the question must not be lost with it. It hangs under
+// the lead, blocked, a human's to answer; no process runs for it. nil when
+// the job waits on nothing.
+func gate(l layout, r *row) *model.Node {
+	if !r.awaitingInput || r.state != stateActive {
+		return nil
+	}
+	b := r.question
+	if b == nil {
+		b = &model.Blocked{}
+	}
+	if b.Question == "" {
+		b.Question = "the job waits for input at a gate"
+	}
+	n := &model.Node{
+		ID:            storeID(l, r),
+		Root:          l.root,
+		HeartbeatPath: r.bus.path + "#" + r.id,
+		HasHeartbeat:  true,
+		Heartbeat: &model.Heartbeat{
+			Status:          "running",
+			Role:            r.agent,
+			Team:            r.project,
+			TaskID:          qualifier(r.id),
+			ParentHeartbeat: key(r),
+			HasParentField:  true,
+		},
+		BeatMtime: epochSeconds(r.createdAt),
+		Blocked:   b,
+		Source:    string(sources.TeaParty),
+		Traits:    model.Traits{NoProcessExpected: true, MergesItself: true},
+	}
+	if b.Since.After(n.BeatMtime) {
+		n.BeatMtime = b.Since
+	}
+	n.SourceFields = append(fields(r, "", ""), model.Field{Name: "gate", Value: "the job's lead waits for a human's answer"})
+	return n
+}
+
+// status maps a row's state onto the heartbeat vocabulary (SPEC §1): a
+// live row with no pid has no process yet (or none stamped), so it is
+// starting; closed is completed (merged, or closed by recovery).
+func status(r *row) string {
+	switch r.state {
+	case statePending:
+		return "starting"
+	case stateActive:
+		if r.pid <= 0 {
+			return "starting"
+		}
+		return "running"
+	case statePaused:
+		return "paused"
+	case stateClosed:
+		return "completed"
+	case stateWithdrawn:
+		return "withdrawn"
+	}
+	return r.state // unknown: shown as written, flagged by the classifier
+}
+
+// chat: a conversation of the chat tier, neither a job, a dispatched
+// worker nor an escalation.
+func chat(r *row) bool {
+	return r.typ != typeJob && r.typ != typeDispatch && r.typ != typeProxy
+}
+
+func live(state string) bool { return state == stateActive || state == statePending }
+
+func fields(r *row, phase, pausedBy string) []model.Field {
+	f := []model.Field{
+		{Name: "conversation", Value: r.id},
+		{Name: "type", Value: r.typ},
+		{Name: "state", Value: r.state},
+		{Name: "bus", Value: r.bus.path},
+	}
+	add := func(name, value string) {
+		if value != "" {
+			f = append(f, model.Field{Name: name, Value: value})
+		}
+	}
+	add("parent", r.parent)
+	add("request", r.requestID)
+	add("project", r.project)
+	if r.awaitingInput {
+		add("awaiting_input", "1")
+	}
+	add("pid_recorded_in", r.pidFrom)
+	add("phase", phase)
+	add("paused_by", pausedBy)
+	return f
+}
+
+// storeID is the row's id relative to the store: the bus's dir relative to
+// the root, then the conversation id.
+func storeID(l layout, r *row) string {
+	rel, err := filepath.Rel(l.root, filepath.Dir(r.bus.path))
+	if err != nil || rel == "." {
+		return r.id
+	}
+	return path.Join(filepath.ToSlash(rel), r.id)
+}
+
+// qualifier is what follows a conversation id's prefix ("dispatch:ab12":
+// "ab12"), the session id of a worker.
+func qualifier(id string) string {
+	if _, q, ok := strings.Cut(id, ":"); ok {
+		return q
+	}
+	return ""
+}

@@ -1,0 +1,158 @@
+package ui
+
+// What comes in from outside: the engine's updates (coalesced, held while
+// paused), the clock, and the events they add to the event pane.
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// waitFeed blocks on the feed in a command and coalesces a burst: whatever
+// is already queued behind the first update joins it, so a thousand
+// heartbeat touches make one redraw.
+func waitFeed(ch <-chan model.Update) tea.Cmd {
+	return func() tea.Msg {
+		u, ok := <-ch
+		if !ok {
+			return feedClosedMsg{}
+		}
+		for {
+			select {
+			case next, ok := <-ch:
+				if !ok {
+					return updateMsg{update: u}
+				}
+				u = u.Merge(next)
+			default:
+				return updateMsg{update: u}
+			}
+		}
+	}
+}
+
+func tick(d time.Duration) tea.Cmd {
+	return tea.Tick(d, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// apply takes in a new snapshot: rows are rebuilt, the selection stays on
+// the same node id, and transitions go to the event pane.
+func (m *Model) apply(u model.Update) {
+	// Only the newest maxEvents can stay in the pane: a fleet crossing a
+	// threshold together (10,000 nodes going stalled) must not build and
+	// shift out thousands of events one by one.
+	first := len(u.Transitions)
+	for kept := 0; first > 0 && kept < maxEvents; first-- {
+		if !quietOnly(u.Transitions[first-1]) {
+			kept++
+		}
+	}
+	for _, t := range u.Transitions[first:] {
+		if quietOnly(t) {
+			continue
+		}
+		m.addEvent(transitionEvent(t))
+	}
+	if u.Hosts != nil {
+		m.setHosts(u.Hosts)
+	}
+	if u.Snapshot != nil {
+		m.snap = u.Snapshot
+		m.sum = m.summarize()
+		m.now = m.opts.Now()
+		m.noteProblems()
+		m.noteAgents()
+	}
+	// A node marked for a batch that is gone is no target any more.
+	for id := range m.marked {
+		if m.snap == nil || m.snap.Node(id) == nil {
+			delete(m.marked, id)
+		}
+	}
+	m.reflow()
+}
+
+// quietOnly is a transition that only sets or clears `quiet`: a beat a
+// little late, which flaps with every beat and would drown the event pane.
+func quietOnly(t model.Transition) bool {
+	if t.From != t.To || t.From == "" {
+		return false
+	}
+	strip := func(fs []model.Flag) []model.Flag {
+		out := make([]model.Flag, 0, len(fs))
+		for _, f := range fs {
+			if f != model.FlagQuiet {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	a, b := strip(t.FromFlags), strip(t.ToFlags)
+	return slices.Equal(a, b)
+}
+
+// noteProblems puts each problem of the scan in the event pane once, so a
+// read error that belongs to no row is still seen.
+func (m *Model) noteProblems() {
+	if m.seenProblems == nil || len(m.seenProblems) > maxSeenProblems {
+		m.seenProblems = map[model.Problem]bool{}
+	}
+	for _, p := range m.snap.Problems {
+		if m.seenProblems[p] {
+			continue
+		}
+		m.seenProblems[p] = true
+		m.addEvent(event{time: m.snap.GeneratedAt, id: p.Path, text: "problem", reason: p.Error, bad: true})
+	}
+}
+
+func transitionEvent(t model.Transition) event {
+	from, to := describe(t.From, t.FromFlags), describe(t.To, t.ToFlags)
+	return event{time: t.Time, id: t.ID, text: from + " → " + to, reason: t.Reason,
+		bad: t.To == model.StateDead || t.To == ""}
+}
+
+func describe(s model.State, flags []model.Flag) string {
+	if s == "" {
+		return "(none)"
+	}
+	parts := []string{string(s)}
+	for _, f := range flags {
+		parts = append(parts, string(f))
+	}
+	return strings.Join(parts, " ")
+}
+
+func (m *Model) addEvent(e event) {
+	m.events = append(m.events, e)
+	m.eventSeq++
+	if len(m.events) > maxEvents {
+		// Keep the newest, shifted in place: the dropped head is overwritten
+		// (so it can be collected) and a burst allocates nothing.
+		drop := len(m.events) - maxEvents
+		copy(m.events, m.events[drop:])
+		clear(m.events[maxEvents:])
+		m.events = m.events[:maxEvents]
+	}
+	m.dirty = true
+}
+
+func (m *Model) togglePause() {
+	m.paused = !m.paused
+	if m.paused {
+		m.setStatus("updates paused (p resumes)", false)
+		return
+	}
+	m.setStatus("updates resumed", false)
+	m.now = m.opts.Now()
+	if m.pending != nil {
+		u := *m.pending
+		m.pending = nil
+		m.apply(u)
+	}
+}

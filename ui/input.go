@@ -1,0 +1,316 @@
+package ui
+
+// What a key press or a mouse event does: the dialog and the `/` prompt take
+// keys first, then the tree's and the detail pane's keys, the wheel and clicks.
+
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// key handles a key press; the dialog and the filter prompt take keys first.
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	if msg.String() == "ctrl+c" {
+		return tea.Quit
+	}
+	if m.dialog != nil {
+		cmd, pass := m.dialogKey(msg)
+		if !pass {
+			return cmd
+		}
+	}
+	if m.prompt.typing {
+		return m.filterKey(msg)
+	}
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		return tea.Quit
+	case key.Matches(msg, k.Help):
+		if m.mode == modeHelp {
+			m.mode = modeTree
+		} else {
+			m.mode = modeHelp
+		}
+		return nil
+	case key.Matches(msg, k.Back):
+		switch {
+		case m.mode == modeTree && m.focus == focusEvents:
+			m.focus = focusTree
+		case m.mode != modeTree:
+			m.mode = modeTree
+		case m.textFilter != "" || m.state != filterAll:
+			m.state = filterAll
+			m.setFilter("")
+		}
+		return nil
+	}
+	if m.mode == modeHelp {
+		return nil
+	}
+	if m.mode == modeDetail {
+		return m.detailKey(msg)
+	}
+	if m.focus == focusEvents && m.eventsOpen && m.scrollKey(&m.eventsVP, msg) {
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.Up):
+		m.following = ""
+		m.moveTo(m.cursor - 1)
+	case key.Matches(msg, k.Down):
+		m.following = ""
+		m.moveTo(m.cursor + 1)
+	case key.Matches(msg, k.PageUp):
+		m.following = ""
+		m.moveTo(m.cursor - m.treeHeight())
+	case key.Matches(msg, k.PageDown):
+		m.following = ""
+		m.moveTo(m.cursor + m.treeHeight())
+	case key.Matches(msg, k.Top):
+		m.following = ""
+		m.moveTo(0)
+	case key.Matches(msg, k.Bottom):
+		m.following = ""
+		m.moveTo(len(m.rows) - 1)
+	case key.Matches(msg, k.Collapse):
+		m.collapse()
+	case key.Matches(msg, k.Expand):
+		if n := m.selectedNode(); n != nil && m.collapsed[n.ID] {
+			delete(m.collapsed, n.ID)
+			m.reflow()
+		}
+	case key.Matches(msg, k.Toggle):
+		if n := m.selectedNode(); n != nil && len(n.Children) > 0 {
+			if m.collapsed[n.ID] {
+				delete(m.collapsed, n.ID)
+			} else {
+				m.collapsed[n.ID] = true
+			}
+			m.reflow()
+		}
+	case key.Matches(msg, k.CollapseAll):
+		if m.snap != nil {
+			for _, s := range m.snap.Sessions {
+				s.Walk(func(n *model.Node) {
+					if len(n.Children) > 0 {
+						m.collapsed[n.ID] = true
+					}
+				})
+			}
+			// The selection moves up to its session, which stays visible.
+			if n := m.selectedNode(); n != nil {
+				for n.Parent != nil {
+					n = n.Parent
+				}
+				m.selected = n.ID
+			}
+		}
+		m.reflow()
+	case key.Matches(msg, k.ExpandAll):
+		clear(m.collapsed)
+		m.reflow()
+	case key.Matches(msg, k.NextAction):
+		m.jumpToAction(1)
+	case key.Matches(msg, k.PrevAction):
+		m.jumpToAction(-1)
+	case key.Matches(msg, k.Sort):
+		m.sort = (m.sort + 1) % sortCount
+		m.reflow()
+		m.setStatus("sort: "+m.sort.String(), false)
+	case key.Matches(msg, k.Mark):
+		if n := m.selectedNode(); n != nil {
+			if m.marked[n.ID] {
+				delete(m.marked, n.ID)
+			} else {
+				m.marked[n.ID] = true
+			}
+			m.following = ""
+			m.moveTo(m.cursor + 1)
+		}
+	case key.Matches(msg, k.Filter):
+		return m.openFilter()
+	case key.Matches(msg, k.StateFilter):
+		m.state = (m.state + 1) % filterCount
+		m.reflow()
+	case key.Matches(msg, k.Details):
+		if n := m.selectedNode(); n != nil {
+			m.mode = modeDetail
+			m.detailVP.GotoTop()
+			m.detailFollow = false
+			return tea.Batch(m.loadJournal(n), m.loadOutput(n))
+		}
+	case key.Matches(msg, k.Events):
+		m.eventsKeyPressed()
+	case key.Matches(msg, k.EventScope):
+		m.eventScopeKeyPressed()
+	case key.Matches(msg, k.Copy):
+		return m.copyID()
+	case key.Matches(msg, k.Output):
+		return m.openPager()
+	case key.Matches(msg, k.Answer):
+		return m.answer()
+	case key.Matches(msg, k.Pause):
+		m.togglePause()
+	case key.Matches(msg, k.Follow):
+		if m.following != "" {
+			m.following = ""
+			m.setStatus("follow off", false)
+		} else if n := m.selectedNode(); n != nil {
+			m.following = n.ID
+			m.setStatus("following "+clean(n.ID), false)
+			m.reflow()
+		}
+	case key.Matches(msg, k.Theme):
+		m.theme = (m.theme + 1) % len(m.themes.Themes)
+		m.applyTheme()
+		m.setStatus("theme "+m.themes.Themes[m.theme].Name, false)
+	}
+	return m.actionKey(msg)
+}
+
+func (m *Model) detailKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Details):
+		m.mode = modeTree
+	case m.scrollKey(&m.detailVP, msg):
+		m.detailFollow = m.detailVP.AtBottom() &&
+			(key.Matches(msg, k.Bottom) || key.Matches(msg, k.Down) || key.Matches(msg, k.PageDown))
+	case key.Matches(msg, k.Events):
+		m.eventsKeyPressed()
+		return nil
+	case key.Matches(msg, k.Copy):
+		return m.copyID()
+	case key.Matches(msg, k.Output):
+		return m.openPager()
+	case key.Matches(msg, k.Answer):
+		return m.answer()
+	}
+	return m.actionKey(msg)
+}
+
+// actionKey opens the confirmation dialog of an action key, on the tree
+// and in the detail pane alike; other keys do nothing.
+func (m *Model) actionKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Kill):
+		return m.openDialog(model.ActionKill, false)
+	case key.Matches(msg, k.KillTree):
+		return m.openDialog(model.ActionKill, true)
+	case key.Matches(msg, k.Resume):
+		return m.openDialog(model.ActionResume, false)
+	case key.Matches(msg, k.Compact):
+		return m.openDialog(model.ActionCompact, false)
+	case key.Matches(msg, k.Merge):
+		return m.openDialog(model.ActionMerge, false)
+	}
+	return nil
+}
+
+// collapse folds the selected node, or moves to its parent when it is a
+// leaf or already folded (as file trees do).
+func (m *Model) collapse() {
+	n := m.selectedNode()
+	if n == nil {
+		return
+	}
+	if len(n.Children) > 0 && !m.collapsed[n.ID] {
+		m.collapsed[n.ID] = true
+		m.reflow()
+		return
+	}
+	if n.Parent != nil {
+		if i, ok := m.index[n.Parent.ID]; ok {
+			m.following = ""
+			m.moveTo(i)
+		}
+	}
+}
+
+// jumpToAction moves to the next (dir 1) or previous (dir -1) node that
+// needs action, in the order the tree shows, wrapping around; collapsed
+// ancestors of the node it lands on are expanded. The state and text
+// filters still apply: what they hide is not jumped to.
+func (m *Model) jumpToAction(dir int) {
+	if m.snap == nil {
+		return
+	}
+	all := flatten(m.snap.Sessions, flatOptions{query: m.query, state: m.state, sort: m.sort})
+	at := -1
+	for i, r := range all {
+		if r.node.ID == m.selected {
+			at = i
+			break
+		}
+	}
+	if at < 0 && dir < 0 {
+		at = 0
+	}
+	for step := 1; step <= len(all); step++ {
+		i := ((at+dir*step)%len(all) + len(all)) % len(all)
+		n := all[i].node
+		if !needsAction(n) || !all[i].match {
+			continue
+		}
+		for p := n.Parent; p != nil; p = p.Parent {
+			delete(m.collapsed, p.ID)
+		}
+		m.following = ""
+		m.selected = n.ID
+		m.reflow()
+		m.moveTo(m.index[n.ID])
+		return
+	}
+	m.setStatus("no node needs action", false)
+}
+
+func (m *Model) click(ms tea.Mouse) {
+	if ms.Button != tea.MouseLeft || m.dialog != nil || m.mode != modeTree {
+		return
+	}
+	line := ms.Y - m.headerH
+	if line < 0 || line >= m.treeHeight() {
+		return
+	}
+	if i := m.offset + line; i < len(m.rows) {
+		m.following = ""
+		m.moveTo(i)
+		m.dirty = true
+	}
+}
+
+func (m *Model) wheel(ms tea.Mouse) {
+	step := 0
+	switch ms.Button {
+	case tea.MouseWheelUp:
+		step = -wheelStep
+	case tea.MouseWheelDown:
+		step = wheelStep
+	default:
+		return
+	}
+	if m.mode == modeDetail {
+		m.detailVP, _ = m.detailVP.Update(tea.MouseWheelMsg(ms))
+		m.detailFollow = m.detailVP.AtBottom() && ms.Button == tea.MouseWheelDown
+		m.dirty = true
+		return
+	}
+	h := m.treeHeight()
+	if m.eventsOpen && m.mode == modeTree && ms.Y >= m.headerH+h {
+		m.eventsVP, _ = m.eventsVP.Update(tea.MouseWheelMsg(ms))
+		m.dirty = true
+		return
+	}
+	m.offset = max(0, min(m.offset+step, len(m.rows)-h))
+	// The cursor stays on screen, so a key after scrolling acts on what is seen.
+	if m.cursor < m.offset {
+		m.moveTo(m.offset)
+	} else if m.cursor >= m.offset+h {
+		m.moveTo(m.offset + h - 1)
+	}
+	m.dirty = true
+}

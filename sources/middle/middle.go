@@ -182,11 +182,8 @@ func (s *Source) read(path string) ([]*workflow, error) {
 		return nil, err
 	}
 	defer snap.Close()
-	cols, err := snap.Columns(table)
+	cols, err := snap.RequireColumns(table, requiredColumns)
 	if err != nil {
-		return nil, err
-	}
-	if err := sqlitestore.Require(snap.Path, table, cols, requiredColumns); err != nil {
 		return nil, err
 	}
 	// rowid breaks a tie of created_at as middle's own lookups do.

@@ -55,11 +55,8 @@ func (s *Source) read(b bus) ([]*row, error) {
 		return nil, err
 	}
 	defer snap.Close()
-	cols, err := snap.Columns(table)
+	cols, err := snap.RequireColumns(table, requiredColumns)
 	if err != nil {
-		return nil, err
-	}
-	if err := sqlitestore.Require(snap.Path, table, cols, requiredColumns); err != nil {
 		return nil, err
 	}
 	rows, err := snap.Query(`SELECT ` + sqlitestore.Select(cols, columns) + ` FROM ` + table + ` ORDER BY id`)

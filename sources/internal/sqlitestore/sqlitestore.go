@@ -120,9 +120,20 @@ func (s *Snapshot) Columns(table string) (map[string]bool, error) {
 	return cols, nil
 }
 
-// Require returns an error naming the file and the columns of table that
+// RequireColumns are the column names of table, or an error naming the
+// file when the table is absent or lacks one of the required columns (an
+// unknown schema).
+func (s *Snapshot) RequireColumns(table string, required []string) (map[string]bool, error) {
+	cols, err := s.Columns(table)
+	if err != nil {
+		return nil, err
+	}
+	return cols, require(s.Path, table, cols, required)
+}
+
+// require returns an error naming the file and the columns of table that
 // the store lacks, nil when it has them all.
-func Require(path, table string, cols map[string]bool, required []string) error {
+func require(path, table string, cols map[string]bool, required []string) error {
 	var missing []string
 	for _, c := range required {
 		if !cols[c] {

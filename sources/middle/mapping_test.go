@@ -46,9 +46,18 @@ func newHome(t *testing.T) home {
 	return h
 }
 
+// readNodes reads root with a tmux that lists no session: a test never
+// asks the tmux server of the user who runs it.
 func readNodes(t *testing.T, root string) map[string]*model.Node {
 	t.Helper()
-	facts := New().Read(root, now)
+	src := New()
+	src.PaneLookup = func() (map[string]int, error) { return map[string]int{}, nil }
+	return readNodesWith(t, root, src)
+}
+
+func readNodesWith(t *testing.T, root string, src *Source) map[string]*model.Node {
+	t.Helper()
+	facts := src.Read(root, now)
 	if len(facts.Problems) > 0 {
 		t.Fatalf("problems: %v", facts.Problems)
 	}

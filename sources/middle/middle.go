@@ -4,8 +4,10 @@
 // from, is in docs/sources.md.
 //
 // middle records no pid: an agent runs in a tmux session, whose name the
-// row keeps; finding the pane's pid is the process probe's question, so
-// the session name travels as a source field and the heartbeat's pid is 0.
+// row keeps. A launching or running row that is the newest with its
+// session name gets the pid of the session's pane (one `tmux list-panes`
+// per read) and that process's create time; every other row's pid is 0,
+// and a note says why when a row that should have one has none.
 // There is no parent column either: the rows of one Epic (same repo and
 // epic_ref) are the rounds of one piece of work, each handing off to the
 // next, so the newest round is the node and the older ones hang under it
@@ -77,9 +79,16 @@ type Source struct {
 	// BusyTimeout is how long a read waits for a locked database
 	// (0: sqlitestore.DefaultBusyTimeout).
 	BusyTimeout time.Duration
+	// PaneLookup lists the live tmux sessions with their agents' pane
+	// pids, once per read that has a row to judge by its session (nil:
+	// Tmux{}.PanePIDs, the user's default server).
+	PaneLookup func() (map[string]int, error)
+	// ProcessStarted is a pid's create time in float seconds since the
+	// epoch (nil: the process probe's reading, through gopsutil).
+	ProcessStarted func(pid int) (float64, error)
 }
 
-// New returns the middle source.
+// New returns the middle source, asking the user's default tmux server.
 func New() *Source { return &Source{} }
 
 // Kind names the source.
@@ -170,8 +179,9 @@ func (s *Source) Read(root string, now time.Time) sources.Facts {
 	}
 	var facts sources.Facts
 	newest := newestRounds(rows)
+	panes := s.panes(rows)
 	for _, w := range rows {
-		facts.Nodes = append(facts.Nodes, node(path, w, newest[chain(w)]))
+		facts.Nodes = append(facts.Nodes, node(path, w, newest[chain(w)], panes[w]))
 	}
 	return facts
 }
@@ -303,9 +313,11 @@ func newestRounds(rows []*workflow) map[string]*workflow {
 func key(dbPath string, w *workflow) string { return dbPath + "#" + w.id }
 
 // node maps one row onto node facts; newest is the newest round of its
-// Epic (nil or itself for the newest).
-func node(dbPath string, w *workflow, newest *workflow) *model.Node {
+// Epic (nil or itself for the newest), p what tmux says of its session.
+func node(dbPath string, w *workflow, newest *workflow, p pane) *model.Node {
 	hb := &model.Heartbeat{
+		PID:            p.pid,
+		Started:        p.started,
 		Status:         status(w.state),
 		Role:           w.kind,
 		Team:           w.repo,
@@ -367,7 +379,7 @@ func node(dbPath string, w *workflow, newest *workflow) *model.Node {
 	// middle's work lands through its pull request, merged on GitHub; its
 	// worktree is destroyed when the row ends: nothing is left to merge here.
 	n.Traits.MergesItself = true
-	n.SourceFields = fields(w)
+	n.SourceFields = fields(w, p)
 	return n
 }
 
@@ -493,7 +505,7 @@ func lastTimestamp(b []byte) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func fields(w *workflow) []model.Field {
+func fields(w *workflow, p pane) []model.Field {
 	f := []model.Field{
 		{Name: "workflow", Value: w.id},
 		{Name: "kind", Value: w.kind},
@@ -509,6 +521,7 @@ func fields(w *workflow) []model.Field {
 	add("adapter", sql.NullString{String: w.adapter, Valid: true})
 	add("controlled_by", sql.NullString{String: w.controlledBy, Valid: true})
 	add("tmux_session", w.session)
+	add("tmux", sql.NullString{String: p.note, Valid: true})
 	add("session_id", w.sessionID)
 	add("transcript", w.transcript)
 	add("end_reason", w.endReason)

@@ -1,0 +1,310 @@
+package middle
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// paneStarted is the create time the fake probe gives every pane pid but
+// unreadablePID.
+const (
+	paneStarted   = 1750699000.25
+	unreadablePID = 9999
+)
+
+func fakeStarted(pid int) (float64, error) {
+	if pid == unreadablePID {
+		return 0, fmt.Errorf("process %d: not found", pid)
+	}
+	return paneStarted, nil
+}
+
+// fakeSource answers for tmux with a fixed listing (or error), and counts
+// the calls.
+func fakeSource(panes map[string]int, err error, calls *int) *Source {
+	return &Source{
+		PaneLookup: func() (map[string]int, error) {
+			if calls != nil {
+				*calls++
+			}
+			return maps.Clone(panes), err
+		},
+		ProcessStarted: fakeStarted,
+	}
+}
+
+// A row is judged by its tmux session only when it may own it: launching
+// or running (every drive kills its session at the end) and the newest row
+// with that name (the next round of the Epic reuses it). Such a row gets
+// its pane's pid and create time; one whose session tmux does not list
+// gets no pid and a note saying so, and is judged by its beat.
+func TestOnlyTheSessionsOwnerGetsItsPanePid(t *testing.T) {
+	type want struct {
+		pid     int
+		started float64
+		note    string
+	}
+	owner := want{pid: 4242, started: paneStarted}
+	tests := []struct {
+		name  string
+		rows  []wf
+		panes map[string]int
+		want  map[string]want // by workflow id
+	}{
+		{name: "a running row gets its live session's pane pid and create time",
+			rows:  []wf{{id: "wf-a1", state: "running", session: "middle-acme-api-42"}},
+			panes: map[string]int{"middle-acme-api-42": 4242, "other": 7},
+			want:  map[string]want{"wf-a1": owner}},
+		{name: "a launching row gets its pane pid",
+			rows:  []wf{{id: "wf-a1", state: "launching", session: "middle-acme-api-42"}},
+			panes: map[string]int{"middle-acme-api-42": 4242},
+			want:  map[string]want{"wf-a1": owner}},
+		{name: "an older running round never claims the session a newer round reuses",
+			rows: []wf{{id: "wf-a1", state: "running", session: "middle-acme-api-42", created: nowMs - 900_000},
+				{id: "wf-a2", state: "running", session: "middle-acme-api-42", created: nowMs - 100_000}},
+			panes: map[string]int{"middle-acme-api-42": 4242},
+			want:  map[string]want{"wf-a1": {}, "wf-a2": owner}},
+		{name: "a running round under a newer parked round claims nothing",
+			rows: []wf{{id: "wf-a1", state: "running", session: "middle-acme-api-42", created: nowMs - 900_000},
+				{id: "wf-a2", state: "waiting-human", session: "middle-acme-api-42", created: nowMs - 100_000}},
+			panes: map[string]int{"middle-acme-api-42": 4242},
+			want:  map[string]want{"wf-a1": {}, "wf-a2": {}}},
+		{name: "rows that own no session never claim a live one of their name",
+			rows: []wf{{id: "wf-p", state: "pending", session: "s-pending"},
+				{id: "wf-w", state: "waiting-human", session: "s-parked"},
+				{id: "wf-r", state: "rate-limited", session: "s-limited"},
+				{id: "wf-c", state: "completed", session: "s-done"},
+				{id: "wf-f", state: "failed", session: "s-failed"}},
+			panes: map[string]int{"s-pending": 1, "s-parked": 2, "s-limited": 3, "s-done": 4, "s-failed": 5},
+			want:  map[string]want{"wf-p": {}, "wf-w": {}, "wf-r": {}, "wf-c": {}, "wf-f": {}}},
+		{name: "a running row whose session is gone has no pid and says so",
+			rows:  []wf{{id: "wf-a1", state: "running", session: "middle-acme-api-42"}},
+			panes: map[string]int{"middle-acme-api-43": 4343},
+			want:  map[string]want{"wf-a1": {note: "session middle-acme-api-42 gone"}}},
+		{name: "a session whose panes have all exited gives no pid",
+			rows:  []wf{{id: "wf-a1", state: "running", session: "middle-acme-api-42"}},
+			panes: map[string]int{"middle-acme-api-42": 0},
+			want:  map[string]want{"wf-a1": {note: "session middle-acme-api-42 has no live pane"}}},
+		{name: "a pane whose create time cannot be read gives no pid, never one that cannot be told from a reuse",
+			rows:  []wf{{id: "wf-a1", state: "running", session: "middle-acme-api-42"}},
+			panes: map[string]int{"middle-acme-api-42": unreadablePID},
+			want:  map[string]want{"wf-a1": {note: "pane pid 9999: process 9999: not found"}}},
+		{name: "a running row with no session name asks nothing",
+			rows: []wf{{id: "wf-a1", state: "running"}},
+			want: map[string]want{"wf-a1": {}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHome(t)
+			for i, row := range tc.rows {
+				row.epic = "42"
+				if row.created == 0 {
+					row.created = nowMs - int64(900_000-i)
+				}
+				row.updated = row.created
+				insertWorkflow(t, h.writer, row)
+			}
+			facts := fakeSource(tc.panes, nil, nil).Read(h.dir, now)
+			if len(facts.Problems) > 0 {
+				t.Fatalf("problems: %v", facts.Problems)
+			}
+			got := map[string]want{}
+			for _, n := range facts.Nodes {
+				got[field(n, "workflow")] = want{pid: n.Heartbeat.PID, started: n.Heartbeat.Started, note: field(n, "tmux")}
+			}
+			if !maps.Equal(got, tc.want) {
+				t.Errorf("got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// tmux is asked once per read, whatever the number of rows, and not at all
+// when no row owns a session; a tmux that cannot be asked costs no row and
+// is no problem of the store: each owner is judged by its beat, with a note
+// saying why it has no pid.
+func TestTmuxIsAskedOncePerReadAndItsFailureCostsNoRow(t *testing.T) {
+	h := newHome(t)
+	insertWorkflow(t, h.writer, wf{id: "wf-c", epic: "41", state: "completed", session: "middle-acme-api-41", created: nowMs - 5000})
+	var calls int
+	if facts := fakeSource(nil, nil, &calls).Read(h.dir, now); len(facts.Nodes) != 1 || calls != 0 {
+		t.Fatalf("%d nodes, %d calls to tmux with no owner: want 1 and 0", len(facts.Nodes), calls)
+	}
+	for i := range 5 {
+		insertWorkflow(t, h.writer, wf{id: "wf-" + strconv.Itoa(i), epic: strconv.Itoa(42 + i), state: "running",
+			session: "middle-acme-api-" + strconv.Itoa(42+i), created: nowMs - 4000})
+	}
+	facts := fakeSource(map[string]int{"middle-acme-api-42": 4242}, nil, &calls).Read(h.dir, now)
+	if len(facts.Nodes) != 6 || calls != 1 {
+		t.Fatalf("%d nodes, %d calls to tmux: want 6 and 1", len(facts.Nodes), calls)
+	}
+
+	const why = "tmux list-panes: error connecting to /tmp/tmux-1000/default (No such file or directory)"
+	facts = fakeSource(nil, errors.New(why), nil).Read(h.dir, now)
+	if len(facts.Problems) > 0 || len(facts.Nodes) != 6 {
+		t.Fatalf("%d nodes, problems %v: want 6 and none", len(facts.Nodes), facts.Problems)
+	}
+	for _, n := range facts.Nodes {
+		owner := n.Heartbeat.Status == "running"
+		if n.Heartbeat.PID != 0 || (field(n, "tmux") == why) != owner {
+			t.Errorf("%s: pid %d, note %q", field(n, "workflow"), n.Heartbeat.PID, field(n, "tmux"))
+		}
+	}
+}
+
+// list-panes -a lists panes by session, window and pane index; a session's
+// agent is its first live pane.
+func TestParsePanes(t *testing.T) {
+	tests := []struct {
+		name, out string
+		want      map[string]int
+	}{
+		{name: "one pane per session", out: "101 0 middle-acme-api-42\n102 0 middle-acme-web-7\n",
+			want: map[string]int{"middle-acme-api-42": 101, "middle-acme-web-7": 102}},
+		{name: "the first live pane of a session", out: "101 0 s\n102 0 s\n", want: map[string]int{"s": 101}},
+		{name: "an exited pane is passed over", out: "101 1 s\n102 0 s\n", want: map[string]int{"s": 102}},
+		{name: "a session of exited panes is listed with no pid", out: "101 1 s\n102 1 s\n", want: map[string]int{"s": 0}},
+		{name: "a name with spaces", out: "101 0 my session\n", want: map[string]int{"my session": 101}},
+		{name: "lines that do not read are skipped", out: "\nx 0 s\n-3 0 t\n104 0\n105 0 u\r\n",
+			want: map[string]int{"u": 105}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := parsePanes(tc.out); !maps.Equal(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// tmuxServer starts a tmux server of its own on socket (nothing of the
+// user's: no config, no $TMUX) with one detached session running `sleep
+// 60`, killed when the test ends. env is added to the server's
+// environment.
+func tmuxServer(t *testing.T, socket, session string, env ...string) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("no tmux on PATH")
+	}
+	args := []string{"-f", os.DevNull}
+	if socket != "" {
+		args = append(args, "-L", socket)
+	}
+	run := func(sub ...string) error {
+		cmd := exec.Command("tmux", append(args, sub...)...)
+		cmd.Env = append(withoutEnv(os.Environ(), "TMUX"), env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("tmux %s: %v: %s", strings.Join(sub, " "), err, out)
+		}
+		return nil
+	}
+	// argv after the session name: tmux runs it without a shell.
+	if err := run("new-session", "-d", "-s", session, "-x", "80", "-y", "24", "sleep", "60"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = run("kill-server") })
+}
+
+func uniqueSocket() string {
+	return fmt.Sprintf("dispatchtop-test-%d-%d", os.Getpid(), time.Now().UnixNano())
+}
+
+// A real tmux server: the running row gets the pid of its session's pane,
+// the `sleep` tmux started for it, and that process's create time; a
+// running row whose session the server does not have gets none.
+func TestRunningRowGetsThePanePidOfARealTmuxSession(t *testing.T) {
+	socket := uniqueSocket()
+	before := time.Now()
+	tmuxServer(t, socket, "middle-acme-api-42")
+	after := time.Now()
+
+	h := newHome(t)
+	insertWorkflow(t, h.writer,
+		wf{id: "wf-a1", epic: "42", state: "running", session: "middle-acme-api-42", created: nowMs - 5000, updated: nowMs - 5000},
+		wf{id: "wf-b1", epic: "43", state: "running", session: "middle-acme-api-43", created: nowMs - 4000, updated: nowMs - 4000})
+	src := New()
+	src.PaneLookup = Tmux{Socket: socket}.PanePIDs
+	nodes := readNodesWith(t, h.dir, src)
+
+	n := nodes["42|wf-a1"]
+	pid := n.Heartbeat.PID
+	if pid <= 0 || field(n, "tmux") != "" {
+		t.Fatalf("pid %d, note %q: want the pane's pid", pid, field(n, "tmux"))
+	}
+	if runtime.GOOS == "linux" {
+		cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if err != nil || string(cmdline) != "sleep\x0060\x00" {
+			t.Errorf("pid %d runs %q (%v): want the pane's sleep 60", pid, cmdline, err)
+		}
+	}
+	// The create time is in clock ticks since a boot time known to the
+	// second: within a second or two of when the session started.
+	started := n.Heartbeat.StartedTime()
+	if started.Before(before.Add(-2*time.Second)) || started.After(after.Add(2*time.Second)) {
+		t.Errorf("started %v: want between %v and %v", started, before, after)
+	}
+	if b := nodes["43|wf-b1"]; b.Heartbeat.PID != 0 || field(b, "tmux") != "session middle-acme-api-43 gone" {
+		t.Errorf("a row with no session: pid %d, note %q", b.Heartbeat.PID, field(b, "tmux"))
+	}
+}
+
+// Without a socket, tmux is asked on the user's default server, the one
+// middle's daemon uses, even from inside another tmux client (whose $TMUX
+// would name that client's server).
+func TestTmuxAsksTheDefaultServerEvenInsideATmuxClient(t *testing.T) {
+	// A short directory: a unix socket's path has a small limit.
+	dir, err := os.MkdirTemp("", "dt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Setenv("TMUX_TMPDIR", dir)
+	tmuxServer(t, "", "middle-acme-api-42")
+	t.Setenv("TMUX", filepath.Join(dir, "not-this-server")+",1,0")
+
+	panes, err := Tmux{}.PanePIDs()
+	if err != nil || panes["middle-acme-api-42"] <= 0 {
+		t.Fatalf("panes %v, error %v: want the default server's session", panes, err)
+	}
+}
+
+// A tmux that cannot be asked is an error of one line saying why, never a
+// crash or an empty listing (which would say every session is gone).
+func TestTmuxThatCannotBeAskedSaysWhy(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T) Tmux
+		cause string
+	}{
+		{name: "no tmux on PATH", cause: "no tmux on PATH", setup: func(t *testing.T) Tmux {
+			t.Setenv("PATH", t.TempDir())
+			return Tmux{}
+		}},
+		{name: "no server on the socket", cause: "error connecting to", setup: func(t *testing.T) Tmux {
+			if _, err := exec.LookPath("tmux"); err != nil {
+				t.Skip("no tmux on PATH")
+			}
+			return Tmux{Socket: uniqueSocket()}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			panes, err := tc.setup(t).PanePIDs()
+			if err == nil || panes != nil {
+				t.Fatalf("panes %v, error %v: want an error", panes, err)
+			}
+			if msg := err.Error(); !strings.HasPrefix(msg, "tmux list-panes: ") || !strings.Contains(msg, tc.cause) || strings.Contains(msg, "\n") {
+				t.Errorf("error %q: want one line naming %q", msg, tc.cause)
+			}
+		})
+	}
+}

@@ -186,22 +186,30 @@ func TestParsePanes(t *testing.T) {
 	}
 }
 
-// tmuxServer starts a tmux server of its own on socket (nothing of the
-// user's: no config, no $TMUX) with one detached session running `sleep
-// 60`, killed when the test ends. env is added to the server's
-// environment.
-func tmuxServer(t *testing.T, socket, session string, env ...string) {
+// tmuxServer starts a tmux server of its own on socket ("": the default
+// one) in a directory of its own (TMUX_TMPDIR, which the code under test
+// inherits), with nothing of the user's (no config, no $TMUX) and one
+// detached session running `sleep 60`. The server and its directory go
+// when the test ends.
+func tmuxServer(t *testing.T, socket, session string) {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("no tmux on PATH")
 	}
+	// A short directory: a unix socket's path has a small limit.
+	dir, err := os.MkdirTemp("", "dt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Setenv("TMUX_TMPDIR", dir)
 	args := []string{"-f", os.DevNull}
 	if socket != "" {
 		args = append(args, "-L", socket)
 	}
 	run := func(sub ...string) error {
 		cmd := exec.Command("tmux", append(args, sub...)...)
-		cmd.Env = append(withoutEnv(os.Environ(), "TMUX"), env...)
+		cmd.Env = withoutEnv(os.Environ(), "TMUX")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("tmux %s: %v: %s", strings.Join(sub, " "), err, out)
 		}
@@ -261,15 +269,8 @@ func TestRunningRowGetsThePanePidOfARealTmuxSession(t *testing.T) {
 // middle's daemon uses, even from inside another tmux client (whose $TMUX
 // would name that client's server).
 func TestTmuxAsksTheDefaultServerEvenInsideATmuxClient(t *testing.T) {
-	// A short directory: a unix socket's path has a small limit.
-	dir, err := os.MkdirTemp("", "dt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	t.Setenv("TMUX_TMPDIR", dir)
 	tmuxServer(t, "", "middle-acme-api-42")
-	t.Setenv("TMUX", filepath.Join(dir, "not-this-server")+",1,0")
+	t.Setenv("TMUX", filepath.Join(os.Getenv("TMUX_TMPDIR"), "not-this-server")+",1,0")
 
 	panes, err := Tmux{}.PanePIDs()
 	if err != nil || panes["middle-acme-api-42"] <= 0 {

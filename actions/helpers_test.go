@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
@@ -230,7 +230,7 @@ func gonePID(t *testing.T) int {
 // startedOf is the create time of pid as the heartbeat's `started`.
 func startedOf(t *testing.T, pid int) float64 {
 	t.Helper()
-	s, err := liveness.ProcessStarted(pid)
+	s, err := protocol.ProcessStarted(pid)
 	if err != nil {
 		t.Fatalf("create time of pid %d: %v", pid, err)
 	}

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // wrapHelperEnv makes the test binary act as `dispatchtop`: the wrap tests
@@ -167,7 +167,7 @@ func TestWrapStartingRunningBeatingCompleted(t *testing.T) {
 	if starting.PID != p.cmd.Process.Pid {
 		t.Errorf("starting pid = %d, want the wrapper's %d", starting.PID, p.cmd.Process.Pid)
 	}
-	if own, err := liveness.ProcessStarted(p.cmd.Process.Pid); err != nil || wrapAbsDiff(own-starting.Started) > 0.05 {
+	if own, err := protocol.ProcessStarted(p.cmd.Process.Pid); err != nil || wrapAbsDiff(own-starting.Started) > 0.05 {
 		t.Errorf("starting started = %.3f, wrapper create time %.3f (%v)", starting.Started, own, err)
 	}
 	if starting.Role != "coder" || starting.ParentHeartbeat != "" {
@@ -179,7 +179,7 @@ func TestWrapStartingRunningBeatingCompleted(t *testing.T) {
 	if running.PID == p.cmd.Process.Pid || !wrapPidAlive(running.PID) {
 		t.Fatalf("running pid = %d: want the live child, not the wrapper %d", running.PID, p.cmd.Process.Pid)
 	}
-	if childStarted, err := liveness.ProcessStarted(running.PID); err != nil || wrapAbsDiff(childStarted-running.Started) > 0.05 {
+	if childStarted, err := protocol.ProcessStarted(running.PID); err != nil || wrapAbsDiff(childStarted-running.Started) > 0.05 {
 		t.Errorf("running started = %.3f, child create time %.3f (%v)", running.Started, childStarted, err)
 	}
 
@@ -290,7 +290,7 @@ func TestWrapRegistersInTheParentsChildrenBeforeStarting(t *testing.T) {
 	parentDir := t.TempDir()
 	parentHB := filepath.Join(parentDir, ".heartbeat")
 	// A live parent: this test process.
-	self, err := liveness.ProcessStarted(os.Getpid())
+	self, err := protocol.ProcessStarted(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +355,7 @@ func TestWrapEndsTheChildAfterTheParentGraceWhenTheParentDies(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = lead.Process.Kill(); _ = lead.Wait() })
-			leadStarted, err := liveness.ProcessStarted(lead.Process.Pid)
+			leadStarted, err := protocol.ProcessStarted(lead.Process.Pid)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
-	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
 )
@@ -375,7 +374,7 @@ func (f *Fleet) liveAgents() []liveAgent {
 			if err != nil || hb.PID <= 1 || model.TerminalStatus(hb.Status) || hb.PID == os.Getpid() {
 				return nil
 			}
-			started, err := liveness.ProcessStarted(hb.PID)
+			started, err := protocol.ProcessStarted(hb.PID)
 			if err != nil || started-hb.Started > tolerance || hb.Started-started > tolerance {
 				return nil
 			}

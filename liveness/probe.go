@@ -378,17 +378,3 @@ func (c *CachingProbe) Len() int {
 	defer c.mu.Unlock()
 	return len(c.entries)
 }
-
-// ProcessStarted is a process's create time in float seconds since the
-// epoch, the `started` a heartbeat carries for it.
-func ProcessStarted(pid int) (float64, error) {
-	p, err := process.NewProcess(int32(pid))
-	if err != nil {
-		return 0, fmt.Errorf("process %d: %w", pid, err)
-	}
-	ms, err := p.CreateTime()
-	if err != nil {
-		return 0, fmt.Errorf("process %d create time: %w", pid, err)
-	}
-	return float64(ms) / 1000, nil
-}

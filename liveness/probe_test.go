@@ -698,23 +698,3 @@ func TestCachingProbeSweepKeepsPinnedProcesses(t *testing.T) {
 		t.Errorf("pid 10 after the sweep: %s with %d new lookups; want alive from the cache", got, table.lookups-lookups)
 	}
 }
-
-func TestProcessStartedIsTheCreateTime(t *testing.T) {
-	sleep := exec.Command("sleep", "30")
-	if err := sleep.Start(); err != nil {
-		t.Fatal(err)
-	}
-	launched := time.Now()
-	started, err := ProcessStarted(sleep.Process.Pid)
-	sleep.Process.Kill()
-	sleep.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := float64(launched.UnixNano())/1e9 - started; d > 2 || d < -2 {
-		t.Errorf("started %.3f is %.3fs away from the launch", started, d)
-	}
-	if _, err := ProcessStarted(sleep.Process.Pid); err == nil {
-		t.Errorf("a reaped pid %d should have no create time", sleep.Process.Pid)
-	}
-}

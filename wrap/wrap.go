@@ -136,7 +136,7 @@ func (r *dispatch) logf(format string, args ...any) {
 
 func (r *dispatch) run(argv []string) error {
 	self := os.Getpid()
-	selfStarted, err := liveness.ProcessStarted(self)
+	selfStarted, err := protocol.ProcessStarted(self)
 	if err != nil {
 		selfStarted = nowSeconds(time.Now())
 	}
@@ -189,7 +189,7 @@ func (r *dispatch) run(argv []string) error {
 		return &ExitError{Code: code, Err: fmt.Errorf("wrap: start %s: %w", argv[0], err)}
 	}
 	pid := child.Process.Pid
-	started, err := liveness.ProcessStarted(pid)
+	started, err := protocol.ProcessStarted(pid)
 	if err != nil {
 		// The child may already be gone; the launch instant is within the
 		// start tolerance of its create time.

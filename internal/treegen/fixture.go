@@ -199,7 +199,7 @@ func goneProcess(t testing.TB) (int, string) {
 
 func started(t testing.TB, pid int) string {
 	t.Helper()
-	s, err := liveness.ProcessStarted(pid)
+	s, err := protocol.ProcessStarted(pid)
 	if err != nil {
 		t.Fatalf("install fixture: %v", err)
 	}

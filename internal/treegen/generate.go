@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
@@ -56,7 +55,7 @@ func GenerateWith(dir string, o Options) error {
 	if len(procs) == 0 {
 		// The heartbeats name this process, as a live agent would.
 		pid := os.Getpid()
-		started, err := liveness.ProcessStarted(pid)
+		started, err := protocol.ProcessStarted(pid)
 		if err != nil {
 			started = float64(now.Add(-time.Hour).UnixNano()) / 1e9
 		}

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dispatchtop/dispatchtop/liveness"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // StartProcesses starts n `sleep` processes for generated heartbeats to
@@ -39,7 +39,7 @@ func StartProcesses(tb testing.TB, n int) []Process {
 					continue
 				}
 				cmds[i] = cmd
-				started, err := liveness.ProcessStarted(cmd.Process.Pid)
+				started, err := protocol.ProcessStarted(cmd.Process.Pid)
 				if err != nil {
 					errs <- err
 					continue

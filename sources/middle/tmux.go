@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shirou/gopsutil/v4/process"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // DefaultTmuxTimeout bounds one call to tmux: a server that does not answer
@@ -115,21 +115,6 @@ func withoutEnv(env []string, name string) []string {
 	return out
 }
 
-// processStarted is a process's create time in float seconds since the
-// epoch, read as the classifier's process probe reads it (gopsutil), so
-// that the two agree on the same process.
-func processStarted(pid int) (float64, error) {
-	p, err := process.NewProcess(int32(pid))
-	if err != nil {
-		return 0, fmt.Errorf("process %d: %w", pid, err)
-	}
-	ms, err := p.CreateTime()
-	if err != nil {
-		return 0, fmt.Errorf("process %d create time: %w", pid, err)
-	}
-	return float64(ms) / 1000, nil
-}
-
 // pane is what a row learns from tmux: the pid and create time of its
 // session's agent, or a note saying why it has none.
 type pane struct {
@@ -170,7 +155,7 @@ func (s *Source) panes(rows []*workflow) map[*workflow]pane {
 		lookup = Tmux{}.PanePIDs
 	}
 	if started == nil {
-		started = processStarted
+		started = protocol.ProcessStarted
 	}
 	out := make(map[*workflow]pane, len(owners))
 	pids, err := lookup()

@@ -306,7 +306,7 @@ func (g *Globals) Config() (actions.Config, string, error) {
 	var cfg actions.Config
 	var path string
 	if g.acts {
-		cfg, path, err = actions.LoadConfig(g.ConfigPath, roots)
+		cfg, path, err = actions.LoadConfig(g.ConfigPath, rootPaths(roots))
 	} else {
 		cfg, path, err = actions.LoadReadOnlyConfig(g.ConfigPath)
 	}
@@ -391,7 +391,7 @@ func (g *Globals) absRoots() ([]string, error) {
 		if err != nil {
 			return nil, usageError(fmt.Errorf("find the working directory: %w", err))
 		}
-		roots = scanner.DefaultRoots(cwd)
+		roots = defaultRoots(cwd, homeDir(), os.Getenv)
 	}
 	return roots, nil
 }
@@ -414,5 +414,6 @@ func (g *Globals) ScanOptions() (scanner.Options, error) {
 		Thresholds: th,
 		Probe:      liveness.SystemProbe{},
 		Now:        time.Now,
+		Sources:    knownSources(),
 	}, nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dispatchtop/dispatchtop/internal/storefixtures"
+	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
 // storeHome makes a home and a project (the working directory) holding an
@@ -124,5 +126,30 @@ func TestConfigInsideAKindPathRootIsRefused(t *testing.T) {
 	_, stderr, code := execute(t, "recover", "--apply", "--config", cfg, "chatroom:"+filepath.Join(home, ".chatroom"))
 	if code != ExitUsage || !strings.Contains(stderr, "inside the watched root") {
 		t.Errorf("exit %d, stderr %q: want the config refused as inside the root", code, stderr)
+	}
+}
+
+// SPEC §10: the scanner learns which thresholds the operator gave — by a
+// flag or in the config — to put those, and only those, over a source's.
+func TestScanOptionsSayWhichThresholdsWereGiven(t *testing.T) {
+	storeHome(t)
+	cfg := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(cfg, []byte("beat = \"40s\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root, g := newRootCmd(strings.NewReader(""), io.Discard, io.Discard)
+	if err := root.ParseFlags([]string{"--stale", "3m", "--config", cfg}); err != nil {
+		t.Fatal(err)
+	}
+	opts, err := g.ScanOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := scanner.GivenThresholds{Beat: true, Stale: true}
+	if opts.ThresholdsGiven != want {
+		t.Errorf("given %+v, want %+v (the config's beat, the flag's stale)", opts.ThresholdsGiven, want)
+	}
+	if len(opts.Sources) != 4 {
+		t.Errorf("%d sources registered, want TeaParty, middle, opencode-teams and chatroom", len(opts.Sources))
 	}
 }

@@ -114,6 +114,7 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 	var snap *model.Snapshot
 	if affected == nil {
 		snap = cloneForest(w.built.snap)
+		fillThresholds(snap.Sessions, w.opts, w.opts.Thresholds)
 		liveness.ClassifyForest(snap.Sessions, w.probe, now, w.opts.Thresholds)
 		w.due.reset()
 		for i, s := range snap.Sessions {
@@ -133,6 +134,7 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 				continue
 			}
 			c := cloneSession(ts, snap.ByID)
+			fillThresholds([]*model.Node{c}, w.opts, w.opts.Thresholds)
 			liveness.ClassifyForest([]*model.Node{c}, w.probe, now, w.opts.Thresholds)
 			w.due.noteClassified(ts, c, now)
 			snap.Sessions[i] = c

@@ -62,6 +62,11 @@ func (t *dueTracker) noteClassified(ts, classified *model.Node, now time.Time) {
 	}
 	var pids []int
 	classified.Walk(func(n *model.Node) {
+		// An idle node's verdict hangs on its owner: its end makes the
+		// node dead at once (SPEC §3 idle).
+		if n.HasFlag(model.FlagIdle) && n.Owner.PID > 0 && !slices.Contains(pids, n.Owner.PID) {
+			pids = append(pids, n.Owner.PID)
+		}
 		// Only a live pid can change the verdict: a gone or reused one
 		// never comes back as the same process.
 		if n.Process != model.ProcessAlive && n.Process != model.ProcessUnverified {

@@ -115,9 +115,14 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 	if affected == nil {
 		snap = cloneForest(w.built.snap)
 		fillThresholds(snap.Sessions, w.opts, w.opts.Thresholds)
+		w.owners.prune(snap.Sessions)
+		for _, s := range snap.Sessions {
+			w.owners.apply(s)
+		}
 		liveness.ClassifyForest(snap.Sessions, w.probe, now, w.opts.Thresholds)
 		w.due.reset()
 		for i, s := range snap.Sessions {
+			w.owners.note(s, w.probe, now, w.opts.Thresholds)
 			w.due.noteClassified(w.built.snap.Sessions[i], s, now)
 		}
 		w.due.prunePids()
@@ -135,7 +140,9 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 			}
 			c := cloneSession(ts, snap.ByID)
 			fillThresholds([]*model.Node{c}, w.opts, w.opts.Thresholds)
+			w.owners.apply(c)
 			liveness.ClassifyForest([]*model.Node{c}, w.probe, now, w.opts.Thresholds)
+			w.owners.note(c, w.probe, now, w.opts.Thresholds)
 			w.due.noteClassified(ts, c, now)
 			snap.Sessions[i] = c
 		}

@@ -149,3 +149,77 @@ func TestWatchPerTurnPidWithItsOwnerGoneIsDeadPastTheExitGrace(t *testing.T) {
 		return n != nil && n.State == model.StateDead
 	})
 }
+
+// SPEC §3 idle: an idle node's verdict hangs on its owner. When the owner
+// ends, the next tick classifies the node again — it is dead — although no
+// threshold is near and its own pid was gone already.
+func TestWatchTickNoticesTheOwnerOfAnIdleNodeGone(t *testing.T) {
+	store := newRecordStore(t)
+	t0 := time.Now()
+	clock := &fakeClock{t: t0}
+	// The owner runs the turn, waits for it, then lives on as the same
+	// process (exec keeps its pid and create time).
+	owner := exec.Command("sh", "-c", "sleep 60 & echo $!; wait; exec sleep 60")
+	out, err := owner.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = owner.Process.Kill(); _ = owner.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	turnPid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeRecords(t, store, []record{turnRecord(t, turnPid, t0)})
+	// Not run: the test makes each tick, none of them the reasons' refresh.
+	w, err := NewWatcher(Options{Roots: []string{store}, Sources: []sources.Source{turnStore{}}, Now: clock.now},
+		WatchOptions{Tick: 10 * time.Millisecond, FallbackPoll: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+	if n := w.Snapshot().Node("worker"); n == nil || n.Owner.PID != owner.Process.Pid {
+		t.Fatalf("owner not recorded: %+v", n)
+	}
+	tickUntil := func(what string, ok func(*model.Node) bool) {
+		t.Helper()
+		for hang := time.Now().Add(5 * time.Second); time.Now().Before(hang); time.Sleep(20 * time.Millisecond) {
+			w.publish(clock.now(), true)
+			if n := w.Snapshot().Node("worker"); ok(n) {
+				return
+			}
+		}
+		n := w.Snapshot().Node("worker")
+		t.Fatalf("%s: worker %s %v (%s)", what, n.State, n.Flags, n.Reason)
+	}
+	if p, err := os.FindProcess(turnPid); err == nil {
+		_ = p.Kill()
+	}
+	clock.set(t0.Add(6 * time.Second)) // past the exit grace
+	tickUntil("idle", func(n *model.Node) bool { return n.HasFlag(model.FlagIdle) })
+
+	// Just past a refresh of every reason: the ticks up to the next one
+	// classify only the sessions due.
+	for w.due.ticks%reasonRefreshTicks != 1 {
+		w.publish(clock.now(), true)
+	}
+	_ = owner.Process.Kill()
+	_ = owner.Wait()
+	for {
+		w.publish(clock.now(), true)
+		if n := w.Snapshot().Node("worker"); n.State == model.StateDead {
+			break
+		}
+		if (w.due.ticks+1)%reasonRefreshTicks == 0 {
+			n := w.Snapshot().Node("worker")
+			t.Fatalf("no tick before the refresh noticed the owner gone: worker %s %v (%s)", n.State, n.Flags, n.Reason)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -228,5 +229,30 @@ func TestOnceJSONOfTheDemoFleetMatchesTheSchema(t *testing.T) {
 			return
 		}
 		time.Sleep(time.Second)
+	}
+}
+
+// SPEC §4.1, §10: the document of the other sources' stores — each node
+// with its source and the fields its source shows — is what the schema
+// describes.
+func TestOnceJSONOfTheSourceStoresMatchesTheSchema(t *testing.T) {
+	sch := compileSchema(t)
+	stores := []string{
+		"chatroom:" + filepath.Join("testdata", "sources", "chatroom", "home", ".chatroom"),
+		"opencode-teams:" + filepath.Join("testdata", "sources", "opencode-teams", "acme-api", ".opencode", "opencode-teams"),
+	}
+	for i, s := range stores {
+		abs, err := filepath.Abs(s[strings.Index(s, ":")+1:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		stores[i] = s[:strings.Index(s, ":")+1] + abs
+	}
+	out := onceJSON(t, t.TempDir(), stores...)
+	validateDocument(t, sch, out)
+	for _, want := range []string{`"source": "chatroom"`, `"source": "opencode-teams"`, `"source_fields": [`, `"name": "`} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("the stores' document lacks %s", want)
+		}
 	}
 }

@@ -9,11 +9,49 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
+	"github.com/dispatchtop/dispatchtop/sources"
 )
 
 // placeholders are the names an argv element may carry (SPEC §5.5).
 var placeholderNames = []string{
 	"infra_dir", "heartbeat", "worktree", "id", "role", "team", "task_id", "cfa_state", "parent_heartbeat",
+	"source", "row_id", "session_name",
+}
+
+// rowIDField and sessionNameField name, per source, the SourceFields entry
+// that holds the record's id in its store and its tmux session (SPEC §5.5,
+// docs/sources.md); a source without one gives "".
+var (
+	rowIDField = map[sources.Kind]string{
+		sources.Middle: "workflow", sources.TeaParty: "conversation", sources.OpencodeTeams: "agent id",
+	}
+	sessionNameField = map[sources.Kind]string{sources.Middle: "tmux_session"}
+)
+
+// sourceName is the source a node is read by: "native" for the file
+// protocol.
+func sourceName(n *model.Node) string {
+	if n.Source == "" {
+		return string(sources.Native)
+	}
+	return n.Source
+}
+
+// isNative reports whether the node comes from the file protocol.
+func isNative(n *model.Node) bool { return sourceName(n) == string(sources.Native) }
+
+// sourceField is the value of the node's source field name ("" when absent).
+func sourceField(n *model.Node, names map[sources.Kind]string) string {
+	name, ok := names[sources.Kind(sourceName(n))]
+	if !ok {
+		return ""
+	}
+	for _, f := range n.SourceFields {
+		if f.Name == name {
+			return f.Value
+		}
+	}
+	return ""
 }
 
 // expandArgv substitutes the placeholders of argv with the node's values.
@@ -146,6 +184,12 @@ func placeholderValue(name string, n *model.Node) (string, error) {
 			return n.Cfa.State, nil
 		}
 		return "", nil
+	case "source":
+		return sourceName(n), nil
+	case "row_id":
+		return sourceField(n, rowIDField), nil
+	case "session_name":
+		return sourceField(n, sessionNameField), nil
 	case "parent_heartbeat":
 		if hb != nil && hb.ParentHeartbeat != "" {
 			return hb.ParentHeartbeat, nil

@@ -58,6 +58,15 @@ type removal struct {
 // compactNode rewrites one node's `.children` without its dead weight.
 func (e *Engine) compactNode(ctx context.Context, req Request, n *model.Node) (Result, error) {
 	res := Result{Action: model.ActionCompact, NodeID: n.ID, Root: n.Root, PID: n.PID()}
+	if n.InfraDir == "" {
+		// A record of another source with no dir: there is no registry,
+		// and a relative path would name one of the working directory.
+		res = refuse(res, fmt.Sprintf("node %s has no .children to compact: its %s record keeps its children in its store", n.ID, sourceName(n)))
+		if req.quietNoop {
+			return res, nil
+		}
+		return res, e.journalResult(req, res, nil)
+	}
 	path := filepath.Join(n.InfraDir, protocol.RegistryFile)
 	st, err := os.Lstat(path)
 	if err == nil && !st.Mode().IsRegular() {
@@ -65,7 +74,11 @@ func (e *Engine) compactNode(ctx context.Context, req Request, n *model.Node) (R
 		err = fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
 	}
 	if err != nil {
-		res = refuse(res, fmt.Sprintf("node %s has no registry to compact: %v", n.ID, err))
+		why := fmt.Sprintf("node %s has no registry to compact: %v", n.ID, err)
+		if !isNative(n) {
+			why = fmt.Sprintf("node %s has no .children to compact: its %s record keeps its children in its store (%v)", n.ID, sourceName(n), err)
+		}
+		res = refuse(res, why)
 		if req.quietNoop {
 			return res, nil
 		}

@@ -220,6 +220,9 @@ func (e *Engine) killChecks(n *model.Node, protected map[int]bool) ([]victim, []
 	if e.thresholds().NoPidCheck {
 		return nil, checks, "--no-pid-check: the pids of this tree are not this host's to signal"
 	}
+	if n.Traits.NeverKill {
+		return nil, checks, fmt.Sprintf("node %s is controlled by a human (its %s record says so): never killed", n.ID, sourceName(n))
+	}
 	pid := n.PID()
 	checks = append(checks, fmt.Sprintf("pid %d", pid))
 	if pid <= 1 {
@@ -233,7 +236,11 @@ func (e *Engine) killChecks(n *model.Node, protected map[int]bool) ([]victim, []
 		checks = append(checks, "identity: "+why)
 		return nil, checks, why
 	}
-	checks = append(checks, fmt.Sprintf("identity: pid %d created %s, within %s of started", pid, created.UTC().Format(time.RFC3339Nano), e.thresholds().StartTolerance))
+	within := fmt.Sprintf("within %s of started", liveness.ThresholdsFor(n, e.thresholds()).StartTolerance)
+	if slack := n.Traits.StartSlack; slack > 0 {
+		within += fmt.Sprintf(" (or up to %s before it: its source stamps started late)", slack)
+	}
+	checks = append(checks, fmt.Sprintf("identity: pid %d created %s, %s", pid, created.UTC().Format(time.RFC3339Nano), within))
 	victims := []victim{{pid: pid, created: created}}
 	desc := descendants(pid, protected)
 	victims = append(victims, desc...)
@@ -243,7 +250,7 @@ func (e *Engine) killChecks(n *model.Node, protected map[int]bool) ([]victim, []
 
 // verifyIdentity checks the node's pid is still the process the heartbeat
 // names; it returns the create time, or why it is not (or cannot be) sure.
-// The comparison is liveness.Verify's, the classifier's own.
+// The comparison is liveness.VerifyWithin's, the classifier's own.
 func (e *Engine) verifyIdentity(n *model.Node) (time.Time, string) {
 	pid := n.PID()
 	info := e.lookup(pid)
@@ -252,7 +259,11 @@ func (e *Engine) verifyIdentity(n *model.Node) (time.Time, string) {
 	}
 	unreadable := fmt.Sprintf("pid %d of node %s cannot be verified (create time unreadable): not signalled", pid, n.ID)
 	if n.Heartbeat != nil && n.Heartbeat.Started != 0 {
-		status, why := liveness.Verify(info, n.Heartbeat.Started, e.thresholds().StartTolerance, e.bootTime(), e.now())
+		// The node's own tolerance and its source's slack: the
+		// classifier's window, not a narrower one that would call a
+		// late-stamped process reused.
+		tolerance := liveness.ThresholdsFor(n, e.thresholds()).StartTolerance
+		status, why := liveness.VerifyWithin(info, n.Heartbeat.Started, n.Traits.StartSlack, tolerance, e.bootTime(), e.now())
 		switch {
 		case status == model.ProcessAlive:
 			return info.CreateTime, ""

@@ -306,7 +306,7 @@ func (g *Globals) Config() (actions.Config, string, error) {
 	var cfg actions.Config
 	var path string
 	if g.acts {
-		cfg, path, err = actions.LoadConfig(g.ConfigPath, roots)
+		cfg, path, err = actions.LoadConfig(g.ConfigPath, rootPaths(roots))
 	} else {
 		cfg, path, err = actions.LoadReadOnlyConfig(g.ConfigPath)
 	}
@@ -357,6 +357,17 @@ func (g *Globals) Thresholds() (model.Thresholds, error) {
 	return th, nil
 }
 
+// thresholdsGiven say which thresholds the operator gave, by a flag or in
+// the config: those are put over each source's own defaults (SPEC §10).
+func (g *Globals) thresholdsGiven(cfg actions.Config) scanner.GivenThresholds {
+	return scanner.GivenThresholds{
+		Beat:      g.given("beat") || cfg.Beat.Duration() > 0,
+		Stale:     g.given("stale") || cfg.Stale.Duration() > 0,
+		KillAfter: g.given("kill-after") || cfg.KillAfter.Duration() > 0,
+		ExitGrace: g.given("exit-grace") || cfg.ExitGrace.Duration() > 0,
+	}
+}
+
 // threshold is one threshold's value and its source: a config key, else a
 // flag (given or its default).
 type threshold struct {
@@ -391,7 +402,7 @@ func (g *Globals) absRoots() ([]string, error) {
 		if err != nil {
 			return nil, usageError(fmt.Errorf("find the working directory: %w", err))
 		}
-		roots = scanner.DefaultRoots(cwd)
+		roots = defaultRoots(cwd, homeDir(), os.Getenv)
 	}
 	return roots, nil
 }
@@ -409,10 +420,12 @@ func (g *Globals) ScanOptions() (scanner.Options, error) {
 	cfg, _, _ := g.Config()
 	ignore := append(append([]string(nil), cfg.Ignore...), g.Ignore...)
 	return scanner.Options{
-		Roots:      roots,
-		Ignore:     ignore,
-		Thresholds: th,
-		Probe:      liveness.SystemProbe{},
-		Now:        time.Now,
+		ThresholdsGiven: g.thresholdsGiven(cfg),
+		Roots:           roots,
+		Ignore:          ignore,
+		Thresholds:      th,
+		Probe:           liveness.SystemProbe{},
+		Now:             time.Now,
+		Sources:         knownSources(),
 	}, nil
 }

@@ -86,7 +86,7 @@ func dashboardActions(g *Globals, cfgPath string) (readonly bool, note string, e
 	if err != nil {
 		return true, "", err
 	}
-	if root, inside := actions.ConfigInsideRoot(cfgPath, roots); inside {
+	if root, inside := actions.ConfigInsideRoot(cfgPath, rootPaths(roots)); inside {
 		return true, fmt.Sprintf("actions disabled: config %s is inside the watched root %s (keep it outside every root, or name narrower roots)", cfgPath, root), nil
 	}
 	return false, "", nil

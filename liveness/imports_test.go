@@ -14,7 +14,7 @@ import (
 // probeFiles are the files of the process probe, the one part of liveness
 // that asks the operating system (package doc): each is named with why.
 var probeFiles = map[string]string{
-	"probe.go":      "reads /proc/<pid>/stat for a create time, and gopsutil where that fails",
+	"probe.go":      "reads /proc/<pid>/stat for a create time and a parent, and gopsutil where that fails",
 	"probe_unix.go": "signal 0 to tell a live pid from a gone one",
 	"pins_linux.go": "a pidfd per followed process, in one epoll set",
 }

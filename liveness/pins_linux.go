@@ -12,6 +12,7 @@ package liveness
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -257,4 +258,12 @@ func PinProcesses(base Probe) (Probe, ProcessPins, func()) {
 		return base, nil, func() {}
 	}
 	return pins, pins, pins.close
+}
+
+// Parent is the wrapped probe's.
+func (p *pidPins) Parent(pid int) (int, error) {
+	if pr, ok := p.base.(ParentReader); ok {
+		return pr.Parent(pid)
+	}
+	return 0, fmt.Errorf("parent of pid %d: the probe cannot read parents", pid)
 }

@@ -378,3 +378,62 @@ func (c *CachingProbe) Len() int {
 	defer c.mu.Unlock()
 	return len(c.entries)
 }
+
+// ParentReader is implemented by a probe that can tell a process's parent:
+// the live engine records it as the owner of a per-turn pid (SPEC §3 idle).
+type ParentReader interface {
+	// Parent is the pid of pid's parent; an error when pid is gone or its
+	// parent cannot be read.
+	Parent(pid int) (int, error)
+}
+
+// Parent reads field 4 (ppid) of /proc/<pid>/stat on Linux, else asks
+// gopsutil.
+func (SystemProbe) Parent(pid int) (int, error) {
+	if pid <= 0 || pid > math.MaxInt32 {
+		return 0, fmt.Errorf("parent of pid %d: no such process", pid)
+	}
+	if runtime.GOOS == "linux" {
+		path := "/proc/" + strconv.Itoa(pid) + "/stat"
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return 0, fmt.Errorf("parent of pid %d: %w", pid, err)
+		}
+		return parentField(b)
+	}
+	p, err := process.NewProcess(int32(pid))
+	if err != nil {
+		return 0, fmt.Errorf("parent of pid %d: %w", pid, err)
+	}
+	ppid, err := p.Ppid()
+	if err != nil {
+		return 0, fmt.Errorf("parent of pid %d: %w", pid, err)
+	}
+	return int(ppid), nil
+}
+
+// parentField takes field 4 (ppid) from a /proc/<pid>/stat line, counted
+// after the command name's last ')' as startTicks counts.
+func parentField(stat []byte) (int, error) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("parse %q: no command name", stat)
+	}
+	f := bytes.Fields(stat[i+1:])
+	if len(f) < 2 {
+		return 0, fmt.Errorf("parse stat: %d fields after the name, want the ppid", len(f))
+	}
+	ppid, err := strconv.Atoi(string(f[1]))
+	if err != nil {
+		return 0, fmt.Errorf("parse stat ppid: %w", err)
+	}
+	return ppid, nil
+}
+
+// Parent is the wrapped probe's, never cached: it is read once a pid.
+func (c *CachingProbe) Parent(pid int) (int, error) {
+	if pr, ok := c.probe.(ParentReader); ok {
+		return pr.Parent(pid)
+	}
+	return 0, fmt.Errorf("parent of pid %d: the probe cannot read parents", pid)
+}

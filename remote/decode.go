@@ -9,6 +9,7 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/report"
+	"github.com/dispatchtop/dispatchtop/sources"
 )
 
 // Decode reads a dispatchtop/v1 document. A document of another schema is
@@ -82,6 +83,12 @@ func (b builder) node(j report.NodeJSON, parent *model.Node) *model.Node {
 	}
 	for _, p := range j.OtherParents {
 		n.OtherParents = append(n.OtherParents, b.id(p))
+	}
+	if j.Source != string(sources.Native) {
+		n.Source = j.Source
+	}
+	for _, f := range j.SourceFields {
+		n.SourceFields = append(n.SourceFields, model.Field{Name: f.Name, Value: f.Value})
 	}
 	if parent != nil {
 		n.ParentID = parent.ID

@@ -100,12 +100,15 @@ func docBytes(t *testing.T, snap *model.Snapshot) []byte {
 // says: encoding the decoded snapshot again gives the same document.
 func TestDecodeRoundTrip(t *testing.T) {
 	snap := treeSnapshot(t)
-	want := docBytes(t, snap)
 	for _, id := range []string{"A", "A/plan/1", "A/docs/4", "A/ask/3", "B", "C", "D"} {
 		if snap.Node(id) == nil {
 			t.Fatalf("fixture lacks %s", id)
 		}
 	}
+	// A node of another source, with the fields it shows.
+	b := snap.Node("B")
+	b.Source, b.SourceFields = "middle", []model.Field{{Name: "row", Value: "wf-7"}, {Name: "session", Value: "mid-7"}}
+	want := docBytes(t, snap)
 	doc, err := Decode(bytes.NewReader(want))
 	if err != nil {
 		t.Fatal(err)

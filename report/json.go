@@ -101,7 +101,16 @@ type NodeJSON struct {
 	OtherParents []string                   `json:"other_parents,omitempty"`
 	Problems     []model.Problem            `json:"problems,omitempty"`
 	Extra        map[string]json.RawMessage `json:"extra,omitempty"`
-	Children     []NodeJSON                 `json:"children"`
+	// SourceFields are what a source other than the native one says of the
+	// node beyond the facts (a row id, a tmux session), in its order.
+	SourceFields []FieldJSON `json:"source_fields,omitempty"`
+	Children     []NodeJSON  `json:"children"`
+}
+
+// FieldJSON is one named fact a source shows as it is.
+type FieldJSON struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // CfaJSON is the node's work state and its outcome.
@@ -292,6 +301,9 @@ func nodeJSON(n *model.Node, now time.Time) NodeJSON {
 		out.Parent = ptr(n.ParentID)
 	}
 	out.OtherParents = n.OtherParents
+	for _, f := range n.SourceFields {
+		out.SourceFields = append(out.SourceFields, FieldJSON{Name: f.Name, Value: f.Value})
+	}
 	for _, c := range n.Children {
 		out.Children = append(out.Children, nodeJSON(c, now))
 	}

@@ -39,6 +39,9 @@ type Options struct {
 	// one, which is always known (see package sources): a `KIND:PATH` root
 	// names one, else the first whose Detect accepts the root reads it.
 	Sources []sources.Source
+	// ThresholdsGiven say which of Thresholds the operator gave: those are
+	// put over each source's own defaults (thresholds.go).
+	ThresholdsGiven GivenThresholds
 
 	// readDir replaces os.ReadDir in tests that need a read error root
 	// cannot provoke (an unreadable directory); nil means os.ReadDir.

@@ -119,6 +119,7 @@ type Watcher struct {
 	nodes     nodeRecords              // every infra dir's facts and what to read again
 	due       dueTracker               // when each session may change next
 	stores    storeSet                 // roots of other sources, read whole
+	owners    ownerBook                // the recorded owners of per-turn pids
 	walkProbs map[string]model.Problem // problems of the walk and of reads, by path
 	built     builtForest              // the facts linked, unclassified
 	prevGen   int                      // gen of the forest prev was cloned from

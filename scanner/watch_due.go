@@ -62,6 +62,11 @@ func (t *dueTracker) noteClassified(ts, classified *model.Node, now time.Time) {
 	}
 	var pids []int
 	classified.Walk(func(n *model.Node) {
+		// An idle node's verdict hangs on its owner: its end makes the
+		// node dead at once (SPEC §3 idle).
+		if n.HasFlag(model.FlagIdle) && n.Owner.PID > 0 && !slices.Contains(pids, n.Owner.PID) {
+			pids = append(pids, n.Owner.PID)
+		}
 		// Only a live pid can change the verdict: a gone or reused one
 		// never comes back as the same process.
 		if n.Process != model.ProcessAlive && n.Process != model.ProcessUnverified {
@@ -164,7 +169,7 @@ func (t *dueTracker) dueSessions(sessions []*model.Node, now time.Time, due map[
 }
 
 // nextDue is the first instant after now at which a threshold of SPEC §3
-// is crossed by a node of session s (the beat edges, registry and
+// is crossed by a node of session s (its beat edges, registry and
 // resume-marker age); zero-cost sessions get a far future. The classifier
 // compares `age > threshold`, so a threshold is crossed one nanosecond past
 // it: due any earlier, the session would be classified the same and the
@@ -176,21 +181,23 @@ func nextDue(s *model.Node, now time.Time, th model.Thresholds) time.Time {
 			next = t
 		}
 	}
-	edges := liveness.BeatEdges(th)
 	s.Walk(func(n *model.Node) {
+		// Each node by its own thresholds (a source's, SPEC §10), its
+		// launch timeout among its edges.
+		own := liveness.ThresholdsFor(n, th)
 		if !n.BeatMtime.IsZero() {
-			for _, d := range edges {
+			for _, d := range liveness.NodeEdges(n, th) {
 				consider(n.BeatMtime, d)
 			}
 		}
 		if !n.RegistryMtime.IsZero() {
-			consider(n.RegistryMtime, th.Stale)
+			consider(n.RegistryMtime, own.Stale)
 		}
 		if !n.ResumeMtime.IsZero() {
-			consider(n.ResumeMtime, th.Stale)
+			consider(n.ResumeMtime, own.Stale)
 		}
 		if !n.OrphanedSince.IsZero() {
-			consider(n.OrphanedSince, th.Stale)
+			consider(n.OrphanedSince, own.Stale)
 		}
 	})
 	return next

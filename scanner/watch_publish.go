@@ -114,9 +114,15 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 	var snap *model.Snapshot
 	if affected == nil {
 		snap = cloneForest(w.built.snap)
+		fillThresholds(snap.Sessions, w.opts, w.opts.Thresholds)
+		w.owners.prune(snap.Sessions)
+		for _, s := range snap.Sessions {
+			w.owners.apply(s)
+		}
 		liveness.ClassifyForest(snap.Sessions, w.probe, now, w.opts.Thresholds)
 		w.due.reset()
 		for i, s := range snap.Sessions {
+			w.owners.note(s, w.probe, now, w.opts.Thresholds)
 			w.due.noteClassified(w.built.snap.Sessions[i], s, now)
 		}
 		w.due.prunePids()
@@ -133,7 +139,10 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 				continue
 			}
 			c := cloneSession(ts, snap.ByID)
+			fillThresholds([]*model.Node{c}, w.opts, w.opts.Thresholds)
+			w.owners.apply(c)
 			liveness.ClassifyForest([]*model.Node{c}, w.probe, now, w.opts.Thresholds)
+			w.owners.note(c, w.probe, now, w.opts.Thresholds)
 			w.due.noteClassified(ts, c, now)
 			snap.Sessions[i] = c
 		}

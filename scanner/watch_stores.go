@@ -12,6 +12,8 @@ package scanner
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -44,41 +46,77 @@ func (w *Watcher) adoptStores(read []storeFacts) {
 	w.stores.toRead = map[*store]bool{}
 	for _, f := range read {
 		st := &store{facts: f, paths: map[string]fileSig{}, names: map[string]map[string]bool{}}
-		for _, p := range f.root.Source.WatchPaths(f.root.Path) {
-			p = filepath.Clean(p)
-			st.paths[p] = storeSig(p)
-			dir, name := p, ""
-			if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
-				dir, name = filepath.Dir(p), filepath.Base(p)
-			}
-			names, had := st.names[dir]
-			switch {
-			case name == "":
-				st.names[dir] = nil
-			case !had:
-				st.names[dir] = map[string]bool{name: true}
-			case names != nil:
-				names[name] = true
-			}
-		}
-		for dir := range st.names {
-			if len(w.stores.byDir[dir]) == 0 && w.fsw != nil {
-				// Unwatched, the poll's signatures still see the change.
-				_ = w.wo.addWatch(w.fsw, dir)
-			}
-			w.stores.byDir[dir] = append(w.stores.byDir[dir], st)
-		}
+		w.followStore(st, true)
 		w.stores.stores = append(w.stores.stores, st)
 	}
 }
 
-// markStores marks the stores a changed path matters to; it reads nothing.
+// followStore asks the store's source for its watch paths and follows
+// each one not followed yet: a job started after the watcher brings a new
+// bus in a new directory. A path adopted with the store's first read gets
+// its signature; one found later a zero one, so that its first change is
+// never taken for what a read already saw.
+func (w *Watcher) followStore(st *store, adopting bool) {
+	for _, p := range st.facts.root.Source.WatchPaths(st.facts.root.Path) {
+		p = filepath.Clean(p)
+		if _, ok := st.paths[p]; ok {
+			continue
+		}
+		if adopting {
+			st.paths[p] = storeSig(p)
+		} else {
+			st.paths[p] = fileSig{}
+		}
+		dir, name := p, ""
+		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+			dir, name = filepath.Dir(p), filepath.Base(p)
+		}
+		names, had := st.names[dir]
+		switch {
+		case name == "":
+			st.names[dir] = nil
+		case !had:
+			st.names[dir] = map[string]bool{name: true}
+		case names != nil:
+			names[name] = true
+		}
+		if slices.Contains(w.stores.byDir[dir], st) {
+			continue
+		}
+		if len(w.stores.byDir[dir]) == 0 && w.fsw != nil {
+			// Unwatched, the poll's signatures still see the change.
+			_ = w.wo.addWatch(w.fsw, dir)
+		}
+		w.stores.byDir[dir] = append(w.stores.byDir[dir], st)
+	}
+}
+
+// markStores marks the stores a changed path matters to. A watch path
+// whose signature is what the last read saw did not change: a reader
+// opening a database sets its -wal's mode (a Chmod event), so every read
+// would otherwise cause the next. A -shm is SQLite's shared index, never
+// the store's content. It stats one file at most.
 func (w *Watcher) markStores(path string) {
 	dir, name := filepath.Dir(path), filepath.Base(path)
+	if strings.HasSuffix(name, "-shm") {
+		return
+	}
+	var sig *fileSig
 	for _, st := range w.stores.byDir[dir] {
-		if names := st.names[dir]; names == nil || names[name] {
-			w.stores.toRead[st] = true
+		names := st.names[dir]
+		if names != nil && !names[name] {
+			continue
 		}
+		if seen, ok := st.paths[path]; ok {
+			if sig == nil {
+				s := storeSig(path)
+				sig = &s
+			}
+			if *sig == seen {
+				continue
+			}
+		}
+		w.stores.toRead[st] = true
 	}
 }
 
@@ -108,6 +146,7 @@ func (w *Watcher) readStores(now time.Time) {
 			st.paths[p] = storeSig(p)
 		}
 		st.facts = readStore(st.facts.root, now)
+		w.followStore(st, false)
 		w.built.snap = nil
 	}
 }

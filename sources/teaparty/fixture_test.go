@@ -6,50 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/dispatchtop/dispatchtop/internal/storefixtures"
 )
 
-// busDDL is what TeaParty runs on every open of a bus, in its order
-// (teaparty/messaging/conversations.py, SqliteMessageBus.__init__, at
-// commit 3ad6bdc424401c5ad61fed33909871e329645d9a).
-var busDDL = []string{
-	`PRAGMA journal_mode=WAL`,
-	`CREATE TABLE IF NOT EXISTS messages (
-                id TEXT PRIMARY KEY,
-                conversation TEXT NOT NULL,
-                sender TEXT NOT NULL,
-                content TEXT NOT NULL,
-                timestamp REAL NOT NULL
-            )`,
-	`CREATE INDEX IF NOT EXISTS idx_messages_conv_ts ON messages (conversation, timestamp)`,
-	`CREATE TABLE IF NOT EXISTS conversations (
-                id TEXT PRIMARY KEY,
-                type TEXT NOT NULL,
-                state TEXT NOT NULL DEFAULT 'active',
-                created_at REAL NOT NULL,
-                awaiting_input INTEGER NOT NULL DEFAULT 0
-            )`,
-	`ALTER TABLE conversations ADD COLUMN agent_name TEXT NOT NULL DEFAULT ''`,
-	`ALTER TABLE conversations ADD COLUMN parent_conversation_id TEXT NOT NULL DEFAULT ''`,
-	`ALTER TABLE conversations ADD COLUMN request_id TEXT NOT NULL DEFAULT ''`,
-	`ALTER TABLE conversations ADD COLUMN project_slug TEXT NOT NULL DEFAULT ''`,
-	`ALTER TABLE conversations ADD COLUMN worktree_path TEXT NOT NULL DEFAULT ''`,
-	`ALTER TABLE conversations ADD COLUMN pid INTEGER NOT NULL DEFAULT 0`,
-	`ALTER TABLE conversations ADD COLUMN pid_started REAL NOT NULL DEFAULT 0.0`,
-	`CREATE INDEX IF NOT EXISTS idx_conversations_parent ON conversations (parent_conversation_id)`,
-	`CREATE INDEX IF NOT EXISTS idx_conversations_project ON conversations (project_slug)`,
-	`CREATE TABLE IF NOT EXISTS agent_contexts (
-                context_id TEXT PRIMARY KEY,
-                initiator_agent_id TEXT NOT NULL,
-                recipient_agent_id TEXT NOT NULL,
-                parent_context_id TEXT NOT NULL DEFAULT '',
-                session_id TEXT NOT NULL DEFAULT '',
-                status TEXT NOT NULL DEFAULT 'open',
-                pending_count INTEGER NOT NULL DEFAULT 0,
-                created_at REAL NOT NULL,
-                conversation_status TEXT NOT NULL DEFAULT 'open',
-                agent_worktree_path TEXT NOT NULL DEFAULT ''
-            )`,
-}
+// busDDL is TeaParty's own DDL for a bus (see storefixtures).
+var busDDL = storefixtures.TeaPartyBusDDL
 
 // conv is one conversations row.
 type conv struct {

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dispatchtop/dispatchtop/scanner"
+	"github.com/dispatchtop/dispatchtop/sources"
+	"github.com/dispatchtop/dispatchtop/sources/chatroom"
+	"github.com/dispatchtop/dispatchtop/sources/middle"
+	"github.com/dispatchtop/dispatchtop/sources/opencodeteams"
+	"github.com/dispatchtop/dispatchtop/sources/teaparty"
+)
+
+// knownSources are the sources every command that reads the forest
+// registers besides the native one (SPEC §10), in the order a root's store
+// is detected.
+func knownSources() []sources.Source {
+	return []sources.Source{teaparty.New(), middle.New(), opencodeteams.Source{}, chatroom.Source{}}
+}
+
+// defaultRoots are the roots read when none is given (SPEC §1): the native
+// defaults under cwd, then each store of another system that exists where
+// that system keeps it — opencode-teams' of the project cwd is in (or
+// $OPENCODE_TEAMS_DIR), ~/.middle and ~/.chatroom. A store a native default
+// is already read as is not added twice.
+func defaultRoots(cwd, home string, getenv func(string) string) []string {
+	var roots []string
+	// Today's defaults stay read by the file protocol, as they always were,
+	// even where a source would detect its store there (`.teaparty/jobs`).
+	for _, r := range scanner.DefaultRoots(cwd) {
+		if detected(r) != nil {
+			r = string(sources.Native) + ":" + r
+		}
+		roots = append(roots, r)
+	}
+	type store struct {
+		src  sources.Source
+		path string
+	}
+	stores := []store{{src: opencodeteams.Source{}, path: opencodeteams.DefaultStore(getenv, cwd)}}
+	if home != "" {
+		stores = append(stores,
+			store{src: middle.New(), path: filepath.Join(home, ".middle")},
+			store{src: chatroom.Source{}, path: chatroom.DefaultStore(home)})
+	}
+	for _, s := range stores {
+		if !s.src.Detect(s.path) {
+			continue
+		}
+		roots = append(roots, string(s.src.Kind())+":"+s.path)
+	}
+	return roots
+}
+
+// detected is the source that would read path as its store, nil for none.
+func detected(path string) sources.Source {
+	for _, s := range knownSources() {
+		if s.Detect(path) {
+			return s
+		}
+	}
+	return nil
+}
+
+// rootPath is the path a ROOT names: a `KIND:PATH` root's PATH when the
+// root as written is no path and KIND is a known source (SPEC §10).
+func rootPath(root string) string {
+	if _, err := os.Lstat(root); err == nil {
+		return root
+	}
+	kind, path, ok := strings.Cut(root, ":")
+	if !ok || path == "" {
+		return root
+	}
+	if kind == string(sources.Native) {
+		return path
+	}
+	for _, s := range knownSources() {
+		if string(s.Kind()) == kind {
+			return path
+		}
+	}
+	return root
+}
+
+// rootPaths are the paths roots name: a `KIND:PATH` root holds a config
+// as much as PATH would.
+func rootPaths(roots []string) []string {
+	paths := make([]string, len(roots))
+	for i, r := range roots {
+		paths[i] = rootPath(r)
+	}
+	return paths
+}
+
+// homeDir is the user's home, "" when it cannot be told.
+func homeDir() string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return home
+}

@@ -193,7 +193,7 @@ func EncodeDocument(w io.Writer, doc Document) error {
 		e.w.WriteString(`  "sessions": [` + "\n")
 		for i := range doc.Sessions {
 			e.w.WriteString("    ")
-			e.value(doc.Sessions[i], "    ")
+			e.node(&doc.Sessions[i], "    ")
 			if i < len(doc.Sessions)-1 {
 				e.w.WriteByte(',')
 			}
@@ -214,6 +214,7 @@ func EncodeDocument(w io.Writer, doc Document) error {
 type docEncoder struct {
 	w      *bufio.Writer
 	indent bytes.Buffer
+	buf    []byte
 	err    error
 }
 
@@ -222,6 +223,21 @@ func (e *docEncoder) field(name string, v any) {
 	e.w.WriteString(`  "` + name + `": `)
 	e.value(v, "  ")
 	e.w.WriteString(",\n")
+}
+
+// node writes one session, encoded directly; the buffer is reused from
+// session to session.
+func (e *docEncoder) node(n *NodeJSON, prefix string) {
+	if e.err != nil {
+		return
+	}
+	b, ok := appendNode(e.buf[:0], n, prefix)
+	e.buf = b
+	if !ok {
+		e.value(*n, prefix) // encoding/json's error
+		return
+	}
+	e.w.Write(b)
 }
 
 // value writes v indented by two spaces a level under prefix. The buffers

@@ -120,6 +120,16 @@ type RetriesJSON struct {
 // BuildDocument turns a snapshot into the JSON document, its ages — the
 // beat's, the activity's, the one a reason quotes — measured at GeneratedAt.
 func BuildDocument(snap *model.Snapshot) Document {
+	doc := documentHead(snap)
+	doc.Sessions = make([]NodeJSON, 0, len(snap.Sessions))
+	for _, s := range snap.Sessions {
+		doc.Sessions = append(doc.Sessions, nodeJSON(s, snap.GeneratedAt))
+	}
+	return doc
+}
+
+// documentHead is the document without its sessions' nodes.
+func documentHead(snap *model.Snapshot) Document {
 	th := snap.Thresholds
 	doc := Document{
 		Schema:      Schema,
@@ -135,14 +145,11 @@ func BuildDocument(snap *model.Snapshot) Document {
 		},
 		PidCheck: !th.NoPidCheck,
 		Summary:  Summarize(snap),
-		Sessions: make([]NodeJSON, 0, len(snap.Sessions)),
+		Sessions: []NodeJSON{},
 		Problems: snap.Problems,
 	}
 	if doc.Problems == nil {
 		doc.Problems = []model.Problem{}
-	}
-	for _, s := range snap.Sessions {
-		doc.Sessions = append(doc.Sessions, nodeJSON(s, snap.GeneratedAt))
 	}
 	return doc
 }
@@ -168,9 +175,14 @@ func sourceOf(kind string) string {
 	return kind
 }
 
-// WriteJSON writes the document, indented, with a trailing newline.
+// WriteJSON writes the document, indented, with a trailing newline. Each
+// session's nodes are built as it is written and dropped after: at 100,000
+// nodes a whole document of them held more than the forest itself.
 func WriteJSON(w io.Writer, snap *model.Snapshot) error {
-	return EncodeDocument(w, BuildDocument(snap))
+	doc := documentHead(snap)
+	return encodeDocument(w, doc, len(snap.Sessions), func(i int) NodeJSON {
+		return nodeJSON(snap.Sessions[i], snap.GeneratedAt)
+	})
 }
 
 // EncodeDocument writes doc exactly as an indented json.Encoder would, one
@@ -178,6 +190,12 @@ func WriteJSON(w io.Writer, snap *model.Snapshot) error {
 // encoding it in one piece held it twice over (compact, then indented) in
 // freshly faulted memory, which cost more than the scan itself.
 func EncodeDocument(w io.Writer, doc Document) error {
+	return encodeDocument(w, doc, len(doc.Sessions), func(i int) NodeJSON { return doc.Sessions[i] })
+}
+
+// encodeDocument writes doc with the sessions session(0..count-1) gives,
+// in place of its own.
+func encodeDocument(w io.Writer, doc Document, count int, session func(int) NodeJSON) error {
 	e := docEncoder{w: bufio.NewWriterSize(w, 64<<10)}
 	e.w.WriteString("{\n")
 	e.field("schema", doc.Schema)
@@ -187,14 +205,15 @@ func EncodeDocument(w io.Writer, doc Document) error {
 	e.field("thresholds", doc.Thresholds)
 	e.field("pid_check", doc.PidCheck)
 	e.field("summary", doc.Summary)
-	if len(doc.Sessions) == 0 {
+	if count == 0 {
 		e.field("sessions", doc.Sessions)
 	} else {
 		e.w.WriteString(`  "sessions": [` + "\n")
-		for i := range doc.Sessions {
+		for i := range count {
+			n := session(i)
 			e.w.WriteString("    ")
-			e.node(&doc.Sessions[i], "    ")
-			if i < len(doc.Sessions)-1 {
+			e.node(&n, "    ")
+			if i < count-1 {
 				e.w.WriteByte(',')
 			}
 			e.w.WriteByte('\n')

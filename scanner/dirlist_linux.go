@@ -139,6 +139,9 @@ func (e *direntry) String() string             { return fs.FormatDirEntry(e) }
 type dirHandle struct {
 	path string
 	fd   int
+	// unclean: path is not clean, so its files' paths are joined with
+	// filepath.Join, which cleans them, as before the fast join.
+	unclean bool
 }
 
 func (h dirHandle) close() {

@@ -23,6 +23,9 @@ func openDir(dir string) (dirHandle, []fs.DirEntry, error) {
 type dirHandle struct {
 	path string
 	fd   int
+	// unclean: path is not clean, so its files' paths are joined with
+	// filepath.Join, which cleans them, as before the fast join.
+	unclean bool
 }
 
 func (h dirHandle) close() {}

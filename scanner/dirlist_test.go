@@ -67,3 +67,16 @@ func TestOpenDirListsAsReadDir(t *testing.T) {
 }
 
 func errorsIsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// The scan's join of a listed name is filepath.Join's, for clean and
+// unclean directories alike.
+func TestFileJoinIsFilepathJoin(t *testing.T) {
+	for _, dir := range []string{"/", "/r", "/r/A", "r", "/r/A/", "/r//A", "/r/./A", "/r/A/..", ""} {
+		h := dirHandle{path: dir, fd: -1, unclean: filepath.Clean(dir) != dir}
+		for _, name := range []string{".heartbeat", "team1", "a b"} {
+			if got, want := h.file(name), filepath.Join(dir, name); got != want {
+				t.Errorf("file(%q) in %q = %q, filepath.Join gives %q", name, dir, got, want)
+			}
+		}
+	}
+}

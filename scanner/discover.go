@@ -416,7 +416,7 @@ func (w *walker) visit(j dirJob, res *result) {
 			continue
 		}
 		name := e.Name()
-		child := filepath.Join(j.dir, name)
+		child := joinClean(j.dir, name)
 		rel := strings.TrimPrefix(filepath.ToSlash(child[len(j.root.Path):]), "/")
 		if w.skipDir(name, rel) {
 			continue

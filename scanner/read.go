@@ -33,6 +33,7 @@ func ReadNodeDir(root, dir string) (*model.Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read node dir %s: %w", dir, err)
 	}
+	h.unclean = filepath.Clean(dir) != dir
 	n := readNode(root, h, entries)
 	h.close()
 	if n == nil {
@@ -61,7 +62,7 @@ func readNode(root string, h dirHandle, entries []fs.DirEntry) *model.Node {
 	compacting := hasEntry(entries, protocol.CompactingFile)
 	for _, e := range entries {
 		name := e.Name()
-		path := filepath.Join(dir, name)
+		path := h.file(name)
 		if e.Type()&fs.ModeSymlink != 0 && readsContent(name) {
 			// A writable sessions dir must not make the scanner read (and
 			// the detail pane show) a file from elsewhere.
@@ -435,7 +436,22 @@ func addScanFlag(n *model.Node, f model.Flag) {
 func oneLine(s string) string { return termtext.OneLine(s, 0) }
 
 // file is the path of the directory's entry name.
-func (h dirHandle) file(name string) string { return filepath.Join(h.path, name) }
+func (h dirHandle) file(name string) string {
+	if h.unclean {
+		return filepath.Join(h.path, name)
+	}
+	return joinClean(h.path, name)
+}
+
+// joinClean is filepath.Join(dir, name) for a clean dir and a name from its
+// listing (no separator, not "." or ".."), without Join's cleaning pass: a
+// scan joins every name it lists.
+func joinClean(dir, name string) string {
+	if dir == "" || dir[len(dir)-1] == filepath.Separator {
+		return filepath.Join(dir, name)
+	}
+	return dir + string(filepath.Separator) + name
+}
 
 // openReader opens the directory's entry name to read, relative to the open
 // directory when there is one.

@@ -62,8 +62,8 @@ func readNode(root string, h dirHandle, entries []fs.DirEntry) *model.Node {
 	compacting := hasEntry(entries, protocol.CompactingFile)
 	for _, e := range entries {
 		name := e.Name()
-		path := h.file(name)
 		if e.Type()&fs.ModeSymlink != 0 && readsContent(name) {
+			path := h.file(name)
 			// A writable sessions dir must not make the scanner read (and
 			// the detail pane show) a file from elsewhere.
 			if target, out := escapesRoot(root, path, &rootReal); out {
@@ -86,14 +86,14 @@ func readNode(root string, h dirHandle, entries []fs.DirEntry) *model.Node {
 			hasRunning = true
 		case protocol.RegistryFile:
 			if compacting {
-				readRegistryViewInto(n, dir, path)
+				readRegistryViewInto(n, dir, h.file(name))
 			} else {
 				readRegistryInto(n, h, name)
 			}
 		case protocol.CfaFile:
 			if b, ok := readDocInto(n, h, name); ok {
 				if c, err := protocol.ParseCfa(b); err != nil {
-					addProblem(n, path, fmt.Errorf("parse CfA state: %w", err), true)
+					addProblem(n, h.file(name), fmt.Errorf("parse CfA state: %w", err), true)
 				} else {
 					n.Cfa = &c
 				}
@@ -101,7 +101,7 @@ func readNode(root string, h dirHandle, entries []fs.DirEntry) *model.Node {
 		case protocol.RetryCountFile:
 			if b, ok := readDocInto(n, h, name); ok {
 				if rc, err := protocol.ParseRetryCount(b); err != nil {
-					addProblem(n, path, fmt.Errorf("parse retry count: %w", err), true)
+					addProblem(n, h.file(name), fmt.Errorf("parse retry count: %w", err), true)
 				} else {
 					n.Retries = rc
 				}
@@ -113,7 +113,8 @@ func readNode(root string, h dirHandle, entries []fs.DirEntry) *model.Node {
 		case protocol.MergedFile:
 			n.Merged = true
 		case protocol.ResumePendingFile:
-			b, fi, err := readDocument(h, name)
+			path := h.file(name)
+			b, fi, err := readDocument(h, name, path)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
@@ -207,7 +208,7 @@ func escapesRoot(root, path string, rootReal *string) (string, bool) {
 // readHeartbeatInto reads the heartbeat; false when it vanished.
 func readHeartbeatInto(n *model.Node, h dirHandle, name string) bool {
 	path := h.file(name)
-	b, fi, err := readDocument(h, name)
+	b, fi, err := readDocument(h, name, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
@@ -235,7 +236,7 @@ func readHeartbeatInto(n *model.Node, h dirHandle, name string) bool {
 // readRunningInto reads a legacy `.running`; false when it vanished.
 func readRunningInto(n *model.Node, h dirHandle, name string) bool {
 	path := h.file(name)
-	b, fi, err := readDocument(h, name)
+	b, fi, err := readDocument(h, name, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
@@ -258,7 +259,7 @@ func readRunningInto(n *model.Node, h dirHandle, name string) bool {
 // it cannot be parsed.
 func readBlockedInto(n *model.Node, h dirHandle, name string) {
 	path := h.file(name)
-	b, fi, err := readDocument(h, name)
+	b, fi, err := readDocument(h, name, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
@@ -280,7 +281,7 @@ func readBlockedInto(n *model.Node, h dirHandle, name string) {
 // ok is false when the content is not usable (or the file vanished).
 func readDocInto(n *model.Node, h dirHandle, name string) ([]byte, bool) {
 	path := h.file(name)
-	b, _, err := readDocument(h, name)
+	b, _, err := readDocument(h, name, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false
 	}
@@ -294,7 +295,7 @@ func readDocInto(n *model.Node, h dirHandle, name string) ([]byte, bool) {
 // readRegistryInto streams the node's `.children`, up to protocol.MaxRegistryRead.
 func readRegistryInto(n *model.Node, h dirHandle, name string) {
 	path := h.file(name)
-	f, fi, err := h.openReader(name)
+	f, fi, err := h.openReader(name, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
@@ -369,9 +370,8 @@ func addLineProblems(n *model.Node, path string, lines []model.RegistryLine) {
 // size and mtime are returned whenever the file exists (from stat when it
 // cannot be opened), so the mtime of an oversized or unreadable heartbeat
 // still counts.
-func readDocument(h dirHandle, name string) ([]byte, docInfo, error) {
-	path := h.file(name)
-	f, opened, err := h.openReader(name)
+func readDocument(h dirHandle, name, path string) ([]byte, docInfo, error) {
+	f, opened, err := h.openReader(name, path)
 	info := docInfo{size: opened.Size, mtime: opened.ModTime}
 	if err != nil {
 		if info.mtime.IsZero() && !errors.Is(err, fs.ErrNotExist) {
@@ -455,9 +455,9 @@ func joinClean(dir, name string) string {
 
 // openReader opens the directory's entry name to read, relative to the open
 // directory when there is one.
-func (h dirHandle) openReader(name string) (io.ReadCloser, protocol.Info, error) {
+func (h dirHandle) openReader(name, path string) (io.ReadCloser, protocol.Info, error) {
 	if h.fd < 0 {
-		return protocol.OpenReader(h.file(name))
+		return protocol.OpenReader(path)
 	}
-	return protocol.OpenReaderAt(h.fd, name, h.file(name))
+	return protocol.OpenReaderAt(h.fd, name, path)
 }

@@ -4,7 +4,7 @@ BIN     ?= bin/dispatchtop
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/dispatchtop/dispatchtop/cli.Version=$(VERSION)
 
-.PHONY: all build deps test vet bench bench-100k bench-reliability run demo fuzz clean man
+.PHONY: all build deps test vet bench bench-100k bench-reliability bench-compare bench-compare-100k run demo fuzz clean man
 
 all: build
 
@@ -77,3 +77,13 @@ man: deps
 
 clean:
 	rm -rf bin
+
+# SPEC §8's floor: `--once --json` against `find ROOT -name .heartbeat` and a
+# naive Python scan of the same generated tree, interleaved, ROUNDS rounds,
+# medians and ratios, and dispatchtop's peak RSS.
+ROUNDS ?= 7
+bench-compare: build
+	$(GO) run ./internal/benchcompare -bin $(BIN) -sessions 1000 -per-session 10 -rounds $(ROUNDS)
+
+bench-compare-100k: build
+	$(GO) run ./internal/benchcompare -bin $(BIN) -sessions 10000 -per-session 10 -rounds $(ROUNDS)

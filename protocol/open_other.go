@@ -46,3 +46,7 @@ func OpenReader(path string) (io.ReadCloser, Info, error) {
 	}
 	return f, info, nil
 }
+
+// OpenReaderAt is OpenReader of path; the descriptor and name are for
+// systems that open relative to a directory.
+func OpenReaderAt(_ int, _, path string) (io.ReadCloser, Info, error) { return OpenReader(path) }

@@ -36,7 +36,14 @@ func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 // The Info is fstat's; it is also returned when the file is refused for
 // its type, since the mtime of whatever stands there may still count.
 func OpenReader(path string) (io.ReadCloser, Info, error) {
-	fd, info, err := openFd(path, unix.O_RDONLY, 0)
+	return OpenReaderAt(unix.AT_FDCWD, path, path)
+}
+
+// OpenReaderAt is OpenReader for name in the directory open as dirfd (path
+// names the same file in errors): a scan that lists a directory opens its
+// files relative to it, without walking the whole path again.
+func OpenReaderAt(dirfd int, name, path string) (io.ReadCloser, Info, error) {
+	fd, info, err := openFdAt(dirfd, name, path, unix.O_RDONLY, 0)
 	if err != nil {
 		return nil, info, err
 	}
@@ -46,10 +53,15 @@ func OpenReader(path string) (io.ReadCloser, Info, error) {
 // openFd opens path non-blocking and keeps the descriptor only when it is a
 // regular file.
 func openFd(path string, flag int, perm fs.FileMode) (int, Info, error) {
+	return openFdAt(unix.AT_FDCWD, path, path, flag, perm)
+}
+
+// openFdAt is openFd for name relative to dirfd.
+func openFdAt(dirfd int, name, path string, flag int, perm fs.FileMode) (int, Info, error) {
 	var fd int
 	var err error
 	for {
-		fd, err = unix.Open(path, flag|unix.O_NONBLOCK|unix.O_CLOEXEC, uint32(perm.Perm()))
+		fd, err = unix.Openat(dirfd, name, flag|unix.O_NONBLOCK|unix.O_CLOEXEC, uint32(perm.Perm()))
 		if err != unix.EINTR {
 			break
 		}

@@ -129,6 +129,16 @@ type RetriesJSON struct {
 // BuildDocument turns a snapshot into the JSON document, its ages — the
 // beat's, the activity's, the one a reason quotes — measured at GeneratedAt.
 func BuildDocument(snap *model.Snapshot) Document {
+	doc := documentHead(snap)
+	doc.Sessions = make([]NodeJSON, 0, len(snap.Sessions))
+	for _, s := range snap.Sessions {
+		doc.Sessions = append(doc.Sessions, nodeJSON(s, snap.GeneratedAt))
+	}
+	return doc
+}
+
+// documentHead is the document without its sessions' nodes.
+func documentHead(snap *model.Snapshot) Document {
 	th := snap.Thresholds
 	doc := Document{
 		Schema:      Schema,
@@ -144,14 +154,11 @@ func BuildDocument(snap *model.Snapshot) Document {
 		},
 		PidCheck: !th.NoPidCheck,
 		Summary:  Summarize(snap),
-		Sessions: make([]NodeJSON, 0, len(snap.Sessions)),
+		Sessions: []NodeJSON{},
 		Problems: snap.Problems,
 	}
 	if doc.Problems == nil {
 		doc.Problems = []model.Problem{}
-	}
-	for _, s := range snap.Sessions {
-		doc.Sessions = append(doc.Sessions, nodeJSON(s, snap.GeneratedAt))
 	}
 	return doc
 }
@@ -177,9 +184,14 @@ func sourceOf(kind string) string {
 	return kind
 }
 
-// WriteJSON writes the document, indented, with a trailing newline.
+// WriteJSON writes the document, indented, with a trailing newline. Each
+// session's nodes are built as it is written and dropped after: at 100,000
+// nodes a whole document of them held more than the forest itself.
 func WriteJSON(w io.Writer, snap *model.Snapshot) error {
-	return EncodeDocument(w, BuildDocument(snap))
+	doc := documentHead(snap)
+	return encodeDocument(w, doc, len(snap.Sessions), func(i int) NodeJSON {
+		return nodeJSON(snap.Sessions[i], snap.GeneratedAt)
+	})
 }
 
 // EncodeDocument writes doc exactly as an indented json.Encoder would, one
@@ -187,6 +199,12 @@ func WriteJSON(w io.Writer, snap *model.Snapshot) error {
 // encoding it in one piece held it twice over (compact, then indented) in
 // freshly faulted memory, which cost more than the scan itself.
 func EncodeDocument(w io.Writer, doc Document) error {
+	return encodeDocument(w, doc, len(doc.Sessions), func(i int) NodeJSON { return doc.Sessions[i] })
+}
+
+// encodeDocument writes doc with the sessions session(0..count-1) gives,
+// in place of its own.
+func encodeDocument(w io.Writer, doc Document, count int, session func(int) NodeJSON) error {
 	e := docEncoder{w: bufio.NewWriterSize(w, 64<<10)}
 	e.w.WriteString("{\n")
 	e.field("schema", doc.Schema)
@@ -196,14 +214,15 @@ func EncodeDocument(w io.Writer, doc Document) error {
 	e.field("thresholds", doc.Thresholds)
 	e.field("pid_check", doc.PidCheck)
 	e.field("summary", doc.Summary)
-	if len(doc.Sessions) == 0 {
+	if count == 0 {
 		e.field("sessions", doc.Sessions)
 	} else {
 		e.w.WriteString(`  "sessions": [` + "\n")
-		for i := range doc.Sessions {
+		for i := range count {
+			n := session(i)
 			e.w.WriteString("    ")
-			e.value(doc.Sessions[i], "    ")
-			if i < len(doc.Sessions)-1 {
+			e.node(&n, "    ")
+			if i < count-1 {
 				e.w.WriteByte(',')
 			}
 			e.w.WriteByte('\n')
@@ -223,6 +242,7 @@ func EncodeDocument(w io.Writer, doc Document) error {
 type docEncoder struct {
 	w      *bufio.Writer
 	indent bytes.Buffer
+	buf    []byte
 	err    error
 }
 
@@ -231,6 +251,21 @@ func (e *docEncoder) field(name string, v any) {
 	e.w.WriteString(`  "` + name + `": `)
 	e.value(v, "  ")
 	e.w.WriteString(",\n")
+}
+
+// node writes one session, encoded directly; the buffer is reused from
+// session to session.
+func (e *docEncoder) node(n *NodeJSON, prefix string) {
+	if e.err != nil {
+		return
+	}
+	b, ok := appendNode(e.buf[:0], n, prefix)
+	e.buf = b
+	if !ok {
+		e.value(*n, prefix) // encoding/json's error
+		return
+	}
+	e.w.Write(b)
 }
 
 // value writes v indented by two spaces a level under prefix. The buffers

@@ -141,6 +141,29 @@ func TestJSONStreamedAsOneIndentedEncoderWouldWriteIt(t *testing.T) {
 	withSecond.Problems = []model.Problem{{Path: "/r/B<&>/.children", Error: "line 3: not JSON"}}
 	empty := &model.Snapshot{GeneratedAt: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC),
 		Thresholds: model.DefaultThresholds()}
+	// Every kind of value a node holds, in the shapes that encode
+	// differently: escapes, invalid UTF-8, line separators, floats that
+	// switch to exponents, nested and empty extra fields, node problems.
+	odd := sampleSnapshot()
+	lead := odd.Sessions[0]
+	lead.ID = "A\"\\\b\f\n\r\t\x01\x1f<>&\u2028\u2029\xff\xc3é✓"
+	lead.Heartbeat.Started = 1e21
+	lead.Heartbeat.Role = "\x7f\u0085"
+	lead.Heartbeat.TaskID = "t-1"
+	lead.Heartbeat.Extra = map[string]json.RawMessage{
+		"z": json.RawMessage(`{"nested": [1, {"a": []}, {}], "s": "<x>"}`),
+		"a": json.RawMessage(`[ ]`), "m": json.RawMessage(`1.5e-7`),
+	}
+	lead.ActivityMtime = lead.BeatMtime.Add(-time.Nanosecond * 123456789)
+	lead.Flags = []model.Flag{model.FlagStalled, model.FlagOrphaned}
+	lead.Problems = []model.Problem{{Path: "/r/A/.cfa-state.json", Error: "parse CfA state: <bad>"}}
+	lead.OtherParents = []string{"B", "C"}
+	lead.Blocked = &model.Blocked{Question: "which one?\n"}
+	lead.Heartbeat.PID = -3
+	tiny := &model.Node{ID: "T", Root: "/r", InfraDir: "/r/T", HasHeartbeat: true, HeartbeatPath: "/r/T/.heartbeat",
+		Heartbeat: &model.Heartbeat{Started: 1e-7, PID: 12}, BeatMtime: odd.GeneratedAt.Add(time.Hour),
+		HeartbeatRaw: []byte(`{"status": null}`)}
+	odd.Sessions = append(odd.Sessions, tiny)
 	tests := []struct {
 		name string
 		snap *model.Snapshot
@@ -148,6 +171,7 @@ func TestJSONStreamedAsOneIndentedEncoderWouldWriteIt(t *testing.T) {
 		{"one session with a child", sampleSnapshot()},
 		{"two sessions, problems, HTML-escaped characters", withSecond},
 		{"no roots, no sessions, no problems", empty},
+		{"escapes, exponents, extra fields, node problems", odd},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -286,9 +286,6 @@ func newWalker(roots []Root, opts Options) *walker {
 	if w.maxDepth <= 0 {
 		w.maxDepth = DefaultMaxDepth
 	}
-	if w.readDir == nil {
-		w.readDir = os.ReadDir
-	}
 	w.cond = sync.NewCond(&w.mu)
 	return w
 }
@@ -341,6 +338,16 @@ func (w *walker) run(jobs []dirJob) *Walk {
 	return walk
 }
 
+// openDir lists a directory, kept open for reading its files; a listing
+// replaced by a test is read by path.
+func (w *walker) openDir(dir string) (dirHandle, []fs.DirEntry, error) {
+	if w.readDir == nil {
+		return openDir(dir)
+	}
+	entries, err := w.readDir(dir)
+	return dirHandle{path: dir, fd: -1}, entries, err
+}
+
 // push queues a directory: shared when a worker is idle, else local.
 func (w *walker) push(j dirJob, res *result) {
 	w.pending.Add(1)
@@ -380,7 +387,7 @@ func (w *walker) next(res *result) (dirJob, bool) {
 // visit lists one directory, reads it when it is a node and queues the
 // subdirectories the rules allow.
 func (w *walker) visit(j dirJob, res *result) {
-	entries, err := w.readDir(j.dir)
+	h, entries, err := w.openDir(j.dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return // removed while the scan ran: nothing to report
@@ -390,10 +397,11 @@ func (w *walker) visit(j dirJob, res *result) {
 	}
 	res.dirs = append(res.dirs, j.dir)
 	if isNodeDir(entries) {
-		if n := readNode(j.root.Path, j.dir, entries); n != nil {
+		if n := readNode(j.root.Path, h, entries); n != nil {
 			res.nodes = append(res.nodes, n)
 		}
 	}
+	h.close()
 	if j.depth > 0 {
 		for _, e := range entries {
 			if e.Name() == ".git" {
@@ -408,7 +416,7 @@ func (w *walker) visit(j dirJob, res *result) {
 			continue
 		}
 		name := e.Name()
-		child := filepath.Join(j.dir, name)
+		child := joinClean(j.dir, name)
 		rel := strings.TrimPrefix(filepath.ToSlash(child[len(j.root.Path):]), "/")
 		if w.skipDir(name, rel) {
 			continue

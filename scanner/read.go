@@ -29,11 +29,13 @@ var errTooLarge = fmt.Errorf("file larger than %d MiB", protocol.MaxDocumentSize
 // fs.ErrNotExist when dir is gone or holds neither `.heartbeat` nor
 // `.running`; read problems of its files are in the node's Problems.
 func ReadNodeDir(root, dir string) (*model.Node, error) {
-	entries, err := os.ReadDir(dir)
+	h, entries, err := openDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read node dir %s: %w", dir, err)
 	}
-	n := readNode(root, dir, entries)
+	h.unclean = filepath.Clean(dir) != dir
+	n := readNode(root, h, entries)
+	h.close()
 	if n == nil {
 		return nil, fmt.Errorf("read node dir %s: no %s or %s: %w", dir, protocol.HeartbeatFile, protocol.RunningFile, fs.ErrNotExist)
 	}
@@ -52,15 +54,16 @@ func isNodeDir(entries []fs.DirEntry) bool {
 
 // readNode reads an infra dir from its listing; nil when it is not (or no
 // longer) a node.
-func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
+func readNode(root string, h dirHandle, entries []fs.DirEntry) *model.Node {
+	dir := h.path
 	n := &model.Node{Root: root, InfraDir: dir}
 	var hasHeartbeat, hasRunning, hasMiddle, heartbeatOut, runningOut bool
 	var rootReal string
 	compacting := hasEntry(entries, protocol.CompactingFile)
 	for _, e := range entries {
 		name := e.Name()
-		path := filepath.Join(dir, name)
 		if e.Type()&fs.ModeSymlink != 0 && readsContent(name) {
+			path := h.file(name)
 			// A writable sessions dir must not make the scanner read (and
 			// the detail pane show) a file from elsewhere.
 			if target, out := escapesRoot(root, path, &rootReal); out {
@@ -83,34 +86,35 @@ func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 			hasRunning = true
 		case protocol.RegistryFile:
 			if compacting {
-				readRegistryViewInto(n, dir, path)
+				readRegistryViewInto(n, dir, h.file(name))
 			} else {
-				readRegistryInto(n, path)
+				readRegistryInto(n, h, name)
 			}
 		case protocol.CfaFile:
-			if b, ok := readDocInto(n, path); ok {
+			if b, ok := readDocInto(n, h, name); ok {
 				if c, err := protocol.ParseCfa(b); err != nil {
-					addProblem(n, path, fmt.Errorf("parse CfA state: %w", err), true)
+					addProblem(n, h.file(name), fmt.Errorf("parse CfA state: %w", err), true)
 				} else {
 					n.Cfa = &c
 				}
 			}
 		case protocol.RetryCountFile:
-			if b, ok := readDocInto(n, path); ok {
+			if b, ok := readDocInto(n, h, name); ok {
 				if rc, err := protocol.ParseRetryCount(b); err != nil {
-					addProblem(n, path, fmt.Errorf("parse retry count: %w", err), true)
+					addProblem(n, h.file(name), fmt.Errorf("parse retry count: %w", err), true)
 				} else {
 					n.Retries = rc
 				}
 			}
 		case protocol.BlockedFile:
-			readBlockedInto(n, path)
+			readBlockedInto(n, h, name)
 		case protocol.MiddleDir:
 			hasMiddle = e.IsDir()
 		case protocol.MergedFile:
 			n.Merged = true
 		case protocol.ResumePendingFile:
-			b, fi, err := readDocument(path)
+			path := h.file(name)
+			b, fi, err := readDocument(h, name, path)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
@@ -125,8 +129,8 @@ func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 			n.ResumePending = &rp // present counts, parsed or not
 		default:
 			if strings.HasSuffix(name, protocol.StreamSuffix) {
-				if fi, err := e.Info(); err == nil && fi.ModTime().After(n.ActivityMtime) {
-					n.ActivityMtime = fi.ModTime()
+				if mtime, ok := h.lstatMtime(name); ok && mtime.After(n.ActivityMtime) {
+					n.ActivityMtime = mtime
 				}
 			}
 		}
@@ -141,14 +145,14 @@ func readNode(root, dir string, entries []fs.DirEntry) *model.Node {
 			}
 		}
 		if n.Blocked == nil {
-			readBlockedInto(n, path)
+			readBlockedInto(n, dirHandle{path: filepath.Dir(path), fd: -1}, protocol.BlockedFile)
 		}
 	}
 	switch {
-	case hasHeartbeat && readHeartbeatInto(n, filepath.Join(dir, protocol.HeartbeatFile)):
+	case hasHeartbeat && readHeartbeatInto(n, h, protocol.HeartbeatFile):
 	case heartbeatOut:
 		n.HasHeartbeat, n.HeartbeatPath = true, filepath.Join(dir, protocol.HeartbeatFile)
-	case hasRunning && readRunningInto(n, filepath.Join(dir, protocol.RunningFile)):
+	case hasRunning && readRunningInto(n, h, protocol.RunningFile):
 	case runningOut:
 		n.Legacy = true
 	default:
@@ -202,8 +206,9 @@ func escapesRoot(root, path string, rootReal *string) (string, bool) {
 }
 
 // readHeartbeatInto reads the heartbeat; false when it vanished.
-func readHeartbeatInto(n *model.Node, path string) bool {
-	b, fi, err := readDocument(path)
+func readHeartbeatInto(n *model.Node, h dirHandle, name string) bool {
+	path := h.file(name)
+	b, fi, err := readDocument(h, name, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
@@ -229,8 +234,9 @@ func readHeartbeatInto(n *model.Node, path string) bool {
 }
 
 // readRunningInto reads a legacy `.running`; false when it vanished.
-func readRunningInto(n *model.Node, path string) bool {
-	b, fi, err := readDocument(path)
+func readRunningInto(n *model.Node, h dirHandle, name string) bool {
+	path := h.file(name)
+	b, fi, err := readDocument(h, name, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
@@ -251,8 +257,9 @@ func readRunningInto(n *model.Node, path string) bool {
 
 // readBlockedInto records a blocked sentinel; its presence counts even when
 // it cannot be parsed.
-func readBlockedInto(n *model.Node, path string) {
-	b, fi, err := readDocument(path)
+func readBlockedInto(n *model.Node, h dirHandle, name string) {
+	path := h.file(name)
+	b, fi, err := readDocument(h, name, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
@@ -272,8 +279,9 @@ func readBlockedInto(n *model.Node, path string) {
 
 // readDocInto reads a single-document file, recording a problem on failure;
 // ok is false when the content is not usable (or the file vanished).
-func readDocInto(n *model.Node, path string) ([]byte, bool) {
-	b, _, err := readDocument(path)
+func readDocInto(n *model.Node, h dirHandle, name string) ([]byte, bool) {
+	path := h.file(name)
+	b, _, err := readDocument(h, name, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false
 	}
@@ -285,8 +293,9 @@ func readDocInto(n *model.Node, path string) ([]byte, bool) {
 }
 
 // readRegistryInto streams the node's `.children`, up to protocol.MaxRegistryRead.
-func readRegistryInto(n *model.Node, path string) {
-	f, fi, err := protocol.OpenReader(path)
+func readRegistryInto(n *model.Node, h dirHandle, name string) {
+	path := h.file(name)
+	f, fi, err := h.openReader(name, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
@@ -361,8 +370,8 @@ func addLineProblems(n *model.Node, path string, lines []model.RegistryLine) {
 // size and mtime are returned whenever the file exists (from stat when it
 // cannot be opened), so the mtime of an oversized or unreadable heartbeat
 // still counts.
-func readDocument(path string) ([]byte, docInfo, error) {
-	f, opened, err := protocol.OpenReader(path)
+func readDocument(h dirHandle, name, path string) ([]byte, docInfo, error) {
+	f, opened, err := h.openReader(name, path)
 	info := docInfo{size: opened.Size, mtime: opened.ModTime}
 	if err != nil {
 		if info.mtime.IsZero() && !errors.Is(err, fs.ErrNotExist) {
@@ -425,3 +434,30 @@ func addScanFlag(n *model.Node, f model.Flag) {
 // oneLine keeps a message on one line, free of terminal controls, for the
 // problems list.
 func oneLine(s string) string { return termtext.OneLine(s, 0) }
+
+// file is the path of the directory's entry name.
+func (h dirHandle) file(name string) string {
+	if h.unclean {
+		return filepath.Join(h.path, name)
+	}
+	return joinClean(h.path, name)
+}
+
+// joinClean is filepath.Join(dir, name) for a clean dir and a name from its
+// listing (no separator, not "." or ".."), without Join's cleaning pass: a
+// scan joins every name it lists.
+func joinClean(dir, name string) string {
+	if dir == "" || dir[len(dir)-1] == filepath.Separator {
+		return filepath.Join(dir, name)
+	}
+	return dir + string(filepath.Separator) + name
+}
+
+// openReader opens the directory's entry name to read, relative to the open
+// directory when there is one.
+func (h dirHandle) openReader(name, path string) (io.ReadCloser, protocol.Info, error) {
+	if h.fd < 0 {
+		return protocol.OpenReader(path)
+	}
+	return protocol.OpenReaderAt(h.fd, name, path)
+}

@@ -1,0 +1,197 @@
+// Command benchcompare puts `dispatchtop --once --json` against the floor
+// (SPEC §8): `find ROOT -name .heartbeat` and a naive Python scan of the
+// same generated tree, run interleaved for N rounds; it prints the medians,
+// the ratios and the RSS of dispatchtop. The tree is made in a temporary
+// directory and removed afterwards. Its heartbeats name this process, so
+// every pid is alive while the contenders run.
+//
+//	go run ./internal/benchcompare -bin bin/dispatchtop -sessions 1000 -per-session 10 -rounds 7
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/internal/treegen"
+)
+
+// naiveScan is what a user would write in a few minutes: walk the tree,
+// read each heartbeat, stat its mtime and check its pid.
+const naiveScan = `
+import json, os, sys
+root = sys.argv[1]
+nodes = []
+for dirpath, dirnames, filenames in os.walk(root):
+    dirnames[:] = [d for d in dirnames if d not in (".git", "node_modules")]
+    if ".heartbeat" not in filenames:
+        continue
+    path = os.path.join(dirpath, ".heartbeat")
+    try:
+        with open(path) as f:
+            hb = json.load(f)
+        mtime = os.stat(path).st_mtime
+    except (OSError, ValueError):
+        continue
+    alive = False
+    pid = hb.get("pid")
+    if isinstance(pid, int) and pid > 0:
+        try:
+            os.kill(pid, 0)
+            alive = True
+        except PermissionError:
+            alive = True
+        except OSError:
+            pass
+    nodes.append({"dir": dirpath, "status": hb.get("status"), "mtime": mtime, "alive": alive})
+json.dump({"nodes": nodes}, sys.stdout)
+`
+
+type contender struct {
+	name    string
+	argv    []string
+	missing string // why it cannot run, when it cannot
+	times   []time.Duration
+	rssKiB  []int64
+	ok      func(code int) bool
+}
+
+func main() {
+	bin := flag.String("bin", "bin/dispatchtop", "the dispatchtop binary to measure")
+	sessions := flag.Int("sessions", 1000, "sessions in the generated tree")
+	perSession := flag.Int("per-session", 10, "nodes per session")
+	depth := flag.Int("depth", 3, "levels per session")
+	rounds := flag.Int("rounds", 7, "rounds; each runs every contender once, interleaved")
+	flag.Parse()
+	if err := run(*bin, *sessions, *perSession, *depth, *rounds); err != nil {
+		fmt.Fprintln(os.Stderr, "benchcompare:", err)
+		os.Exit(1)
+	}
+}
+
+func run(bin string, sessions, perSession, depth, rounds int) error {
+	if rounds < 1 {
+		return fmt.Errorf("-rounds %d: need at least 1", rounds)
+	}
+	binAbs, err := filepath.Abs(bin)
+	if err != nil {
+		return fmt.Errorf("binary %s: %w", bin, err)
+	}
+	if _, err := os.Stat(binAbs); err != nil {
+		return fmt.Errorf("binary %s: %w (build it first)", bin, err)
+	}
+	tmp, err := os.MkdirTemp("", "benchcompare-")
+	if err != nil {
+		return fmt.Errorf("temporary directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	root := filepath.Join(tmp, ".sessions")
+	started := time.Now()
+	if err := treegen.Generate(root, sessions, perSession, depth, time.Now()); err != nil {
+		return err
+	}
+	fmt.Printf("tree: %d nodes (%d sessions × %d, %d deep), generated in %s; %d rounds, medians\n",
+		sessions*perSession, sessions, perSession, depth, time.Since(started).Round(time.Millisecond), rounds)
+	script := filepath.Join(tmp, "naive_scan.py")
+	if err := os.WriteFile(script, []byte(naiveScan), 0o644); err != nil {
+		return fmt.Errorf("write the python scan: %w", err)
+	}
+	exitOK := func(code int) bool { return code == 0 }
+	// --fail-on none: the exit code says nothing about the tree, so any
+	// code but 0 is a failure of the run.
+	dt := &contender{name: "dispatchtop --once --json", ok: exitOK,
+		argv: []string{binAbs, "--once", "--json", "--fail-on", "none", root}}
+	find := &contender{name: "find ROOT -name .heartbeat", ok: exitOK, argv: []string{"find", root, "-name", ".heartbeat"}}
+	py := &contender{name: "naive python scan", ok: exitOK, argv: []string{"python3", script, root}}
+	contenders := []*contender{dt, find, py}
+	for _, c := range contenders {
+		if _, err := exec.LookPath(c.argv[0]); err != nil {
+			c.missing = c.argv[0] + " not found"
+		}
+	}
+	if dt.missing != "" {
+		return fmt.Errorf("binary %s: %s", bin, dt.missing)
+	}
+	// One warm-up round: the first run pays for a cold dentry cache.
+	for round := -1; round < rounds; round++ {
+		for _, c := range contenders {
+			if c.missing != "" {
+				continue
+			}
+			d, rss, err := timeOnce(c, filepath.Join(tmp, "config"))
+			if err != nil {
+				return err
+			}
+			if round >= 0 {
+				c.times = append(c.times, d)
+				c.rssKiB = append(c.rssKiB, rss)
+			}
+		}
+	}
+	dtMed, findMed := median(dt.times), median(find.times)
+	fmt.Printf("%-28s %10s %14s %10s %12s\n", "contender", "median ms", "÷ dispatchtop", "÷ find", "max RSS MiB")
+	for _, c := range contenders {
+		if c.missing != "" {
+			fmt.Printf("%-28s %s\n", c.name, "not run: "+c.missing)
+			continue
+		}
+		m := median(c.times)
+		vsFind := "-"
+		if find.missing == "" {
+			vsFind = fmt.Sprintf("%.2f", ratio(m, findMed))
+		}
+		fmt.Printf("%-28s %10.1f %14.2f %10s %12.1f\n", c.name, ms(m), ratio(m, dtMed), vsFind, float64(slices.Max(c.rssKiB))/1024)
+	}
+	return nil
+}
+
+// timeOnce runs c once, its output discarded (counted, so a run that prints
+// nothing is caught), and returns its wall time and peak RSS.
+func timeOnce(c *contender, configHome string) (time.Duration, int64, error) {
+	cmd := exec.Command(c.argv[0], c.argv[1:]...)
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+configHome) // no config: the defaults
+	var out countWriter
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	code := 0
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", c.name, err)
+	}
+	if !c.ok(code) {
+		return 0, 0, fmt.Errorf("%s: exit %d: %.300s", c.name, code, stderr.String())
+	}
+	if out == 0 {
+		return 0, 0, fmt.Errorf("%s: printed nothing", c.name)
+	}
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss // KiB on Linux
+	}
+	return d, rss, nil
+}
+
+type countWriter int64
+
+func (w *countWriter) Write(p []byte) (int, error) { *w += countWriter(len(p)); return len(p), nil }
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

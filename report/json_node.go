@@ -1,0 +1,290 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// appendNode appends n as an indented encoding/json encoder writes it, the
+// object's lines under prefix, without building its compact form first: at
+// 10,000 nodes, marshalling each session and indenting it again was a tenth
+// of `--once --json`. The rare values whose encoding is intricate (extra
+// heartbeat fields, non-finite floats) go through encoding/json; ok is
+// false when one fails, and the caller encodes the node that way to get
+// encoding/json's error.
+func appendNode(b []byte, n *NodeJSON, prefix string) ([]byte, bool) {
+	in := prefix + "  "
+	b = append(b, "{\n"...)
+	b = appendKey(b, in, "id")
+	b = appendString(b, n.ID)
+	b = appendKey(b, ",\n"+in, "infra_dir")
+	b = appendString(b, n.InfraDir)
+	b = appendKey(b, ",\n"+in, "source")
+	b = appendString(b, n.Source)
+	b = appendKey(b, ",\n"+in, "heartbeat")
+	b = appendStringPtr(b, n.Heartbeat)
+	b = appendKey(b, ",\n"+in, "state")
+	b = appendString(b, string(n.State))
+	b = appendKey(b, ",\n"+in, "flags")
+	if len(n.Flags) == 0 {
+		if n.Flags == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, "[]"...)
+		}
+	} else {
+		b = append(b, "[\n"...)
+		for i, f := range n.Flags {
+			if i > 0 {
+				b = append(b, ",\n"...)
+			}
+			b = append(b, in+"  "...)
+			b = appendString(b, string(f))
+		}
+		b = append(b, '\n')
+		b = append(b, in...)
+		b = append(b, ']')
+	}
+	b = appendKey(b, ",\n"+in, "reason")
+	b = appendString(b, n.Reason)
+	b = appendKey(b, ",\n"+in, "action")
+	b = appendString(b, string(n.Action))
+	b = appendKey(b, ",\n"+in, "role")
+	b = appendString(b, n.Role)
+	b = appendKey(b, ",\n"+in, "team")
+	b = appendString(b, n.Team)
+	b = appendKey(b, ",\n"+in, "task_id")
+	b = appendStringPtr(b, n.TaskID)
+	b = appendKey(b, ",\n"+in, "pid")
+	if n.PID == nil {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, int64(*n.PID), 10)
+	}
+	var ok bool
+	b = appendKey(b, ",\n"+in, "started")
+	if b, ok = appendFloatPtr(b, n.Started); !ok {
+		return b, false
+	}
+	b = appendKey(b, ",\n"+in, "status")
+	b = appendStringPtr(b, n.Status)
+	b = appendKey(b, ",\n"+in, "beat_age_s")
+	if b, ok = appendFloatPtr(b, n.BeatAgeS); !ok {
+		return b, false
+	}
+	b = appendKey(b, ",\n"+in, "activity_age_s")
+	if b, ok = appendFloatPtr(b, n.ActivityAgeS); !ok {
+		return b, false
+	}
+	b = appendKey(b, ",\n"+in, "cfa")
+	if n.Cfa == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, "{\n"...)
+		b = appendKey(b, in+"  ", "state")
+		b = appendString(b, n.Cfa.State)
+		b = appendKey(b, ",\n"+in+"  ", "outcome")
+		b = appendString(b, n.Cfa.Outcome)
+		b = append(b, '\n')
+		b = append(b, in...)
+		b = append(b, '}')
+	}
+	b = appendKey(b, ",\n"+in, "retries")
+	b = append(b, "{\n"...)
+	b = appendKey(b, in+"  ", "total")
+	b = strconv.AppendInt(b, int64(n.Retries.Total), 10)
+	b = appendKey(b, ",\n"+in+"  ", "phase")
+	b = strconv.AppendInt(b, int64(n.Retries.Phase), 10)
+	b = appendKey(b, ",\n"+in+"  ", "left")
+	b = strconv.AppendInt(b, int64(n.Retries.Left), 10)
+	b = append(b, '\n')
+	b = append(b, in...)
+	b = append(b, '}')
+	b = appendKey(b, ",\n"+in, "blocked")
+	b = appendStringPtr(b, n.Blocked)
+	b = appendKey(b, ",\n"+in, "parent")
+	b = appendStringPtr(b, n.Parent)
+	if len(n.OtherParents) > 0 {
+		b = appendKey(b, ",\n"+in, "other_parents")
+		b = append(b, "[\n"...)
+		for i, p := range n.OtherParents {
+			if i > 0 {
+				b = append(b, ",\n"...)
+			}
+			b = append(b, in+"  "...)
+			b = appendString(b, p)
+		}
+		b = append(b, '\n')
+		b = append(b, in...)
+		b = append(b, ']')
+	}
+	if len(n.Problems) > 0 {
+		b = appendKey(b, ",\n"+in, "problems")
+		b = appendProblems(b, n.Problems, in)
+	}
+	if len(n.Extra) > 0 {
+		b = appendKey(b, ",\n"+in, "extra")
+		if b, ok = appendIndentedValue(b, n.Extra, in); !ok {
+			return b, false
+		}
+	}
+	b = appendKey(b, ",\n"+in, "children")
+	switch {
+	case n.Children == nil:
+		b = append(b, "null"...)
+	case len(n.Children) == 0:
+		b = append(b, "[]"...)
+	default:
+		b = append(b, "[\n"...)
+		for i := range n.Children {
+			if i > 0 {
+				b = append(b, ",\n"...)
+			}
+			b = append(b, in+"  "...)
+			if b, ok = appendNode(b, &n.Children[i], in+"  "); !ok {
+				return b, false
+			}
+		}
+		b = append(b, '\n')
+		b = append(b, in...)
+		b = append(b, ']')
+	}
+	b = append(b, '\n')
+	b = append(b, prefix...)
+	b = append(b, '}')
+	return b, true
+}
+
+// appendKey appends the separator before a member (its indent, after a
+// comma and line break but for the first) and the member's key.
+func appendKey(b []byte, sep, key string) []byte {
+	b = append(b, sep...)
+	b = append(b, '"')
+	b = append(b, key...)
+	return append(b, `": `...)
+}
+
+func appendProblems(b []byte, ps []model.Problem, in string) []byte {
+	b = append(b, "[\n"...)
+	for i, p := range ps {
+		if i > 0 {
+			b = append(b, ",\n"...)
+		}
+		b = append(b, in+"  {\n"...)
+		b = appendKey(b, in+"    ", "path")
+		b = appendString(b, p.Path)
+		b = appendKey(b, ",\n"+in+"    ", "error")
+		b = appendString(b, p.Error)
+		b = append(b, '\n')
+		b = append(b, in+"  }"...)
+	}
+	b = append(b, '\n')
+	b = append(b, in...)
+	return append(b, ']')
+}
+
+// appendIndentedValue is encoding/json's marshal-then-indent of v.
+func appendIndentedValue(b []byte, v any, prefix string) ([]byte, bool) {
+	compact, err := json.Marshal(v)
+	if err != nil {
+		return b, false
+	}
+	out := bytes.NewBuffer(b)
+	if err := json.Indent(out, compact, prefix, "  "); err != nil {
+		return b, false
+	}
+	return out.Bytes(), true
+}
+
+func appendStringPtr(b []byte, s *string) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	return appendString(b, *s)
+}
+
+// appendFloatPtr formats as encoding/json does; false for NaN and ±Inf,
+// which it refuses.
+func appendFloatPtr(b []byte, f *float64) ([]byte, bool) {
+	if f == nil {
+		return append(b, "null"...), true
+	}
+	v := *f
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return b, false
+	}
+	format := byte('f')
+	if abs := math.Abs(v); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, v, format, -1, 64)
+	if format == 'e' {
+		// e-09 becomes e-9, as encoding/json writes it.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, true
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString quotes s as encoding/json does with HTML escaping on (its
+// default): <, > and & as \u003c, \u003e and \u0026, invalid UTF-8 as
+// \ufffd, U+2028 and U+2029 escaped.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,174 @@
+package scanner
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// openDir lists dir and keeps it open: the node's files are then opened
+// relative to it (openat), which saves the open and close that listing
+// alone costs and a walk of the whole path for every file. The entries are
+// in name order, as os.ReadDir gives them; errors read as os.ReadDir's.
+func openDir(dir string) (dirHandle, []fs.DirEntry, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return dirHandle{fd: -1}, nil, &fs.PathError{Op: "open", Path: dir, Err: err}
+	}
+	h := dirHandle{path: dir, fd: fd}
+	entries, err := readDirents(h)
+	if err != nil {
+		h.close()
+		return dirHandle{fd: -1}, nil, err
+	}
+	return h, entries, nil
+}
+
+// direntBufs are getdents buffers, one per worker at a time.
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+func readDirents(h dirHandle) ([]fs.DirEntry, error) {
+	bp := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(bp)
+	buf := *bp
+	var entries []fs.DirEntry
+	for {
+		n, err := unix.Getdents(h.fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "readdirent", Path: h.path, Err: err}
+		}
+		if n <= 0 {
+			break
+		}
+		for off := 0; off < n; {
+			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
+			rec := buf[off:n]
+			reclen := int(*(*uint16)(unsafe.Pointer(&rec[16])))
+			if reclen == 0 || reclen > len(rec) {
+				break
+			}
+			typ := rec[18]
+			name := rec[19:reclen]
+			if i := slices.Index(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			off += reclen
+			if string(name) == "." || string(name) == ".." {
+				continue
+			}
+			e := &direntry{dir: h.path, name: string(name)}
+			switch typ {
+			case unix.DT_DIR:
+				e.typ = fs.ModeDir
+			case unix.DT_REG:
+			case unix.DT_LNK:
+				e.typ = fs.ModeSymlink
+			case unix.DT_FIFO:
+				e.typ = fs.ModeNamedPipe
+			case unix.DT_SOCK:
+				e.typ = fs.ModeSocket
+			case unix.DT_CHR:
+				e.typ = fs.ModeDevice | fs.ModeCharDevice
+			case unix.DT_BLK:
+				e.typ = fs.ModeDevice
+			default: // DT_UNKNOWN: the file system does not say; lstat does
+				var st unix.Stat_t
+				if err := unix.Fstatat(h.fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+					continue // gone since the listing, as os.ReadDir skips it
+				}
+				e.typ = statType(st.Mode)
+			}
+			entries = append(entries, e)
+		}
+	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, nil
+}
+
+func statType(mode uint32) fs.FileMode {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return fs.ModeDir
+	case unix.S_IFLNK:
+		return fs.ModeSymlink
+	case unix.S_IFIFO:
+		return fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		return fs.ModeSocket
+	case unix.S_IFCHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		return fs.ModeDevice
+	case unix.S_IFREG:
+		return 0
+	}
+	return fs.ModeIrregular
+}
+
+// direntry is one listed name; Info is an lstat, as os.DirEntry's.
+type direntry struct {
+	dir  string
+	name string
+	typ  fs.FileMode
+}
+
+func (e *direntry) Name() string               { return e.name }
+func (e *direntry) IsDir() bool                { return e.typ.IsDir() }
+func (e *direntry) Type() fs.FileMode          { return e.typ }
+func (e *direntry) Info() (fs.FileInfo, error) { return os.Lstat(filepath.Join(e.dir, e.name)) }
+func (e *direntry) String() string             { return fs.FormatDirEntry(e) }
+
+// dirHandle is a listed directory, open while its files are read.
+type dirHandle struct {
+	path string
+	fd   int
+	// unclean: path is not clean, so its files' paths are joined with
+	// filepath.Join, which cleans them, as before the fast join.
+	unclean bool
+}
+
+func (h dirHandle) close() {
+	if h.fd >= 0 {
+		unix.Close(h.fd)
+	}
+}
+
+// lstatMtime is the mtime of the entry name of the directory (not
+// following a symlink, as DirEntry.Info).
+func (h dirHandle) lstatMtime(name string) (time.Time, bool) {
+	if h.fd < 0 {
+		fi, err := os.Lstat(h.file(name))
+		if err != nil {
+			return time.Time{}, false
+		}
+		return fi.ModTime(), true
+	}
+	var st unix.Stat_t
+	for {
+		err := unix.Fstatat(h.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return time.Time{}, false
+		}
+		return time.Unix(st.Mtim.Unix()), true
+	}
+}

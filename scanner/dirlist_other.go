@@ -1,0 +1,39 @@
+//go:build !linux
+
+package scanner
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// openDir lists dir; elsewhere than on Linux the node's files are opened by
+// their whole path.
+func openDir(dir string) (dirHandle, []fs.DirEntry, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return dirHandle{fd: -1}, nil, err
+	}
+	return dirHandle{path: dir, fd: -1}, entries, nil
+}
+
+// dirHandle is a listed directory.
+type dirHandle struct {
+	path string
+	fd   int
+	// unclean: path is not clean, so its files' paths are joined with
+	// filepath.Join, which cleans them, as before the fast join.
+	unclean bool
+}
+
+func (h dirHandle) close() {}
+
+func (h dirHandle) lstatMtime(name string) (time.Time, bool) {
+	fi, err := os.Lstat(filepath.Join(h.path, name))
+	if err != nil {
+		return time.Time{}, false
+	}
+	return fi.ModTime(), true
+}

@@ -2,54 +2,15 @@ package teaparty
 
 import (
 	"database/sql"
-	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/dispatchtop/dispatchtop/sources/teaparty/teapartytest"
 )
 
-// busDDL is what TeaParty runs on every open of a bus, in its order
-// (teaparty/messaging/conversations.py, SqliteMessageBus.__init__, at
-// commit 3ad6bdc424401c5ad61fed33909871e329645d9a).
-var busDDL = []string{
-	`PRAGMA journal_mode=WAL`,
-	`CREATE TABLE IF NOT EXISTS messages (
-                id TEXT PRIMARY KEY,
-                conversation TEXT NOT NULL,
-                sender TEXT NOT NULL,
-                content TEXT NOT NULL,
-                timestamp REAL NOT NULL
-            )`,
-	`CREATE INDEX IF NOT EXISTS idx_messages_conv_ts ON messages (conversation, timestamp)`,
-	`CREATE TABLE IF NOT EXISTS conversations (
-                id TEXT PRIMARY KEY,
-                type TEXT NOT NULL,
-                state TEXT NOT NULL DEFAULT 'active',
-                created_at REAL NOT NULL,
-                awaiting_input INTEGER NOT NULL DEFAULT 0
-            )`,
-	`ALTER TABLE conversations ADD COLUMN agent_name TEXT NOT NULL DEFAULT ''`,
-	`ALTER TABLE conversations ADD COLUMN parent_conversation_id TEXT NOT NULL DEFAULT ''`,
-	`ALTER TABLE conversations ADD COLUMN request_id TEXT NOT NULL DEFAULT ''`,
-	`ALTER TABLE conversations ADD COLUMN project_slug TEXT NOT NULL DEFAULT ''`,
-	`ALTER TABLE conversations ADD COLUMN worktree_path TEXT NOT NULL DEFAULT ''`,
-	`ALTER TABLE conversations ADD COLUMN pid INTEGER NOT NULL DEFAULT 0`,
-	`ALTER TABLE conversations ADD COLUMN pid_started REAL NOT NULL DEFAULT 0.0`,
-	`CREATE INDEX IF NOT EXISTS idx_conversations_parent ON conversations (parent_conversation_id)`,
-	`CREATE INDEX IF NOT EXISTS idx_conversations_project ON conversations (project_slug)`,
-	`CREATE TABLE IF NOT EXISTS agent_contexts (
-                context_id TEXT PRIMARY KEY,
-                initiator_agent_id TEXT NOT NULL,
-                recipient_agent_id TEXT NOT NULL,
-                parent_context_id TEXT NOT NULL DEFAULT '',
-                session_id TEXT NOT NULL DEFAULT '',
-                status TEXT NOT NULL DEFAULT 'open',
-                pending_count INTEGER NOT NULL DEFAULT 0,
-                created_at REAL NOT NULL,
-                conversation_status TEXT NOT NULL DEFAULT 'open',
-                agent_worktree_path TEXT NOT NULL DEFAULT ''
-            )`,
-}
+// busDDL is what TeaParty runs on every open of a bus (see teapartytest).
+var busDDL = teapartytest.DDL
 
 // conv is one conversations row.
 type conv struct {
@@ -67,34 +28,20 @@ type conv struct {
 // closed when the test ends.
 func newBus(t testing.TB, path string, ddl []string) *sql.DB {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// A URI, as the reader opens it: a '?' in the path is not a query.
-	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: path}).String())
+	db, err := teapartytest.Open(path, ddl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
-	for _, stmt := range ddl {
-		if _, err := db.Exec(stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
 	return db
 }
 
 func insertConv(t testing.TB, db *sql.DB, rows ...conv) {
 	t.Helper()
 	for _, c := range rows {
-		if c.state == "" {
-			c.state = stateActive
-		}
-		_, err := db.Exec(`INSERT INTO conversations (id, type, state, created_at, awaiting_input, agent_name,
-			parent_conversation_id, request_id, project_slug, worktree_path, pid, pid_started)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			c.id, c.typ, c.state, c.created, c.awaiting, c.agent, c.parent, c.request, c.slug, c.worktree, c.pid, c.pidStarted)
+		err := teapartytest.Insert(db, teapartytest.Conversation{ID: c.id, Type: c.typ, State: c.state, CreatedAt: c.created,
+			AwaitingInput: c.awaiting, Agent: c.agent, Parent: c.parent, RequestID: c.request, Slug: c.slug,
+			Worktree: c.worktree, PID: c.pid, PIDStarted: c.pidStarted})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +50,7 @@ func insertConv(t testing.TB, db *sql.DB, rows ...conv) {
 
 func insertMessage(t testing.TB, db *sql.DB, id, conversation, sender, content string, ts float64) {
 	t.Helper()
-	if _, err := db.Exec(`INSERT INTO messages VALUES (?, ?, ?, ?, ?)`, id, conversation, sender, content, ts); err != nil {
+	if err := teapartytest.InsertMessage(db, id, conversation, sender, content, ts); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -161,6 +161,7 @@ func expectations() map[string][]string {
 		j1 + "/tasks/task-2--port-tests":     {"running"},
 		j1 + "/tasks/task-3--fix-flaky-test": {"dead", "action:wait"},
 		protocol.JobsRoot + "/job-102--migrate-schema": {"dead", "action:resume"},
+		busJob().lead: {"running"},
 	}
 }
 

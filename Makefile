@@ -33,6 +33,7 @@ bench: deps
 	$(GO) test $(BENCH_FLAGS) -bench 'TUIIdle10k' -benchtime 2x ./ui
 	$(GO) test $(BENCH_FLAGS) -bench 'ClassifyForest$$|LiveTick|ProbeTick' ./liveness
 	$(GO) test $(BENCH_FLAGS) -bench 'OnceJSON10k' -benchtime 5x .
+	$(GO) test $(BENCH_FLAGS) -bench 'SourcesOnceJSON10k' -benchtime 5x .
 	$(GO) test $(BENCH_FLAGS) -bench 'Scrape10k|SnapshotAPI10k' -benchtime 20x ./serve
 	$(GO) test $(BENCH_FLAGS) -bench 'Decode10k' -benchtime 20x ./remote
 

@@ -33,6 +33,7 @@ bench: deps
 	$(GO) test $(BENCH_FLAGS) -bench 'TUIIdle10k' -benchtime 2x ./ui
 	$(GO) test $(BENCH_FLAGS) -bench 'ClassifyForest$$|LiveTick|ProbeTick' ./liveness
 	$(GO) test $(BENCH_FLAGS) -bench 'OnceJSON10k' -benchtime 5x .
+	$(GO) test $(BENCH_FLAGS) -bench 'SourcesOnceJSON10k' -benchtime 5x .
 	$(GO) test $(BENCH_FLAGS) -bench 'Scrape10k|SnapshotAPI10k' -benchtime 20x ./serve
 	$(GO) test $(BENCH_FLAGS) -bench 'Decode10k' -benchtime 20x ./remote
 
@@ -51,7 +52,7 @@ run: build
 	@set -e; dir=$$(mktemp -d); \
 	./$(BIN) demo --dir "$$dir" --headless 15s >/dev/null 2>&1 & pid=$$!; \
 	sleep 12; \
-	./$(BIN) --once --fail-on none --config "$$dir/dispatchtop.toml" "$$dir/.sessions" "$$dir/.teaparty/jobs"; \
+	./$(BIN) --once --fail-on none --config "$$dir/dispatchtop.toml" "$$dir/.sessions" "native:$$dir/.teaparty/jobs" "teaparty:$$dir/.teaparty/jobs"; \
 	wait $$pid; rm -rf "$$dir"
 
 demo: build

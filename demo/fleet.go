@@ -17,6 +17,8 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
+	"github.com/dispatchtop/dispatchtop/sources"
+	"github.com/dispatchtop/dispatchtop/sources/teaparty"
 )
 
 // Files the fleet keeps in its dir, beside (never inside) the watched roots.
@@ -39,6 +41,11 @@ type Fleet struct {
 	mu      sync.Mutex
 	procs   []*proc
 	stopped bool
+	// bus counts the writes to a bus still to come (a worker's row closed
+	// when it exits); Stop waits for them.
+	bus sync.WaitGroup
+	// quit is closed when Stop begins: a bus write still to come is not.
+	quit chan struct{}
 }
 
 // proc is one process the fleet started and reaps.
@@ -78,7 +85,7 @@ func Start(ctx context.Context, dir, exe string) (*Fleet, error) {
 			return nil, fmt.Errorf("demo: %w", err)
 		}
 	}
-	f := &Fleet{dir: dir, exe: exe}
+	f := &Fleet{dir: dir, exe: exe, quit: make(chan struct{})}
 	if err := os.WriteFile(f.leash(), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
@@ -89,16 +96,36 @@ func Start(ctx context.Context, dir, exe string) (*Fleet, error) {
 		f.Stop()
 		return nil, err
 	}
+	if err := f.startBusJob(busJob()); err != nil {
+		f.Stop()
+		return nil, err
+	}
 	return f, nil
 }
 
 // Dir is the fleet's directory.
 func (f *Fleet) Dir() string { return f.dir }
 
-// Roots are the directories to watch.
+// Roots are the directories to watch: the file protocol's (SPEC §1).
 func (f *Fleet) Roots() []string {
 	return []string{filepath.Join(f.dir, protocol.SessionsRoot), filepath.Join(f.dir, filepath.FromSlash(protocol.JobsRoot))}
 }
+
+// ScanRoots are the roots as the scanner reads them with Sources
+// registered (SPEC §10), each with its KIND: the jobs dir is both the file
+// protocol's root (the leads' heartbeats) and a TeaParty store (the bus
+// job's worker rows), and a bare `.teaparty/jobs` is detected as TeaParty's
+// store alone.
+func (f *Fleet) ScanRoots() []string {
+	var roots []string
+	for _, r := range f.Roots() {
+		roots = append(roots, string(sources.Native)+":"+r)
+	}
+	return append(roots, string(sources.TeaParty)+":"+filepath.Join(f.dir, filepath.FromSlash(protocol.JobsRoot)))
+}
+
+// Sources are the sources ScanRoots name besides the native one.
+func Sources() []sources.Source { return []sources.Source{teaparty.New()} }
 
 // ConfigPath is the demo's config file (outside the roots).
 func (f *Fleet) ConfigPath() string { return filepath.Join(f.dir, ConfigFile) }
@@ -236,10 +263,17 @@ func (f *Fleet) startDispatch(d dispatch) error {
 		argv = append(f.wrapArgs(infra, parent, d.role, d.team, d.taskID), d.wrap...)
 		argv = append(append(argv, "--"), f.agentArgs(d.behave, d.after, "")...)
 	}
-	name := strings.NewReplacer("/", "_", ".", "").Replace(d.id)
-	log, err := os.OpenFile(filepath.Join(f.dir, logsDir, name+".log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	_, err := f.spawn(d.id, argv)
+	return err
+}
+
+// spawn starts argv in its own process group, its output in the fleet's
+// logs under name, and reaps it.
+func (f *Fleet) spawn(name string, argv []string) (*proc, error) {
+	logName := strings.NewReplacer("/", "_", ".", "").Replace(name)
+	log, err := os.OpenFile(filepath.Join(f.dir, logsDir, logName+".log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return fmt.Errorf("demo: %w", err)
+		return nil, fmt.Errorf("demo: %w", err)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = log, log
@@ -249,9 +283,9 @@ func (f *Fleet) startDispatch(d dispatch) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		log.Close()
-		return fmt.Errorf("demo: start %s: %w", d.id, err)
+		return nil, fmt.Errorf("demo: start %s: %w", name, err)
 	}
-	p := &proc{name: d.id, cmd: cmd, log: log, done: make(chan struct{})}
+	p := &proc{name: name, cmd: cmd, log: log, done: make(chan struct{})}
 	go func() {
 		cmd.Wait()
 		log.Close()
@@ -260,7 +294,7 @@ func (f *Fleet) startDispatch(d dispatch) error {
 	f.mu.Lock()
 	f.procs = append(f.procs, p)
 	f.mu.Unlock()
-	return nil
+	return p, nil
 }
 
 func (f *Fleet) awaitHeartbeats(ctx context.Context, nodes []dispatch) error {
@@ -295,6 +329,7 @@ func (f *Fleet) Stop() error {
 	}
 	f.stopped = true
 	procs := append([]*proc(nil), f.procs...)
+	close(f.quit)
 	f.mu.Unlock()
 
 	os.Remove(f.leash())
@@ -310,6 +345,7 @@ func (f *Fleet) Stop() error {
 		}
 	}
 	awaitProcs(procs, stopWait)
+	f.bus.Wait()
 
 	var survivors []string
 	for _, p := range procs {

@@ -56,7 +56,7 @@ type onceNode struct {
 func snapshot(t *testing.T, f *Fleet) []onceNode {
 	t.Helper()
 	args := []string{"--once", "--json", "--fail-on", "none", "--config", f.ConfigPath()}
-	for _, r := range f.Roots() {
+	for _, r := range f.ScanRoots() {
 		args = append(args, "--root", r)
 	}
 	out, stderr, code := runBinary(t, f, args...)
@@ -161,6 +161,7 @@ func expectations() map[string][]string {
 		j1 + "/tasks/task-2--port-tests":     {"running"},
 		j1 + "/tasks/task-3--fix-flaky-test": {"dead", "action:wait"},
 		protocol.JobsRoot + "/job-102--migrate-schema": {"dead", "action:resume"},
+		busJob().lead: {"running"},
 	}
 }
 

@@ -65,6 +65,8 @@ func (d dispatch) heartbeat(dir string) string {
 //   - job 101 runs in the .teaparty layout: task 1 completes at 4 s, task 2
 //     works, task 3 crashes at 6 s (dead, wait: its lead is alive).
 //   - job 102 crashes at 9 s (dead, resume).
+//   - job 103 is a TeaParty job whose workers live in its bus (see
+//     busJob): its lead beats through wrap like job 101's.
 //
 // A crash is a hang followed by the agent's death half a second later: the
 // wrapper neither beats nor finalizes, so the heartbeat stays `running`
@@ -100,5 +102,47 @@ func scenario() []dispatch {
 		{id: j1 + "/tasks/task-2--port-tests", parent: j1, role: "worker", team: "parser", taskID: "task-2", behave: BehaveWork},
 		{id: j1 + "/tasks/task-3--fix-flaky-test", parent: j1, role: "worker", team: "parser", taskID: "task-3", behave: BehaveCrash, after: 6 * time.Second, wrap: crashAt(6 * time.Second)},
 		{id: protocol.JobsRoot + "/job-102--migrate-schema", role: "job-lead", behave: BehaveCrash, after: 9 * time.Second, wrap: crashAt(9 * time.Second)},
+		{id: busJob().lead, role: "job-lead", behave: BehaveWork},
 	}
+}
+
+// busWorker is a worker a job dispatched through TeaParty's bus: an agent
+// with no heartbeat of its own, known by its dispatch row, which carries
+// its pid and the process's create time.
+type busWorker struct {
+	sid    string // its session id: the row is `dispatch:<sid>`, its dir `<job>/tasks/<sid>`
+	role   string
+	behave string
+	after  time.Duration
+}
+
+// busJobSpec is a TeaParty job as TeaParty writes it: the lead's native
+// heartbeat in the job dir (the lead is a dispatch of the scenario), and
+// in the same dir a `messages.db` holding the job's row and a dispatch
+// row per worker.
+type busJobSpec struct {
+	lead    string // the lead's id in the scenario: the job dir
+	row     string // the job's conversation id
+	project string
+	workers []busWorker
+}
+
+// busJob is job 103: two workers run, and the third completes at 5 s,
+// when the job closes its row (TeaParty's CloseConversation), finished.
+func busJob() busJobSpec {
+	return busJobSpec{
+		lead:    protocol.JobsRoot + "/job-103--upgrade-deps",
+		row:     "job:demo:20261122-100000",
+		project: "demo",
+		workers: []busWorker{
+			{sid: "20261122-100010", role: "coder", behave: BehaveWork},
+			{sid: "20261122-100020", role: "tester", behave: BehaveWork},
+			{sid: "20261122-100030", role: "changelog", behave: BehaveComplete, after: 5 * time.Second},
+		},
+	}
+}
+
+// dir is the worker's session dir under its job.
+func (w busWorker) dir(fleetDir, job string) string {
+	return filepath.Join(fleetDir, filepath.FromSlash(job), "tasks", w.sid)
 }

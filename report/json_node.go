@@ -133,6 +133,10 @@ func appendNode(b []byte, n *NodeJSON, prefix string) ([]byte, bool) {
 			return b, false
 		}
 	}
+	if len(n.SourceFields) > 0 {
+		b = appendKey(b, ",\n"+in, "source_fields")
+		b = appendFields(b, n.SourceFields, in)
+	}
 	b = appendKey(b, ",\n"+in, "children")
 	switch {
 	case n.Children == nil:
@@ -167,6 +171,27 @@ func appendKey(b []byte, sep, key string) []byte {
 	b = append(b, '"')
 	b = append(b, key...)
 	return append(b, `": `...)
+}
+
+// appendFields writes a source's fields as encoding/json indents
+// []FieldJSON.
+func appendFields(b []byte, fs []FieldJSON, in string) []byte {
+	b = append(b, "[\n"...)
+	for i, f := range fs {
+		if i > 0 {
+			b = append(b, ",\n"...)
+		}
+		b = append(b, in+"  {\n"...)
+		b = appendKey(b, in+"    ", "name")
+		b = appendString(b, f.Name)
+		b = appendKey(b, ",\n"+in+"    ", "value")
+		b = appendString(b, f.Value)
+		b = append(b, '\n')
+		b = append(b, in+"  }"...)
+	}
+	b = append(b, '\n')
+	b = append(b, in...)
+	return append(b, ']')
 }
 
 func appendProblems(b []byte, ps []model.Problem, in string) []byte {

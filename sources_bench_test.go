@@ -1,0 +1,176 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/internal/treegen"
+	"github.com/dispatchtop/dispatchtop/liveness"
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
+	"github.com/dispatchtop/dispatchtop/report"
+	"github.com/dispatchtop/dispatchtop/scanner"
+	"github.com/dispatchtop/dispatchtop/sources"
+	"github.com/dispatchtop/dispatchtop/sources/middle"
+	"github.com/dispatchtop/dispatchtop/sources/middle/middletest"
+	"github.com/dispatchtop/dispatchtop/sources/teaparty"
+	"github.com/dispatchtop/dispatchtop/sources/teaparty/teapartytest"
+)
+
+// The stores of BenchmarkSourcesOnceJSON10k: 100 TeaParty jobs of 10 bus
+// rows each (the job's and 9 workers'), and 1,000 middle workflows.
+const (
+	benchJobs           = 100
+	benchRowsPerJob     = 10
+	benchMiddleWorkflow = 1000
+)
+
+// BenchmarkSourcesOnceJSON10k is what the other sources add to
+// `--once --json` (scan, classify, the JSON document) over the 10,000-node
+// tree of BenchmarkOnceJSON10k: "native" reads the tree alone, "sources"
+// the tree, 100 TeaParty jobs with 1,000 bus rows in all and a middle
+// database of 1,000 workflows. In process, so that the figure is the
+// sources' and not a process start's; "sources" reports the difference
+// from "native" as added-ms/op (budget: 100 ms). Two runs on a busy
+// machine differ by more than the stores cost, so "stores" reads the
+// stores alone: what they cost without the tree's noise around it.
+func BenchmarkSourcesOnceJSON10k(b *testing.B) {
+	dir := b.TempDir()
+	tree := filepath.Join(dir, "tree")
+	if err := treegen.Generate(tree, 1000, 10, 3, time.Now()); err != nil {
+		b.Fatal(err)
+	}
+	home := filepath.Join(dir, "webapp", ".teaparty")
+	if err := writeBenchJobs(filepath.Join(home, "jobs")); err != nil {
+		b.Fatal(err)
+	}
+	middleDB := filepath.Join(dir, "middle", "db.sqlite3")
+	if err := writeBenchWorkflows(middleDB); err != nil {
+		b.Fatal(err)
+	}
+	native := scanner.Options{Roots: []string{tree}, Thresholds: model.DefaultThresholds(), Probe: liveness.SystemProbe{}, Now: time.Now}
+	withSources := native
+	withSources.Roots = []string{tree, string(sources.TeaParty) + ":" + home, string(sources.Middle) + ":" + middleDB}
+	withSources.Sources = []sources.Source{teaparty.New(), middle.New()}
+	storesOnly := withSources
+	storesOnly.Roots = withSources.Roots[1:]
+	storeNodes := benchJobs*benchRowsPerJob + benchMiddleWorkflow
+
+	var nativeNs float64
+	b.Run("native", func(b *testing.B) {
+		scanToJSON(b, native, 10000)
+		nativeNs = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	})
+	b.Run("sources", func(b *testing.B) {
+		scanToJSON(b, withSources, 10000+storeNodes)
+		if nativeNs > 0 {
+			perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			b.ReportMetric((perOp-nativeNs)/1e6, "added-ms/op")
+		}
+	})
+	b.Run("stores", func(b *testing.B) {
+		scanToJSON(b, storesOnly, storeNodes)
+	})
+}
+
+// scanToJSON times Scan and the JSON document of opts, after checking once
+// that the scan finds nodes nodes and no problem.
+func scanToJSON(b *testing.B, opts scanner.Options, nodes int) {
+	snap, err := scanner.Scan(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(snap.ByID) != nodes || len(snap.Problems) > 0 {
+		b.Fatalf("scan found %d nodes (want %d) and %d problems %v", len(snap.ByID), nodes, len(snap.Problems), snap.Problems)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		snap, err := scanner.Scan(opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := report.WriteJSON(io.Discard, snap); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// writeBenchJobs writes benchJobs job dirs under jobs, each a bus with the
+// job's row and its workers' dispatch rows: a third running as this
+// process, a third closed, a third not started yet; each worker with its
+// session dir, worktree and stream.
+func writeBenchJobs(jobs string) error {
+	pid := os.Getpid()
+	started, err := protocol.ProcessStarted(pid)
+	if err != nil {
+		return err
+	}
+	now := float64(time.Now().UnixNano()) / 1e9
+	for j := range benchJobs {
+		job := filepath.Join(jobs, fmt.Sprintf("job-%03d--bench", j))
+		db, err := teapartytest.Open(filepath.Join(job, "messages.db"), teapartytest.DDL)
+		if err != nil {
+			return err
+		}
+		jobRow := fmt.Sprintf("job:bench:%03d", j)
+		rows := []teapartytest.Conversation{{ID: jobRow, Type: "job", CreatedAt: now, Agent: "job-lead", Slug: "bench", PID: pid, PIDStarted: started}}
+		for w := 1; w < benchRowsPerJob; w++ {
+			sid := fmt.Sprintf("%03d-%02d", j, w)
+			worktree := filepath.Join(job, "tasks", sid, "worktree")
+			if err := os.MkdirAll(worktree, 0o755); err != nil {
+				db.Close()
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(job, "tasks", sid, "stream.jsonl"), []byte("{}\n"), 0o644); err != nil {
+				db.Close()
+				return err
+			}
+			c := teapartytest.Conversation{ID: "dispatch:" + sid, Type: "dispatch", CreatedAt: now, Agent: "worker",
+				Parent: jobRow, Slug: "bench", Worktree: worktree}
+			switch w % 3 {
+			case 0:
+				c.PID, c.PIDStarted = pid, started
+			case 1:
+				c.State = "closed"
+			}
+			rows = append(rows, c)
+		}
+		err = teapartytest.Insert(db, rows...)
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeBenchWorkflows writes middle's database with benchMiddleWorkflow
+// workflows, every other one running with a fresh heartbeat, the rest
+// completed.
+func writeBenchWorkflows(path string) error {
+	db, err := middletest.Open(path, middletest.Migrations)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	nowMs := time.Now().UnixMilli()
+	for i := range benchMiddleWorkflow {
+		state := "completed"
+		if i%2 == 0 {
+			state = "running"
+		}
+		_, err := db.Exec(`INSERT INTO workflows (id, kind, repo, epic_number, epic_ref, adapter, state, created_at, updated_at,
+			session_name, controlled_by, last_heartbeat) VALUES (?, 'implementation', 'acme/api', ?, ?, 'claude', ?, ?, ?, ?, 'middle', ?)`,
+			fmt.Sprintf("wf-%04d", i), i, fmt.Sprint(i), state, nowMs, nowMs, fmt.Sprintf("middle-%04d", i), nowMs)
+		if err != nil {
+			return fmt.Errorf("insert workflow %d: %w", i, err)
+		}
+	}
+	return nil
+}

@@ -150,3 +150,17 @@ func TestFlagValuesComplete(t *testing.T) {
 		})
 	}
 }
+
+// A ROOT's KIND: prefix completes (SPEC §10), each kind described, without
+// a space after it so the path follows.
+func TestRootKindsComplete(t *testing.T) {
+	offered, directive := completions(t, "")
+	for _, kind := range []string{"native:", "teaparty:", "middle:", "opencode-teams:", "chatroom:"} {
+		if offered[kind] == "" {
+			t.Errorf("completion of a ROOT lacks %s (offered %v)", kind, offered)
+		}
+	}
+	if directive != ":2" {
+		t.Errorf("directive %q, want :2 (no space after a kind)", directive)
+	}
+}

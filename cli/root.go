@@ -191,6 +191,9 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Glo
 			".cfa-state.json), classifies every node and shows the forest live; --once prints\n" +
 			"one snapshot (--json for the dispatchtop/v1 schema) for CI and scripts.",
 		Version: versionString(),
+		// A ROOT may name its source: KIND:PATH (SPEC §10). The kinds
+		// complete; a path completes as the shell does.
+		ValidArgsFunction: completeRootKinds,
 		// What cobra uses for its own "did you mean"; SuggestionsFor reads
 		// it as given.
 		SuggestionsMinimumDistance: 2,

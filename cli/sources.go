@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/dispatchtop/dispatchtop/scanner"
 	"github.com/dispatchtop/dispatchtop/sources"
 	"github.com/dispatchtop/dispatchtop/sources/chatroom"
@@ -102,4 +104,18 @@ func homeDir() string {
 		return ""
 	}
 	return home
+}
+
+// completeRootKinds offers the KIND: prefixes a ROOT may carry, each with
+// what it reads; once a prefix is typed (or a path begun), the shell
+// completes paths as usual.
+func completeRootKinds(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if strings.ContainsAny(toComplete, ":/.~") {
+		return nil, cobra.ShellCompDirectiveDefault
+	}
+	out := []cobra.Completion{cobra.CompletionWithDesc(string(sources.Native)+":", "the heartbeat file protocol")}
+	for _, src := range knownSources() {
+		out = append(out, cobra.CompletionWithDesc(string(src.Kind())+":", "a store of "+string(src.Kind())))
+	}
+	return out, cobra.ShellCompDirectiveNoSpace
 }

@@ -6,6 +6,7 @@ package storefixtures
 
 import (
 	"database/sql"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -189,20 +190,33 @@ UPDATE workflows SET epic_ref = CAST(epic_number AS TEXT) WHERE epic_number IS N
 // writer (one connection), closed when the test ends.
 func NewDB(t testing.TB, path string, ddl []string) *sql.DB {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	db, err := Open(path, ddl)
+	if err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// Open opens the database at path (its dir created if needed) for writing,
+// through one connection, and runs ddl on it: the full schema for a store
+// as its system creates it, nil for one that exists, a part of it for an
+// older or a broken one.
+func Open(path string, ddl []string) (*sql.DB, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("db %s: %w", path, err)
 	}
 	// A URI, as the readers open it: a '?' in the path is not a query.
 	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: path}).String())
 	if err != nil {
-		t.Fatal(err)
+		return nil, fmt.Errorf("db %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
 	for _, stmt := range ddl {
 		if _, err := db.Exec(stmt); err != nil {
-			t.Fatalf("%.60s: %v", stmt, err)
+			db.Close()
+			return nil, fmt.Errorf("db %s: %.60s: %w", path, stmt, err)
 		}
 	}
-	return db
+	return db, nil
 }

@@ -5,10 +5,6 @@ package middletest
 
 import (
 	"database/sql"
-	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
 
 	_ "modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
 
@@ -25,21 +21,4 @@ var Migrations = storefixtures.MiddleMigrations
 // through one connection, and runs ddl on it: Migrations for a database as
 // middle creates it, nil for one that exists, a part of them for an older
 // or a broken one.
-func Open(path string, ddl []string) (*sql.DB, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("middle db %s: %w", path, err)
-	}
-	// A URI, as the reader opens it: a '?' in the path is not a query.
-	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: path}).String())
-	if err != nil {
-		return nil, fmt.Errorf("middle db %s: %w", path, err)
-	}
-	db.SetMaxOpenConns(1)
-	for _, stmt := range ddl {
-		if _, err := db.Exec(stmt); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("middle db %s: %.60s: %w", path, stmt, err)
-		}
-	}
-	return db, nil
-}
+func Open(path string, ddl []string) (*sql.DB, error) { return storefixtures.Open(path, ddl) }

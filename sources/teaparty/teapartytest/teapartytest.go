@@ -6,9 +6,6 @@ package teapartytest
 import (
 	"database/sql"
 	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
 
 	_ "modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
 
@@ -24,24 +21,7 @@ var DDL = storefixtures.TeaPartyBusDDL
 // through one connection, and runs ddl on it: DDL for a bus as TeaParty
 // creates it, nil for one that exists, or a part of DDL for an older or a
 // broken one.
-func Open(path string, ddl []string) (*sql.DB, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("bus %s: %w", path, err)
-	}
-	// A URI, as the reader opens it: a '?' in the path is not a query.
-	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: path}).String())
-	if err != nil {
-		return nil, fmt.Errorf("bus %s: %w", path, err)
-	}
-	db.SetMaxOpenConns(1)
-	for _, stmt := range ddl {
-		if _, err := db.Exec(stmt); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("bus %s: %s: %w", path, stmt, err)
-		}
-	}
-	return db, nil
-}
+func Open(path string, ddl []string) (*sql.DB, error) { return storefixtures.Open(path, ddl) }
 
 // Conversation is one row of the `conversations` table.
 type Conversation struct {

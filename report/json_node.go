@@ -176,35 +176,28 @@ func appendKey(b []byte, sep, key string) []byte {
 // appendFields writes a source's fields as encoding/json indents
 // []FieldJSON.
 func appendFields(b []byte, fs []FieldJSON, in string) []byte {
-	b = append(b, "[\n"...)
-	for i, f := range fs {
-		if i > 0 {
-			b = append(b, ",\n"...)
-		}
-		b = append(b, in+"  {\n"...)
-		b = appendKey(b, in+"    ", "name")
-		b = appendString(b, f.Name)
-		b = appendKey(b, ",\n"+in+"    ", "value")
-		b = appendString(b, f.Value)
-		b = append(b, '\n')
-		b = append(b, in+"  }"...)
-	}
-	b = append(b, '\n')
-	b = append(b, in...)
-	return append(b, ']')
+	return appendPairs(b, in, len(fs), "name", "value", func(i int) (string, string) { return fs[i].Name, fs[i].Value })
 }
 
+// appendProblems writes problems as encoding/json indents []model.Problem.
 func appendProblems(b []byte, ps []model.Problem, in string) []byte {
+	return appendPairs(b, in, len(ps), "path", "error", func(i int) (string, string) { return ps[i].Path, ps[i].Error })
+}
+
+// appendPairs writes n objects of two string fields, k1 and k2, as
+// encoding/json indents a list of them at in; at(i) gives the i-th values.
+func appendPairs(b []byte, in string, n int, k1, k2 string, at func(int) (string, string)) []byte {
 	b = append(b, "[\n"...)
-	for i, p := range ps {
+	for i := 0; i < n; i++ {
 		if i > 0 {
 			b = append(b, ",\n"...)
 		}
+		v1, v2 := at(i)
 		b = append(b, in+"  {\n"...)
-		b = appendKey(b, in+"    ", "path")
-		b = appendString(b, p.Path)
-		b = appendKey(b, ",\n"+in+"    ", "error")
-		b = appendString(b, p.Error)
+		b = appendKey(b, in+"    ", k1)
+		b = appendString(b, v1)
+		b = appendKey(b, ",\n"+in+"    ", k2)
+		b = appendString(b, v2)
 		b = append(b, '\n')
 		b = append(b, in+"  }"...)
 	}

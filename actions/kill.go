@@ -17,6 +17,10 @@ import (
 // pollEvery is how often kill looks whether its signals took effect.
 const pollEvery = 20 * time.Millisecond
 
+// sigkillSettle is how long a SIGKILLed process may take to be gone before
+// the kill is reported as failed.
+const sigkillSettle = 5 * time.Second
+
 // victim is one process to signal, pinned by its create time so a pid that
 // is reused meanwhile is never signalled.
 type victim struct {
@@ -438,8 +442,10 @@ wait:
 		signals = append(signals, fmt.Sprintf("KILL %d", v.pid))
 		killed++
 	}
-	// SIGKILL cannot be caught; give the kernel a moment to finish the job.
-	for i := 0; i < 50 && anyAlive(victims); i++ {
+	// SIGKILL cannot be caught, but on a loaded machine the kernel may take
+	// a while to tear a big process down: wait for it before calling the
+	// kill failed.
+	for end := time.Now().Add(sigkillSettle); anyAlive(victims) && time.Now().Before(end); {
 		time.Sleep(pollEvery)
 	}
 	for _, v := range victims {

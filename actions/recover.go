@@ -3,6 +3,7 @@ package actions
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -48,6 +49,17 @@ func (e *Engine) plan() ([]Step, *model.Snapshot, error) {
 	return steps, snap, nil
 }
 
+// NoTreeError is Recover's answer when the roots hold no tree at all: a
+// recovery run from the wrong directory must not pass as "nothing to do"
+// (SPEC §4). The caller decides whether an empty forest is accepted.
+type NoTreeError struct {
+	Roots []string
+}
+
+func (e *NoTreeError) Error() string {
+	return fmt.Sprintf("no tree found under %s", strings.Join(e.Roots, ", "))
+}
+
 // Recover runs the recovery scan. Without apply every actionable step is a
 // dry run; with apply merge, resume and compact are carried out, and kill
 // only when killStalled is set. Every step is re-checked by Run at
@@ -58,6 +70,9 @@ func (e *Engine) Recover(ctx context.Context, apply, killStalled bool) ([]Result
 	steps, snap, err := e.plan()
 	if err != nil {
 		return nil, err
+	}
+	if len(snap.Sessions) == 0 {
+		return nil, &NoTreeError{Roots: snap.Roots}
 	}
 	if err := e.step("recover:planned"); err != nil {
 		return nil, err

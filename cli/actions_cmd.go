@@ -264,9 +264,9 @@ func newMergeCmd(g *Globals) *cobra.Command {
 }
 
 func newRecoverCmd(g *Globals) *cobra.Command {
-	var apply, killStalled, asJSON bool
+	var apply, killStalled, asJSON, allowEmpty bool
 	cmd := &cobra.Command{
-		Use:   "recover [--apply] [--kill-stalled] [--json] [ROOT...]",
+		Use:   "recover [--apply] [--kill-stalled] [--json] [--allow-empty] [ROOT...]",
 		Short: "The recovery scan: print the plan; --apply carries it out",
 		Long: "recover lists every node's recommended action (merge, resume, compact, kill; answer\n" +
 			"and surface need a person) as a dry run. --apply carries out merge, resume and compact,\n" +
@@ -278,6 +278,12 @@ func newRecoverCmd(g *Globals) *cobra.Command {
 				return err
 			}
 			results, err := e.Recover(cmd.Context(), apply, killStalled)
+			if noTree := (*actions.NoTreeError)(nil); errors.As(err, &noTree) {
+				if !allowEmpty {
+					return usageError(fmt.Errorf("%w: looked for %s (--allow-empty accepts an empty forest)", noTree, layoutsLookedFor))
+				}
+				err = nil
+			}
 			switch {
 			case err != nil && len(results) == 0:
 			case asJSON:
@@ -312,6 +318,7 @@ func newRecoverCmd(g *Globals) *cobra.Command {
 	cmd.Flags().BoolVar(&apply, "apply", false, "carry out the plan (merge, resume, compact)")
 	cmd.Flags().BoolVar(&killStalled, "kill-stalled", false, "with --apply, also kill the kill candidates")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan (with --apply, the outcome) as JSON: one journal line a step")
+	cmd.Flags().BoolVar(&allowEmpty, "allow-empty", false, "roots that hold no tree are no error")
 	g.share(cmd, scanFlags...)
 	g.share(cmd, flagReadonly)
 	return cmd

@@ -160,10 +160,10 @@ func TestOnceDefaultFailOnIsDeadNodesNobodyRecovers(t *testing.T) {
 	}
 }
 
-// SPEC §4: --once over roots that hold no tree at all is bad usage (a job
-// run from the wrong directory), one line naming the roots and the layouts
-// looked for, unless --allow-empty.
-func TestOnceWithNoTreeIsAUsageError(t *testing.T) {
+// SPEC §4: --once or recover over roots that hold no tree at all is bad
+// usage (a job run from the wrong directory), one line naming the roots and
+// the layouts looked for, unless --allow-empty.
+func TestOnceOrRecoverWithNoTreeIsAUsageError(t *testing.T) {
 	tests := []struct {
 		name       string
 		args       []string
@@ -177,6 +177,11 @@ func TestOnceWithNoTreeIsAUsageError(t *testing.T) {
 		{name: "--allow-empty accepts it", args: []string{"--once", "--allow-empty"}, want: ExitOK, wantStdout: "0 sessions, 0 nodes"},
 		{name: "--allow-empty with json", args: []string{"--once", "--json", "--allow-empty"}, want: ExitOK, wantStdout: `"sessions": []`},
 		{name: "--allow-empty needs --once", args: []string{"--allow-empty"}, want: ExitUsage, wantStderr: []string{"--allow-empty needs --once"}},
+		{name: "recover", args: []string{"recover"}, want: ExitUsage, wantStderr: []string{"no tree found under", "--allow-empty"}},
+		{name: "recover --apply", args: []string{"recover", "--apply"}, want: ExitUsage, wantStderr: []string{"no tree found under"}},
+		{name: "recover --json", args: []string{"recover", "--json"}, want: ExitUsage, wantStderr: []string{"no tree found under"}},
+		{name: "recover --allow-empty", args: []string{"recover", "--allow-empty"}, want: ExitOK, wantStdout: "nothing to recover"},
+		{name: "recover --allow-empty --json", args: []string{"recover", "--json", "--allow-empty"}, want: ExitOK, wantStdout: `"steps": []`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -51,7 +51,17 @@ func (j JournalEntry) Line() string {
 
 // JournalPath is where the journal of root lives.
 func JournalPath(root string) string {
-	return filepath.Join(root, protocol.JournalDir, protocol.JournalFile)
+	return filepath.Join(journalDir(root), protocol.JournalFile)
+}
+
+// journalDir is the directory of root's journal: under the root, or, for a
+// store whose root is a file (a database), under the directory that holds
+// it.
+func journalDir(root string) string {
+	if st, err := os.Stat(root); err == nil && st.Mode().IsRegular() {
+		root = filepath.Dir(root)
+	}
+	return filepath.Join(root, protocol.JournalDir)
 }
 
 // journalLockWait bounds the wait for another dispatchtop's append (a few
@@ -67,7 +77,7 @@ func appendJournal(root string, entry JournalEntry, via func(io.Writer) io.Write
 		return fmt.Errorf("journal: encode: %w", err)
 	}
 	line = append(line, '\n')
-	dir := filepath.Join(root, protocol.JournalDir)
+	dir := journalDir(root)
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("journal: create %s: %w", dir, err)
 	}
@@ -159,7 +169,7 @@ func lockJournal(f *os.File, path string) (func(), error) {
 // opens nothing; an action checks it before its first side effect, since an
 // action that cannot be journaled must not run.
 func journalUsable(root string) error {
-	dir := filepath.Join(root, protocol.JournalDir)
+	dir := journalDir(root)
 	if st, err := os.Lstat(dir); err == nil && !st.IsDir() {
 		return fmt.Errorf("journal: %s is not a directory", dir)
 	}

@@ -140,3 +140,36 @@ func TestSourcePlaceholders(t *testing.T) {
 		})
 	}
 }
+
+// fileRowStore is rowStore kept in one file: its root is the file itself,
+// as a middle root may be its database.
+type fileRowStore struct{ rowStore }
+
+func (fileRowStore) Detect(path string) bool          { return filepath.Base(path) == rowFile }
+func (fileRowStore) WatchPaths(path string) []string { return []string{path} }
+func (fileRowStore) Read(path string, now time.Time) sources.Facts {
+	return rowStore{}.Read(filepath.Dir(path), now)
+}
+
+// SPEC §5: the journal of a store whose root is a file (a database) lives
+// beside it, in the directory that holds the file: an action on its node
+// is journaled, and `journal` reads it back from the same root.
+func TestAStoreFileRootIsJournaledBesideTheFile(t *testing.T) {
+	p := startHelper(t, "sleep")
+	dir := t.TempDir()
+	store := filepath.Join(dir, rowFile)
+	writeJSON(t, store, []row{{ID: "w", PID: p.Process.Pid, Started: startedOf(t, p.Process.Pid)}})
+	e := New(EngineOptions{Scan: scanner.Options{Roots: []string{store}, Thresholds: model.DefaultThresholds(),
+		Sources: []sources.Source{fileRowStore{}}}})
+	res, err := e.Run(context.Background(), Request{Action: model.ActionKill, Node: "w", Grace: time.Second})
+	if err != nil || res.Outcome != OutcomeDone {
+		t.Fatalf("kill: %s: %s (%v)", res.Outcome, res.Message, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".dispatchtop", "journal.jsonl")); err != nil {
+		t.Fatalf("no journal beside the store file: %v", err)
+	}
+	entries, err := ReadJournal(store, "w")
+	if err != nil || len(entries) != 1 || entries[0].Outcome != OutcomeDone {
+		t.Fatalf("ReadJournal(store file) = %+v (%v), want the kill", entries, err)
+	}
+}

@@ -3,11 +3,8 @@ package cli
 // `dispatchtop journal`: the recovery journal of the roots (SPEC §4, §5).
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -18,6 +15,7 @@ import (
 	"github.com/dispatchtop/dispatchtop/actions"
 	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/report"
+	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
 func newJournalCmd(g *Globals) *cobra.Command {
@@ -112,27 +110,24 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
-// journalRoots are the roots, absolute; one that is no directory is bad
-// usage.
+// journalRoots are the roots as a scan resolves them (a `KIND:PATH` root is
+// read at PATH; a store whose root is a file keeps its journal beside it),
+// absolute; one that cannot be read is bad usage.
 func journalRoots(g *Globals) ([]string, error) {
 	given, err := g.absRoots()
 	if err != nil {
 		return nil, err
 	}
-	roots := make([]string, 0, len(given))
-	for _, r := range given {
-		abs, err := filepath.Abs(r)
-		if err != nil {
-			return nil, usageError(fmt.Errorf("root %s: %w", r, err))
-		}
-		st, err := os.Stat(abs)
-		if err == nil && !st.IsDir() {
-			err = errors.New("not a directory")
-		}
-		if err != nil {
-			return nil, usageError(fmt.Errorf("root %s: %w", abs, err))
-		}
-		roots = append(roots, abs)
+	prepared, problems, err := scanner.PrepareRoots(given, knownSources()...)
+	if err != nil {
+		return nil, usageError(err)
+	}
+	if len(problems) > 0 {
+		return nil, usageError(fmt.Errorf("%s: %s", problems[0].Path, problems[0].Error))
+	}
+	roots := make([]string, 0, len(prepared))
+	for _, r := range prepared {
+		roots = append(roots, r.Path)
 	}
 	return roots, nil
 }

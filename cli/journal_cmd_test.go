@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/actions"
+	"github.com/dispatchtop/dispatchtop/internal/storefixtures"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -124,6 +125,9 @@ func TestJournalCommandFilters(t *testing.T) {
 // journal has no entries.
 func TestJournalCommandUsage(t *testing.T) {
 	root, _ := journalFixture(t)
+	// middle's database as the root, its journal written beside it.
+	middleDB := filepath.Join(root, "db.sqlite3")
+	storefixtures.NewDB(t, middleDB, storefixtures.MiddleMigrations).Close()
 	tests := []struct {
 		name       string
 		args       []string
@@ -134,6 +138,9 @@ func TestJournalCommandUsage(t *testing.T) {
 		{name: "a negative duration", args: []string{"journal", "--since", "-1h", root}, want: ExitUsage, wantOutput: "--since"},
 		{name: "a root that does not exist", args: []string{"journal", filepath.Join(root, "nope")}, want: ExitUsage, wantOutput: "nope"},
 		{name: "a root without a journal", args: []string{"journal", t.TempDir()}, want: ExitOK, wantOutput: "no journal entries"},
+		{name: "a KIND:PATH root is read at PATH", args: []string{"journal", "native:" + root}, want: ExitOK, wantOutput: "resumed A/b/c"},
+		{name: "a store whose root is a file keeps its journal beside it", args: []string{"journal", middleDB}, want: ExitOK, wantOutput: "resumed A/b/c"},
+		{name: "an unknown KIND", args: []string{"journal", "nosuch:" + root}, want: ExitUsage, wantOutput: "unknown source"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/dispatchtop/dispatchtop/cli"
 )
 
 // specCitation is how code cites the contract: "SPEC §3", "SPEC §5.2".
@@ -62,5 +64,43 @@ func TestEverySpecCitationNamesASectionOfDocsSpec(t *testing.T) {
 	}
 	if cited == 0 {
 		t.Fatal("no SPEC citation found: the walk did not reach the code")
+	}
+}
+
+// usageFlag is a long flag in a usage or synopsis line.
+var usageFlag = regexp.MustCompile(`--[a-z][a-z0-9-]*`)
+
+// The synopsis of docs/spec.md §4 names every flag each command's usage
+// line names: the contract does not lag the binary.
+func TestSpecSynopsisNamesEveryFlagOfEachUsageLine(t *testing.T) {
+	spec, err := os.ReadFile(filepath.Join("docs", "spec.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	synopsis := map[string]string{}
+	for _, line := range strings.Split(string(spec), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "dispatchtop" {
+			synopsis[f[1]] += line
+		}
+	}
+	checked := 0
+	for _, cmd := range cli.Command().Commands() {
+		if cmd.Hidden || !strings.Contains(cmd.Use, "--") {
+			continue
+		}
+		line, ok := synopsis[cmd.Name()]
+		if !ok {
+			t.Errorf("docs/spec.md §4 has no synopsis line for %q", cmd.Name())
+			continue
+		}
+		checked++
+		for _, flag := range usageFlag.FindAllString(cmd.Use, -1) {
+			if !regexp.MustCompile(regexp.QuoteMeta(flag) + `([^a-z0-9-]|$)`).MatchString(line) {
+				t.Errorf("the synopsis of %s lacks %s, which its usage names: %q", cmd.Name(), flag, cmd.Use)
+			}
+		}
+	}
+	if checked < 6 {
+		t.Fatalf("checked %d commands; the synopsis is not read right", checked)
 	}
 }

@@ -24,7 +24,8 @@
 //     column, a stream's mtime, updated_at); ActivityMtime the newest
 //     activity; Blocked the question a human must answer; Cfa the work state.
 //   - InfraDir is where the node's files live (its worktree or job dir), ""
-//     when it has none; actions refuse what needs one.
+//     when it has none; actions refuse what needs one, and such a node is
+//     never recommended resume or merge (SPEC §3).
 //   - Node.SourceFields carry what the system says that the classifier does
 //     not read (a row id, a tmux session, consecutive misses), in a fixed
 //     order, for the detail pane, the JSON and the action placeholders.

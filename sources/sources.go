@@ -79,3 +79,23 @@ type Source interface {
 	// counts as stale); flags and the config override them.
 	Thresholds() model.Thresholds
 }
+
+// NativeTree is a source whose store lies in a tree the file protocol of
+// SPEC §1 is written in too: TeaParty's job leads beat through the
+// `.heartbeat` of their job dirs, beside the bus that holds their workers.
+// The scanner walks a root such a source reads with the native reader as
+// well, as one root: one id prefix, one entry in the roots, the source's
+// Kind.
+type NativeTree interface {
+	Source
+	// HoldsNativeTree reports whether the directory path, a root this
+	// source reads, is walked for infra dirs too.
+	HoldsNativeTree(path string) bool
+}
+
+// HoldsNativeTree reports whether src, reading its store at path, wants
+// the file protocol to walk path too (see NativeTree).
+func HoldsNativeTree(src Source, path string) bool {
+	nt, ok := src.(NativeTree)
+	return ok && nt.HoldsNativeTree(path)
+}

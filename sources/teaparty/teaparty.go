@@ -89,6 +89,8 @@ type Source struct {
 	BusyTimeout time.Duration
 }
 
+var _ sources.NativeTree = (*Source)(nil)
+
 // New returns the TeaParty source.
 func New() *Source { return &Source{} }
 
@@ -100,6 +102,14 @@ func (*Source) Thresholds() model.Thresholds { return thresholds() }
 
 // Detect reports whether path holds TeaParty's stores.
 func (*Source) Detect(path string) bool {
+	_, ok := locate(path)
+	return ok
+}
+
+// HoldsNativeTree reports whether path is a TeaParty store, whose job dirs
+// hold the leads' `.heartbeat`s (and `.cfa-state.json`) that the file
+// protocol reads: the scanner walks it as a native root too.
+func (*Source) HoldsNativeTree(path string) bool {
 	_, ok := locate(path)
 	return ok
 }

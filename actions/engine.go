@@ -189,6 +189,11 @@ func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
 		res.Checks = []string{fmt.Sprintf("recommended action %s (planned %s)", n.Action, req.planned)}
 		return e.refused(req, res, why)
 	}
+	if n.InfraDir == "" && (req.Action == model.ActionResume || req.Action == model.ActionMerge) {
+		// Both work in the node's dir: with none, every path they name
+		// would be one of the working directory (SPEC §3).
+		return e.refused(req, res, fmt.Sprintf("node %s cannot be %s here: its %s record has no dir", n.ID, pastTense[req.Action], sourceName(n)))
+	}
 	switch req.Action {
 	case model.ActionKill:
 		return e.kill(ctx, req, snap, n)
@@ -200,6 +205,9 @@ func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
 		return e.merge(ctx, req, n)
 	}
 }
+
+// pastTense words an action in a refusal ("cannot be resumed").
+var pastTense = map[model.Action]string{model.ActionResume: "resumed", model.ActionMerge: "merged"}
 
 // configInRoot says why the config may not act on n, or "": it lies inside
 // one of the engine's roots, or inside n's own — a NODE outside every root

@@ -83,7 +83,7 @@ func runDemo(ctx context.Context, g *Globals, dir string, keep bool, headless ti
 	}()
 
 	th := demo.Thresholds()
-	g.Roots = fleet.ScanRoots() // the jobs dir is native and a TeaParty store (its bus job)
+	g.Roots = fleet.Roots() // the jobs dir is read by the TeaParty source too (its bus job)
 	g.ConfigPath = fleet.ConfigPath()
 	g.Beat, g.Stale, g.KillAfter, g.ExitGrace = th.Beat, th.Stale, th.KillAfter, th.ExitGrace
 	g.config = nil // the demo's config replaces anything loaded before

@@ -29,10 +29,12 @@ func knownSources() []sources.Source {
 // is already read as is not added twice.
 func defaultRoots(cwd, home string, getenv func(string) string) []string {
 	var roots []string
-	// Today's defaults stay read by the file protocol, as they always were,
-	// even where a source would detect its store there (`.teaparty/jobs`).
+	// Today's defaults stay read by the file protocol, as they always were.
+	// A source that detects its store there and walks it natively too
+	// (TeaParty's `.teaparty/jobs`) reads it beside the file protocol;
+	// any other would read it instead, so the root is named native.
 	for _, r := range scanner.DefaultRoots(cwd) {
-		if detected(r) != nil {
+		if src := detected(r); src != nil && !sources.HoldsNativeTree(src, r) {
 			r = string(sources.Native) + ":" + r
 		}
 		roots = append(roots, r)

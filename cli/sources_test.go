@@ -101,17 +101,64 @@ func TestDefaultRootsAddTheStoresThatExist(t *testing.T) {
 	}
 }
 
-// SPEC §1: today's default `.teaparty/jobs` stays a native root even
-// though TeaParty's reader would take it for its store: its heartbeats
-// are read as before.
-func TestDefaultTeaPartyJobsStaysNative(t *testing.T) {
+// SPEC §1, §10: today's default `.teaparty/jobs` is read by the file
+// protocol as it always was — its job's lead beats through `.heartbeat` —
+// and by TeaParty's source too, as one root: the bus's workers hang under
+// the lead, and the root is named once, read by "teaparty".
+func TestDefaultTeaPartyJobsIsReadBothWays(t *testing.T) {
 	_, project := storeHome(t)
 	jobs := filepath.Join(project, ".teaparty", "jobs")
-	if err := os.MkdirAll(jobs, 0o755); err != nil {
+	job := filepath.Join(jobs, "job-1--fix")
+	if err := os.MkdirAll(job, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if got := rootSources(t); got[jobs] != "native" {
-		t.Errorf("default roots = %v, want %s native", got, jobs)
+	hb := `{"pid": 0, "parent_heartbeat": "", "role": "lead", "started": 0, "status": "completed"}`
+	if err := os.WriteFile(filepath.Join(job, ".heartbeat"), []byte(hb), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bus := storefixtures.NewDB(t, filepath.Join(job, "messages.db"), storefixtures.TeaPartyBusDDL)
+	if _, err := bus.Exec(`INSERT INTO conversations (id, type, state, created_at, parent_conversation_id) VALUES
+		('job:webapp:1', 'job', 'closed', 1746630000, ''),
+		('dispatch:aa', 'dispatch', 'closed', 1746630000, 'job:webapp:1')`); err != nil {
+		t.Fatal(err)
+	}
+	if got := rootSources(t); got[jobs] != "teaparty" {
+		t.Errorf("default roots = %v, want %s read as teaparty", got, jobs)
+	}
+	out, stderr, code := execute(t, "--once", "--json", "--fail-on", "none")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Roots    []string `json:"roots"`
+		Sessions []struct {
+			ID       string `json:"id"`
+			Source   string `json:"source"`
+			Children []struct {
+				ID     string `json:"id"`
+				Source string `json:"source"`
+			} `json:"children"`
+		} `json:"sessions"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var lead string
+	for _, s := range doc.Sessions {
+		if s.ID == "jobs/job-1--fix" && s.Source == "native" && len(s.Children) == 1 &&
+			s.Children[0].ID == "jobs/job-1--fix/dispatch:aa" && s.Children[0].Source == "teaparty" {
+			lead = s.ID
+		}
+	}
+	if lead == "" {
+		t.Errorf("no native lead jobs/job-1--fix with its bus worker below it in %s", out)
+	}
+	seen := map[string]bool{}
+	for _, r := range doc.Roots {
+		if seen[r] {
+			t.Errorf("root %s named twice in %v", r, doc.Roots)
+		}
+		seen[r] = true
 	}
 }
 

@@ -70,7 +70,7 @@ func TestDemoBusJobShowsItsWorkersUnderItsLead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Stop()
-	opts := scanner.Options{Roots: f.ScanRoots(), Sources: Sources(), Thresholds: Thresholds()}
+	opts := scanner.Options{Roots: f.Roots(), Sources: Sources(), Thresholds: Thresholds()}
 	s := &busSeen{states: map[string]map[model.State]bool{}, pids: map[string]int{}, outside: map[string]bool{}}
 	began := time.Now()
 	for time.Since(began) < 30*time.Second {

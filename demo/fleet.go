@@ -106,25 +106,14 @@ func Start(ctx context.Context, dir, exe string) (*Fleet, error) {
 // Dir is the fleet's directory.
 func (f *Fleet) Dir() string { return f.dir }
 
-// Roots are the directories to watch: the file protocol's (SPEC §1).
+// Roots are the directories to watch (SPEC §1). With Sources registered
+// the jobs dir is read by the TeaParty source too (SPEC §10): its leads'
+// heartbeats and, in one job's bus, that job's workers.
 func (f *Fleet) Roots() []string {
 	return []string{filepath.Join(f.dir, protocol.SessionsRoot), filepath.Join(f.dir, filepath.FromSlash(protocol.JobsRoot))}
 }
 
-// ScanRoots are the roots as the scanner reads them with Sources
-// registered (SPEC §10), each with its KIND: the jobs dir is both the file
-// protocol's root (the leads' heartbeats) and a TeaParty store (the bus
-// job's worker rows), and a bare `.teaparty/jobs` is detected as TeaParty's
-// store alone.
-func (f *Fleet) ScanRoots() []string {
-	var roots []string
-	for _, r := range f.Roots() {
-		roots = append(roots, string(sources.Native)+":"+r)
-	}
-	return append(roots, string(sources.TeaParty)+":"+filepath.Join(f.dir, filepath.FromSlash(protocol.JobsRoot)))
-}
-
-// Sources are the sources ScanRoots name besides the native one.
+// Sources are the sources that read Roots besides the native one.
 func Sources() []sources.Source { return []sources.Source{teaparty.New()} }
 
 // ConfigPath is the demo's config file (outside the roots).

@@ -56,7 +56,7 @@ type onceNode struct {
 func snapshot(t *testing.T, f *Fleet) []onceNode {
 	t.Helper()
 	args := []string{"--once", "--json", "--fail-on", "none", "--config", f.ConfigPath()}
-	for _, r := range f.ScanRoots() {
+	for _, r := range f.Roots() {
 		args = append(args, "--root", r)
 	}
 	out, stderr, code := runBinary(t, f, args...)

@@ -127,6 +127,7 @@ func Recommend(n *model.Node, now time.Time, th model.Thresholds) (model.Action,
 		return model.ActionNone, "outside every root: never acted on"
 	}
 	action, note := recommendRow(n, now, th)
+	action, note = inItsDir(n, action, note)
 	if action == model.ActionNone {
 		if k := unstartedRegistrations(n, now, th); k > 0 {
 			return model.ActionCompact, strconv.Itoa(k) + " registered " + plural(k, "child", "children") + " never started"
@@ -210,6 +211,30 @@ func recommendDead(n *model.Node, parentState model.State) (model.Action, string
 		return model.ActionWait, "its lead " + termtext.OneLine(top.ID, maxID) + " is dead too"
 	}
 	return model.ActionResume, retrySummary(n)
+}
+
+// inItsDir keeps the row's action when n can take it: resume and merge
+// work in the node's infra dir (SPEC §5.2, §5.4), so a node without one (a
+// record of another source whose store keeps no dir for it) is given
+// `surface` instead — an operator can look, the engine could not act.
+func inItsDir(n *model.Node, action model.Action, note string) (model.Action, string) {
+	if n.InfraDir != "" {
+		return action, note
+	}
+	var verb string
+	switch action {
+	case model.ActionResume:
+		verb = "resumed"
+	case model.ActionMerge:
+		verb = "merged"
+	default:
+		return action, note
+	}
+	source := n.Source
+	if source == "" {
+		source = "native"
+	}
+	return model.ActionSurface, "cannot be " + verb + " here: its " + termtext.OneLine(source, maxID) + " record has no dir"
 }
 
 // completedOver reports whether n finished `completed` (by its heartbeat,

@@ -380,3 +380,66 @@ func TestIdleWithRealProcesses(t *testing.T) {
 		t.Errorf("turn and owner gone, beat 20s old: %s %v (%s), want dead", n.State, n.Flags, n.Reason)
 	}
 }
+
+// TestNodeWithoutADirIsNeverResumedNorMerged: resume and merge work in a
+// node's infra dir (SPEC §5.2, §5.4). A record of another source that has
+// none (a worktree removed, a chat conversation, a daemon's agent) is dead
+// or done all the same, but what the operator can do is look at it:
+// `surface`, never an action the engine would refuse. With a dir, the
+// table's action holds.
+func TestNodeWithoutADirIsNeverResumedNorMerged(t *testing.T) {
+	noDir := func(n *model.Node) { n.InfraDir, n.HeartbeatPath = "", "/store/bus.db#"+n.ID }
+	teaparty := []func(*model.Node){source("teaparty"), traits(model.Traits{PIDPerTurn: true, MergesItself: true})}
+	middle := []func(*model.Node){source("middle"), traits(model.Traits{MergesItself: true})}
+	opencode := []func(*model.Node){source("opencode-teams")} // `inactive`: no pid, stale, no trait
+	chatroom := []func(*model.Node){source("chatroom"), traits(model.Traits{BeatNotRequired: true, StartSlack: 2 * time.Minute})}
+	rows := []func(*model.Node){source("rows")} // a source that does not merge by itself
+	with := func(opts []func(*model.Node), more ...func(*model.Node)) []func(*model.Node) {
+		return append(slices.Clone(opts), more...)
+	}
+	var cases []traitCase
+	for _, src := range []struct {
+		name, kind string
+		pid        int
+		opts       []func(*model.Node)
+	}{
+		{"teaparty worker", "teaparty", pidGone, teaparty},
+		{"middle workflow", "middle", pidGone, middle},
+		{"opencode-teams agent", "opencode-teams", 0, opencode},
+		{"chatroom agent", "chatroom", pidGone, chatroom},
+	} {
+		cases = append(cases,
+			traitCase{name: src.name + ", dead, with a dir: resume",
+				node:      beating("s", "running", src.pid, time.Hour, src.opts...),
+				wantState: model.StateDead, wantFlags: fl(), wantAction: model.ActionResume},
+			traitCase{name: src.name + ", dead, no dir: surface",
+				node:      beating("s", "running", src.pid, time.Hour, with(src.opts, noDir)...),
+				wantState: model.StateDead, wantFlags: fl(), wantAction: model.ActionSurface,
+				wantReason: "cannot be resumed here: its " + src.kind + " record has no dir"},
+		)
+	}
+	cases = append(cases,
+		traitCase{name: "rows, completed, with a dir: merge", node: beating("s", "completed", pidGone, time.Hour, rows...),
+			wantState: model.StateFinished, wantFlags: fl(), wantAction: model.ActionMerge},
+		traitCase{name: "rows, completed, no dir: surface", node: beating("s", "completed", pidGone, time.Hour, with(rows, noDir)...),
+			wantState: model.StateFinished, wantFlags: fl(), wantAction: model.ActionSurface,
+			wantReason: "cannot be merged here: its rows record has no dir"},
+		traitCase{name: "rows, dead, CfA DONE, no dir: surface", node: beating("s", "running", pidGone, time.Hour, with(rows, cfa("DONE"), noDir)...),
+			wantState: model.StateDead, wantFlags: fl(), wantAction: model.ActionSurface,
+			wantReason: "cannot be merged here"},
+		traitCase{name: "teaparty, completed, no dir: none, it merges by itself", node: beating("s", "completed", pidGone, time.Hour, with(teaparty, noDir)...),
+			wantState: model.StateFinished, wantFlags: fl(), wantAction: model.ActionNone, wantReason: "its source merges by itself"},
+		traitCase{name: "teaparty, dead, retry budget spent, no dir: surface for the budget", node: beating("s", "running", pidGone, time.Hour, with(teaparty, retries(9, nil), noDir)...),
+			wantState: model.StateDead, wantFlags: fl(), wantAction: model.ActionSurface, wantReason: "retry budget spent"},
+	)
+	runTraitCases(t, cases)
+
+	t.Run("a dead lead with no dir surfaces; its dead worker waits on it", func(t *testing.T) {
+		lead := beating("L", "running", pidGone, time.Hour, with(teaparty, noDir)...)
+		worker := beating("L/w", "running", pidGone, time.Hour, teaparty...)
+		ClassifyForest([]*model.Node{adopt(lead, worker)}, newFakeProbe(), now, th)
+		if lead.Action != model.ActionSurface || worker.Action != model.ActionWait || !strings.Contains(worker.Reason, "its lead L is dead too") {
+			t.Errorf("lead %s (%s), worker %s (%s); want surface, and wait on its dead lead", lead.Action, lead.Reason, worker.Action, worker.Reason)
+		}
+	})
+}

@@ -63,6 +63,9 @@ type Root struct {
 	Ignore []string
 	// Source reads the root; nil is the native file protocol.
 	Source sources.Source
+	// AlsoNative says the native reader walks the root too: a store whose
+	// tree the file protocol is written in as well (sources.NativeTree).
+	AlsoNative bool
 }
 
 // Walk is what discovery found under the roots.

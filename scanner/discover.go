@@ -28,10 +28,11 @@ import (
 
 // PrepareRoots makes the given roots absolute and clean, resolves their
 // symlinks, picks the source of each (a `KIND:PATH` prefix, else the first
-// of srcs that detects its store, else the native file protocol), drops a
-// native root given twice or nested in another native root (its nodes are
-// found through the outer one) and a store given twice, and assigns id
-// prefixes. A root that cannot be used is a problem; the error says so
+// of srcs that detects its store, else the native file protocol), marks
+// the stores the native reader walks too (sources.NativeTree), drops a
+// native root given twice, or nested in (or the same as) a walked root
+// (its nodes are found through that one), and a store given twice, and
+// assigns id prefixes. A root that cannot be used is a problem; the error says so
 // when no root is left, or names the known sources for an unknown KIND.
 func PrepareRoots(paths []string, srcs ...sources.Source) ([]Root, []model.Problem, error) {
 	reg := Options{Sources: srcs}.registry()
@@ -48,7 +49,7 @@ func PrepareRoots(paths []string, srcs ...sources.Source) ([]Root, []model.Probl
 				problems = append(problems, model.Problem{Path: p, Error: oneLine("root: " + err.Error())})
 				continue
 			}
-			roots = append(roots, Root{Path: abs, Resolved: resolved, Source: src})
+			roots = append(roots, Root{Path: abs, Resolved: resolved, Source: src, AlsoNative: sources.HoldsNativeTree(src, abs)})
 			continue
 		}
 		abs, err := filepath.Abs(p)
@@ -69,8 +70,23 @@ func PrepareRoots(paths []string, srcs ...sources.Source) ([]Root, []model.Probl
 		}
 		roots = append(roots, Root{Path: abs, Resolved: resolved})
 	}
-	// Keep the outermost of nested or repeated native roots, in the order
-	// given; a store is kept once, and nested in nothing.
+	// A native root and a store that walks the same directory are one
+	// root, the store's, where the first of the two was given.
+	for i := range roots {
+		if !roots[i].isNative() {
+			continue
+		}
+		for j := i + 1; j < len(roots); j++ {
+			if roots[j].AlsoNative && roots[j].Resolved == roots[i].Resolved {
+				roots[i], roots[j] = roots[j], roots[i]
+				break
+			}
+		}
+	}
+	// Keep the outermost of nested or repeated walked roots, in the order
+	// given; a store is kept once, and nested in nothing: a walked store
+	// inside another walked root keeps its store and leaves the walk of
+	// its directory to the outer root.
 	var kept []Root
 	for i, r := range roots {
 		covered := false
@@ -78,12 +94,13 @@ func PrepareRoots(paths []string, srcs ...sources.Source) ([]Root, []model.Probl
 			if i == j {
 				continue
 			}
-			if r.isNative() != o.isNative() {
-				continue
-			}
-			if o.Resolved == r.Resolved && j < i || r.isNative() && o.Resolved != r.Resolved && within(o.Resolved, r.Resolved) {
-				covered = true
-				break
+			switch {
+			case r.isNative() == o.isNative() && o.Resolved == r.Resolved && j < i:
+				covered = true // given twice
+			case r.isNative() && o.walked() && within(o.Resolved, r.Resolved) && (o.Resolved != r.Resolved || !o.isNative()):
+				covered = true // walked through o
+			case r.AlsoNative && o.walked() && o.Resolved != r.Resolved && within(o.Resolved, r.Resolved):
+				r.AlsoNative = false
 			}
 		}
 		if !covered {
@@ -125,8 +142,9 @@ func within(dir, p string) bool {
 	return strings.HasPrefix(p, dir) && p[len(dir)] == filepath.Separator
 }
 
-// Discover walks every native root of opts, reads every node dir it finds
-// and reads the store of every other root through its source.
+// Discover walks every native root of opts (and every store that holds a
+// native tree too), reads every node dir it finds and reads the store of
+// every other root through its source.
 func Discover(opts Options) (*Walk, error) {
 	walk, stores, err := gather(opts)
 	if err != nil {
@@ -150,7 +168,7 @@ func gather(opts Options) (*Walk, []storeFacts, error) {
 		return nil, nil, err
 	}
 	roots = withIgnore(roots, opts.Ignore)
-	native := nativeRoots(roots)
+	native := walkedRoots(roots)
 	walk := &Walk{}
 	if len(native) > 0 {
 		w := newWalker(native, opts)
@@ -166,16 +184,18 @@ func gather(opts Options) (*Walk, []storeFacts, error) {
 	walk.Roots = roots
 	walk.Problems = append(problems, walk.Problems...)
 	var stores []storeFacts
-	if len(native) < len(roots) {
-		now := time.Now()
-		if opts.Now != nil {
-			now = opts.Now()
+	var now time.Time
+	for _, r := range roots {
+		if r.isNative() {
+			continue
 		}
-		for _, r := range roots {
-			if !r.isNative() {
-				stores = append(stores, readStore(r, now))
+		if now.IsZero() {
+			now = time.Now()
+			if opts.Now != nil {
+				now = opts.Now()
 			}
 		}
+		stores = append(stores, readStore(r, now))
 	}
 	return walk, stores, nil
 }
@@ -208,7 +228,7 @@ func DiscoverDir(roots []Root, dir string, opts Options) (*Walk, error) {
 		return nil, err
 	}
 	dir = filepath.Clean(dir)
-	roots = withIgnore(nativeRoots(roots), opts.Ignore)
+	roots = withIgnore(walkedRoots(roots), opts.Ignore)
 	for i := range roots {
 		r := &roots[i]
 		if !within(r.Path, dir) {

@@ -109,11 +109,15 @@ func (r Root) Kind() sources.Kind {
 	return r.Source.Kind()
 }
 
-// nativeRoots are the roots read by the native source.
-func nativeRoots(roots []Root) []Root {
+// walked reports whether the native reader walks the root: a native root,
+// or a store's whose tree holds infra dirs too (Root.AlsoNative).
+func (r Root) walked() bool { return r.isNative() || r.AlsoNative }
+
+// walkedRoots are the roots the native reader walks.
+func walkedRoots(roots []Root) []Root {
 	var out []Root
 	for _, r := range roots {
-		if r.isNative() {
+		if r.walked() {
 			out = append(out, r)
 		}
 	}

@@ -34,8 +34,9 @@ func (p prefetchedProbe) BootTime() time.Time {
 
 // prefetch looks up, in parallel, the pids the classifier will ask about:
 // those of nodes whose beat is older than the exit grace (a fresher beat is
-// running without asking). A cold scan of 10,000 live nodes spends most of
-// its classification time in these lookups, and they are independent.
+// running without asking), each node's own (SPEC §10) where it has one. A
+// cold scan of 10,000 live nodes spends most of its classification time in
+// these lookups, and they are independent.
 func prefetch(sessions []*model.Node, probe liveness.Probe, now time.Time, th model.Thresholds) liveness.Probe {
 	if th.NoPidCheck {
 		return probe
@@ -45,7 +46,7 @@ func prefetch(sessions []*model.Node, probe liveness.Probe, now time.Time, th mo
 	for _, s := range sessions {
 		s.Walk(func(n *model.Node) {
 			pid := n.PID()
-			if pid <= 0 || seen[pid] || n.BeatMtime.IsZero() || now.Sub(n.BeatMtime) <= th.ExitGrace {
+			if pid <= 0 || seen[pid] || n.BeatMtime.IsZero() || now.Sub(n.BeatMtime) <= liveness.ThresholdsFor(n, th).ExitGrace {
 				return
 			}
 			seen[pid] = true

@@ -69,3 +69,35 @@ func TestPrefetchAsksOncePerPidWhosePidIsDecisive(t *testing.T) {
 		})
 	}
 }
+
+// SPEC §3.1, §10: thresholds are per node. The prefetch asks about a pid
+// when the node's own exit grace, not the global one, makes it decisive:
+// a source with a shorter grace has its pid looked up ahead, and one with
+// a longer grace is left alone until its own grace has passed.
+func TestPrefetchJudgesEachNodeByItsOwnExitGrace(t *testing.T) {
+	now := time.Unix(10_000, 0)
+	global := model.DefaultThresholds() // exit grace 5 s
+	short, long := global, global
+	short.ExitGrace, long.ExitGrace = time.Second, 30*time.Second
+	node := func(id string, pid int, age time.Duration, own *model.Thresholds) *model.Node {
+		return &model.Node{ID: id, HasHeartbeat: true, BeatMtime: now.Add(-age), Thresholds: own,
+			Heartbeat: &model.Heartbeat{PID: pid, Status: model.StatusRunning, Started: 100}}
+	}
+	lead := node("A", 30, time.Minute, nil)
+	lead.Children = []*model.Node{
+		node("A/short", 31, 3*time.Second, &short), // past its own 1 s grace, within the global 5 s
+		node("A/long", 32, 10*time.Second, &long),  // past the global 5 s, within its own 30 s
+		node("A/global", 33, 10*time.Second, nil),  // no thresholds of its own: the global grace
+	}
+	base := &countingProbe{asked: map[int]int{}}
+	prefetch([]*model.Node{lead}, base, now, global)
+	want := map[int]int{30: 1, 31: 1, 33: 1}
+	if len(base.asked) != len(want) {
+		t.Fatalf("asked %v, want %v", base.asked, want)
+	}
+	for pid, n := range want {
+		if base.asked[pid] != n {
+			t.Errorf("pid %d asked %d times, want %d (asked %v)", pid, base.asked[pid], n, base.asked)
+		}
+	}
+}

@@ -116,7 +116,7 @@ func (b *builder) locate(dir string) (*Root, string, bool) {
 	real := b.resolve(dir)
 	for i := range b.roots {
 		r := &b.roots[i]
-		if r.isNative() && within(r.Resolved, real) {
+		if r.walked() && within(r.Resolved, real) {
 			return r, filepath.Join(r.Path, strings.TrimPrefix(real[len(r.Resolved):], string(filepath.Separator))), true
 		}
 	}

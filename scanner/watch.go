@@ -212,7 +212,7 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 		w.release()
 		return nil, fmt.Errorf("watch: %w", err)
 	}
-	w.roots, w.allRoots = nativeRoots(walk.Roots), walk.Roots
+	w.roots, w.allRoots = walkedRoots(walk.Roots), walk.Roots
 	w.adoptStores(stores)
 	// Directory mtimes come from the kernel's coarse clock and may lag
 	// time.Now by a tick: look back a generous margin.

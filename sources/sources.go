@@ -24,7 +24,8 @@
 //     column, a stream's mtime, updated_at); ActivityMtime the newest
 //     activity; Blocked the question a human must answer; Cfa the work state.
 //   - InfraDir is where the node's files live (its worktree or job dir), ""
-//     when it has none; actions refuse what needs one.
+//     when it has none; actions refuse what needs one, and such a node is
+//     never recommended resume or merge (SPEC §3).
 //   - Node.SourceFields carry what the system says that the classifier does
 //     not read (a row id, a tmux session, consecutive misses), in a fixed
 //     order, for the detail pane, the JSON and the action placeholders.
@@ -77,4 +78,24 @@ type Source interface {
 	// Thresholds are the source's own defaults (what the system itself
 	// counts as stale); flags and the config override them.
 	Thresholds() model.Thresholds
+}
+
+// NativeTree is a source whose store lies in a tree the file protocol of
+// SPEC §1 is written in too: TeaParty's job leads beat through the
+// `.heartbeat` of their job dirs, beside the bus that holds their workers.
+// The scanner walks a root such a source reads with the native reader as
+// well, as one root: one id prefix, one entry in the roots, the source's
+// Kind.
+type NativeTree interface {
+	Source
+	// HoldsNativeTree reports whether the directory path, a root this
+	// source reads, is walked for infra dirs too.
+	HoldsNativeTree(path string) bool
+}
+
+// HoldsNativeTree reports whether src, reading its store at path, wants
+// the file protocol to walk path too (see NativeTree).
+func HoldsNativeTree(src Source, path string) bool {
+	nt, ok := src.(NativeTree)
+	return ok && nt.HoldsNativeTree(path)
 }

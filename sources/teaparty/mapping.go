@@ -240,9 +240,15 @@ func fields(r *row, phase, pausedBy string) []model.Field {
 }
 
 // storeID is the row's id relative to the store: the bus's dir relative to
-// the root, then the conversation id.
+// the root, then the conversation id. A bus outside the root (the home's
+// management buses, read for a jobs dir) is named from the home: an id
+// never climbs out of its root with "..".
 func storeID(l layout, r *row) string {
-	rel, err := filepath.Rel(l.root, filepath.Dir(r.bus.path))
+	dir := filepath.Dir(r.bus.path)
+	rel, err := filepath.Rel(l.root, dir)
+	if err == nil && (rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))) && l.home != "" {
+		rel, err = filepath.Rel(l.home, dir)
+	}
 	if err != nil || rel == "." {
 		return r.id
 	}

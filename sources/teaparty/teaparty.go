@@ -24,6 +24,7 @@
 package teaparty
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -89,6 +90,8 @@ type Source struct {
 	BusyTimeout time.Duration
 }
 
+var _ sources.NativeTree = (*Source)(nil)
+
 // New returns the TeaParty source.
 func New() *Source { return &Source{} }
 
@@ -100,6 +103,14 @@ func (*Source) Thresholds() model.Thresholds { return thresholds() }
 
 // Detect reports whether path holds TeaParty's stores.
 func (*Source) Detect(path string) bool {
+	_, ok := locate(path)
+	return ok
+}
+
+// HoldsNativeTree reports whether path is a TeaParty store, whose job dirs
+// hold the leads' `.heartbeat`s (and `.cfa-state.json`) that the file
+// protocol reads: the scanner walks it as a native root too.
+func (*Source) HoldsNativeTree(path string) bool {
 	_, ok := locate(path)
 	return ok
 }
@@ -152,15 +163,19 @@ func (s *Source) Read(root string, now time.Time) sources.Facts {
 	// The launcher stamps a worker's pid into the management bus, by id,
 	// while the worker's row lives in its job's bus or an agent's bus
 	// (teaparty/runners/launcher.py): read the pid where it is written. A
-	// management row that only carries a stamp for another bus's row is
-	// that row's, not a conversation of its own.
-	stampOnly := map[*row]bool{}
+	// management row of the same id as another bus's row (its twin) is
+	// that row's stamp, not a conversation of its own. Every other
+	// management row is one: the bridge's startup sweep pauses them and
+	// its dispatch-tree endpoint walks them (teaparty/bridge/server.py).
+	twinOf := map[*row]*row{}
 	for _, r := range all {
 		st, ok := stamps[r.id]
 		if !ok || st == r {
 			continue
 		}
-		stampOnly[st] = true
+		if twinOf[st] == nil {
+			twinOf[st] = r
+		}
 		if r.pid <= 0 && st.pid > 0 {
 			r.pid, r.pidStarted, r.pidFrom = st.pid, st.pidStarted, st.bus.path
 		}
@@ -171,10 +186,11 @@ func (s *Source) Read(root string, now time.Time) sources.Facts {
 		if byBus[r.bus.path] == nil {
 			byBus[r.bus.path] = map[string]*row{}
 		}
-		byBus[r.bus.path][r.id] = r
+		// A management row whose parent is a stamp hangs under the twin.
+		byBus[r.bus.path][r.id] = cmp.Or(twinOf[r], r)
 	}
 	for _, r := range all {
-		if stampOnly[r] {
+		if twinOf[r] != nil {
 			continue
 		}
 		if n := node(l, r, byBus[r.bus.path]); n != nil {

@@ -23,8 +23,9 @@ type actable func(cmd *cobra.Command, n *model.Node) bool
 func killable(_ *cobra.Command, n *model.Node) bool { return n.State == model.StateRunning }
 
 // resumable is a dead node with retries left; with --force, any dead node.
+// Either needs an infra dir to resume in.
 func resumable(cmd *cobra.Command, n *model.Node) bool {
-	if n.State != model.StateDead {
+	if n.State != model.StateDead || n.InfraDir == "" {
 		return false
 	}
 	if force, _ := cmd.Flags().GetBool("force"); force {
@@ -43,8 +44,12 @@ func compactable(cmd *cobra.Command, n *model.Node) bool {
 }
 
 // mergeable is a node merge would accept (SPEC §5.4): its work succeeded,
-// it is not running nor is its parent, and it is not merged yet.
+// it is not running nor is its parent, it is not merged yet, and it has an
+// infra dir to merge.
 func mergeable(_ *cobra.Command, n *model.Node) bool {
+	if n.InfraDir == "" {
+		return false
+	}
 	success := n.Status() == model.StatusCompleted || n.Cfa != nil && n.Cfa.Outcome() == model.OutcomeSuccess
 	parentRunning := n.Parent != nil && n.Parent.State == model.StateRunning
 	return success && n.State != model.StateRunning && !parentRunning && !n.Merged

@@ -7,6 +7,10 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dispatchtop/dispatchtop/model"
 )
 
 // completions runs cobra's hidden __complete command and returns the
@@ -162,5 +166,24 @@ func TestRootKindsComplete(t *testing.T) {
 	}
 	if directive != ":2" {
 		t.Errorf("directive %q, want :2 (no space after a kind)", directive)
+	}
+}
+
+// SPEC §4 (shell completion), §5.2, §5.4: resume and merge work in a
+// node's infra dir, so a node of a source that gives it none (a chatroom
+// agent, a row without a worktree) is never offered to either.
+func TestNodeWithoutADirIsNotOfferedToResumeOrMerge(t *testing.T) {
+	for _, cmd := range []*cobra.Command{newResumeCmd(&Globals{}), newMergeCmd(&Globals{})} {
+		for _, dir := range []string{"/work/tree/job", ""} {
+			n := &model.Node{ID: "w", Source: "chatroom", InfraDir: dir, State: model.StateDead,
+				HasHeartbeat: true, Heartbeat: &model.Heartbeat{Status: model.StatusCompleted}}
+			can := resumable
+			if cmd.Name() == "merge" {
+				can = mergeable
+			}
+			if got, want := can(cmd, n), dir != ""; got != want {
+				t.Errorf("%s offers a node with infra dir %q: %v, want %v", cmd.Name(), dir, got, want)
+			}
+		}
 	}
 }

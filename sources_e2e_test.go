@@ -54,7 +54,21 @@ type e2eDoc struct {
 // onceDoc runs the binary's --once --json over roots and flattens it.
 func onceDoc(t *testing.T, roots ...string) *e2eDoc {
 	t.Helper()
-	out := onceJSON(t, t.TempDir(), roots...)
+	return onceDocEnv(t, nil, roots...)
+}
+
+// onceDocEnv is onceDoc with env added to the binary's environment.
+func onceDocEnv(t *testing.T, env []string, roots ...string) *e2eDoc {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"--once", "--json", "--fail-on", "none"}, roots...)...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir()), env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("--once --json: %v: %s", err, stderr.String())
+	}
 	doc := &e2eDoc{byKey: map[string]*e2eNode{}, parentOf: map[string]string{}}
 	if err := json.Unmarshal(out, doc); err != nil {
 		t.Fatalf("--once --json: %v\n%s", err, out)

@@ -170,13 +170,16 @@ func (b *builder) addStoreNodes(stored []*model.Node) {
 	}
 }
 
-// resetTree clears what a previous BuildForest set, keeping read flags.
+// resetTree clears what a previous BuildForest set, keeping read flags:
+// unreadable, and a store node's conflict, which its source's read sets
+// (chatroom's two agents of one pid) and the tree never does (a store node
+// has one candidate parent at most, the one it declares).
 func resetTree(n *model.Node) {
 	n.ID, n.ParentID, n.Parent, n.Children, n.Entry, n.OtherParents = "", "", nil, nil, nil, nil
 	n.RefusedChildren = nil
 	var keep []model.Flag
 	for _, f := range n.ScanFlags {
-		if f == model.FlagUnreadable {
+		if f == model.FlagUnreadable || f == model.FlagConflict && isStoreNode(n) {
 			keep = append(keep, f)
 		}
 	}

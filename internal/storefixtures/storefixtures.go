@@ -5,11 +5,14 @@
 package storefixtures
 
 import (
+	"bytes"
 	"database/sql"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	_ "modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
@@ -219,4 +222,65 @@ func Open(path string, ddl []string) (*sql.DB, error) {
 		}
 	}
 	return db, nil
+}
+
+// DirBytes is the content of every regular file directly in dir, by name:
+// what a reader of a store there must leave as it found it.
+func DirBytes(t testing.TB, dir string) map[string][]byte {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = b
+	}
+	return files
+}
+
+// RequireSameBytes fails the test, saying what, when after differs from
+// before: a file added, removed or changed. What SQLite itself makes to
+// read a WAL database is left out: the -shm (the index its readers and
+// writers share, which a read may create or update), and an empty -wal
+// created where there was none (a read of a database at rest needs one; it
+// holds nothing, and SQLite reads an empty -wal as none).
+func RequireSameBytes(t testing.TB, what string, before, after map[string][]byte) {
+	t.Helper()
+	var diff []string
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		seen := map[string]bool{}
+		for _, m := range []map[string][]byte{before, after} {
+			for name := range m {
+				if !seen[name] && !strings.HasSuffix(name, "-shm") {
+					seen[name] = true
+					if !yield(name) {
+						return
+					}
+				}
+			}
+		}
+	}) {
+		b, inBefore := before[name]
+		a, inAfter := after[name]
+		switch {
+		case !inBefore && strings.HasSuffix(name, "-wal") && len(a) == 0:
+		case !inBefore:
+			diff = append(diff, name+" added")
+		case !inAfter:
+			diff = append(diff, name+" removed")
+		case !bytes.Equal(a, b):
+			diff = append(diff, name+" changed")
+		}
+	}
+	if len(diff) > 0 {
+		t.Fatalf("%s changed the store's files: %s", what, strings.Join(diff, ", "))
+	}
 }

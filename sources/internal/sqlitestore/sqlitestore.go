@@ -8,6 +8,9 @@
 // it takes no lock a writer waits on, and on close it does not checkpoint,
 // so the main file and the -wal are left as they were. SQLite may create
 // or update the -shm, the shared index both sides use: that is its own.
+// So is the empty -wal it creates to read a database at rest (its writers
+// closed, their last close having removed the -wal): it holds nothing, and
+// the writer's next open takes it as no log.
 package sqlitestore
 
 import (

@@ -189,7 +189,7 @@ func TestOnceJSONShowsEveryChatroomMappingRow(t *testing.T) {
 		{row: "a key without a role: no node", key: liveState + "#no-role-in-this-key", absent: true},
 		{row: "an entry that fails the schema: no node", key: agent(liveState, "bad-pid"), absent: true},
 		{row: "no pid file, entries remain, the last state write past stale: the daemon is dead", key: crashedState,
-			state: "dead", action: "resume", reason: []string{"no pid"}, status: "running", pid: -1, fields: daemonFields,
+			state: "dead", action: "surface", reason: []string{"cannot be resumed here", "no pid"}, status: "running", pid: -1, fields: daemonFields,
 			values: map[string]string{"pid file": "none", "state updated": isoMillis(ago(40 * time.Minute))}},
 		{row: "an entry whose daemon is dead: orphaned", key: agent(crashedState, "solo"),
 			state: "running", flags: []string{"orphaned"}, action: "none", status: "running", pid: orphanPID, parent: crashedState, fields: agentFields},
@@ -206,7 +206,7 @@ func TestOnceJSONShowsEveryChatroomMappingRow(t *testing.T) {
 		{row: "a state file that cannot be read: the daemon node only", key: garbledState,
 			state: "running", action: "none", status: "running", pid: daemonPID, fields: []string{"machine", "hostname", "backend", "pid file", "agents"}},
 		{row: "a pid file whose pid is gone: the daemon is dead", key: goneState,
-			state: "dead", action: "resume", reason: []string{fmt.Sprintf("pid %d gone", gone)}, status: "running", pid: gone, fields: daemonFields},
+			state: "dead", action: "surface", reason: []string{"cannot be resumed here", fmt.Sprintf("pid %d gone", gone)}, status: "running", pid: gone, fields: daemonFields},
 		{row: "an entry under a dead daemon: orphaned", key: agent(goneState, "solo"),
 			state: "running", flags: []string{"orphaned"}, action: "none", status: "running", pid: orphanPID, parent: goneState, fields: agentFields},
 	}

@@ -211,7 +211,7 @@ func TestOnceJSONShowsEveryMiddleMappingRow(t *testing.T) {
 			values: map[string]string{"workflow": "wf-pending", "kind": "implementation", "repo": "acme/api", "state": "pending",
 				"epic": "10", "adapter": "claude", "controlled_by": "middle"}},
 		{row: "launching: starting, dead 90 s past its last update", key: k("wf-launching"),
-			state: "dead", flags: []string{"starting"}, action: "resume", reason: []string{"launch timed out", "launch timeout 1m30s"}, status: "starting", pid: -1,
+			state: "dead", flags: []string{"starting"}, action: "surface", reason: []string{"cannot be resumed here", "launch timed out", "launch timeout 1m30s"}, status: "starting", pid: -1,
 			fields: with("tmux_session", "tmux"), values: map[string]string{"tmux": "session middle-11 gone"}},
 		{row: "running, the newest round owning its tmux session: running by the pane's pid", key: k("wf-running"),
 			state: "running", action: "none", status: "running", pid: ownerPane, infra: filepath.Join(home, "worktrees", "acme", "api", "issue-12"),

@@ -45,7 +45,7 @@ func TestDemoShowsJob103sBusWorkersBesideTheFileProtocolSessions(t *testing.T) {
 	nativeSessions := map[string]bool{}
 	var stray []string
 	args := []string{"--once", "--json", "--fail-on", "none", "--config", f.ConfigPath()}
-	for _, r := range f.ScanRoots() {
+	for _, r := range f.Roots() {
 		args = append(args, "--root", r)
 	}
 	missing := func() []string {

@@ -121,9 +121,8 @@ type Watcher struct {
 	stores    storeSet                 // roots of other sources, read whole
 	owners    ownerBook                // the recorded owners of per-turn pids
 	walkProbs map[string]model.Problem // problems of the walk and of reads, by path
-	built     builtForest              // the facts linked, unclassified
-	prevGen   int                      // gen of the forest prev was cloned from
-	prev      *model.Snapshot
+	built     builtForest              // whether the forest's edges hold
+	prev      *model.Snapshot          // the last published: its nodes hold the facts
 	mode      model.WatchInfo
 	lastFlush time.Time
 }
@@ -218,8 +217,9 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 	// time.Now by a tick: look back a generous margin.
 	w.adopt(walk, start.Add(-2*time.Second))
 	w.processDirty()
-	clear(w.nodes.unpublished)
-	w.rebuild()
+	// Every node is published below: the marks go, and with them the
+	// room a map keeps for as many as it ever held.
+	w.nodes.unpublished = map[string]bool{}
 	w.publish(w.now(), false)
 	return w, nil
 }
@@ -265,5 +265,5 @@ func (w *Watcher) release() {
 
 func (w *Watcher) addWalkProblem(path string, err error) {
 	w.walkProbs[path] = model.Problem{Path: path, Error: oneLine(err.Error())}
-	w.built.snap = nil
+	w.built.stale = true
 }

@@ -119,7 +119,7 @@ func (w *Watcher) adopt(walk *Walk, start time.Time) {
 		if _, ok := w.dirs.byPath[n.InfraDir]; !ok {
 			continue
 		}
-		ln := &liveNode{n: n, sigs: nodeSigs(n.InfraDir), regOff: -1}
+		ln := &liveNode{n: n, own: true, session: -1, sigs: nodeSigs(n.InfraDir), regOff: -1}
 		w.nodes.byDir[n.InfraDir] = ln
 		w.nodes.unpublished[n.InfraDir] = true
 		if stale(ln) || n.RegistryCompacting != "" && w.wo.RecoverCompactions {
@@ -129,7 +129,7 @@ func (w *Watcher) adopt(walk *Walk, start time.Time) {
 	for _, d := range recheck {
 		w.relist(d)
 	}
-	w.built.snap = nil
+	w.built.stale = true
 }
 
 // addDir registers a directory: an fsnotify watch when possible, else it
@@ -234,7 +234,7 @@ func (w *Watcher) dropDir(dir string) {
 	}
 	if _, ok := w.nodes.byDir[dir]; ok {
 		delete(w.nodes.byDir, dir)
-		w.built.snap = nil
+		w.built.stale = true
 	}
 	if filepath.Base(dir) == protocol.MiddleDir {
 		if pln := w.nodes.byDir[filepath.Dir(dir)]; pln != nil {

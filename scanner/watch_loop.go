@@ -49,7 +49,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	// afterChange publishes now when the last publish is a debounce ago,
 	// else once the debounce has passed: a burst makes at most two updates.
 	afterChange := func() {
-		if len(w.nodes.toRead) == 0 && len(w.nodes.unpublished) == 0 && len(w.stores.toRead) == 0 && w.built.snap != nil {
+		if len(w.nodes.toRead) == 0 && len(w.nodes.unpublished) == 0 && len(w.stores.toRead) == 0 && !w.built.stale {
 			return
 		}
 		if wait := w.wo.Debounce - time.Since(w.lastFlush); wait > 0 {

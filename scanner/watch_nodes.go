@@ -36,11 +36,19 @@ func newNodeRecords() nodeRecords {
 		unpublished: map[string]bool{}, readFailed: map[string]bool{}}
 }
 
-// liveNode is the engine's record of one infra dir: its facts (never handed
-// out; copies are) and what polling compares against.
+// liveNode is the engine's record of one infra dir: its facts and what
+// polling compares against.
 type liveNode struct {
-	n    *model.Node
-	sigs fileSigs // by name relative to the infra dir
+	// n holds the facts: the node's own in the last published snapshot
+	// (never written: the consumer may be reading it), or, once they
+	// changed since, a node of the engine's own (own), which the next
+	// publish of its session patches into its copy of the node.
+	n   *model.Node
+	own bool
+	// session is the index of the node's session in the forest's Sessions
+	// (-1 before the forest is built).
+	session int32
+	sigs    fileSigs // by name relative to the infra dir
 	// The registry tail: bytes of complete lines consumed, their newlines,
 	// and the file's inode. regOff < 0 means "read it whole next time".
 	regOff      int64
@@ -152,10 +160,7 @@ func (w *Watcher) restatBeat(ln *liveNode) bool {
 		return false
 	}
 	ln.sigs.set(name, sig)
-	ln.n.BeatMtime = sig.mtime
-	if t := w.tmplNode(ln); t != nil {
-		t.BeatMtime = sig.mtime
-	}
+	ln.facts().BeatMtime = sig.mtime
 	return true
 }
 
@@ -177,24 +182,22 @@ func (w *Watcher) restatActivity(ln *liveNode) {
 			}
 		}
 	}
-	ln.n.ActivityMtime = newest
-	if t := w.tmplNode(ln); t != nil {
-		t.ActivityMtime = newest
-	}
+	ln.facts().ActivityMtime = newest
 }
 
-// tmplNode is the node of the built forest for ln, or nil when the forest
-// is to be rebuilt anyway.
-func (w *Watcher) tmplNode(ln *liveNode) *model.Node {
-	if w.built.snap == nil {
-		return nil
+// facts are ln's facts to write: those of a published snapshot are copied
+// first.
+func (ln *liveNode) facts() *model.Node {
+	if !ln.own {
+		c := *ln.n
+		ln.n, ln.own = &c, true
 	}
-	return w.built.byDir[ln.n.InfraDir]
+	return ln.n
 }
 
 // readNode (re-)reads an infra dir whole. When what it changed leaves the
-// edges as they were, the built forest's node is patched in place;
-// otherwise the forest is rebuilt before the next publish.
+// edges as they were, the next publish patches the new facts into its copy
+// of the node; otherwise the forest is rebuilt before the next publish.
 func (w *Watcher) readNode(dir string) {
 	d := w.dirs.byPath[dir]
 	if d == nil {
@@ -212,7 +215,7 @@ func (w *Watcher) readNode(dir string) {
 	if err != nil {
 		if old != nil {
 			delete(w.nodes.byDir, dir)
-			w.built.snap = nil
+			w.built.stale = true
 		}
 		if errors.Is(err, fs.ErrNotExist) {
 			w.readRecovered(dir) // not a node any more: nothing to report
@@ -226,7 +229,10 @@ func (w *Watcher) readNode(dir string) {
 		return
 	}
 	w.readRecovered(dir)
-	ln := &liveNode{n: n, sigs: sigs, regOff: -1}
+	ln := &liveNode{n: n, own: true, session: -1, sigs: sigs, regOff: -1}
+	if old != nil {
+		ln.session = old.session
+	}
 	w.nodes.byDir[dir] = ln
 	if n.RegistryCompacting != "" && w.wo.RecoverCompactions {
 		// What it changes comes back as events (or a changed signature)
@@ -236,12 +242,7 @@ func (w *Watcher) readNode(dir string) {
 		_, _ = protocol.Recover(dir)
 	}
 	if old == nil || !sameEdges(old.n, n) {
-		w.built.snap = nil
-		return
-	}
-	if t := w.tmplNode(old); t != nil {
-		patchFacts(t, n)
-		ln.n = t // the forest's node holds the facts: one copy, not two
+		w.built.stale = true
 	}
 }
 
@@ -250,7 +251,7 @@ func (w *Watcher) readRecovered(dir string) {
 	if w.nodes.readFailed[dir] {
 		delete(w.nodes.readFailed, dir)
 		delete(w.walkProbs, dir)
-		w.built.snap = nil
+		w.built.stale = true
 	}
 }
 

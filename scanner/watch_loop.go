@@ -182,7 +182,7 @@ func (w *Watcher) handleEvent(ev fsnotify.Event) {
 	dir, base := filepath.Dir(path), filepath.Base(path)
 	if base == gitEntry {
 		// The directory became a worktree, or stopped being one.
-		if d := w.dirs.byPath[dir]; d != nil && d.path != d.root {
+		if d := w.dirs.byPath[dir]; d != nil && !d.root {
 			w.relist(d)
 		}
 		return

@@ -29,12 +29,43 @@ type nodeRecords struct {
 	// readFailed holds the infra dirs whose last read failed: they are
 	// read again at every poll.
 	readFailed map[string]bool
+	// names holds one copy of each file name the signatures keep that is
+	// not a constant of the protocol (a stream's): every node has them.
+	names map[string]string
 }
 
 func newNodeRecords() nodeRecords {
 	return nodeRecords{byDir: map[string]*liveNode{}, toRead: map[string]dirtyKind{},
-		unpublished: map[string]bool{}, readFailed: map[string]bool{}}
+		unpublished: map[string]bool{}, readFailed: map[string]bool{}, names: map[string]string{}}
 }
+
+// intern is name as the records keep it: the protocol's constant, or the
+// one copy of a stream's name.
+func (r *nodeRecords) intern(name string) string {
+	switch name {
+	case protocol.HeartbeatFile:
+		return protocol.HeartbeatFile
+	case protocol.RunningFile:
+		return protocol.RunningFile
+	case protocol.RegistryFile:
+		return protocol.RegistryFile
+	case protocol.CfaFile:
+		return protocol.CfaFile
+	case middleBlocked:
+		return middleBlocked
+	}
+	if kept, ok := r.names[name]; ok {
+		return kept
+	}
+	if len(r.names) < maxInternedNames {
+		r.names[name] = name
+	}
+	return name
+}
+
+// maxInternedNames bounds the names kept once: a writer naming its
+// streams uniquely must not make the table grow for good.
+const maxInternedNames = 64
 
 // liveNode is the engine's record of one infra dir: its facts and what
 // polling compares against.
@@ -84,11 +115,15 @@ func (f *fileSigs) set(name string, sig fileSig) {
 	*f = append(*f, namedSig{name, sig})
 }
 
+// fileSig is what says a file changed: its mtime (Unix nanoseconds), size
+// and inode.
 type fileSig struct {
-	mtime time.Time
+	mtime int64
 	size  int64
 	ino   uint64
 }
+
+func (s fileSig) modTime() time.Time { return time.Unix(0, s.mtime) }
 
 // dirtyKind says what of an infra dir must be re-read.
 type dirtyKind uint8
@@ -160,7 +195,7 @@ func (w *Watcher) restatBeat(ln *liveNode) bool {
 		return false
 	}
 	ln.sigs.set(name, sig)
-	ln.facts().BeatMtime = sig.mtime
+	ln.facts().BeatMtime = sig.modTime()
 	return true
 }
 
@@ -176,9 +211,9 @@ func (w *Watcher) restatActivity(ln *liveNode) {
 			continue
 		}
 		if sig, err := statSig(filepath.Join(ln.n.InfraDir, e.Name())); err == nil {
-			ln.sigs.set(e.Name(), sig)
-			if sig.mtime.After(newest) {
-				newest = sig.mtime
+			ln.sigs.set(w.nodes.intern(e.Name()), sig)
+			if mt := sig.modTime(); mt.After(newest) {
+				newest = mt
 			}
 		}
 	}
@@ -209,8 +244,8 @@ func (w *Watcher) readNode(dir string) {
 	w.nodes.unpublished[dir] = true
 	// Signatures first: a change racing the read then shows up at the next
 	// comparison instead of being lost.
-	sigs := nodeSigs(dir)
-	n, err := w.wo.readNodeDir(d.root, dir)
+	sigs := w.nodeSigs(dir)
+	n, err := w.wo.readNodeDir(w.rootOf(dir), dir)
 	old := w.nodes.byDir[dir]
 	if err != nil {
 		if old != nil {
@@ -262,10 +297,10 @@ func stale(ln *liveNode) bool {
 	if n.Legacy {
 		name = protocol.RunningFile
 	}
-	if s, ok := ln.sigs.get(name); ok && !s.mtime.Equal(n.BeatMtime) {
+	if s, ok := ln.sigs.get(name); ok && s.mtime != n.BeatMtime.UnixNano() {
 		return true
 	}
-	if s, ok := ln.sigs.get(protocol.RegistryFile); ok && (s.size != n.RegistrySize || !s.mtime.Equal(n.RegistryMtime)) {
+	if s, ok := ln.sigs.get(protocol.RegistryFile); ok && (s.size != n.RegistrySize || s.mtime != n.RegistryMtime.UnixNano()) {
 		return true
 	}
 	return false
@@ -300,25 +335,40 @@ func (w *Watcher) restatNode(ln *liveNode) {
 var middleBlocked = filepath.Join(protocol.MiddleDir, protocol.BlockedFile)
 
 // nodeSigs stats the files of an infra dir that matter for its facts.
-func nodeSigs(dir string) fileSigs {
-	var sigs fileSigs
-	entries, err := os.ReadDir(dir)
+func (w *Watcher) nodeSigs(dir string) fileSigs {
+	h, entries, err := openDir(dir)
 	if err != nil {
-		return sigs
+		return nil
 	}
+	defer h.close()
+	sigs := h.sigs(entries)
+	for i := range sigs {
+		sigs[i].name = w.nodes.intern(sigs[i].name)
+	}
+	return sigs
+}
+
+// sigsOf signs the files of an infra dir's listing that matter for its
+// facts, by stat (which follows a link, as the reads do): those listed,
+// and the blocked sentinel in its middle directory. The slice is as long as
+// it needs to be: there is one per node.
+func sigsOf(entries []fs.DirEntry, stat func(name string) (fileSig, error)) fileSigs {
+	count := 0
+	for _, e := range entries {
+		if name := e.Name(); name == protocol.MiddleDir || kindOf(name) != 0 && !e.IsDir() {
+			count++
+		}
+	}
+	sigs := make(fileSigs, 0, count)
 	for _, e := range entries {
 		name := e.Name()
 		if name == protocol.MiddleDir {
-			if s, err := statSig(filepath.Join(dir, middleBlocked)); err == nil {
-				sigs.set(middleBlocked, s)
-			}
+			name = middleBlocked
+		} else if kindOf(name) == 0 || e.IsDir() {
 			continue
 		}
-		if kindOf(name) == 0 || e.IsDir() {
-			continue
-		}
-		if s, err := statSig(filepath.Join(dir, name)); err == nil {
-			sigs.set(name, s)
+		if s, err := stat(name); err == nil {
+			sigs = append(sigs, namedSig{name, s})
 		}
 	}
 	return sigs
@@ -333,5 +383,5 @@ func statSig(path string) (fileSig, error) {
 }
 
 func sigOf(fi os.FileInfo) fileSig {
-	return fileSig{mtime: fi.ModTime(), size: fi.Size(), ino: fileIno(fi)}
+	return fileSig{mtime: fi.ModTime().UnixNano(), size: fi.Size(), ino: fileIno(fi)}
 }

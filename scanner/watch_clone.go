@@ -37,18 +37,35 @@ func sameEdges(a, b *model.Node) bool {
 	return true
 }
 
-// patchFacts replaces the facts of a built node, keeping its tree fields,
-// so parent and children pointers stay valid.
+// patchFacts replaces the facts of a node by those of facts (a node as
+// ReadNodeDir returns it, or a copy of one), keeping its tree fields and
+// tree flags, so parent and children pointers stay valid. Classification
+// is left to the caller to reset.
 func patchFacts(t, facts *model.Node) {
-	c := CopyFacts(facts)
-	c.ID, c.Parent, c.Children, c.ParentID = t.ID, t.Parent, t.Children, t.ParentID
-	c.Entry, c.OtherParents, c.RefusedChildren = t.Entry, t.OtherParents, t.RefusedChildren
-	for _, f := range t.ScanFlags {
-		if f != model.FlagUnreadable && !c.HasScanFlag(f) {
-			c.ScanFlags = append(c.ScanFlags, f)
+	tree := *t
+	*t = *facts
+	t.ID, t.Parent, t.Children, t.ParentID = tree.ID, tree.Parent, tree.Children, tree.ParentID
+	t.Entry, t.OtherParents, t.RefusedChildren = tree.Entry, tree.OtherParents, tree.RefusedChildren
+	t.ScanFlags = treeFlags(tree.ScanFlags, facts.HasScanFlag(model.FlagUnreadable))
+}
+
+// treeFlags are the tree's scan flags of flags (all but unreadable), with
+// unreadable when the facts have it; flags itself when that is what it
+// holds (no node's flags are written in place).
+func treeFlags(flags []model.Flag, unreadable bool) []model.Flag {
+	if slices.Contains(flags, model.FlagUnreadable) == unreadable {
+		return flags
+	}
+	var out []model.Flag
+	if unreadable {
+		out = append(out, model.FlagUnreadable)
+	}
+	for _, f := range flags {
+		if f != model.FlagUnreadable {
+			out = append(out, f)
 		}
 	}
-	*t = *c
+	return out
 }
 
 // resetClassification clears what classification and the publish set on a

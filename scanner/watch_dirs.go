@@ -105,7 +105,7 @@ type walkTaker struct {
 	// listing and its watch.
 	since   int64
 	recheck []*watchDir
-	nodes   []string // the infra dirs whose records walked made, their facts to come
+	nodes   int // records walked made, their facts to come
 }
 
 // walkOptions are the options of a walk whose workers take in every
@@ -189,7 +189,7 @@ func (t *walkTaker) walked(h dirHandle, entries []fs.DirEntry, isNode bool) {
 			sigs[i].name = w.nodes.intern(sigs[i].name)
 		}
 		w.nodes.byDir[dir] = &liveNode{own: true, session: -1, sigs: sigs, regOff: -1}
-		t.nodes = append(t.nodes, dir)
+		t.nodes++
 	}
 }
 
@@ -228,21 +228,25 @@ func (t *walkTaker) adopt(walk *Walk) {
 	for _, p := range walk.Problems {
 		w.walkProbs[p.Path] = p
 	}
+	adopted := 0
 	for _, n := range walk.Nodes {
 		ln := w.nodes.byDir[n.InfraDir]
 		if ln == nil || ln.n != nil {
 			continue // not walked here
 		}
 		ln.n = n
+		adopted++
 		if stale(ln) || n.RegistryCompacting != "" && w.wo.RecoverCompactions {
 			w.nodes.toRead[n.InfraDir] |= kindNode
 		}
 	}
-	for _, dir := range t.nodes {
-		if ln := w.nodes.byDir[dir]; ln != nil && ln.n == nil {
-			// Not a node after all (its sentinel went before the read):
-			// the directory is held, and relisted if it changed.
-			delete(w.nodes.byDir, dir)
+	if adopted < t.nodes {
+		// Some were not nodes after all (the sentinel went before the
+		// read): their directories are held, and relisted if they changed.
+		for dir, ln := range w.nodes.byDir {
+			if ln.n == nil {
+				delete(w.nodes.byDir, dir)
+			}
 		}
 	}
 	for _, d := range t.recheck {

@@ -13,6 +13,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/dispatchtop/dispatchtop/internal/treegen"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // TestWatchStartWatchesAsTheWalkGoes: SPEC §8 "watcher ready ≤ 2× find".
@@ -80,4 +81,57 @@ func count(log []string, e string) int {
 		}
 	}
 	return n
+}
+
+// TestWatchStartNodeGoneBeforeItsRead: a directory listed with a heartbeat
+// that is gone when the walk reads it is held as a plain directory: no node,
+// no record without facts, and the watcher goes on (SPEC §1: a node being
+// removed is skipped quietly).
+func TestWatchStartNodeGoneBeforeItsRead(t *testing.T) {
+	root := t.TempDir()
+	pid, started := self(t)
+	writeHeartbeat(t, filepath.Join(root, "kept"), pid, started, "running", "")
+	gone := filepath.Join(root, "gone")
+	writeHeartbeat(t, gone, pid, started, "running", "")
+	opts := Options{Roots: []string{root}, Thresholds: testThresholds,
+		readDir: func(dir string) ([]fs.DirEntry, error) {
+			entries, err := os.ReadDir(dir)
+			if dir == gone {
+				// Listed, then its heartbeat removed before it is read,
+				// the directory's mtime put back: the walk alone knows.
+				if rerr := os.Remove(filepath.Join(gone, protocol.HeartbeatFile)); rerr != nil {
+					return nil, rerr
+				}
+				old := time.Now().Add(-time.Hour)
+				if rerr := os.Chtimes(gone, old, old); rerr != nil {
+					return nil, rerr
+				}
+			}
+			return entries, err
+		}}
+	w, err := NewWatcher(opts, WatchOptions{Poll: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if got := ids(w.Snapshot()); !slices.Equal(got, []string{"kept"}) {
+		t.Errorf("nodes %v, want only kept", got)
+	}
+	if _, held := w.dirs.byPath[gone]; !held {
+		t.Error("the directory is not held")
+	}
+	for dir, ln := range w.nodes.byDir {
+		if ln.n == nil {
+			t.Errorf("%s: a record without facts", dir)
+		}
+	}
+	// Comparing with the disk and publishing go on as before.
+	w.restat(false)
+	w.flush(eventBatch{}, false)
+	writeHeartbeat(t, gone, pid, started, "running", "")
+	w.restat(false)
+	w.flush(eventBatch{}, false)
+	if got := ids(w.Snapshot()); !slices.Equal(got, []string{"gone", "kept"}) {
+		t.Errorf("nodes %v after the heartbeat came back, want gone and kept", got)
+	}
 }

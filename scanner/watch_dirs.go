@@ -30,6 +30,9 @@ type dirIndex struct {
 	nWatched  int
 	nPolled   int
 	limitHit  string // why directories are polled past a watch limit
+	// restatting is restat's list of the directories to compare, kept
+	// between passes.
+	restatting []*watchDir
 }
 
 func newDirIndex(netFS func(string) string) dirIndex {
@@ -441,25 +444,30 @@ func (w *Watcher) relist(d *watchDir) {
 // to the polled directories (the poll tick); an overflow or Refresh covers
 // all of them.
 func (w *Watcher) restat(polledOnly bool) {
-	dirs := make([]*watchDir, 0, len(w.dirs.byPath))
+	// The list is kept for the next pass: a poll comes every few seconds.
+	dirs := w.dirs.restatting[:0]
 	for _, d := range w.dirs.byPath {
 		if !polledOnly || d.polled {
 			dirs = append(dirs, d)
 		}
 	}
+	defer func() {
+		clear(dirs)
+		w.dirs.restatting = dirs[:0]
+	}()
 	for _, d := range dirs {
 		if _, still := w.dirs.byPath[d.path]; !still {
 			continue // dropped with a parent meanwhile
 		}
 		// Stat, as the walk's fstat of the open directory: a root may be
 		// a symlink.
-		fi, err := os.Stat(d.path)
+		sig, err := statSig(d.path)
 		if err != nil {
 			w.dropDir(d.path)
 			continue
 		}
-		if mt := fi.ModTime().UnixNano(); mt != d.mtime {
-			d.mtime = mt
+		if sig.mtime != d.mtime {
+			d.mtime = sig.mtime
 			w.relist(d)
 		}
 		if base := filepath.Base(d.path); base == protocol.MiddleDir {

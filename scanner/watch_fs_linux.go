@@ -182,3 +182,20 @@ func (h dirHandle) sigs(entries []fs.DirEntry) fileSigs {
 		}
 	})
 }
+
+// statSig is the signature of the file at path (following a link). It
+// allocates nothing but the path's C string: polling stats every file of
+// every polled node each pass.
+func statSig(path string) (fileSig, error) {
+	var st unix.Stat_t
+	for {
+		err := unix.Stat(path, &st)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fileSig{}, &fs.PathError{Op: "stat", Path: path, Err: err}
+		}
+		return fileSig{mtime: st.Mtim.Nano(), size: st.Size, ino: st.Ino}, nil
+	}
+}

@@ -33,3 +33,12 @@ func (h dirHandle) sigs(entries []fs.DirEntry) fileSigs {
 		return statSig(filepath.Join(h.path, name))
 	})
 }
+
+// statSig is the signature of the file at path (following a link).
+func statSig(path string) (fileSig, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileSig{}, err
+	}
+	return sigOf(fi), nil
+}

@@ -311,7 +311,7 @@ func (w *Watcher) restatNode(ln *liveNode) {
 	dir := ln.n.InfraDir
 	for _, e := range ln.sigs {
 		name, old := e.name, e.sig
-		sig, err := statSig(filepath.Join(dir, name))
+		sig, err := statSig(joinClean(dir, name))
 		if err != nil {
 			w.nodes.toRead[dir] |= kindNode
 			continue
@@ -372,14 +372,6 @@ func sigsOf(entries []fs.DirEntry, stat func(name string) (fileSig, error)) file
 		}
 	}
 	return sigs
-}
-
-func statSig(path string) (fileSig, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fileSig{}, err
-	}
-	return sigOf(fi), nil
 }
 
 func sigOf(fi os.FileInfo) fileSig {

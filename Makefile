@@ -28,7 +28,7 @@ test: vet
 BENCH_FLAGS = -run '^$$' -benchmem -count 1
 bench: deps
 	$(GO) test $(BENCH_FLAGS) -bench 'ColdScan10k|BareWalk10k' -benchtime 10x ./scanner
-	$(GO) test $(BENCH_FLAGS) -bench 'WatchHeartbeatTouch|WatchIdle' ./scanner
+	$(GO) test $(BENCH_FLAGS) -bench 'WatchHeartbeatTouch|WatchIdle|WatchReady10k|WatchPollPass10k' ./scanner
 	$(GO) test $(BENCH_FLAGS) -bench 'View10k|KeyToFrame10k' ./ui
 	$(GO) test $(BENCH_FLAGS) -bench 'TUIIdle10k' -benchtime 2x ./ui
 	$(GO) test $(BENCH_FLAGS) -bench 'ClassifyForest$$|LiveTick|ProbeTick' ./liveness

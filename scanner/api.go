@@ -46,6 +46,11 @@ type Options struct {
 	// readDir replaces os.ReadDir in tests that need a read error root
 	// cannot provoke (an unreadable directory); nil means os.ReadDir.
 	readDir func(string) ([]fs.DirEntry, error)
+	// visited, when set, is called by the walk's worker that listed a
+	// directory, with it still open, before a node is read from it and
+	// before its subdirectories are queued (the watcher puts its watch on
+	// there). It is called from several workers at once.
+	visited func(h dirHandle, entries []fs.DirEntry, isNode bool)
 }
 
 // DefaultMaxDepth bounds how deep discovery descends below a root.

@@ -289,6 +289,7 @@ type walker struct {
 	ignore   []string
 	maxDepth int
 	readDir  func(string) ([]fs.DirEntry, error)
+	visited  func(dirHandle, []fs.DirEntry, bool) // Options.visited
 
 	// Work sharing: each worker walks depth first from its own stack and
 	// hands a directory to the shared queue only while another worker is
@@ -302,7 +303,7 @@ type walker struct {
 }
 
 func newWalker(roots []Root, opts Options) *walker {
-	w := &walker{ignore: opts.Ignore, maxDepth: opts.MaxDepth, readDir: opts.readDir}
+	w := &walker{ignore: opts.Ignore, maxDepth: opts.MaxDepth, readDir: opts.readDir, visited: opts.visited}
 	if w.maxDepth <= 0 {
 		w.maxDepth = DefaultMaxDepth
 	}
@@ -416,7 +417,11 @@ func (w *walker) visit(j dirJob, res *result) {
 		return
 	}
 	res.dirs = append(res.dirs, j.dir)
-	if isNodeDir(entries) {
+	isNode := isNodeDir(entries)
+	if w.visited != nil {
+		w.visited(h, entries, isNode)
+	}
+	if isNode {
 		if n := readNode(j.root.Path, h, entries); n != nil {
 			res.nodes = append(res.nodes, n)
 		}

@@ -28,7 +28,6 @@ package scanner
 
 import (
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -83,7 +82,7 @@ type WatchOptions struct {
 	netFS func(path string) string
 	// devOf replaces the device number of a directory in tests (a new
 	// device below a root is a mount point).
-	devOf func(path string, fi os.FileInfo) uint64
+	devOf func(path string) uint64
 	// addWatch replaces fsnotify's Add in tests (to make the kernel's limit,
 	// ENOSPC, happen on demand).
 	addWatch func(fsw *fsnotify.Watcher, dir string) error
@@ -113,6 +112,10 @@ type Watcher struct {
 	latest  atomic.Pointer[model.Snapshot]
 	ran     atomic.Bool
 	stats   watchStats
+	// walkMu guards the directory index and the node records while a
+	// walk's workers add to them (walkTaker.walked); the goroutine owning
+	// them waits for the walk meanwhile.
+	walkMu sync.Mutex
 
 	// Below: owned by the goroutine running Run (or NewWatcher before).
 	dirs      dirIndex                 // every directory held: watched or polled
@@ -121,9 +124,8 @@ type Watcher struct {
 	stores    storeSet                 // roots of other sources, read whole
 	owners    ownerBook                // the recorded owners of per-turn pids
 	walkProbs map[string]model.Problem // problems of the walk and of reads, by path
-	built     builtForest              // the facts linked, unclassified
-	prevGen   int                      // gen of the forest prev was cloned from
-	prev      *model.Snapshot
+	built     builtForest              // whether the forest's edges hold
+	prev      *model.Snapshot          // the last published: its nodes hold the facts
 	mode      model.WatchInfo
 	lastFlush time.Time
 }
@@ -180,9 +182,6 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 	if w.now == nil {
 		w.now = time.Now
 	}
-	if w.wo.devOf == nil {
-		w.wo.devOf = func(_ string, fi os.FileInfo) uint64 { return fileDev(fi) }
-	}
 	// A probe result is reused for a little under one tick, so each tick
 	// asks the system at most once per pid; the system's processes are
 	// pinned where the platform allows, which makes that question cheap.
@@ -206,20 +205,21 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 		}
 	}
 
-	start := time.Now()
-	walk, stores, err := gather(opts)
+	// Directory mtimes come from the kernel's coarse clock and may lag
+	// time.Now by a tick: look back a generous margin.
+	walkOpts, taker := w.walkOptions(time.Now().Add(-2 * time.Second))
+	walk, stores, err := gather(walkOpts)
 	if err != nil {
 		w.release()
 		return nil, fmt.Errorf("watch: %w", err)
 	}
 	w.roots, w.allRoots = walkedRoots(walk.Roots), walk.Roots
 	w.adoptStores(stores)
-	// Directory mtimes come from the kernel's coarse clock and may lag
-	// time.Now by a tick: look back a generous margin.
-	w.adopt(walk, start.Add(-2*time.Second))
+	taker.adopt(walk)
 	w.processDirty()
-	clear(w.nodes.unpublished)
-	w.rebuild()
+	// Every node is published below: the marks go, and with them the
+	// room a map keeps for as many as it ever held.
+	w.nodes.unpublished = map[string]bool{}
 	w.publish(w.now(), false)
 	return w, nil
 }
@@ -265,5 +265,5 @@ func (w *Watcher) release() {
 
 func (w *Watcher) addWalkProblem(path string, err error) {
 	w.walkProbs[path] = model.Problem{Path: path, Error: oneLine(err.Error())}
-	w.built.snap = nil
+	w.built.stale = true
 }

@@ -1,12 +1,13 @@
 package scanner
 
-// Pure functions over nodes and forests: whether new facts keep the edges
-// (sameEdges), patching facts into a built node, and cloning a built forest
-// so that classification and the consumer never share a node with the
-// engine.
+// Nodes and forests: whether new facts keep the edges (sameEdges),
+// patching facts into a node, and copying the published sessions with the
+// facts that changed since, so that classification and the consumer never
+// share a node that the engine writes.
 
 import (
 	"slices"
+	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -36,50 +37,82 @@ func sameEdges(a, b *model.Node) bool {
 	return true
 }
 
-// patchFacts replaces the facts of a built node, keeping its tree fields,
-// so parent and children pointers stay valid.
+// patchFacts replaces the facts of a node by those of facts (a node as
+// ReadNodeDir returns it, or a copy of one), keeping its tree fields and
+// tree flags, so parent and children pointers stay valid. Classification
+// is left to the caller to reset.
 func patchFacts(t, facts *model.Node) {
-	c := CopyFacts(facts)
-	c.ID, c.Parent, c.Children, c.ParentID = t.ID, t.Parent, t.Children, t.ParentID
-	c.Entry, c.OtherParents, c.RefusedChildren = t.Entry, t.OtherParents, t.RefusedChildren
-	for _, f := range t.ScanFlags {
-		if f != model.FlagUnreadable && !c.HasScanFlag(f) {
-			c.ScanFlags = append(c.ScanFlags, f)
-		}
-	}
-	*t = *c
+	tree := *t
+	*t = *facts
+	t.ID, t.Parent, t.Children, t.ParentID = tree.ID, tree.Parent, tree.Children, tree.ParentID
+	t.Entry, t.OtherParents, t.RefusedChildren = tree.Entry, tree.OtherParents, tree.RefusedChildren
+	t.ScanFlags = treeFlags(tree.ScanFlags, facts.HasScanFlag(model.FlagUnreadable))
 }
 
-// cloneForest copies every node of a built forest into fresh structs, so
-// classification and the consumer never share a node with the engine. The
-// nodes' slices are shared: neither side mutates them in place.
-func cloneForest(t *model.Snapshot) *model.Snapshot {
+// treeFlags are the tree's scan flags of flags (all but unreadable), with
+// unreadable when the facts have it; flags itself when that is what it
+// holds (no node's flags are written in place).
+func treeFlags(flags []model.Flag, unreadable bool) []model.Flag {
+	if slices.Contains(flags, model.FlagUnreadable) == unreadable {
+		return flags
+	}
+	var out []model.Flag
+	if unreadable {
+		out = append(out, model.FlagUnreadable)
+	}
+	for _, f := range flags {
+		if f != model.FlagUnreadable {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// resetClassification clears what classification and the publish set on a
+// node (liveness's fields, the owner, a source's thresholds), so that a
+// node copied from a published snapshot is classified from its facts alone.
+func resetClassification(n *model.Node) {
+	n.State, n.Flags, n.Reason, n.ReasonAge = "", nil, "", model.ReasonAge{}
+	n.Action, n.Process, n.OrphanedSince = "", model.ProcessNotProbed, time.Time{}
+	n.Owner, n.Thresholds = model.Owner{}, nil
+}
+
+// renewForest copies every session of the previous snapshot (see
+// renewSession) into a new one, to be classified whole.
+func (w *Watcher) renewForest() *model.Snapshot {
+	prev := w.prev
 	count, kids := 0, 0
-	for _, s := range t.Sessions {
+	for _, s := range prev.Sessions {
 		s.Walk(func(n *model.Node) { count++; kids += len(n.Children) })
 	}
-	c := &cloner{arr: make([]model.Node, count), kids: make([]*model.Node, kids),
+	c := &cloner{w: w, arr: make([]model.Node, count), kids: make([]*model.Node, kids),
 		byID: make(map[string]*model.Node, count)}
-	snap := *t
-	snap.Sessions = make([]*model.Node, len(t.Sessions))
-	for k, s := range t.Sessions {
+	snap := *prev
+	snap.Sessions = make([]*model.Node, len(prev.Sessions))
+	for k, s := range prev.Sessions {
 		snap.Sessions[k] = c.clone(s, nil)
 	}
 	snap.ByID = c.byID
-	snap.Problems = slices.Clip(t.Problems)
+	snap.Problems = slices.Clip(prev.Problems)
 	return &snap
 }
 
-// cloneSession copies one session tree, entering its nodes in byID.
-func cloneSession(s *model.Node, byID map[string]*model.Node) *model.Node {
+// renewSession copies a session of the previous snapshot into fresh nodes,
+// unclassified, entering them in byID: each node takes the facts its record
+// holds now (those that changed since, patched in; see liveNode) and the
+// record the copy, so that classification and the consumer never share a
+// node that the engine writes. The nodes' slices are shared: neither side
+// mutates them in place.
+func (w *Watcher) renewSession(s *model.Node, byID map[string]*model.Node) *model.Node {
 	count, kids := 0, 0
 	s.Walk(func(n *model.Node) { count++; kids += len(n.Children) })
-	c := &cloner{arr: make([]model.Node, count), kids: make([]*model.Node, kids), byID: byID}
+	c := &cloner{w: w, arr: make([]model.Node, count), kids: make([]*model.Node, kids), byID: byID}
 	return c.clone(s, nil)
 }
 
 // cloner hands out nodes and child slices from two preallocated arrays.
 type cloner struct {
+	w    *Watcher
 	arr  []model.Node
 	kids []*model.Node
 	byID map[string]*model.Node
@@ -89,17 +122,24 @@ func (c *cloner) clone(src, parent *model.Node) *model.Node {
 	n := &c.arr[0]
 	c.arr = c.arr[1:]
 	*n = *src
+	ln := c.w.liveNodeOf(src)
+	if ln != nil && ln.own {
+		patchFacts(n, ln.n)
+	}
+	resetClassification(n)
 	n.Parent = parent
-	n.Flags = nil
-	n.ScanFlags = slices.Clip(src.ScanFlags)
-	n.Problems = slices.Clip(src.Problems)
-	n.Registry = slices.Clip(src.Registry)
+	n.ScanFlags = slices.Clip(n.ScanFlags)
+	n.Problems = slices.Clip(n.Problems)
+	n.Registry = slices.Clip(n.Registry)
 	if k := len(src.Children); k > 0 {
 		n.Children = c.kids[:k:k]
 		c.kids = c.kids[k:]
 		for i, ch := range src.Children {
 			n.Children[i] = c.clone(ch, n)
 		}
+	}
+	if ln != nil {
+		ln.n, ln.own = n, false
 	}
 	c.byID[n.ID] = n
 	return n

@@ -30,6 +30,9 @@ type dirIndex struct {
 	nWatched  int
 	nPolled   int
 	limitHit  string // why directories are polled past a watch limit
+	// restatting is restat's list of the directories to compare, kept
+	// between passes.
+	restatting []*watchDir
 }
 
 func newDirIndex(netFS func(string) string) dirIndex {
@@ -39,14 +42,16 @@ func newDirIndex(netFS func(string) string) dirIndex {
 	return dirIndex{byPath: map[string]*watchDir{}, netFS: netFS, netMounts: map[string]string{}}
 }
 
+// watchDir is one directory held. There is one per directory (190,000 at
+// 100,000 nodes): it is kept small.
 type watchDir struct {
 	path    string
-	root    string
-	polled  bool
-	mtime   time.Time
+	mtime   int64    // Unix nanoseconds
 	dev     uint64   // the device it is on: a new one below the root is a mount
-	netFS   string   // the network file system it is on, or ""
 	subdirs dirNames // base names of known subdirectories
+	polled  bool
+	root    bool // it is a root
+	network bool // it is on a network file system (netMounts names it)
 }
 
 // dirNames is a directory's few subdirectory names. A slice, not a map:
@@ -94,60 +99,108 @@ func (w *Watcher) watchInfo() model.WatchInfo {
 	return info
 }
 
-// adopt takes in what a walk found: every directory gets a watch (or is
-// polled), every node its record. A directory changed since start (every
-// one when start is zero) is listed again, and a node whose files moved since it
-// was read is re-read, so nothing falls between the walk and the watch.
-func (w *Watcher) adopt(walk *Walk, start time.Time) {
-	for _, p := range walk.Problems {
-		w.walkProbs[p.Path] = p
-	}
-	var recheck []*watchDir
-	for _, dir := range walk.Dirs {
-		if _, ok := w.dirs.byPath[dir]; ok {
-			continue
-		}
-		d := w.addDir(dir)
-		if d == nil {
-			continue
-		}
-		if start.IsZero() || !d.mtime.Before(start) {
-			recheck = append(recheck, d)
-		}
-	}
-	for _, n := range walk.Nodes {
-		if _, ok := w.dirs.byPath[n.InfraDir]; !ok {
-			continue
-		}
-		ln := &liveNode{n: n, sigs: nodeSigs(n.InfraDir), regOff: -1}
-		w.nodes.byDir[n.InfraDir] = ln
-		w.nodes.unpublished[n.InfraDir] = true
-		if stale(ln) || n.RegistryCompacting != "" && w.wo.RecoverCompactions {
-			w.nodes.toRead[n.InfraDir] |= kindNode
-		}
-	}
-	for _, d := range recheck {
-		w.relist(d)
-	}
-	w.built.snap = nil
+// walkTaker takes in a walk's directories as its workers list them (see
+// walked); adopt then takes in the nodes it read.
+type walkTaker struct {
+	w *Watcher
+	// since: a directory changed since is listed again once the walk is
+	// over (every one when zero), so that nothing falls between its
+	// listing and its watch.
+	since   int64
+	recheck []*watchDir
+	nodes   int // records walked made, their facts to come
 }
 
-// addDir registers a directory: an fsnotify watch when possible, else it
-// is polled. nil when the directory is gone. A directory on a network file
-// system is polled (SPEC §1): the file system is asked of the roots and of
-// mount points below them (a device other than the parent's); the others
-// are on their parent's.
-func (w *Watcher) addDir(dir string) *watchDir {
-	d := &watchDir{path: dir, root: w.rootOf(dir)}
-	parent := w.dirs.byPath[filepath.Dir(dir)]
-	if dir == d.root || parent == nil {
-		parent = nil
-		d.netFS = w.networkMount(dir)
-	} else {
-		d.netFS = parent.netFS
+// walkOptions are the options of a walk whose workers take in every
+// directory they list, through the walkTaker returned; since is as
+// walkTaker's.
+func (w *Watcher) walkOptions(since time.Time) (Options, *walkTaker) {
+	t := &walkTaker{w: w}
+	if !since.IsZero() {
+		t.since = since.UnixNano()
 	}
-	watched := false
-	if w.fsw != nil && d.netFS == "" && w.dirs.limitHit == "" {
+	opts := w.opts
+	opts.visited = t.walked
+	return opts, t
+}
+
+// walked registers a directory as a walk's worker lists it, before a node
+// is read from it: its watch goes on (or it is polled), and for an infra
+// dir a record gets the signatures of the files that matter, taken before
+// the read, so that a change racing the read shows at the next comparison.
+// The system is asked in the workers, in parallel; only the index is
+// written under its lock (a directory's parent is registered before it:
+// its subdirectories are queued after this returns).
+func (t *walkTaker) walked(h dirHandle, entries []fs.DirEntry, isNode bool) {
+	w, dir := t.w, h.path
+	w.walkMu.Lock()
+	_, held := w.dirs.byPath[dir]
+	parent := w.dirs.byPath[filepath.Dir(dir)]
+	w.walkMu.Unlock()
+	if held {
+		return
+	}
+	mtime, dev, err := h.stat()
+	if err != nil {
+		return // gone
+	}
+	d := &watchDir{path: dir, mtime: mtime, dev: dev, root: parent == nil}
+	if w.wo.devOf != nil {
+		d.dev = w.wo.devOf(dir)
+	}
+	// The file system is asked of the roots and of mount points (a device
+	// other than the parent's); the others are on their parent's.
+	mount := ""
+	if parent != nil && parent.network {
+		d.network = true
+	} else if parent == nil || d.dev != parent.dev {
+		mount = w.dirs.netFS(dir)
+		d.network = mount != ""
+	}
+	var sigs fileSigs
+	if isNode {
+		sigs = h.sigs(entries)
+	}
+	// Room for the subdirectories listed, which the walk registers next.
+	subdirs := 0
+	for _, e := range entries {
+		if e.IsDir() {
+			subdirs++
+		}
+	}
+	d.subdirs = make(dirNames, 0, subdirs)
+
+	w.walkMu.Lock()
+	defer w.walkMu.Unlock()
+	if mount != "" {
+		w.dirs.netMounts[dir] = mount
+	}
+	watched, ok := w.watch(dir, d.network)
+	if !ok {
+		return // gone
+	}
+	d.polled = !watched
+	w.dirs.byPath[dir] = d
+	if parent != nil {
+		parent.subdirs.add(filepath.Base(dir))
+	}
+	if t.since == 0 || d.mtime >= t.since {
+		t.recheck = append(t.recheck, d)
+	}
+	if isNode {
+		for i := range sigs {
+			sigs[i].name = w.nodes.intern(sigs[i].name)
+		}
+		w.nodes.byDir[dir] = &liveNode{own: true, session: -1, sigs: sigs, regOff: -1}
+		t.nodes++
+	}
+}
+
+// watch puts an fsnotify watch on dir when it can (watched), else counts it
+// polled; ok is false when dir is gone. A network file system is polled
+// (SPEC §1), and so is every directory past the watch limit.
+func (w *Watcher) watch(dir string, network bool) (watched, ok bool) {
+	if w.fsw != nil && !network && w.dirs.limitHit == "" {
 		if w.wo.MaxWatches > 0 && w.dirs.nWatched >= w.wo.MaxWatches {
 			w.dirs.limitHit = fmt.Sprintf("watch limit of %d reached", w.wo.MaxWatches)
 		} else if err := w.wo.addWatch(w.fsw, dir); err == nil {
@@ -155,47 +208,56 @@ func (w *Watcher) addDir(dir string) *watchDir {
 		} else if errors.Is(err, syscall.ENOSPC) {
 			w.dirs.limitHit = fmt.Sprintf("inotify watch limit reached after %d watches", w.dirs.nWatched)
 		} else if errors.Is(err, fs.ErrNotExist) {
-			return nil
+			delete(w.dirs.netMounts, dir)
+			return false, false
 		} else {
 			w.addWalkProblem(dir, fmt.Errorf("watch: %w", err))
 		}
 	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		if watched {
-			_ = w.fsw.Remove(dir)
-		}
-		return nil
-	}
-	d.mtime = fi.ModTime()
-	d.dev = w.wo.devOf(dir, fi)
-	if parent != nil && d.dev != parent.dev && d.netFS == "" {
-		if d.netFS = w.networkMount(dir); d.netFS != "" && watched {
-			_ = w.fsw.Remove(dir)
-			watched = false
-		}
-	}
-	d.polled = !watched
-	if d.polled {
-		w.dirs.nPolled++
-	} else {
+	if watched {
 		w.dirs.nWatched++
+	} else {
+		w.dirs.nPolled++
 	}
-	w.dirs.byPath[dir] = d
-	if parent, ok := w.dirs.byPath[filepath.Dir(dir)]; ok && dir != d.root {
-		parent.subdirs.add(filepath.Base(dir))
-	}
-	return d
+	return watched, true
 }
 
-// networkMount names the network file system dir is on (recording it for
-// the header's warning), or "".
-func (w *Watcher) networkMount(dir string) string {
-	name := w.dirs.netFS(dir)
-	if name != "" {
-		w.dirs.netMounts[dir] = name
+// adopt takes in the nodes a walk read into the records its workers made,
+// and the walk's problems. A directory changed since the walk began is
+// listed again, and a node whose files moved since they were signed is
+// read again, so nothing falls between the walk and the watch.
+func (t *walkTaker) adopt(walk *Walk) {
+	w := t.w
+	for _, p := range walk.Problems {
+		w.walkProbs[p.Path] = p
 	}
-	return name
+	adopted := 0
+	for _, n := range walk.Nodes {
+		ln := w.nodes.byDir[n.InfraDir]
+		if ln == nil || ln.n != nil {
+			continue // not walked here
+		}
+		ln.n = n
+		adopted++
+		if stale(ln) || n.RegistryCompacting != "" && w.wo.RecoverCompactions {
+			w.nodes.toRead[n.InfraDir] |= kindNode
+		}
+	}
+	if adopted < t.nodes {
+		// Some were not nodes after all (the sentinel went before the
+		// read): their directories are held, and relisted if they changed.
+		for dir, ln := range w.nodes.byDir {
+			if ln.n == nil {
+				delete(w.nodes.byDir, dir)
+			}
+		}
+	}
+	for _, d := range t.recheck {
+		if w.dirs.byPath[d.path] == d {
+			w.relist(d)
+		}
+	}
+	w.built.stale = true
 }
 
 // rootOf is the path of the root holding dir.
@@ -234,7 +296,7 @@ func (w *Watcher) dropDir(dir string) {
 	}
 	if _, ok := w.nodes.byDir[dir]; ok {
 		delete(w.nodes.byDir, dir)
-		w.built.snap = nil
+		w.built.stale = true
 	}
 	if filepath.Base(dir) == protocol.MiddleDir {
 		if pln := w.nodes.byDir[filepath.Dir(dir)]; pln != nil {
@@ -250,7 +312,7 @@ func (w *Watcher) dropDir(dir string) {
 			delete(w.walkProbs, p)
 		}
 	}
-	if dir == d.root {
+	if d.root {
 		w.addWalkProblem(dir, errors.New("root vanished; it is looked for again at every poll"))
 	}
 }
@@ -277,14 +339,15 @@ func (w *Watcher) discover(dir string) {
 	if w.inWorktree(dir) {
 		return
 	}
-	walk, err := DiscoverDir(w.roots, dir, w.opts)
+	// A new subtree is small and still being filled: every directory is
+	// listed again once its watch is on.
+	opts, taker := w.walkOptions(time.Time{})
+	walk, err := DiscoverDir(w.roots, dir, opts)
 	if err != nil {
 		w.addWalkProblem(dir, err)
 		return
 	}
-	// A new subtree is small and still being filled: list every directory
-	// again once its watch is on.
-	w.adopt(walk, time.Time{})
+	taker.adopt(walk)
 }
 
 // gitEntry marks a git worktree (a file or a directory), which discovery
@@ -325,7 +388,7 @@ func (w *Watcher) relist(d *watchDir) {
 	}
 	// A worktree's own files may matter (it may be a node), its
 	// directories never do: as if it had none, the known ones are dropped.
-	worktree := d.path != d.root && slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == gitEntry })
+	worktree := !d.root && slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == gitEntry })
 	isNode, moved := false, false
 	ln := w.nodes.byDir[d.path]
 	for _, e := range entries {
@@ -381,23 +444,30 @@ func (w *Watcher) relist(d *watchDir) {
 // to the polled directories (the poll tick); an overflow or Refresh covers
 // all of them.
 func (w *Watcher) restat(polledOnly bool) {
-	dirs := make([]*watchDir, 0, len(w.dirs.byPath))
+	// The list is kept for the next pass: a poll comes every few seconds.
+	dirs := w.dirs.restatting[:0]
 	for _, d := range w.dirs.byPath {
 		if !polledOnly || d.polled {
 			dirs = append(dirs, d)
 		}
 	}
+	defer func() {
+		clear(dirs)
+		w.dirs.restatting = dirs[:0]
+	}()
 	for _, d := range dirs {
 		if _, still := w.dirs.byPath[d.path]; !still {
 			continue // dropped with a parent meanwhile
 		}
-		fi, err := os.Lstat(d.path)
+		// Stat, as the walk's fstat of the open directory: a root may be
+		// a symlink.
+		sig, err := statSig(d.path)
 		if err != nil {
 			w.dropDir(d.path)
 			continue
 		}
-		if !fi.ModTime().Equal(d.mtime) {
-			d.mtime = fi.ModTime()
+		if sig.mtime != d.mtime {
+			d.mtime = sig.mtime
 			w.relist(d)
 		}
 		if base := filepath.Base(d.path); base == protocol.MiddleDir {

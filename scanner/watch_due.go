@@ -12,15 +12,16 @@ import (
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
-// dueTracker knows, per session of the built forest, when it may change
-// next and which live pids its verdicts hang on.
+// dueTracker knows, per session of the forest (by its index in Sessions,
+// which holds until the forest is rebuilt), when it may change next and
+// which live pids its verdicts hang on.
 type dueTracker struct {
-	next map[*model.Node]time.Time // session -> when a threshold is crossed next
+	next []time.Time // when a threshold is crossed next
 	// pids lists, per session, the distinct pids its last classification
 	// found alive (or unverified), and classifiedAt at which tick that was:
 	// only a pid whose probe answer changed since can change its verdicts.
-	pids         map[*model.Node][]int
-	classifiedAt map[*model.Node]int
+	pids         [][]int
+	classifiedAt []int
 	seen         map[int]*pidSeen // every pid in pids: the answer last seen
 	ticks        int
 
@@ -32,8 +33,7 @@ type dueTracker struct {
 }
 
 func newDueTracker() dueTracker {
-	return dueTracker{next: map[*model.Node]time.Time{}, pids: map[*model.Node][]int{},
-		classifiedAt: map[*model.Node]int{}, seen: map[int]*pidSeen{}}
+	return dueTracker{seen: map[int]*pidSeen{}}
 }
 
 // pidSeen is the probe's answer for one pid as the tick last saw it, and
@@ -51,13 +51,13 @@ func sameProcessInfo(a, b liveness.ProcessInfo) bool {
 	return a.Exists == b.Exists && a.CreateTime.Equal(b.CreateTime) && (a.CreateTimeErr == nil) == (b.CreateTimeErr == nil)
 }
 
-// noteClassified records what the tick needs of a session just classified
+// noteClassified records what the tick needs of session i, just classified
 // at now: when a threshold is crossed next, and which pids can change it.
-func (t *dueTracker) noteClassified(ts, classified *model.Node, now time.Time) {
-	t.next[ts] = nextDue(classified, now, t.th)
-	t.classifiedAt[ts] = t.ticks
+func (t *dueTracker) noteClassified(i int, classified *model.Node, now time.Time) {
+	t.next[i] = nextDue(classified, now, t.th)
+	t.classifiedAt[i] = t.ticks
+	t.pids[i] = nil
 	if t.th.NoPidCheck {
-		delete(t.pids, ts)
 		return
 	}
 	var pids []int
@@ -77,10 +77,9 @@ func (t *dueTracker) noteClassified(ts, classified *model.Node, now time.Time) {
 		}
 	})
 	if len(pids) == 0 {
-		delete(t.pids, ts)
 		return
 	}
-	t.pids[ts] = pids
+	t.pids[i] = pids
 	for _, pid := range pids {
 		if _, ok := t.seen[pid]; !ok {
 			// The answer the classification just used (cached).
@@ -93,11 +92,13 @@ func (t *dueTracker) noteClassified(ts, classified *model.Node, now time.Time) {
 	}
 }
 
-// reset forgets every session, before a classification of them all.
-func (t *dueTracker) reset() {
-	clear(t.next)
+// reset forgets every session, before a classification of all the
+// sessions of a forest.
+func (t *dueTracker) reset(sessions int) {
+	t.next = slices.Grow(t.next[:0], sessions)[:sessions]
+	t.classifiedAt = slices.Grow(t.classifiedAt[:0], sessions)[:sessions]
+	t.pids = slices.Grow(t.pids[:0], sessions)[:sessions]
 	clear(t.pids)
-	clear(t.classifiedAt)
 }
 
 // prunePids forgets the pids no session names any more.
@@ -124,7 +125,7 @@ func (t *dueTracker) prunePids() {
 // live pid is asked once, through the caching probe — except a pinned one,
 // whose answer holds until the pins report its exit — and sessions are only
 // searched for it when an answer moved.
-func (t *dueTracker) dueSessions(sessions []*model.Node, now time.Time, due map[*model.Node]bool) {
+func (t *dueTracker) dueSessions(sessions []*model.Node, now time.Time, due map[int]bool) {
 	moved := false
 	if !t.th.NoPidCheck {
 		if t.pins != nil {
@@ -147,21 +148,21 @@ func (t *dueTracker) dueSessions(sessions []*model.Node, now time.Time, due map[
 			}
 		}
 	}
-	for _, ts := range sessions {
-		if due[ts] {
+	for i := range sessions {
+		if due[i] {
 			continue
 		}
-		if !now.Before(t.next[ts]) {
-			due[ts] = true
+		if !now.Before(t.next[i]) {
+			due[i] = true
 			continue
 		}
 		if !moved {
 			continue
 		}
-		at := t.classifiedAt[ts]
-		for _, pid := range t.pids[ts] {
+		at := t.classifiedAt[i]
+		for _, pid := range t.pids[i] {
 			if seen := t.seen[pid]; seen != nil && seen.changedAt > at {
-				due[ts] = true
+				due[i] = true
 				break
 			}
 		}

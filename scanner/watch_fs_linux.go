@@ -4,11 +4,14 @@ package scanner
 
 import (
 	"bufio"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Statfs f_type values (linux/magic.h) of file systems whose mtimes come
@@ -138,10 +141,61 @@ func fileIno(fi os.FileInfo) uint64 {
 	return 0
 }
 
-// fileDev is the device fi is on, or 0 when unknown.
-func fileDev(fi os.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Dev)
+// stat is the listed directory's mtime (Unix nanoseconds) and device: an
+// fstat of the open directory (by path when it is not open).
+func (h dirHandle) stat() (int64, uint64, error) {
+	var st unix.Stat_t
+	for {
+		var err error
+		if h.fd >= 0 {
+			err = unix.Fstat(h.fd, &st)
+		} else {
+			err = unix.Stat(h.path, &st)
+		}
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, 0, &fs.PathError{Op: "stat", Path: h.path, Err: err}
+		}
+		return st.Mtim.Nano(), uint64(st.Dev), nil
 	}
-	return 0
+}
+
+// sigs signs the files of the listed infra dir that matter (sigsOf), each
+// by a stat relative to the open directory.
+func (h dirHandle) sigs(entries []fs.DirEntry) fileSigs {
+	return sigsOf(entries, func(name string) (fileSig, error) {
+		if h.fd < 0 {
+			return statSig(filepath.Join(h.path, name))
+		}
+		var st unix.Stat_t
+		for {
+			err := unix.Fstatat(h.fd, name, &st, 0)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				return fileSig{}, err
+			}
+			return fileSig{mtime: st.Mtim.Nano(), size: st.Size, ino: st.Ino}, nil
+		}
+	})
+}
+
+// statSig is the signature of the file at path (following a link). It
+// allocates nothing but the path's C string: polling stats every file of
+// every polled node each pass.
+func statSig(path string) (fileSig, error) {
+	var st unix.Stat_t
+	for {
+		err := unix.Stat(path, &st)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fileSig{}, &fs.PathError{Op: "stat", Path: path, Err: err}
+		}
+		return fileSig{mtime: st.Mtim.Nano(), size: st.Size, ino: st.Ino}, nil
+	}
 }

@@ -49,7 +49,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	// afterChange publishes now when the last publish is a debounce ago,
 	// else once the debounce has passed: a burst makes at most two updates.
 	afterChange := func() {
-		if len(w.nodes.toRead) == 0 && len(w.nodes.unpublished) == 0 && len(w.stores.toRead) == 0 && w.built.snap != nil {
+		if len(w.nodes.toRead) == 0 && len(w.nodes.unpublished) == 0 && len(w.stores.toRead) == 0 && !w.built.stale {
 			return
 		}
 		if wait := w.wo.Debounce - time.Since(w.lastFlush); wait > 0 {
@@ -182,7 +182,7 @@ func (w *Watcher) handleEvent(ev fsnotify.Event) {
 	dir, base := filepath.Dir(path), filepath.Base(path)
 	if base == gitEntry {
 		// The directory became a worktree, or stopped being one.
-		if d := w.dirs.byPath[dir]; d != nil && d.path != d.root {
+		if d := w.dirs.byPath[dir]; d != nil && !d.root {
 			w.relist(d)
 		}
 		return

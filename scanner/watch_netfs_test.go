@@ -1,7 +1,6 @@
 package scanner
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -39,7 +38,7 @@ func TestWatchNetworkMountBelowRoot(t *testing.T) {
 			}
 			return ""
 		},
-		devOf: func(p string, _ os.FileInfo) uint64 {
+		devOf: func(p string) uint64 {
 			if within(mnt, p) || within(later, p) {
 				return 2
 			}

@@ -29,18 +29,57 @@ type nodeRecords struct {
 	// readFailed holds the infra dirs whose last read failed: they are
 	// read again at every poll.
 	readFailed map[string]bool
+	// names holds one copy of each file name the signatures keep that is
+	// not a constant of the protocol (a stream's): every node has them.
+	names map[string]string
 }
 
 func newNodeRecords() nodeRecords {
 	return nodeRecords{byDir: map[string]*liveNode{}, toRead: map[string]dirtyKind{},
-		unpublished: map[string]bool{}, readFailed: map[string]bool{}}
+		unpublished: map[string]bool{}, readFailed: map[string]bool{}, names: map[string]string{}}
 }
 
-// liveNode is the engine's record of one infra dir: its facts (never handed
-// out; copies are) and what polling compares against.
+// intern is name as the records keep it: the protocol's constant, or the
+// one copy of a stream's name.
+func (r *nodeRecords) intern(name string) string {
+	switch name {
+	case protocol.HeartbeatFile:
+		return protocol.HeartbeatFile
+	case protocol.RunningFile:
+		return protocol.RunningFile
+	case protocol.RegistryFile:
+		return protocol.RegistryFile
+	case protocol.CfaFile:
+		return protocol.CfaFile
+	case middleBlocked:
+		return middleBlocked
+	}
+	if kept, ok := r.names[name]; ok {
+		return kept
+	}
+	if len(r.names) < maxInternedNames {
+		r.names[name] = name
+	}
+	return name
+}
+
+// maxInternedNames bounds the names kept once: a writer naming its
+// streams uniquely must not make the table grow for good.
+const maxInternedNames = 64
+
+// liveNode is the engine's record of one infra dir: its facts and what
+// polling compares against.
 type liveNode struct {
-	n    *model.Node
-	sigs fileSigs // by name relative to the infra dir
+	// n holds the facts: the node's own in the last published snapshot
+	// (never written: the consumer may be reading it), or, once they
+	// changed since, a node of the engine's own (own), which the next
+	// publish of its session patches into its copy of the node.
+	n   *model.Node
+	own bool
+	// session is the index of the node's session in the forest's Sessions
+	// (-1 before the forest is built).
+	session int32
+	sigs    fileSigs // by name relative to the infra dir
 	// The registry tail: bytes of complete lines consumed, their newlines,
 	// and the file's inode. regOff < 0 means "read it whole next time".
 	regOff      int64
@@ -76,11 +115,15 @@ func (f *fileSigs) set(name string, sig fileSig) {
 	*f = append(*f, namedSig{name, sig})
 }
 
+// fileSig is what says a file changed: its mtime (Unix nanoseconds), size
+// and inode.
 type fileSig struct {
-	mtime time.Time
+	mtime int64
 	size  int64
 	ino   uint64
 }
+
+func (s fileSig) modTime() time.Time { return time.Unix(0, s.mtime) }
 
 // dirtyKind says what of an infra dir must be re-read.
 type dirtyKind uint8
@@ -152,10 +195,7 @@ func (w *Watcher) restatBeat(ln *liveNode) bool {
 		return false
 	}
 	ln.sigs.set(name, sig)
-	ln.n.BeatMtime = sig.mtime
-	if t := w.tmplNode(ln); t != nil {
-		t.BeatMtime = sig.mtime
-	}
+	ln.facts().BeatMtime = sig.modTime()
 	return true
 }
 
@@ -171,30 +211,28 @@ func (w *Watcher) restatActivity(ln *liveNode) {
 			continue
 		}
 		if sig, err := statSig(filepath.Join(ln.n.InfraDir, e.Name())); err == nil {
-			ln.sigs.set(e.Name(), sig)
-			if sig.mtime.After(newest) {
-				newest = sig.mtime
+			ln.sigs.set(w.nodes.intern(e.Name()), sig)
+			if mt := sig.modTime(); mt.After(newest) {
+				newest = mt
 			}
 		}
 	}
-	ln.n.ActivityMtime = newest
-	if t := w.tmplNode(ln); t != nil {
-		t.ActivityMtime = newest
-	}
+	ln.facts().ActivityMtime = newest
 }
 
-// tmplNode is the node of the built forest for ln, or nil when the forest
-// is to be rebuilt anyway.
-func (w *Watcher) tmplNode(ln *liveNode) *model.Node {
-	if w.built.snap == nil {
-		return nil
+// facts are ln's facts to write: those of a published snapshot are copied
+// first.
+func (ln *liveNode) facts() *model.Node {
+	if !ln.own {
+		c := *ln.n
+		ln.n, ln.own = &c, true
 	}
-	return w.built.byDir[ln.n.InfraDir]
+	return ln.n
 }
 
 // readNode (re-)reads an infra dir whole. When what it changed leaves the
-// edges as they were, the built forest's node is patched in place;
-// otherwise the forest is rebuilt before the next publish.
+// edges as they were, the next publish patches the new facts into its copy
+// of the node; otherwise the forest is rebuilt before the next publish.
 func (w *Watcher) readNode(dir string) {
 	d := w.dirs.byPath[dir]
 	if d == nil {
@@ -206,13 +244,13 @@ func (w *Watcher) readNode(dir string) {
 	w.nodes.unpublished[dir] = true
 	// Signatures first: a change racing the read then shows up at the next
 	// comparison instead of being lost.
-	sigs := nodeSigs(dir)
-	n, err := w.wo.readNodeDir(d.root, dir)
+	sigs := w.nodeSigs(dir)
+	n, err := w.wo.readNodeDir(w.rootOf(dir), dir)
 	old := w.nodes.byDir[dir]
 	if err != nil {
 		if old != nil {
 			delete(w.nodes.byDir, dir)
-			w.built.snap = nil
+			w.built.stale = true
 		}
 		if errors.Is(err, fs.ErrNotExist) {
 			w.readRecovered(dir) // not a node any more: nothing to report
@@ -226,7 +264,10 @@ func (w *Watcher) readNode(dir string) {
 		return
 	}
 	w.readRecovered(dir)
-	ln := &liveNode{n: n, sigs: sigs, regOff: -1}
+	ln := &liveNode{n: n, own: true, session: -1, sigs: sigs, regOff: -1}
+	if old != nil {
+		ln.session = old.session
+	}
 	w.nodes.byDir[dir] = ln
 	if n.RegistryCompacting != "" && w.wo.RecoverCompactions {
 		// What it changes comes back as events (or a changed signature)
@@ -236,12 +277,7 @@ func (w *Watcher) readNode(dir string) {
 		_, _ = protocol.Recover(dir)
 	}
 	if old == nil || !sameEdges(old.n, n) {
-		w.built.snap = nil
-		return
-	}
-	if t := w.tmplNode(old); t != nil {
-		patchFacts(t, n)
-		ln.n = t // the forest's node holds the facts: one copy, not two
+		w.built.stale = true
 	}
 }
 
@@ -250,7 +286,7 @@ func (w *Watcher) readRecovered(dir string) {
 	if w.nodes.readFailed[dir] {
 		delete(w.nodes.readFailed, dir)
 		delete(w.walkProbs, dir)
-		w.built.snap = nil
+		w.built.stale = true
 	}
 }
 
@@ -261,10 +297,10 @@ func stale(ln *liveNode) bool {
 	if n.Legacy {
 		name = protocol.RunningFile
 	}
-	if s, ok := ln.sigs.get(name); ok && !s.mtime.Equal(n.BeatMtime) {
+	if s, ok := ln.sigs.get(name); ok && s.mtime != n.BeatMtime.UnixNano() {
 		return true
 	}
-	if s, ok := ln.sigs.get(protocol.RegistryFile); ok && (s.size != n.RegistrySize || !s.mtime.Equal(n.RegistryMtime)) {
+	if s, ok := ln.sigs.get(protocol.RegistryFile); ok && (s.size != n.RegistrySize || s.mtime != n.RegistryMtime.UnixNano()) {
 		return true
 	}
 	return false
@@ -275,7 +311,7 @@ func (w *Watcher) restatNode(ln *liveNode) {
 	dir := ln.n.InfraDir
 	for _, e := range ln.sigs {
 		name, old := e.name, e.sig
-		sig, err := statSig(filepath.Join(dir, name))
+		sig, err := statSig(joinClean(dir, name))
 		if err != nil {
 			w.nodes.toRead[dir] |= kindNode
 			continue
@@ -299,38 +335,45 @@ func (w *Watcher) restatNode(ln *liveNode) {
 var middleBlocked = filepath.Join(protocol.MiddleDir, protocol.BlockedFile)
 
 // nodeSigs stats the files of an infra dir that matter for its facts.
-func nodeSigs(dir string) fileSigs {
-	var sigs fileSigs
-	entries, err := os.ReadDir(dir)
+func (w *Watcher) nodeSigs(dir string) fileSigs {
+	h, entries, err := openDir(dir)
 	if err != nil {
-		return sigs
+		return nil
 	}
+	defer h.close()
+	sigs := h.sigs(entries)
+	for i := range sigs {
+		sigs[i].name = w.nodes.intern(sigs[i].name)
+	}
+	return sigs
+}
+
+// sigsOf signs the files of an infra dir's listing that matter for its
+// facts, by stat (which follows a link, as the reads do): those listed,
+// and the blocked sentinel in its middle directory. The slice is as long as
+// it needs to be: there is one per node.
+func sigsOf(entries []fs.DirEntry, stat func(name string) (fileSig, error)) fileSigs {
+	count := 0
+	for _, e := range entries {
+		if name := e.Name(); name == protocol.MiddleDir || kindOf(name) != 0 && !e.IsDir() {
+			count++
+		}
+	}
+	sigs := make(fileSigs, 0, count)
 	for _, e := range entries {
 		name := e.Name()
 		if name == protocol.MiddleDir {
-			if s, err := statSig(filepath.Join(dir, middleBlocked)); err == nil {
-				sigs.set(middleBlocked, s)
-			}
+			name = middleBlocked
+		} else if kindOf(name) == 0 || e.IsDir() {
 			continue
 		}
-		if kindOf(name) == 0 || e.IsDir() {
-			continue
-		}
-		if s, err := statSig(filepath.Join(dir, name)); err == nil {
-			sigs.set(name, s)
+		if s, err := stat(name); err == nil {
+			sigs = append(sigs, namedSig{name, s})
 		}
 	}
 	return sigs
 }
 
-func statSig(path string) (fileSig, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fileSig{}, err
-	}
-	return sigOf(fi), nil
-}
-
 func sigOf(fi os.FileInfo) fileSig {
-	return fileSig{mtime: fi.ModTime(), size: fi.Size(), ino: fileIno(fi)}
+	return fileSig{mtime: fi.ModTime().UnixNano(), size: fi.Size(), ino: fileIno(fi)}
 }

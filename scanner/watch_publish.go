@@ -14,26 +14,28 @@ import (
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
-// builtForest is the facts linked into a forest, not classified: the
-// template every published snapshot is cloned from.
+// builtForest says whether the published forest's edges still hold.
 type builtForest struct {
-	snap *model.Snapshot // nil when an edge changed: rebuilt before the next publish
-	gen  int             // bumped by every rebuild
-	// byDir is the forest's node of every native infra dir, patched in
-	// place when new facts keep the edges; sessionOf its session.
-	byDir     map[string]*model.Node
-	sessionOf map[string]*model.Node
+	// stale: an edge changed (a node came or went, a registry line was
+	// added, a store was read): the facts are linked again before the next
+	// publish.
+	stale bool
 }
 
-// rebuild links the facts into a new forest (BuildForest). The forest's
-// nodes are the facts themselves, not copies (at 10,000 nodes a copy is
-// about 6 MiB held for nothing): BuildForest resets their tree fields
-// first, published snapshots are clones, and a change of facts either
-// replaces the record (and patches it into the forest, see patchFacts) or
-// rebuilds the forest.
-func (w *Watcher) rebuild() {
+// rebuild links the facts into a new forest (BuildForest), which the
+// publish then classifies in place: it is the snapshot handed out, and the
+// engine's facts are its nodes from then on (at 100,000 nodes a second copy
+// of the forest is about 75 MiB held for nothing). Facts that are a
+// published snapshot's own are copied first (BuildForest sets tree fields),
+// the engine's own are linked as they are.
+func (w *Watcher) rebuild() *model.Snapshot {
 	facts := make([]*model.Node, 0, len(w.nodes.byDir))
 	for _, ln := range w.nodes.byDir {
+		if ln.own {
+			resetClassification(ln.n)
+		} else {
+			ln.n, ln.own = CopyFacts(ln.n), true
+		}
 		facts = append(facts, ln.n)
 	}
 	probs := make([]model.Problem, 0, len(w.walkProbs))
@@ -45,31 +47,41 @@ func (w *Watcher) rebuild() {
 		stored, storeProbs := w.storeFactsForBuild()
 		facts, probs = append(facts, stored...), append(probs, storeProbs...)
 	}
-	w.built.snap = BuildForest(w.allRoots, facts, probs)
-	w.built.gen++
-	w.built.byDir = make(map[string]*model.Node, len(facts))
-	w.built.sessionOf = make(map[string]*model.Node, len(facts))
-	for _, s := range w.built.snap.Sessions {
+	snap := BuildForest(w.allRoots, facts, probs)
+	// The nodes are the snapshot's once it is classified: never written
+	// again.
+	for i, s := range snap.Sessions {
 		s.Walk(func(n *model.Node) {
-			if isStoreNode(n) {
-				return // a store is read whole: its forest is rebuilt
+			if ln := w.liveNodeOf(n); ln != nil {
+				ln.n, ln.own, ln.session = n, false, int32(i)
 			}
-			w.built.byDir[n.InfraDir] = n
-			w.built.sessionOf[n.InfraDir] = s
 		})
 	}
+	w.built.stale = false
 	w.stats.mu.Lock()
 	w.stats.rebuilds++
 	w.stats.mu.Unlock()
+	return snap
 }
 
-// publish classifies a copy of the forest at now, diffs it against the
-// previous snapshot and hands it out. Trees are scoped (SPEC §2: a change
-// in one session never changes another), so only some sessions are copied
-// and classified again, the others are shared with the previous snapshot:
+// liveNodeOf is the record whose facts n holds, or nil for a node made by
+// BuildForest (a registry entry's missing node) or read from a store.
+func (w *Watcher) liveNodeOf(n *model.Node) *liveNode {
+	if isStoreNode(n) {
+		return nil
+	}
+	return w.nodes.byDir[n.InfraDir]
+}
+
+// publish classifies the forest at now, diffs it against the previous
+// snapshot and hands it out. Trees are scoped (SPEC §2: a change in one
+// session never changes another), so only some sessions are copied from
+// the previous snapshot (with the facts that changed since) and classified
+// again, the others are shared with it:
 //   - after a file event, the sessions holding a touched node;
 //   - on a tick, the sessions due (see dueSessions);
-//   - every session for the first snapshot and after a rebuilt forest.
+//   - every session for the first snapshot, after a rebuilt forest (whose
+//     nodes are new and classified in place) and every reasonRefreshTicks.
 func (w *Watcher) publish(now time.Time, tick bool) {
 	if tick {
 		defer func(t0 time.Time) {
@@ -79,54 +91,21 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 			w.stats.mu.Unlock()
 		}(time.Now())
 	}
-	if w.built.snap == nil {
-		w.rebuild()
-	}
-	sameTree := w.prev != nil && w.prevGen == w.built.gen
-	var affected map[*model.Node]bool
-	if sameTree {
-		affected = map[*model.Node]bool{}
-		for dir := range w.nodes.unpublished {
-			if s := w.built.sessionOf[dir]; s != nil {
-				affected[s] = true
-			}
-		}
-		if tick {
-			w.due.ticks++
-			if w.due.ticks%reasonRefreshTicks == 0 {
-				affected = nil // every reason's ages, in one snapshot
-			} else {
-				t0 := time.Now()
-				w.due.dueSessions(w.built.snap.Sessions, now, affected)
-				w.stats.mu.Lock()
-				w.stats.dueTime += time.Since(t0)
-				w.stats.mu.Unlock()
-			}
-		}
-		if affected != nil && len(affected) == 0 && w.mode.Overflows == w.prev.Watch.Overflows {
-			clear(w.nodes.unpublished)
-			return // nothing the model shows has changed
-		}
-	}
-
-	clear(w.nodes.unpublished)
-
 	var snap *model.Snapshot
-	if affected == nil {
-		snap = cloneForest(w.built.snap)
-		fillThresholds(snap.Sessions, w.opts, w.opts.Thresholds)
-		w.owners.prune(snap.Sessions)
-		for _, s := range snap.Sessions {
-			w.owners.apply(s)
-		}
-		liveness.ClassifyForest(snap.Sessions, w.probe, now, w.opts.Thresholds)
-		w.due.reset()
-		for i, s := range snap.Sessions {
-			w.owners.note(s, w.probe, now, w.opts.Thresholds)
-			w.due.noteClassified(w.built.snap.Sessions[i], s, now)
-		}
-		w.due.prunePids()
-	} else {
+	switch affected := w.affectedSessions(now, tick); {
+	case w.prev == nil || w.built.stale:
+		clear(w.nodes.unpublished)
+		snap = w.rebuild()
+		w.classifyAll(snap, now)
+	case affected == nil:
+		clear(w.nodes.unpublished)
+		snap = w.renewForest()
+		w.classifyAll(snap, now)
+	case len(affected) == 0 && w.mode.Overflows == w.prev.Watch.Overflows:
+		clear(w.nodes.unpublished)
+		return // nothing the model shows has changed
+	default:
+		clear(w.nodes.unpublished)
 		cp := *w.prev
 		snap = &cp
 		if len(affected) > 0 {
@@ -134,16 +113,13 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 			snap.Sessions = slices.Clone(w.prev.Sessions)
 			snap.ByID = maps.Clone(w.prev.ByID)
 		}
-		for i, ts := range w.built.snap.Sessions {
-			if !affected[ts] {
-				continue
-			}
-			c := cloneSession(ts, snap.ByID)
+		for i := range affected {
+			c := w.renewSession(w.prev.Sessions[i], snap.ByID)
 			fillThresholds([]*model.Node{c}, w.opts, w.opts.Thresholds)
 			w.owners.apply(c)
 			liveness.ClassifyForest([]*model.Node{c}, w.probe, now, w.opts.Thresholds)
 			w.owners.note(c, w.probe, now, w.opts.Thresholds)
-			w.due.noteClassified(ts, c, now)
+			w.due.noteClassified(i, c, now)
 			snap.Sessions[i] = c
 		}
 	}
@@ -152,13 +128,59 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 	snap.Watch = w.watchInfo()
 	// The sessions nothing touched are prev's own nodes, which Diff skips.
 	trans := model.Diff(w.prev, snap, now, "vanished from disk")
-	w.prev, w.prevGen = snap, w.built.gen
+	w.prev = snap
 	w.latest.Store(snap)
 	w.lastFlush = time.Now()
 	model.Publish(w.updates, model.Update{Snapshot: snap, Transitions: trans})
 	w.stats.mu.Lock()
 	w.stats.publishes++
 	w.stats.mu.Unlock()
+}
+
+// affectedSessions are the indexes of the sessions to classify again when
+// the forest's edges hold: those holding a node whose facts changed and,
+// on a tick, those due. nil means every session (no snapshot yet, a stale
+// forest, or the refresh of every reason).
+func (w *Watcher) affectedSessions(now time.Time, tick bool) map[int]bool {
+	if w.prev == nil || w.built.stale {
+		return nil
+	}
+	affected := map[int]bool{}
+	for dir := range w.nodes.unpublished {
+		if ln := w.nodes.byDir[dir]; ln != nil && ln.session >= 0 {
+			affected[int(ln.session)] = true
+		}
+	}
+	if tick {
+		w.due.ticks++
+		if w.due.ticks%reasonRefreshTicks == 0 {
+			return nil // every reason's ages, in one snapshot
+		}
+		t0 := time.Now()
+		w.due.dueSessions(w.prev.Sessions, now, affected)
+		w.stats.mu.Lock()
+		w.stats.dueTime += time.Since(t0)
+		w.stats.mu.Unlock()
+	}
+	return affected
+}
+
+// classifyAll classifies every session of snap at now, which is either a
+// rebuilt forest or a copy of the previous one, and notes what the ticks
+// need of each.
+func (w *Watcher) classifyAll(snap *model.Snapshot, now time.Time) {
+	fillThresholds(snap.Sessions, w.opts, w.opts.Thresholds)
+	w.owners.prune(snap.Sessions)
+	for _, s := range snap.Sessions {
+		w.owners.apply(s)
+	}
+	liveness.ClassifyForest(snap.Sessions, w.probe, now, w.opts.Thresholds)
+	w.due.reset(len(snap.Sessions))
+	for i, s := range snap.Sessions {
+		w.owners.note(s, w.probe, now, w.opts.Thresholds)
+		w.due.noteClassified(i, s, now)
+	}
+	w.due.prunePids()
 }
 
 // reasonRefreshTicks bounds how stale the ages quoted in a reason ("last

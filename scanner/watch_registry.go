@@ -95,15 +95,10 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 	facts.RegistryPath = path
 	facts.RegistryMtime, facts.RegistrySize = fi.ModTime(), fi.Size()
 	facts.Problems, facts.ScanFlags = withRegistryProblems(n, path, lines)
-	ln.n = &facts
+	ln.n, ln.own = &facts, true
 	w.nodes.unpublished[n.InfraDir] = true
 	if changed {
-		w.built.snap = nil
-		return
-	}
-	if t := w.tmplNode(ln); t != nil {
-		patchFacts(t, ln.n)
-		ln.n = t
+		w.built.stale = true
 	}
 }
 

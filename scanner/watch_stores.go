@@ -147,7 +147,7 @@ func (w *Watcher) readStores(now time.Time) {
 		}
 		st.facts = readStore(st.facts.root, now)
 		w.followStore(st, false)
-		w.built.snap = nil
+		w.built.stale = true
 	}
 }
 

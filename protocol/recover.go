@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 )
 
@@ -172,15 +171,6 @@ func readRange(r io.ReaderAt, from, to int64) ([]byte, error) {
 func (h *Handover) close() {
 	h.old.Close()
 	h.reg.Close()
-}
-
-// changed is fi's ctime: for a replaced registry, its last change, which
-// is no earlier than the rename (the unlink of its old name sets it).
-func changed(fi os.FileInfo) time.Time {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return time.Unix(st.Ctim.Unix())
-	}
-	return fi.ModTime()
 }
 
 // View is dir's registry as a reader should see it while a compaction's

@@ -353,3 +353,40 @@ func TestReadRegistryStopsAtItsBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestParsersAllocateOnlyForWhatTheyKeep: a scan parses a heartbeat, a CfA
+// state and the registry lines of every node; the usual document costs an
+// allocation for each value kept (a path, a task id, the history), none for
+// the words every node repeats (status, role, team, CfA state) and none for
+// reading the document itself.
+func TestParsersAllocateOnlyForWhatTheyKeep(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    string
+		parse func([]byte) error
+		max   float64
+	}{
+		{name: "heartbeat: the parent's path", max: 1,
+			in:    `{"pid": 4242, "parent_heartbeat": "/r/s/.heartbeat", "role": "worker", "started": 1700000000.25, "status": "running"}`,
+			parse: func(b []byte) error { _, err := ParseHeartbeat(b); return err }},
+		{name: "CfA state: its history", max: 2,
+			in:    `{"state": "EXECUTE", "history": [{"state": "PLAN"}], "backtrack_count": 0, "task_id": ""}`,
+			parse: func(b []byte) error { _, err := ParseCfa(b); return err }},
+		{name: "registry: one buffer and the list of lines, then each line's entry, path, task id and team", max: 2 + 3*4,
+			in: `{"heartbeat": "/r/s/team1/a/.heartbeat", "team": "team1", "task_id": "task-1", "status": "active"}` + "\n" +
+				`{"heartbeat": "/r/s/team1/b/.heartbeat", "team": "team1", "task_id": "task-2", "status": "active"}` + "\n" +
+				`{"heartbeat": "/r/s/team2/c/.heartbeat", "team": "team2", "task_id": null, "status": "active"}` + "\n",
+			parse: func(b []byte) error { ParseRegistry(b); return nil }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := []byte(tt.in)
+			if err := tt.parse(b); err != nil {
+				t.Fatal(err)
+			}
+			if got := testing.AllocsPerRun(100, func() { _ = tt.parse(b) }); got > tt.max {
+				t.Errorf("%v allocations a parse, want at most %v", got, tt.max)
+			}
+		})
+	}
+}

@@ -92,6 +92,7 @@ func parseHeartbeatSlow(b []byte) (model.Heartbeat, error) {
 			hb.Started, err = jsonFloat(raw)
 		case "status":
 			hb.Status, err = jsonString(raw)
+			hb.HasStatusField = err == nil && !isNull(raw)
 		case "team":
 			hb.Team, err = jsonString(raw)
 		case "task_id":
@@ -188,6 +189,7 @@ func parseHeartbeatFast(b []byte) (model.Heartbeat, bool) {
 		case "status":
 			bit = 1 << 5
 			ok = flatString(v, &hb.Status)
+			hb.HasStatusField = v.kind == kindString
 		case "team":
 			bit = 1 << 6
 			ok = flatString(v, &hb.Team)

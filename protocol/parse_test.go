@@ -142,6 +142,33 @@ func TestParseHeartbeatSessionLead(t *testing.T) {
 	}
 }
 
+// SPEC §4.1 reports the status as written, or null: the parse says whether
+// a status string was written at all, so an empty one is told from none
+// without the file's bytes. Both parse paths agree.
+func TestParseHeartbeatTellsAnEmptyStatusFromNone(t *testing.T) {
+	tests := []struct {
+		name     string
+		in       string
+		hasField bool
+	}{
+		{name: "a status", in: `{"pid": 1, "status": "running"}`, hasField: true},
+		{name: "an empty status", in: `{"pid": 1, "status": ""}`, hasField: true},
+		{name: "an empty status, with an unknown field (the slow path)", in: `{"pid": 1, "status": "", "host": "h"}`, hasField: true},
+		{name: "no status", in: `{"pid": 1}`},
+		{name: "null status", in: `{"pid": 1, "status": null}`},
+		{name: "null status, with an unknown field (the slow path)", in: `{"status": null, "host": "h"}`},
+		{name: "a status of another type", in: `{"pid": 1, "status": 3}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hb, _ := ParseHeartbeat([]byte(tt.in))
+			if hb.HasStatusField != tt.hasField {
+				t.Errorf("has status field %v, want %v", hb.HasStatusField, tt.hasField)
+			}
+		})
+	}
+}
+
 func TestParseRegistry(t *testing.T) {
 	tests := []struct {
 		name  string

@@ -347,11 +347,12 @@ func nodeJSON(n *model.Node, now time.Time) NodeJSON {
 
 // statusJSON is the heartbeat's status as written (SPEC §4.1: raw, or
 // null): null when the file holds no status string (absent, null, or of
-// another type). The parsed heartbeat cannot tell an absent status from an
-// empty one, so an empty one is looked up in the file's bytes; without them
-// (a heartbeat decoded from another host's document) empty means absent.
+// another type). A heartbeat parsed from its file says whether it held one
+// (HasStatusField); one built elsewhere with its bytes is looked up in
+// them; without either (a heartbeat decoded from another host's document)
+// empty means absent.
 func statusJSON(hb *model.Heartbeat, raw []byte) *string {
-	if hb.Status != "" {
+	if hb.Status != "" || hb.HasStatusField {
 		return ptr(hb.Status)
 	}
 	if raw == nil {

@@ -185,6 +185,9 @@ type dirHandle struct {
 	// unclean: path is not clean, so its files' paths are joined with
 	// filepath.Join, which cleans them, as before the fast join.
 	unclean bool
+	// heartbeat is the path of its heartbeat when the walk made it with
+	// the directory's own ("" when not): one string holds both.
+	heartbeat string
 }
 
 func (h dirHandle) close() {
@@ -214,4 +217,14 @@ func (h dirHandle) lstatMtime(name string) (time.Time, bool) {
 		}
 		return time.Unix(st.Mtim.Unix()), true
 	}
+}
+
+// readDocument reads the directory's entry name whole (see
+// protocol.ReadDocumentAt), relative to the open directory when there is
+// one.
+func (h dirHandle) readDocument(name string, limit int64, buf []byte) ([]byte, protocol.Info, error) {
+	if h.fd < 0 {
+		return protocol.ReadDocumentAt(unix.AT_FDCWD, "", h.file(name), limit, buf)
+	}
+	return protocol.ReadDocumentAt(h.fd, h.path, name, limit, buf)
 }

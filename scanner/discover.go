@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 	"github.com/dispatchtop/dispatchtop/sources"
 )
 
@@ -263,11 +264,16 @@ type dirJob struct {
 	root  *Root
 	dir   string
 	depth int
+	// heartbeat is the path of dir's heartbeat, made with dir in one
+	// string ("" for a root): most directories a walk lists are node dirs,
+	// and at 100,000 nodes a path of its own each was 10 MB.
+	heartbeat string
 }
 
 type walker struct {
 	ignore   []string
 	maxDepth int
+	omitRaw  bool
 	readDir  func(string) ([]fs.DirEntry, error)
 
 	// Work sharing: each worker walks depth first from its own stack and
@@ -282,7 +288,7 @@ type walker struct {
 }
 
 func newWalker(roots []Root, opts Options) *walker {
-	w := &walker{ignore: opts.Ignore, maxDepth: opts.MaxDepth, readDir: opts.readDir}
+	w := &walker{ignore: opts.Ignore, maxDepth: opts.MaxDepth, omitRaw: opts.OmitRaw, readDir: opts.readDir}
 	if w.maxDepth <= 0 {
 		w.maxDepth = DefaultMaxDepth
 	}
@@ -297,6 +303,7 @@ type result struct {
 	dirs     []string
 	problems []model.Problem
 	stack    []dirJob // this worker's own directories still to visit
+	reader   nodeReader
 }
 
 func (w *walker) run(jobs []dirJob) *Walk {
@@ -304,6 +311,9 @@ func (w *walker) run(jobs []dirJob) *Walk {
 	w.queue = append(w.queue, jobs...)
 	workers := max(2, runtime.GOMAXPROCS(0))
 	results := make([]result, workers)
+	for i := range results {
+		results[i].reader.omitRaw = w.omitRaw
+	}
 	var wg sync.WaitGroup
 	for i := range workers {
 		wg.Add(1)
@@ -397,7 +407,8 @@ func (w *walker) visit(j dirJob, res *result) {
 	}
 	res.dirs = append(res.dirs, j.dir)
 	if isNodeDir(entries) {
-		if n := readNode(j.root.Path, h, entries); n != nil {
+		h.heartbeat = j.heartbeat
+		if n := readNode(j.root.Path, h, entries, &res.reader); n != nil {
 			res.nodes = append(res.nodes, n)
 		}
 	}
@@ -416,7 +427,8 @@ func (w *walker) visit(j dirJob, res *result) {
 			continue
 		}
 		name := e.Name()
-		child := joinClean(j.dir, name)
+		heartbeat := heartbeatIn(j.dir, name)
+		child := heartbeat[:len(heartbeat)-len(protocol.HeartbeatFile)-1]
 		rel := strings.TrimPrefix(filepath.ToSlash(child[len(j.root.Path):]), "/")
 		if w.skipDir(name, rel) {
 			continue
@@ -426,8 +438,19 @@ func (w *walker) visit(j dirJob, res *result) {
 				Error: fmt.Sprintf("not scanned: deeper than the depth bound %d", w.maxDepth)})
 			continue
 		}
-		w.push(dirJob{root: j.root, dir: child, depth: j.depth + 1}, res)
+		w.push(dirJob{root: j.root, dir: child, depth: j.depth + 1, heartbeat: heartbeat}, res)
 	}
+}
+
+// heartbeatIn is the path of the heartbeat of dir's entry name, made in
+// one string with the entry's own path, which is its prefix (dir is clean
+// and name a listed one, as joinClean takes them).
+func heartbeatIn(dir, name string) string {
+	if dir == "" || dir[len(dir)-1] == filepath.Separator {
+		return filepath.Join(dir, name, protocol.HeartbeatFile)
+	}
+	const sep = string(filepath.Separator)
+	return dir + sep + name + sep + protocol.HeartbeatFile
 }
 
 // skipDir applies the never-descend rules and the ignore globs (matched

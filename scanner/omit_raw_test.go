@@ -1,0 +1,93 @@
+package scanner
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/dispatchtop/dispatchtop/internal/treegen"
+	"github.com/dispatchtop/dispatchtop/liveness"
+	"github.com/dispatchtop/dispatchtop/protocol"
+	"github.com/dispatchtop/dispatchtop/report"
+)
+
+// A one-shot report shows no file's bytes: with OmitRaw the nodes keep none
+// (no heartbeat, no registry line), and the report is the same, byte for
+// byte, as the one of a scan that keeps them. The fixture holds every
+// state, flag and action, bad files among them.
+func TestOmitRawKeepsNoFileBytesAndChangesNoReport(t *testing.T) {
+	dir := t.TempDir()
+	fx := treegen.InstallFixture(t, dir)
+	opts := Options{Roots: DefaultRoots(dir), Probe: fx.Probe(liveness.SystemProbe{}), Now: func() time.Time { return fx.Now }}
+	kept, err := Scan(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.OmitRaw = true
+	omitted, err := Scan(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var withRaw, heartbeats, lines int
+	for _, n := range kept.ByID {
+		if n.HeartbeatRaw != nil {
+			withRaw++
+		}
+	}
+	for id, n := range omitted.ByID {
+		if n.HeartbeatRaw != nil && n.Source == "" {
+			t.Errorf("%s: %d bytes of heartbeat kept", id, len(n.HeartbeatRaw))
+		}
+		if n.Heartbeat != nil {
+			heartbeats++
+		}
+		for _, l := range n.Registry {
+			lines++
+			if l.Raw != nil {
+				t.Errorf("%s: registry line %d kept its bytes %q", id, l.Number, l.Raw)
+			}
+		}
+	}
+	if withRaw == 0 || heartbeats == 0 || lines == 0 {
+		t.Fatalf("the fixture proves nothing: %d nodes with bytes kept, %d heartbeats, %d registry lines", withRaw, heartbeats, lines)
+	}
+	var a, b bytes.Buffer
+	if err := report.WriteJSON(&a, kept); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteJSON(&b, omitted); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Errorf("the report differs without the bytes:\n%s\nwith them:\n%s", b.Bytes(), a.Bytes())
+	}
+}
+
+// A walked node's infra dir and its heartbeat's path are one string, the
+// dir its prefix: at 100,000 nodes a path of its own each is 10 MB.
+func TestWalkMakesTheDirAndItsHeartbeatPathInOneString(t *testing.T) {
+	dir := t.TempDir()
+	if err := treegen.Generate(dir, 2, 10, 3, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Discover(Options{Roots: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Nodes) != 20 {
+		t.Fatalf("%d nodes, want 20", len(w.Nodes))
+	}
+	for _, n := range w.Nodes {
+		if n.HeartbeatPath != filepath.Join(n.InfraDir, protocol.HeartbeatFile) {
+			t.Errorf("%s: heartbeat path %s", n.InfraDir, n.HeartbeatPath)
+		}
+		if n.InfraDir == dir {
+			continue // a root is given, not made by the walk
+		}
+		if unsafe.StringData(n.InfraDir) != unsafe.StringData(n.HeartbeatPath) {
+			t.Errorf("%s: its heartbeat path is a string of its own", n.InfraDir)
+		}
+	}
+}

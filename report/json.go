@@ -132,7 +132,7 @@ func BuildDocument(snap *model.Snapshot) Document {
 	doc := documentHead(snap)
 	doc.Sessions = make([]NodeJSON, 0, len(snap.Sessions))
 	for _, s := range snap.Sessions {
-		doc.Sessions = append(doc.Sessions, nodeJSON(s, snap.GeneratedAt))
+		doc.Sessions = append(doc.Sessions, nodeJSON(s, snap.GeneratedAt, nil))
 	}
 	return doc
 }
@@ -189,9 +189,55 @@ func sourceOf(kind string) string {
 // nodes a whole document of them held more than the forest itself.
 func WriteJSON(w io.Writer, snap *model.Snapshot) error {
 	doc := documentHead(snap)
+	var a nodeArena
 	return encodeDocument(w, doc, len(snap.Sessions), func(i int) NodeJSON {
-		return nodeJSON(snap.Sessions[i], snap.GeneratedAt)
+		a.reset() // the session before is written
+		return nodeJSON(snap.Sessions[i], snap.GeneratedAt, &a)
 	})
+}
+
+// nodeArena holds the nodes of one session as it is written, and the values
+// they point to, in slices reused from session to session: boxing each
+// value on its own was ten allocations a node, garbage as soon as its
+// session was written. Memory it hands out is valid until the next reset;
+// a nil arena allocates each value on the heap, for a document kept whole.
+type nodeArena struct {
+	strs   []string
+	ints   []int
+	floats []float64
+	cfas   []CfaJSON
+	nodes  []NodeJSON
+}
+
+func (a *nodeArena) reset() {
+	a.strs, a.ints, a.floats, a.cfas, a.nodes = a.strs[:0], a.ints[:0], a.floats[:0], a.cfas[:0], a.nodes[:0]
+}
+
+// box returns a pointer to a copy of v, held in *slab. A slab that grows
+// leaves the values handed out in the array they were in, unchanged.
+func box[T any](a *nodeArena, slab *[]T, v T) *T {
+	if a == nil {
+		p := new(T) // not &v, which would put every v on the heap
+		*p = v
+		return p
+	}
+	*slab = append(*slab, v)
+	return &(*slab)[len(*slab)-1]
+}
+
+// children is an empty list with room for k nodes (never nil: a leaf's
+// children are [], not null).
+func (a *nodeArena) children(k int) []NodeJSON {
+	if a == nil {
+		return make([]NodeJSON, 0, k)
+	}
+	if a.nodes == nil || cap(a.nodes)-len(a.nodes) < k {
+		// A new slab: the nodes handed out stay where they are.
+		a.nodes = make([]NodeJSON, 0, max(2*cap(a.nodes), k, 16))
+	}
+	n := len(a.nodes)
+	a.nodes = a.nodes[:n+k]
+	return a.nodes[n : n : n+k]
 }
 
 // EncodeDocument writes doc exactly as an indented json.Encoder would, one
@@ -287,7 +333,9 @@ func (e *docEncoder) value(v any, prefix string) {
 	e.w.Write(e.indent.Bytes())
 }
 
-func nodeJSON(n *model.Node, now time.Time) NodeJSON {
+// nodeJSON is n and its subtree as the document shows them, its values
+// held in a (nil: on the heap).
+func nodeJSON(n *model.Node, now time.Time, a *nodeArena) NodeJSON {
 	out := NodeJSON{
 		ID:       n.ID,
 		InfraDir: n.InfraDir,
@@ -300,49 +348,73 @@ func nodeJSON(n *model.Node, now time.Time) NodeJSON {
 		Team:     n.Team(),
 		Retries:  Retries(n),
 		Problems: n.Problems,
-		Children: make([]NodeJSON, 0, len(n.Children)),
+		Children: a.children(len(n.Children)),
+	}
+	var strs *[]string
+	if a != nil {
+		strs = &a.strs
 	}
 	if n.HeartbeatPath != "" {
-		out.Heartbeat = ptr(n.HeartbeatPath)
+		out.Heartbeat = box(a, strs, n.HeartbeatPath)
 	}
 	if id := n.TaskID(); id != "" {
-		out.TaskID = ptr(id)
+		out.TaskID = box(a, strs, id)
 	}
 	if pid := n.PID(); pid != 0 {
-		out.PID = ptr(pid)
+		out.PID = box(a, intsOf(a), pid)
 	}
 	if hb := n.Heartbeat; hb != nil {
 		if hb.Started > 0 {
-			out.Started = ptr(hb.Started)
+			out.Started = box(a, floatsOf(a), hb.Started)
 		}
-		out.Status = statusJSON(hb, n.HeartbeatRaw)
+		if status, ok := statusJSON(hb, n.HeartbeatRaw); ok {
+			out.Status = box(a, strs, status)
+		}
 		if len(hb.Extra) > 0 {
 			out.Extra = hb.Extra
 		}
 	}
 	if !n.BeatMtime.IsZero() {
-		out.BeatAgeS = ptr(ageSeconds(now, n.BeatMtime))
+		out.BeatAgeS = box(a, floatsOf(a), ageSeconds(now, n.BeatMtime))
 	}
 	if !n.ActivityMtime.IsZero() {
-		out.ActivityAgeS = ptr(ageSeconds(now, n.ActivityMtime))
+		out.ActivityAgeS = box(a, floatsOf(a), ageSeconds(now, n.ActivityMtime))
 	}
 	if n.Cfa != nil {
-		out.Cfa = &CfaJSON{State: n.Cfa.State, Outcome: n.Cfa.Outcome()}
+		var cfas *[]CfaJSON
+		if a != nil {
+			cfas = &a.cfas
+		}
+		out.Cfa = box(a, cfas, CfaJSON{State: n.Cfa.State, Outcome: n.Cfa.Outcome()})
 	}
 	if n.Blocked != nil {
-		out.Blocked = ptr(n.Blocked.Question)
+		out.Blocked = box(a, strs, n.Blocked.Question)
 	}
 	if n.ParentID != "" {
-		out.Parent = ptr(n.ParentID)
+		out.Parent = box(a, strs, n.ParentID)
 	}
 	out.OtherParents = n.OtherParents
 	for _, f := range n.SourceFields {
 		out.SourceFields = append(out.SourceFields, FieldJSON{Name: f.Name, Value: f.Value})
 	}
 	for _, c := range n.Children {
-		out.Children = append(out.Children, nodeJSON(c, now))
+		out.Children = append(out.Children, nodeJSON(c, now, a))
 	}
 	return out
+}
+
+func intsOf(a *nodeArena) *[]int {
+	if a == nil {
+		return nil
+	}
+	return &a.ints
+}
+
+func floatsOf(a *nodeArena) *[]float64 {
+	if a == nil {
+		return nil
+	}
+	return &a.floats
 }
 
 // statusJSON is the heartbeat's status as written (SPEC §4.1: raw, or
@@ -351,22 +423,22 @@ func nodeJSON(n *model.Node, now time.Time) NodeJSON {
 // (HasStatusField); one built elsewhere with its bytes is looked up in
 // them; without either (a heartbeat decoded from another host's document)
 // empty means absent.
-func statusJSON(hb *model.Heartbeat, raw []byte) *string {
+func statusJSON(hb *model.Heartbeat, raw []byte) (string, bool) {
 	if hb.Status != "" || hb.HasStatusField {
-		return ptr(hb.Status)
+		return hb.Status, true
 	}
 	if raw == nil {
-		return nil
+		return "", false
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		return nil
+		return "", false
 	}
 	var status *string // JSON null leaves it nil
-	if err := json.Unmarshal(fields["status"], &status); err != nil || fields["status"] == nil {
-		return nil
+	if err := json.Unmarshal(fields["status"], &status); err != nil || fields["status"] == nil || status == nil {
+		return "", false
 	}
-	return status
+	return *status, true
 }
 
 // Retries reports the node's resume counts and what is left of the budget
@@ -385,8 +457,6 @@ func ageSeconds(now, t time.Time) float64 {
 	}
 	return math.Round(s*1000) / 1000
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func nonNil[T any](s []T) []T {
 	if s == nil {

@@ -44,8 +44,9 @@ type Options struct {
 	ThresholdsGiven GivenThresholds
 
 	// OmitRaw: the nodes keep no bytes of their files (Node.HeartbeatRaw,
-	// RegistryLine.Raw), which only the dashboard's detail pane shows: a
-	// one-shot report sets it, and at 100,000 nodes they weigh tens of MB.
+	// RegistryLine.Raw, CfaState.History), which only the dashboard's
+	// detail pane shows: a one-shot report sets it, and at 100,000 nodes
+	// they weigh tens of MB.
 	OmitRaw bool
 
 	// readDir replaces os.ReadDir in tests that need a read error root

@@ -14,8 +14,8 @@ import (
 )
 
 // A one-shot report shows no file's bytes: with OmitRaw the nodes keep none
-// (no heartbeat, no registry line), and the report is the same, byte for
-// byte, as the one of a scan that keeps them. The fixture holds every
+// (no heartbeat, no registry line, no CfA history), and the report is the
+// same, byte for byte, as the one of a scan that keeps them. The fixture holds every
 // state, flag and action, bad files among them.
 func TestOmitRawKeepsNoFileBytesAndChangesNoReport(t *testing.T) {
 	dir := t.TempDir()
@@ -30,10 +30,13 @@ func TestOmitRawKeepsNoFileBytesAndChangesNoReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var withRaw, heartbeats, lines int
+	var withRaw, heartbeats, lines, histories int
 	for _, n := range kept.ByID {
 		if n.HeartbeatRaw != nil {
 			withRaw++
+		}
+		if n.Cfa != nil && len(n.Cfa.History) > 0 {
+			histories++
 		}
 	}
 	for id, n := range omitted.ByID {
@@ -43,6 +46,9 @@ func TestOmitRawKeepsNoFileBytesAndChangesNoReport(t *testing.T) {
 		if n.Heartbeat != nil {
 			heartbeats++
 		}
+		if n.Cfa != nil && n.Cfa.History != nil {
+			t.Errorf("%s: the CfA history kept, %d entries", id, len(n.Cfa.History))
+		}
 		for _, l := range n.Registry {
 			lines++
 			if l.Raw != nil {
@@ -50,8 +56,8 @@ func TestOmitRawKeepsNoFileBytesAndChangesNoReport(t *testing.T) {
 			}
 		}
 	}
-	if withRaw == 0 || heartbeats == 0 || lines == 0 {
-		t.Fatalf("the fixture proves nothing: %d nodes with bytes kept, %d heartbeats, %d registry lines", withRaw, heartbeats, lines)
+	if withRaw == 0 || heartbeats == 0 || lines == 0 || histories == 0 {
+		t.Fatalf("the fixture proves nothing: %d nodes with bytes kept, %d heartbeats, %d registry lines, %d histories", withRaw, heartbeats, lines, histories)
 	}
 	var a, b bytes.Buffer
 	if err := report.WriteJSON(&a, kept); err != nil {

@@ -54,8 +54,8 @@ func isNodeDir(entries []fs.DirEntry) bool {
 
 // nodeReader is what one reader of node dirs keeps from node to node.
 type nodeReader struct {
-	// omitRaw: the heartbeat's bytes and the registry lines' are not kept
-	// (Options.OmitRaw).
+	// omitRaw: the heartbeat's bytes, the registry lines' and the CfA
+	// history's are not kept (Options.OmitRaw).
 	omitRaw bool
 	// scratch takes the documents whose bytes are not kept, one after the
 	// other: their parsers copy what they keep.
@@ -128,6 +128,9 @@ func readNode(root string, h dirHandle, entries []fs.DirEntry, r *nodeReader) *m
 			if b, ok := readDocInto(n, h, name, r); ok {
 				c, err := protocol.ParseCfa(b)
 				r.keep(b)
+				if r.omitRaw {
+					c.History = nil // its entries are the file's bytes
+				}
 				if err != nil {
 					addProblem(n, h.file(name), fmt.Errorf("parse CfA state: %w", err), true)
 				} else {

@@ -15,6 +15,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -322,6 +323,12 @@ func (w *walker) run(jobs []dirJob) *Walk {
 			for {
 				j, ok := w.next(res)
 				if !ok {
+					// Each worker sorts its own share, on its own core:
+					// merging sorted shares is linear, sorting the whole
+					// walk after it was a serial tenth of its time.
+					slices.SortFunc(res.nodes, byInfraDir)
+					slices.Sort(res.dirs)
+					slices.SortStableFunc(res.problems, byPath)
 					return
 				}
 				w.visit(j, res)
@@ -336,16 +343,48 @@ func (w *walker) run(jobs []dirJob) *Walk {
 		}(&results[i])
 	}
 	wg.Wait()
-	walk := &Walk{}
-	for _, r := range results {
-		walk.Nodes = append(walk.Nodes, r.nodes...)
-		walk.Dirs = append(walk.Dirs, r.dirs...)
-		walk.Problems = append(walk.Problems, r.problems...)
+	nodes := make([][]*model.Node, len(results))
+	dirs := make([][]string, len(results))
+	problems := make([][]model.Problem, len(results))
+	for i, r := range results {
+		nodes[i], dirs[i], problems[i] = r.nodes, r.dirs, r.problems
 	}
-	sort.Slice(walk.Nodes, func(i, j int) bool { return walk.Nodes[i].InfraDir < walk.Nodes[j].InfraDir })
-	sort.Strings(walk.Dirs)
-	sort.Slice(walk.Problems, func(i, j int) bool { return walk.Problems[i].Path < walk.Problems[j].Path })
-	return walk
+	return &Walk{
+		Nodes:    mergeSorted(nodes, byInfraDir),
+		Dirs:     mergeSorted(dirs, strings.Compare),
+		Problems: mergeSorted(problems, byPath),
+	}
+}
+
+func byInfraDir(a, b *model.Node) int { return strings.Compare(a.InfraDir, b.InfraDir) }
+
+func byPath(a, b model.Problem) int { return strings.Compare(a.Path, b.Path) }
+
+// mergeSorted merges lists each sorted by cmp into one sorted list; of
+// equal elements, those of an earlier list come first. The lists are few
+// (one a worker), so the smallest head is looked for in turn.
+func mergeSorted[T any](lists [][]T, cmp func(a, b T) int) []T {
+	total := 0
+	for _, l := range lists {
+		total += len(l)
+	}
+	if total == 0 {
+		return nil
+	}
+	out := make([]T, 0, total)
+	for {
+		best := -1
+		for i, l := range lists {
+			if len(l) > 0 && (best < 0 || cmp(l[0], lists[best][0]) < 0) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return out
+		}
+		out = append(out, lists[best][0])
+		lists[best] = lists[best][1:]
+	}
 }
 
 // openDir lists a directory, kept open for reading its files; a listing

@@ -106,7 +106,6 @@ func BuildForest(roots []Root, nodes []*model.Node, problems []model.Problem) *m
 		refused: map[*model.Node]map[*model.Node]bool{},
 	}
 	sorted := append([]*model.Node(nil), nodes...)
-	byInfraDir := func(a, b *model.Node) int { return strings.Compare(a.InfraDir, b.InfraDir) }
 	if !slices.IsSortedFunc(sorted, byInfraDir) { // as a walk gives them
 		slices.SortStableFunc(sorted, byInfraDir)
 	}

@@ -1,8 +1,10 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"testing"
 	"time"
 
@@ -53,5 +55,19 @@ func TestJSONWritesNodesWithoutAllocatingForEach(t *testing.T) {
 	perNode := (allocs(large) - allocs(small)) / float64(3*(150-50))
 	if perNode > 0.1 {
 		t.Errorf("%.2f allocations a node, want none", perNode)
+	}
+}
+
+// A value encoding/json refuses (an infinite start) fails the document with
+// encoding/json's error, in whichever session and encoder it is met.
+func TestJSONFailsWithEncodingJSONsError(t *testing.T) {
+	for _, at := range []int{0, 17, 99} {
+		snap := forestOf(100)
+		snap.Sessions[at].Heartbeat.Started = math.Inf(1)
+		_, want := json.Marshal(BuildDocument(snap))
+		err := WriteJSON(io.Discard, snap)
+		if want == nil || err == nil || err.Error() != want.Error() {
+			t.Errorf("+Inf in session %d: %v, want %v", at, err, want)
+		}
 	}
 }

@@ -173,6 +173,7 @@ func TestJSONStreamedAsOneIndentedEncoderWouldWriteIt(t *testing.T) {
 		{"two sessions, problems, HTML-escaped characters", withSecond},
 		{"no roots, no sessions, no problems", empty},
 		{"escapes, exponents, extra fields, node problems", odd},
+		{"a hundred sessions, written a chunk an encoder", forestOf(100)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -231,12 +231,8 @@ func (b *builder) registryEdges(p *model.Node) {
 		if e == nil {
 			continue
 		}
-		hb := e.Heartbeat
-		if !filepath.IsAbs(hb) {
-			hb = filepath.Join(p.InfraDir, hb)
-		}
-		hb = filepath.Clean(hb)
-		child := b.lookup(filepath.Dir(hb), filepath.Base(hb), true)
+		dir, file := splitNamed(e.Heartbeat, p.InfraDir)
+		child := b.lookup(dir, file, true)
 		if child == nil {
 			continue
 		}
@@ -256,14 +252,10 @@ func (b *builder) declaredEdge(c *model.Node) {
 		}
 		return
 	}
-	hb := c.Heartbeat.ParentHeartbeat
-	if !filepath.IsAbs(hb) {
-		hb = filepath.Join(c.InfraDir, hb)
-	}
-	hb = filepath.Clean(hb)
+	dir, file := splitNamed(c.Heartbeat.ParentHeartbeat, c.InfraDir)
 	// A parent that does not exist inside a root is not invented: only a
 	// registry entry makes a missing node. One outside every root is shown.
-	if p := b.lookup(filepath.Dir(hb), filepath.Base(hb), false); p != nil {
+	if p := b.lookup(dir, file, false); p != nil {
 		b.addCandidate(c, p, edgeDeclared, nil)
 	}
 }
@@ -278,7 +270,11 @@ func (b *builder) nestingEdge(n *model.Node, notWalked bool) {
 		return
 	}
 	onDisk := notWalked && (n.HasHeartbeat || n.Legacy)
-	for d := filepath.Dir(n.InfraDir); within(n.Root, d); d = filepath.Dir(d) {
+	parent := filepath.Dir
+	if isCleanAbs(n.InfraDir) { // as the walk names them: every parent is clean
+		parent = parentOfClean
+	}
+	for d := parent(n.InfraDir); within(n.Root, d); d = parent(d) {
 		if p, ok := b.byDir[d]; ok {
 			b.addCandidate(n, p, edgeNesting, nil)
 			return
@@ -332,10 +328,8 @@ func (b *builder) id(n *model.Node) string {
 // and below root, as the walk makes the dirs: an id is then no string of
 // its own beside the infra dir.
 func relativeTo(root, dir string) (string, bool) {
-	if len(dir) > len(root) && root != string(filepath.Separator) && dir[len(root)] == filepath.Separator && strings.HasPrefix(dir, root) {
-		if rel := dir[len(root)+1:]; filepath.Clean(rel) == rel && filepath.IsLocal(rel) {
-			return rel, true
-		}
+	if len(dir) > len(root) && dir[len(root)] == '/' && strings.HasPrefix(dir, root) && isCleanAbs(root) && isCleanAbs(dir) {
+		return dir[len(root)+1:], true
 	}
 	rel, err := filepath.Rel(root, dir)
 	return rel, err == nil

@@ -40,6 +40,30 @@ func openDir(dir string) (dirHandle, []fs.DirEntry, error) {
 	return h, entries, nil
 }
 
+// openDirAt lists the directory name in the open directory parent, and
+// keeps it open, as openDir does for path, which names the same directory
+// (in errors, and as the handle's path).
+func openDirAt(parent dirHandle, name, path string) (dirHandle, []fs.DirEntry, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Openat(parent.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return dirHandle{fd: -1}, nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	h := dirHandle{path: path, fd: fd}
+	entries, err := readDirents(h)
+	if err != nil {
+		h.close()
+		return dirHandle{fd: -1}, nil, err
+	}
+	return h, entries, nil
+}
+
 // direntBufs are getdents buffers, one per worker at a time.
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 

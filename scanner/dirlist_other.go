@@ -21,6 +21,12 @@ func openDir(dir string) (dirHandle, []fs.DirEntry, error) {
 	return dirHandle{path: dir, fd: -1}, entries, nil
 }
 
+// openDirAt lists path, the directory name in parent: elsewhere than on
+// Linux directories are opened by their whole path.
+func openDirAt(_ dirHandle, _, path string) (dirHandle, []fs.DirEntry, error) {
+	return openDir(path)
+}
+
 // dirHandle is a listed directory.
 type dirHandle struct {
 	path string

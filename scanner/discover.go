@@ -269,6 +269,25 @@ type dirJob struct {
 	// string ("" for a root): most directories a walk lists are node dirs,
 	// and at 100,000 nodes a path of its own each was 10 MB.
 	heartbeat string
+	// parent is the directory dir was listed in, held open to open dir
+	// relative to it by its name ("" and nil for a root).
+	parent *dirRef
+	name   string
+}
+
+// dirRef is a listed directory kept open while its subdirectories wait to
+// be opened relative to it: opening a directory by its whole path walks
+// every component of the path again, as long as listing it. The last
+// subdirectory opened closes it.
+type dirRef struct {
+	h    dirHandle
+	refs atomic.Int32
+}
+
+func (r *dirRef) release() {
+	if r.refs.Add(-1) == 0 {
+		r.h.close()
+	}
 }
 
 type walker struct {
@@ -387,14 +406,21 @@ func mergeSorted[T any](lists [][]T, cmp func(a, b T) int) []T {
 	}
 }
 
-// openDir lists a directory, kept open for reading its files; a listing
-// replaced by a test is read by path.
-func (w *walker) openDir(dir string) (dirHandle, []fs.DirEntry, error) {
-	if w.readDir == nil {
-		return openDir(dir)
+// openDir lists the job's directory, kept open for reading its files,
+// relative to its parent when that is open; a listing replaced by a test
+// is read by path. The job's hold on its parent ends here.
+func (w *walker) openDir(j dirJob) (dirHandle, []fs.DirEntry, error) {
+	if j.parent != nil {
+		defer j.parent.release()
 	}
-	entries, err := w.readDir(dir)
-	return dirHandle{path: dir, fd: -1}, entries, err
+	switch {
+	case w.readDir != nil:
+		entries, err := w.readDir(j.dir)
+		return dirHandle{path: j.dir, fd: -1}, entries, err
+	case j.parent != nil && j.parent.h.fd >= 0:
+		return openDirAt(j.parent.h, j.name, j.dir)
+	}
+	return openDir(j.dir)
 }
 
 // push queues a directory: shared when a worker is idle, else local.
@@ -436,7 +462,7 @@ func (w *walker) next(res *result) (dirJob, bool) {
 // visit lists one directory, reads it when it is a node and queues the
 // subdirectories the rules allow.
 func (w *walker) visit(j dirJob, res *result) {
-	h, entries, err := w.openDir(j.dir)
+	h, entries, err := w.openDir(j)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return // removed while the scan ran: nothing to report
@@ -451,7 +477,16 @@ func (w *walker) visit(j dirJob, res *result) {
 			res.nodes = append(res.nodes, n)
 		}
 	}
-	h.close()
+	// Held open for the subdirectories pushed below (made on the first),
+	// closed with the last of them or, when there is none, here.
+	var ref *dirRef
+	defer func() {
+		if ref != nil {
+			ref.release()
+		} else {
+			h.close()
+		}
+	}()
 	if j.depth > 0 {
 		for _, e := range entries {
 			if e.Name() == ".git" {
@@ -477,7 +512,15 @@ func (w *walker) visit(j dirJob, res *result) {
 				Error: fmt.Sprintf("not scanned: deeper than the depth bound %d", w.maxDepth)})
 			continue
 		}
-		w.push(dirJob{root: j.root, dir: child, depth: j.depth + 1, heartbeat: heartbeat}, res)
+		if ref == nil && h.fd >= 0 {
+			ref = &dirRef{h: h}
+			ref.refs.Store(1) // this visit's own hold, released at its end
+		}
+		if ref != nil {
+			ref.refs.Add(1)
+		}
+		w.push(dirJob{root: j.root, dir: child, depth: j.depth + 1, heartbeat: heartbeat,
+			parent: ref, name: child[len(child)-len(name):]}, res)
 	}
 }
 

@@ -2,6 +2,7 @@ package scanner
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -95,5 +96,41 @@ func TestWalkMakesTheDirAndItsHeartbeatPathInOneString(t *testing.T) {
 		if unsafe.StringData(n.InfraDir) != unsafe.StringData(n.HeartbeatPath) {
 			t.Errorf("%s: its heartbeat path is a string of its own", n.InfraDir)
 		}
+	}
+}
+
+// The walk opens each subdirectory relative to its parent, held open until
+// the last of them is opened: every directory it opens is closed by the
+// end, whichever way its visit ends (a leaf, a git worktree, the depth
+// bound).
+func TestWalkClosesEveryDirectoryItOpens(t *testing.T) {
+	dir := t.TempDir()
+	if err := treegen.Generate(dir, 30, 10, 3, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"wt/.git", "wt/a/b", "deep/1/2/3/4/5/6"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fds := func() int {
+		entries, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skipf("no /proc/self/fd: %v", err)
+		}
+		return len(entries)
+	}
+	before := fds()
+	for range 5 {
+		w, err := Discover(Options{Roots: []string{dir}, MaxDepth: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(w.Nodes) != 300 {
+			t.Fatalf("%d nodes, want 300", len(w.Nodes))
+		}
+	}
+	if after := fds(); after != before {
+		t.Errorf("%d descriptors open after the walks, %d before", after, before)
 	}
 }

@@ -280,7 +280,7 @@ func encodeDocument(w io.Writer, doc Document, count int, session func(int, *nod
 }
 
 // sessionsAChunk is how many sessions one encoder writes at a time.
-const sessionsAChunk = 16
+const sessionsAChunk = 4
 
 // sessions writes the sessions, each line of the list after the first
 // joined by a comma. They are encoded a chunk at a time by an encoder on

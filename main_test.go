@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -193,6 +194,38 @@ func TestOnceJSONSchemaAndExitCodes(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "--fail-on") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 		t.Errorf("stderr should be one line naming --fail-on, got %q", stderr)
+	}
+}
+
+// A one-shot run holds the collector off while its heap is small: over
+// 2,000 nodes (several MB, four collections under the default pacing) it
+// makes none, and GOGC in the environment still wins.
+func TestOnceCollectsNoGarbageWhileItsHeapIsSmall(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".sessions")
+	if err := treegen.Generate(dir, 200, 10, 3, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	collections := func(env ...string) int {
+		cmd := exec.Command(binary, "--once", "--json", "--fail-on", "none", dir)
+		cmd.Env = append(os.Environ(), append([]string{"XDG_CONFIG_HOME=" + t.TempDir(), "GODEBUG=gctrace=1"}, env...)...)
+		var stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("--once --json: %v\n%s", err, stderr.String())
+		}
+		n := 0
+		for _, line := range strings.Split(stderr.String(), "\n") {
+			if strings.HasPrefix(line, "gc ") {
+				n++
+			}
+		}
+		return n
+	}
+	if n := collections("GOGC=100"); n == 0 {
+		t.Fatal("the tree is too small to prove anything: no collection under GOGC=100")
+	}
+	if n := collections(); n != 0 {
+		t.Errorf("%d collections, want none while the heap is small", n)
 	}
 }
 

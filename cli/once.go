@@ -26,6 +26,8 @@ func runOnce(ctx context.Context, g *Globals, asJSON, allowEmpty bool) error {
 	if err != nil {
 		return err
 	}
+	opts.OmitRaw = true // a report shows no file's bytes
+	defer holdCollection()()
 	snap, err := scanner.Scan(opts)
 	if err != nil {
 		return usageError(err)

@@ -21,6 +21,10 @@ type Heartbeat struct {
 	// HasParentField: parent_heartbeat was written as a string, "" included;
 	// false when it is absent or null (old writers leave it out).
 	HasParentField bool `json:"-"`
+	// HasStatusField: status was written as a string, "" included; false
+	// when it is absent, null or of another type (SPEC §4.1 reports the
+	// status as written, or null).
+	HasStatusField bool `json:"-"`
 }
 
 // SessionLead reports whether the heartbeat declares its agent a session

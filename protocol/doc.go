@@ -14,6 +14,8 @@
 //	                  ParseRegistry, ReadRegistry, ParseCfa,
 //	                  ParseRetryCount, ParseBlocked, ParseLegacyPID,
 //	                  ParseResumePending
+//	jsonflat.go       the reader of small flat JSON objects their fast
+//	                  paths share; anything unusual goes to encoding/json
 //	handover.go,      the mechanics of a registry under compaction
 //	recover.go, ...   (SPEC §5.3), shared by the recovery engine and the
 //	                  scanner

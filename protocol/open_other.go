@@ -3,9 +3,11 @@
 package protocol
 
 import (
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // OpenFile is os.OpenFile for a file of the contract, refusing whatever is
@@ -50,3 +52,29 @@ func OpenReader(path string) (io.ReadCloser, Info, error) {
 // OpenReaderAt is OpenReader of path; the descriptor and name are for
 // systems that open relative to a directory.
 func OpenReaderAt(_ int, _, path string) (io.ReadCloser, Info, error) { return OpenReader(path) }
+
+// ReadDocumentAt reads dir/name whole, as the Unix version does, through
+// OpenReader; the descriptor is for systems that open relative to a
+// directory.
+func ReadDocumentAt(_ int, dir, name string, limit int64, buf []byte) ([]byte, Info, error) {
+	path := filepath.Join(dir, name)
+	f, info, err := OpenReader(path)
+	if err != nil {
+		return nil, info, err
+	}
+	defer f.Close()
+	if info.Size > limit {
+		return nil, info, fmt.Errorf("%s: %w: over %d bytes", path, ErrTooLarge, limit)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, info, fmt.Errorf("read %s: %w", path, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, info, fmt.Errorf("%s: %w: over %d bytes", path, ErrTooLarge, limit)
+	}
+	if info.Size > 0 && int64(len(b)) < info.Size {
+		return nil, info, fmt.Errorf("read %s: %w", path, io.ErrUnexpectedEOF)
+	}
+	return b, info, nil
+}

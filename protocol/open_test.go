@@ -4,12 +4,14 @@ package protocol
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -198,5 +200,76 @@ func symlinkToRegular(t *testing.T, path string) {
 	regular(t, path+".target")
 	if err := os.Symlink(path+".target", path); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// ReadDocumentAt is the scan's read of a node's small files: opened as
+// OpenReaderAt opens them (a FIFO refused without blocking, its mtime still
+// given), read whole into the caller's buffer when it fits, capped, and
+// every error names the file by its path.
+func TestReadDocumentAtReadsWholeIntoTheBufferOrRefuses(t *testing.T) {
+	dir := t.TempDir()
+	d, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(d)
+	tests := []struct {
+		name    string
+		plant   func(t *testing.T, path string)
+		limit   int64
+		buf     []byte
+		want    string // the content read, when no error
+		wantErr string // what the error says, with the path
+		inBuf   bool   // read into buf
+	}{
+		{name: "fits the buffer", plant: regular, limit: 100, buf: make([]byte, 0, 64), want: "content\n", inBuf: true},
+		{name: "larger than the buffer: a buffer of its own", plant: regular, limit: 100, buf: make([]byte, 0, 4), want: "content\n"},
+		{name: "no buffer", plant: regular, limit: 100, want: "content\n"},
+		{name: "over the limit: refused, not read", plant: regular, limit: 4, wantErr: "file too large"},
+		{name: "missing", plant: func(*testing.T, string) {}, limit: 100, wantErr: "no such file"},
+		{name: "FIFO: refused at once", plant: fifo, limit: 100, wantErr: "not a regular file (named pipe)"},
+		{name: "directory", plant: func(t *testing.T, path string) { os.Mkdir(path, 0o755) }, limit: 100, wantErr: "not a regular file (directory)"},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			name := fmt.Sprintf("doc%d", i)
+			path := filepath.Join(dir, name)
+			tc.plant(t, path)
+			var b []byte
+			var info Info
+			err := within(t, path, func() (err error) {
+				b, info, err = ReadDocumentAt(d, dir, name, tc.limit, tc.buf)
+				return err
+			})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want it to name %s and say %q", err, path, tc.wantErr)
+				}
+				if fi, serr := os.Stat(path); serr == nil && !info.ModTime.Equal(fi.ModTime()) {
+					t.Errorf("mtime %v, want %v even when refused", info.ModTime, fi.ModTime())
+				}
+				return
+			}
+			if err != nil || string(b) != tc.want || info.Size != int64(len(tc.want)) {
+				t.Fatalf("read %q, size %d (%v), want %q", b, info.Size, err, tc.want)
+			}
+			if inBuf := cap(tc.buf) > 0 && unsafe.SliceData(b) == unsafe.SliceData(tc.buf); inBuf != tc.inBuf {
+				t.Errorf("read into the buffer: %v, want %v", inBuf, tc.inBuf)
+			}
+		})
+	}
+	// A file that gives no size (procfs) is read to its end, capped.
+	proc, err := unix.Open("/proc/self", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Skipf("no procfs: %v", err)
+	}
+	defer unix.Close(proc)
+	b, info, err := ReadDocumentAt(proc, "/proc/self", "stat", 1<<20, nil)
+	if err != nil || info.Size != 0 || !strings.Contains(string(b), ") ") {
+		t.Errorf("/proc/self/stat: %q, size %d (%v)", b, info.Size, err)
+	}
+	if _, _, err := ReadDocumentAt(proc, "/proc/self", "stat", 8, nil); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("/proc/self/stat capped at 8 bytes: %v, want ErrTooLarge", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -91,6 +92,7 @@ func parseHeartbeatSlow(b []byte) (model.Heartbeat, error) {
 			hb.Started, err = jsonFloat(raw)
 		case "status":
 			hb.Status, err = jsonString(raw)
+			hb.HasStatusField = err == nil && !isNull(raw)
 		case "team":
 			hb.Team, err = jsonString(raw)
 		case "task_id":
@@ -118,105 +120,108 @@ func parseHeartbeatSlow(b []byte) (model.Heartbeat, error) {
 	return hb, nil
 }
 
-// heartbeatFast holds exactly the known fields: a heartbeat with nothing
-// else decodes in one pass without the generic map.
-type heartbeatFast struct {
-	PID             json.Number     `json:"pid"`
-	ParentHeartbeat *string         `json:"parent_heartbeat"` // nil: absent or null
-	Role            string          `json:"role"`
-	Started         float64         `json:"started"`
-	Status          string          `json:"status"`
-	Team            string          `json:"team"`
-	TaskID          json.RawMessage `json:"task_id"`
-	Worktree        string          `json:"worktree"`
-}
-
-// parseHeartbeatFast decodes the common case, a heartbeat with only the
-// known keys; ok is false for anything else (extra fields, wrong types, odd
-// pids), which the field-by-field path then parses or describes.
+// parseHeartbeatFast reads the common case, a heartbeat with only the
+// known keys, each of its usual type; ok is false for anything else (extra
+// fields, wrong types, odd pids, escaped strings, a key given twice), which
+// the field-by-field path then parses or describes.
 func parseHeartbeatFast(b []byte) (model.Heartbeat, bool) {
-	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) == 0 || t[0] != '{' || !topKeys(b, isHeartbeatKey) {
-		return model.Heartbeat{}, false
-	}
-	var f heartbeatFast
-	if err := json.Unmarshal(b, &f); err != nil {
-		return model.Heartbeat{}, false
-	}
-	pid, err := strconv.Atoi(string(f.PID))
-	if f.PID == "" {
-		pid, err = 0, nil
-	}
-	if err != nil || pid < 0 || pid > math.MaxInt32 || len(f.TaskID) > 0 && f.TaskID[0] != '"' && !isNull(f.TaskID) {
-		return model.Heartbeat{}, false
-	}
-	hb := model.Heartbeat{PID: pid, Role: f.Role, Started: f.Started, Status: f.Status, Team: f.Team, Worktree: f.Worktree}
-	if f.ParentHeartbeat != nil {
-		hb.ParentHeartbeat, hb.HasParentField = *f.ParentHeartbeat, true
-	}
-	if len(f.TaskID) > 0 && !isNull(f.TaskID) {
-		if err := json.Unmarshal(f.TaskID, &hb.TaskID); err != nil {
+	var hb model.Heartbeat
+	var seen uint8
+	o := openObject(b)
+	for {
+		key, v, ok := o.next()
+		if !ok {
+			break
+		}
+		var bit uint8
+		switch string(key) {
+		case "pid":
+			bit = 1 << 0
+			switch {
+			case v.kind == kindNull:
+				hb.PID = 0
+			case v.kind == kindNumber && isInteger(v.raw):
+				pid, err := strconv.Atoi(string(v.raw))
+				if err != nil || pid < 0 || pid > math.MaxInt32 {
+					return model.Heartbeat{}, false
+				}
+				hb.PID = pid
+			default:
+				return model.Heartbeat{}, false
+			}
+		case "parent_heartbeat":
+			bit = 1 << 1
+			switch {
+			case v.kind == kindNull:
+				hb.ParentHeartbeat, hb.HasParentField = "", false
+			case v.kind == kindString && !v.escaped:
+				hb.ParentHeartbeat, hb.HasParentField = string(v.raw), true
+			default:
+				return model.Heartbeat{}, false
+			}
+		case "started":
+			bit = 1 << 2
+			switch v.kind {
+			case kindNull:
+				hb.Started = 0
+			case kindNumber:
+				f, err := strconv.ParseFloat(string(v.raw), 64)
+				if err != nil {
+					return model.Heartbeat{}, false
+				}
+				hb.Started = f
+			default:
+				return model.Heartbeat{}, false
+			}
+		case "task_id":
+			bit = 1 << 3
+			switch {
+			case v.kind == kindNull:
+				hb.TaskID = ""
+			case v.kind == kindString && !v.escaped, v.kind == kindNumber:
+				hb.TaskID = string(v.raw) // a number is kept as written
+			default:
+				return model.Heartbeat{}, false
+			}
+		case "role":
+			bit = 1 << 4
+			ok = flatString(v, &hb.Role)
+		case "status":
+			bit = 1 << 5
+			ok = flatString(v, &hb.Status)
+			hb.HasStatusField = v.kind == kindString
+		case "team":
+			bit = 1 << 6
+			ok = flatString(v, &hb.Team)
+		case "worktree":
+			bit = 1 << 7
+			ok = flatString(v, &hb.Worktree)
+		default:
+			return model.Heartbeat{}, false // kept in Extra by the exact path
+		}
+		if !ok || seen&bit != 0 {
 			return model.Heartbeat{}, false
 		}
+		seen |= bit
+	}
+	if !o.done() {
+		return model.Heartbeat{}, false
 	}
 	return hb, true
 }
 
-// topKeys reports whether every key of the top-level object in b is
-// unescaped and accepted by ok. encoding/json matches struct fields
-// case-insensitively and skips unknown ones, while the contract's keys are
-// exact and a heartbeat keeps unknown ones in Extra: only input whose keys
-// pass may take a struct-decoding fast path and still agree with the exact
-// field-by-field parse. Values (paths with capitals) do not matter.
-func topKeys(b []byte, ok func(key []byte) bool) bool {
-	depth := 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-		case '"':
-			start, escaped := i+1, false
-			j := start
-			for ; j < len(b) && b[j] != '"'; j++ {
-				if b[j] == '\\' {
-					escaped = true
-					j++
-				}
-			}
-			if j >= len(b) {
-				return false // unterminated: let the exact path describe it
-			}
-			k := j + 1
-			for k < len(b) && (b[k] == ' ' || b[k] == '\t' || b[k] == '\r' || b[k] == '\n') {
-				k++
-			}
-			if depth == 1 && k < len(b) && b[k] == ':' {
-				if escaped || !ok(b[start:j]) {
-					return false
-				}
-			}
-			i = j
-		}
+// flatString stores a string or null member into dst (null leaves ""), the
+// usual words shared; false for any other value.
+func flatString(v flatValue, dst *string) bool {
+	switch {
+	case v.kind == kindNull:
+		*dst = ""
+	case v.kind == kindString && !v.escaped:
+		*dst = word(v.raw)
+	default:
+		return false
 	}
 	return true
-}
-
-func isLowerASCII(key []byte) bool {
-	for _, c := range key {
-		if c >= 'A' && c <= 'Z' || c >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
-
-func isHeartbeatKey(key []byte) bool {
-	switch string(key) {
-	case "pid", "parent_heartbeat", "role", "started", "status", "team", "task_id", "worktree":
-		return true
-	}
-	return false
 }
 
 // ParseRegistry parses a whole `.children` file. Every line is kept with its
@@ -262,6 +267,21 @@ func plural(n int, one, many string) string {
 // size) keeps the buffer small for the usual short registry; longer lines
 // are assembled across buffer fills, up to MaxRegistryLine.
 func ReadRegistry(r io.Reader, sizeHint, budget int64) ([]model.RegistryLine, error) {
+	if sizeHint >= 0 && sizeHint < wholeRegistry {
+		// The usual registry is read whole, into one buffer its lines'
+		// bytes are then slices of: a copy of each line was an allocation
+		// a line on every scan.
+		buf := make([]byte, sizeHint+1)
+		n, err := io.ReadFull(r, buf)
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			return splitRegistry(buf[:n], budget)
+		case err == nil: // longer than the hint: read on from here
+			r = io.MultiReader(bytes.NewReader(buf), r)
+		default:
+			r = io.MultiReader(bytes.NewReader(buf[:n]), errReader{err})
+		}
+	}
 	br := bufio.NewReaderSize(r, int(min(max(sizeHint+1, 512), 64<<10)))
 	var lines []model.RegistryLine
 	var long []byte // accumulates a line longer than the buffer
@@ -290,7 +310,7 @@ func ReadRegistry(r io.Reader, sizeHint, budget int64) ([]model.RegistryLine, er
 				return lines, &registryBudgetError{Lines: len(lines), Budget: budget}
 			}
 			// ReadSlice returns its delimiter exactly when err is nil.
-			lines = append(lines, parseRegistryLine(n, full, err != nil))
+			lines = append(lines, parseRegistryLine(n, full, err != nil, false))
 			n++
 		}
 		if err == io.EOF {
@@ -302,8 +322,46 @@ func ReadRegistry(r io.Reader, sizeHint, budget int64) ([]model.RegistryLine, er
 	}
 }
 
+// wholeRegistry is the size under which a registry is read whole, its
+// lines slices of one buffer; a larger one is streamed line by line.
+const wholeRegistry = 64 << 10
+
+// errReader fails every read with err: a read error met while reading a
+// registry whole is met again, in order, by the streaming read.
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// splitRegistry parses a registry read whole, as ReadRegistry's streaming
+// loop does (the same budget, the same lines), each line's Raw a slice of
+// buf.
+func splitRegistry(buf []byte, budget int64) ([]model.RegistryLine, error) {
+	var lines []model.RegistryLine // nil when none, as the streaming loop's
+	var spent int64
+	for n := 1; len(buf) > 0; n++ {
+		if spent > budget {
+			return lines, &registryBudgetError{Lines: len(lines), Budget: budget}
+		}
+		chunk, torn := buf, true
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			chunk, torn = buf[:i+1], false
+		}
+		buf = buf[len(chunk):]
+		if spent += int64(len(chunk)) + registryLineCost; spent > budget {
+			return lines, &registryBudgetError{Lines: len(lines), Budget: budget}
+		}
+		if lines == nil {
+			lines = make([]model.RegistryLine, 0, bytes.Count(buf, []byte{'\n'})+2) // this line, the rest
+		}
+		lines = append(lines, parseRegistryLine(n, chunk[:len(chunk):len(chunk)], torn, true))
+	}
+	return lines, nil
+}
+
 // parseRegistryLine parses one line; raw may still end with its newline.
-func parseRegistryLine(n int, raw []byte, torn bool) model.RegistryLine {
+// Raw is raw itself when shared (a slice of a buffer read for the lines),
+// else a copy.
+func parseRegistryLine(n int, raw []byte, torn, shared bool) model.RegistryLine {
 	raw = bytes.TrimSuffix(raw, []byte{'\n'})
 	line := model.RegistryLine{Number: n, Torn: torn}
 	if len(raw) > MaxRegistryLine {
@@ -311,48 +369,86 @@ func parseRegistryLine(n int, raw []byte, torn bool) model.RegistryLine {
 		line.Err = fmt.Sprintf("line longer than %d KiB", MaxRegistryLine>>10)
 		return line
 	}
-	line.Raw = bytes.Clone(raw)
+	line.Raw = raw[:len(raw):len(raw)]
+	if !shared {
+		line.Raw = bytes.Clone(raw)
+	}
 	body := bytes.TrimSpace(raw) // tolerates CRLF and stray blanks
 	if len(body) == 0 {
 		line.Err = "empty line"
 		return line
 	}
-	entry, err := parseChildEntry(body)
-	if err != nil {
-		line.Err = err.Error()
-		return line
+	// The entry and its task id in one allocation.
+	parsed := new(struct {
+		entry  model.ChildEntry
+		taskID string
+	})
+	entry, ok := parseChildEntryFast(body, &parsed.taskID)
+	if !ok {
+		var err error
+		if entry, err = parseChildEntrySlow(body); err != nil {
+			line.Err = err.Error()
+			return line
+		}
 	}
-	line.Entry = &entry
+	parsed.entry = entry
+	line.Entry = &parsed.entry
 	return line
 }
 
-// childEntryFast decodes a well-formed line without the generic map; any
-// error falls back to the field-by-field path for a precise message.
-type childEntryFast struct {
-	Heartbeat string          `json:"heartbeat"`
-	Team      string          `json:"team"`
-	TaskID    json.RawMessage `json:"task_id"`
-	Status    string          `json:"status"`
-	Worktree  string          `json:"worktree"`
-}
-
-func parseChildEntry(b []byte) (model.ChildEntry, error) {
-	if b[0] == '{' && topKeys(b, isLowerASCII) {
-		var f childEntryFast
-		if err := json.Unmarshal(b, &f); err == nil && f.Heartbeat != "" {
-			e := model.ChildEntry{Heartbeat: f.Heartbeat, Team: f.Team, Status: f.Status, Worktree: f.Worktree}
-			if len(f.TaskID) > 0 && !isNull(f.TaskID) {
-				id, err := jsonStringOrNumber(f.TaskID)
-				if err == nil {
-					e.TaskID = &id
-					return e, nil
-				}
-			} else {
-				return e, nil
-			}
+// parseChildEntryFast reads a well-formed line: the known keys of their
+// usual types, each once, others skipped as the exact path skips them;
+// ok is false for anything else, which the exact path parses or describes.
+// A task id is kept in *taskID, which the entry's TaskID then points to.
+func parseChildEntryFast(b []byte, taskID *string) (model.ChildEntry, bool) {
+	var e model.ChildEntry
+	var seen uint8
+	o := openObject(b)
+	for {
+		key, v, ok := o.next()
+		if !ok {
+			break
 		}
+		var bit uint8
+		switch string(key) {
+		case "heartbeat":
+			bit = 1 << 0
+			if v.kind != kindString || v.escaped {
+				return model.ChildEntry{}, false
+			}
+			e.Heartbeat = string(v.raw)
+		case "team":
+			bit = 1 << 1
+			ok = flatString(v, &e.Team)
+		case "status":
+			bit = 1 << 2
+			ok = flatString(v, &e.Status)
+		case "worktree":
+			bit = 1 << 3
+			ok = flatString(v, &e.Worktree)
+		case "task_id":
+			bit = 1 << 4
+			switch {
+			case v.kind == kindNull:
+				e.TaskID = nil
+			case v.kind == kindString && !v.escaped, v.kind == kindNumber:
+				*taskID = string(v.raw) // a number is kept as written
+				e.TaskID = taskID
+			default:
+				return model.ChildEntry{}, false
+			}
+		default:
+			continue // not the contract's: the exact path skips it too
+		}
+		if !ok || seen&bit != 0 {
+			return model.ChildEntry{}, false
+		}
+		seen |= bit
 	}
-	return parseChildEntrySlow(b)
+	if !o.done() || e.Heartbeat == "" {
+		return model.ChildEntry{}, false
+	}
+	return e, true
 }
 
 func parseChildEntrySlow(b []byte) (model.ChildEntry, error) {
@@ -394,10 +490,18 @@ func parseChildEntrySlow(b []byte) (model.ChildEntry, error) {
 
 // ParseCfa parses a `.cfa-state.json`.
 func ParseCfa(b []byte) (model.CfaState, error) {
-	var c model.CfaState
 	if len(bytes.TrimSpace(b)) == 0 {
-		return c, errEmpty
+		return model.CfaState{}, errEmpty
 	}
+	if c, ok := parseCfaFast(b); ok {
+		return c, nil
+	}
+	return parseCfaSlow(b)
+}
+
+// parseCfaSlow is encoding/json's reading, and its errors.
+func parseCfaSlow(b []byte) (model.CfaState, error) {
+	var c model.CfaState
 	if err := json.Unmarshal(b, &c); err != nil {
 		return model.CfaState{}, describeJSONError(err)
 	}
@@ -405,6 +509,137 @@ func ParseCfa(b []byte) (model.CfaState, error) {
 		return model.CfaState{}, errors.New("not a JSON object: null")
 	}
 	return c, nil
+}
+
+// cfaKeys are the keys of a CfA state, as model.CfaState names them.
+var cfaKeys = [...]string{"state", "history", "backtrack_count", "task_id", "phase", "actor", "parent_id", "team_id", "depth"}
+
+// parseCfaFast reads what json.Unmarshal into a model.CfaState reads, for
+// the usual document: the known keys of their usual types, each once, and
+// keys that match none of them in any case (encoding/json matches a key to
+// a field whatever its case); ok is false for anything else, which
+// encoding/json then decodes or describes.
+func parseCfaFast(b []byte) (model.CfaState, bool) {
+	var c model.CfaState
+	var seen uint16
+	o := openObject(b)
+	for {
+		key, v, ok := o.next()
+		if !ok {
+			break
+		}
+		var bit uint16
+		switch string(key) {
+		case "state":
+			bit = 1 << 0
+			ok = flatString(v, &c.State)
+		case "history":
+			bit = 1 << 1
+			switch v.kind {
+			case kindNull:
+				c.History = nil
+			case kindArray:
+				c.History, ok = flatArray(v.raw)
+			default:
+				ok = false
+			}
+		case "backtrack_count":
+			bit = 1 << 2
+			ok = flatInt(v, &c.BacktrackCount)
+		case "task_id":
+			bit = 1 << 3
+			ok = flatString(v, &c.TaskID)
+		case "phase":
+			bit = 1 << 4
+			ok = flatString(v, &c.Phase)
+		case "actor":
+			bit = 1 << 5
+			ok = flatString(v, &c.Actor)
+		case "parent_id":
+			bit = 1 << 6
+			ok = flatString(v, &c.ParentID)
+		case "team_id":
+			bit = 1 << 7
+			ok = flatString(v, &c.TeamID)
+		case "depth":
+			bit = 1 << 8
+			ok = flatInt(v, &c.Depth)
+		default:
+			for _, k := range cfaKeys {
+				if !isASCII(key) || strings.EqualFold(string(key), k) {
+					return model.CfaState{}, false
+				}
+			}
+			continue
+		}
+		if !ok || seen&bit != 0 {
+			return model.CfaState{}, false
+		}
+		seen |= bit
+	}
+	if !o.done() {
+		return model.CfaState{}, false
+	}
+	return c, true
+}
+
+// flatInt stores an integer or null member into dst (null leaves it);
+// false for any other value, or one out of range.
+func flatInt(v flatValue, dst *int) bool {
+	switch {
+	case v.kind == kindNull:
+		return true
+	case v.kind == kindNumber && isInteger(v.raw):
+		n, err := strconv.ParseInt(string(v.raw), 10, 64)
+		if err != nil || int64(int(n)) != n {
+			return false
+		}
+		*dst = int(n)
+		return true
+	}
+	return false
+}
+
+// flatArray is each element of the JSON array text arr, verbatim, as
+// []json.RawMessage decodes it (`[]` gives an empty, non-nil list); the
+// elements share one copy of the array.
+func flatArray(arr []byte) ([]json.RawMessage, bool) {
+	arr = bytes.Clone(arr)
+	o := flatObject{b: arr, i: 1}
+	out := []json.RawMessage{}
+	o.space()
+	if o.i < len(arr) && arr[o.i] == ']' {
+		return out, true
+	}
+	for {
+		start := o.i
+		if _, ok := o.value(1); !ok {
+			return nil, false
+		}
+		out = append(out, json.RawMessage(arr[start:o.i:o.i]))
+		o.space()
+		if o.i >= len(arr) {
+			return nil, false
+		}
+		switch arr[o.i] {
+		case ',':
+			o.i++
+			o.space()
+		case ']':
+			return out, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // ParseRetryCount parses a `.retry-count`: a JSON object, or a bare integer

@@ -142,6 +142,33 @@ func TestParseHeartbeatSessionLead(t *testing.T) {
 	}
 }
 
+// SPEC §4.1 reports the status as written, or null: the parse says whether
+// a status string was written at all, so an empty one is told from none
+// without the file's bytes. Both parse paths agree.
+func TestParseHeartbeatTellsAnEmptyStatusFromNone(t *testing.T) {
+	tests := []struct {
+		name     string
+		in       string
+		hasField bool
+	}{
+		{name: "a status", in: `{"pid": 1, "status": "running"}`, hasField: true},
+		{name: "an empty status", in: `{"pid": 1, "status": ""}`, hasField: true},
+		{name: "an empty status, with an unknown field (the slow path)", in: `{"pid": 1, "status": "", "host": "h"}`, hasField: true},
+		{name: "no status", in: `{"pid": 1}`},
+		{name: "null status", in: `{"pid": 1, "status": null}`},
+		{name: "null status, with an unknown field (the slow path)", in: `{"status": null, "host": "h"}`},
+		{name: "a status of another type", in: `{"pid": 1, "status": 3}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hb, _ := ParseHeartbeat([]byte(tt.in))
+			if hb.HasStatusField != tt.hasField {
+				t.Errorf("has status field %v, want %v", hb.HasStatusField, tt.hasField)
+			}
+		})
+	}
+}
+
 func TestParseRegistry(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -349,6 +376,43 @@ func TestReadRegistryStopsAtItsBudget(t *testing.T) {
 			}
 			if tt.wantStop && (stop.Lines != len(lines) || !strings.Contains(err.Error(), "the rest is not read")) {
 				t.Errorf("err = %v after %d lines", err, len(lines))
+			}
+		})
+	}
+}
+
+// TestParsersAllocateOnlyForWhatTheyKeep: a scan parses a heartbeat, a CfA
+// state and the registry lines of every node; the usual document costs an
+// allocation for each value kept (a path, a task id, the history), none for
+// the words every node repeats (status, role, team, CfA state) and none for
+// reading the document itself.
+func TestParsersAllocateOnlyForWhatTheyKeep(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    string
+		parse func([]byte) error
+		max   float64
+	}{
+		{name: "heartbeat: the parent's path", max: 1,
+			in:    `{"pid": 4242, "parent_heartbeat": "/r/s/.heartbeat", "role": "worker", "started": 1700000000.25, "status": "running"}`,
+			parse: func(b []byte) error { _, err := ParseHeartbeat(b); return err }},
+		{name: "CfA state: its history", max: 2,
+			in:    `{"state": "EXECUTE", "history": [{"state": "PLAN"}], "backtrack_count": 0, "task_id": ""}`,
+			parse: func(b []byte) error { _, err := ParseCfa(b); return err }},
+		{name: "registry: one buffer and the list of lines, then each line's entry, path, task id and team", max: 2 + 3*4,
+			in: `{"heartbeat": "/r/s/team1/a/.heartbeat", "team": "team1", "task_id": "task-1", "status": "active"}` + "\n" +
+				`{"heartbeat": "/r/s/team1/b/.heartbeat", "team": "team1", "task_id": "task-2", "status": "active"}` + "\n" +
+				`{"heartbeat": "/r/s/team2/c/.heartbeat", "team": "team2", "task_id": null, "status": "active"}` + "\n",
+			parse: func(b []byte) error { ParseRegistry(b); return nil }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := []byte(tt.in)
+			if err := tt.parse(b); err != nil {
+				t.Fatal(err)
+			}
+			if got := testing.AllocsPerRun(100, func() { _ = tt.parse(b) }); got > tt.max {
+				t.Errorf("%v allocations a parse, want at most %v", got, tt.max)
 			}
 		})
 	}

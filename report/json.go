@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/liveness"
@@ -132,7 +135,7 @@ func BuildDocument(snap *model.Snapshot) Document {
 	doc := documentHead(snap)
 	doc.Sessions = make([]NodeJSON, 0, len(snap.Sessions))
 	for _, s := range snap.Sessions {
-		doc.Sessions = append(doc.Sessions, nodeJSON(s, snap.GeneratedAt))
+		doc.Sessions = append(doc.Sessions, nodeJSON(s, snap.GeneratedAt, nil))
 	}
 	return doc
 }
@@ -189,9 +192,54 @@ func sourceOf(kind string) string {
 // nodes a whole document of them held more than the forest itself.
 func WriteJSON(w io.Writer, snap *model.Snapshot) error {
 	doc := documentHead(snap)
-	return encodeDocument(w, doc, len(snap.Sessions), func(i int) NodeJSON {
-		return nodeJSON(snap.Sessions[i], snap.GeneratedAt)
+	return encodeDocument(w, doc, len(snap.Sessions), func(i int, a *nodeArena) NodeJSON {
+		a.reset() // the session before is written
+		return nodeJSON(snap.Sessions[i], snap.GeneratedAt, a)
 	})
+}
+
+// nodeArena holds the nodes of one session as it is written, and the values
+// they point to, in slices reused from session to session: boxing each
+// value on its own was ten allocations a node, garbage as soon as its
+// session was written. Memory it hands out is valid until the next reset;
+// a nil arena allocates each value on the heap, for a document kept whole.
+type nodeArena struct {
+	strs   []string
+	ints   []int
+	floats []float64
+	cfas   []CfaJSON
+	nodes  []NodeJSON
+}
+
+func (a *nodeArena) reset() {
+	a.strs, a.ints, a.floats, a.cfas, a.nodes = a.strs[:0], a.ints[:0], a.floats[:0], a.cfas[:0], a.nodes[:0]
+}
+
+// box returns a pointer to a copy of v, held in *slab. A slab that grows
+// leaves the values handed out in the array they were in, unchanged.
+func box[T any](a *nodeArena, slab *[]T, v T) *T {
+	if a == nil {
+		p := new(T) // not &v, which would put every v on the heap
+		*p = v
+		return p
+	}
+	*slab = append(*slab, v)
+	return &(*slab)[len(*slab)-1]
+}
+
+// children is an empty list with room for k nodes (never nil: a leaf's
+// children are [], not null).
+func (a *nodeArena) children(k int) []NodeJSON {
+	if a == nil {
+		return make([]NodeJSON, 0, k)
+	}
+	if a.nodes == nil || cap(a.nodes)-len(a.nodes) < k {
+		// A new slab: the nodes handed out stay where they are.
+		a.nodes = make([]NodeJSON, 0, max(2*cap(a.nodes), k, 16))
+	}
+	n := len(a.nodes)
+	a.nodes = a.nodes[:n+k]
+	return a.nodes[n : n : n+k]
 }
 
 // EncodeDocument writes doc exactly as an indented json.Encoder would, one
@@ -199,12 +247,13 @@ func WriteJSON(w io.Writer, snap *model.Snapshot) error {
 // encoding it in one piece held it twice over (compact, then indented) in
 // freshly faulted memory, which cost more than the scan itself.
 func EncodeDocument(w io.Writer, doc Document) error {
-	return encodeDocument(w, doc, len(doc.Sessions), func(i int) NodeJSON { return doc.Sessions[i] })
+	return encodeDocument(w, doc, len(doc.Sessions), func(i int, _ *nodeArena) NodeJSON { return doc.Sessions[i] })
 }
 
 // encodeDocument writes doc with the sessions session(0..count-1) gives,
-// in place of its own.
-func encodeDocument(w io.Writer, doc Document, count int, session func(int) NodeJSON) error {
+// in place of its own; session may be called from several goroutines at
+// once, each with an arena of its own.
+func encodeDocument(w io.Writer, doc Document, count int, session func(int, *nodeArena) NodeJSON) error {
 	e := docEncoder{w: bufio.NewWriterSize(w, 64<<10)}
 	e.w.WriteString("{\n")
 	e.field("schema", doc.Schema)
@@ -218,15 +267,7 @@ func encodeDocument(w io.Writer, doc Document, count int, session func(int) Node
 		e.field("sessions", doc.Sessions)
 	} else {
 		e.w.WriteString(`  "sessions": [` + "\n")
-		for i := range count {
-			n := session(i)
-			e.w.WriteString("    ")
-			e.node(&n, "    ")
-			if i < count-1 {
-				e.w.WriteByte(',')
-			}
-			e.w.WriteByte('\n')
-		}
+		e.sessions(count, session)
 		e.w.WriteString("  ],\n")
 	}
 	e.w.WriteString(`  "problems": `)
@@ -236,6 +277,88 @@ func encodeDocument(w io.Writer, doc Document, count int, session func(int) Node
 		return e.err
 	}
 	return e.w.Flush()
+}
+
+// sessionsAChunk is how many sessions one encoder writes at a time.
+const sessionsAChunk = 4
+
+// sessions writes the sessions, each line of the list after the first
+// joined by a comma. They are encoded a chunk at a time by an encoder on
+// every core, chunk k by encoder k mod n, and written in order: one encoder
+// was a tenth of `--once --json`, alone after the parallel scan.
+func (e *docEncoder) sessions(count int, session func(int, *nodeArena) NodeJSON) {
+	chunks := (count + sessionsAChunk - 1) / sessionsAChunk
+	encoders := min(runtime.GOMAXPROCS(0), chunks)
+	if encoders <= 1 {
+		var a nodeArena
+		for lo := 0; lo < count && e.err == nil; lo += sessionsAChunk {
+			e.buf, e.err = appendSessions(e.buf[:0], lo, min(lo+sessionsAChunk, count), count, session, &a)
+			e.w.Write(e.buf)
+		}
+		return
+	}
+	type encoded struct {
+		b   []byte
+		err error
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	out := make([]chan encoded, encoders)
+	free := make([]chan []byte, encoders)
+	for k := range encoders {
+		// Two buffers an encoder: it fills one while the other is written.
+		out[k], free[k] = make(chan encoded, 1), make(chan []byte, 2)
+		free[k] <- nil
+		free[k] <- nil
+		wg.Go(func() {
+			var a nodeArena
+			for c := k; c < chunks; c += encoders {
+				var b []byte
+				select {
+				case b = <-free[k]:
+				case <-stop:
+					return
+				}
+				lo := c * sessionsAChunk
+				b, err := appendSessions(b[:0], lo, min(lo+sessionsAChunk, count), count, session, &a)
+				select {
+				case out[k] <- encoded{b, err}:
+				case <-stop:
+					return
+				}
+			}
+		})
+	}
+	for c := 0; c < chunks && e.err == nil; c++ {
+		got := <-out[c%encoders]
+		if e.err = got.err; e.err == nil {
+			_, e.err = e.w.Write(got.b)
+		}
+		free[c%encoders] <- got.b
+	}
+	close(stop)
+	wg.Wait()
+}
+
+// appendSessions appends the list lines of sessions lo to hi-1 of count.
+func appendSessions(b []byte, lo, hi, count int, session func(int, *nodeArena) NodeJSON, a *nodeArena) ([]byte, error) {
+	for i := lo; i < hi; i++ {
+		n := session(i, a)
+		b = append(b, "    "...)
+		var ok bool
+		if b, ok = appendNode(b, &n, "    "); !ok {
+			_, err := json.Marshal(n) // encoding/json's error
+			if err == nil {
+				err = fmt.Errorf("session %s: not encoded", n.ID)
+			}
+			return b, err
+		}
+		if i < count-1 {
+			b = append(b, ',')
+		}
+		b = append(b, '\n')
+	}
+	return b, nil
 }
 
 // docEncoder writes indented JSON values, keeping the first error.
@@ -251,21 +374,6 @@ func (e *docEncoder) field(name string, v any) {
 	e.w.WriteString(`  "` + name + `": `)
 	e.value(v, "  ")
 	e.w.WriteString(",\n")
-}
-
-// node writes one session, encoded directly; the buffer is reused from
-// session to session.
-func (e *docEncoder) node(n *NodeJSON, prefix string) {
-	if e.err != nil {
-		return
-	}
-	b, ok := appendNode(e.buf[:0], n, prefix)
-	e.buf = b
-	if !ok {
-		e.value(*n, prefix) // encoding/json's error
-		return
-	}
-	e.w.Write(b)
 }
 
 // value writes v indented by two spaces a level under prefix. The buffers
@@ -287,7 +395,9 @@ func (e *docEncoder) value(v any, prefix string) {
 	e.w.Write(e.indent.Bytes())
 }
 
-func nodeJSON(n *model.Node, now time.Time) NodeJSON {
+// nodeJSON is n and its subtree as the document shows them, its values
+// held in a (nil: on the heap).
+func nodeJSON(n *model.Node, now time.Time, a *nodeArena) NodeJSON {
 	out := NodeJSON{
 		ID:       n.ID,
 		InfraDir: n.InfraDir,
@@ -300,72 +410,97 @@ func nodeJSON(n *model.Node, now time.Time) NodeJSON {
 		Team:     n.Team(),
 		Retries:  Retries(n),
 		Problems: n.Problems,
-		Children: make([]NodeJSON, 0, len(n.Children)),
+		Children: a.children(len(n.Children)),
+	}
+	var strs *[]string
+	if a != nil {
+		strs = &a.strs
 	}
 	if n.HeartbeatPath != "" {
-		out.Heartbeat = ptr(n.HeartbeatPath)
+		out.Heartbeat = box(a, strs, n.HeartbeatPath)
 	}
 	if id := n.TaskID(); id != "" {
-		out.TaskID = ptr(id)
+		out.TaskID = box(a, strs, id)
 	}
 	if pid := n.PID(); pid != 0 {
-		out.PID = ptr(pid)
+		out.PID = box(a, intsOf(a), pid)
 	}
 	if hb := n.Heartbeat; hb != nil {
 		if hb.Started > 0 {
-			out.Started = ptr(hb.Started)
+			out.Started = box(a, floatsOf(a), hb.Started)
 		}
-		out.Status = statusJSON(hb, n.HeartbeatRaw)
+		if status, ok := statusJSON(hb, n.HeartbeatRaw); ok {
+			out.Status = box(a, strs, status)
+		}
 		if len(hb.Extra) > 0 {
 			out.Extra = hb.Extra
 		}
 	}
 	if !n.BeatMtime.IsZero() {
-		out.BeatAgeS = ptr(ageSeconds(now, n.BeatMtime))
+		out.BeatAgeS = box(a, floatsOf(a), ageSeconds(now, n.BeatMtime))
 	}
 	if !n.ActivityMtime.IsZero() {
-		out.ActivityAgeS = ptr(ageSeconds(now, n.ActivityMtime))
+		out.ActivityAgeS = box(a, floatsOf(a), ageSeconds(now, n.ActivityMtime))
 	}
 	if n.Cfa != nil {
-		out.Cfa = &CfaJSON{State: n.Cfa.State, Outcome: n.Cfa.Outcome()}
+		var cfas *[]CfaJSON
+		if a != nil {
+			cfas = &a.cfas
+		}
+		out.Cfa = box(a, cfas, CfaJSON{State: n.Cfa.State, Outcome: n.Cfa.Outcome()})
 	}
 	if n.Blocked != nil {
-		out.Blocked = ptr(n.Blocked.Question)
+		out.Blocked = box(a, strs, n.Blocked.Question)
 	}
 	if n.ParentID != "" {
-		out.Parent = ptr(n.ParentID)
+		out.Parent = box(a, strs, n.ParentID)
 	}
 	out.OtherParents = n.OtherParents
 	for _, f := range n.SourceFields {
 		out.SourceFields = append(out.SourceFields, FieldJSON{Name: f.Name, Value: f.Value})
 	}
 	for _, c := range n.Children {
-		out.Children = append(out.Children, nodeJSON(c, now))
+		out.Children = append(out.Children, nodeJSON(c, now, a))
 	}
 	return out
 }
 
+func intsOf(a *nodeArena) *[]int {
+	if a == nil {
+		return nil
+	}
+	return &a.ints
+}
+
+func floatsOf(a *nodeArena) *[]float64 {
+	if a == nil {
+		return nil
+	}
+	return &a.floats
+}
+
 // statusJSON is the heartbeat's status as written (SPEC §4.1: raw, or
 // null): null when the file holds no status string (absent, null, or of
-// another type). The parsed heartbeat cannot tell an absent status from an
-// empty one, so an empty one is looked up in the file's bytes; without them
-// (a heartbeat decoded from another host's document) empty means absent.
-func statusJSON(hb *model.Heartbeat, raw []byte) *string {
-	if hb.Status != "" {
-		return ptr(hb.Status)
+// another type). A heartbeat parsed from its file says whether it held one
+// (HasStatusField); one built elsewhere with its bytes is looked up in
+// them; without either (a heartbeat decoded from another host's document)
+// empty means absent.
+func statusJSON(hb *model.Heartbeat, raw []byte) (string, bool) {
+	if hb.Status != "" || hb.HasStatusField {
+		return hb.Status, true
 	}
 	if raw == nil {
-		return nil
+		return "", false
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		return nil
+		return "", false
 	}
 	var status *string // JSON null leaves it nil
-	if err := json.Unmarshal(fields["status"], &status); err != nil || fields["status"] == nil {
-		return nil
+	if err := json.Unmarshal(fields["status"], &status); err != nil || fields["status"] == nil || status == nil {
+		return "", false
 	}
-	return status
+	return *status, true
 }
 
 // Retries reports the node's resume counts and what is left of the budget
@@ -384,8 +519,6 @@ func ageSeconds(now, t time.Time) float64 {
 	}
 	return math.Round(s*1000) / 1000
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func nonNil[T any](s []T) []T {
 	if s == nil {

@@ -18,7 +18,7 @@ import (
 // false when one fails, and the caller encodes the node that way to get
 // encoding/json's error.
 func appendNode(b []byte, n *NodeJSON, prefix string) ([]byte, bool) {
-	in := prefix + "  "
+	in := deeper(prefix)
 	b = append(b, "{\n"...)
 	b = appendKey(b, in, "id")
 	b = appendString(b, n.ID)
@@ -150,7 +150,7 @@ func appendNode(b []byte, n *NodeJSON, prefix string) ([]byte, bool) {
 				b = append(b, ",\n"...)
 			}
 			b = append(b, in+"  "...)
-			if b, ok = appendNode(b, &n.Children[i], in+"  "); !ok {
+			if b, ok = appendNode(b, &n.Children[i], deeper(in)); !ok {
 				return b, false
 			}
 		}
@@ -162,6 +162,19 @@ func appendNode(b []byte, n *NodeJSON, prefix string) ([]byte, bool) {
 	b = append(b, prefix...)
 	b = append(b, '}')
 	return b, true
+}
+
+// spaces holds the indents of the usual depths.
+const spaces = "                                                                                                "
+
+// deeper is the indent one level below prefix (spaces only), taken from
+// spaces while it is deep enough: made anew, a node's indent was an
+// allocation a node.
+func deeper(prefix string) string {
+	if n := len(prefix) + 2; n <= len(spaces) && prefix == spaces[:len(prefix)] {
+		return spaces[:n]
+	}
+	return prefix + "  "
 }
 
 // appendKey appends the separator before a member (its indent, after a

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 func sampleSnapshot() *model.Snapshot {
@@ -172,6 +173,7 @@ func TestJSONStreamedAsOneIndentedEncoderWouldWriteIt(t *testing.T) {
 		{"two sessions, problems, HTML-escaped characters", withSecond},
 		{"no roots, no sessions, no problems", empty},
 		{"escapes, exponents, extra fields, node problems", odd},
+		{"a hundred sessions, written a chunk an encoder", forestOf(100)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -243,7 +245,10 @@ func TestJSONStatusIsNullOnlyWhenAbsent(t *testing.T) {
 		name string
 		raw  string // the heartbeat file; "" for one built in memory
 		hb   model.Heartbeat
-		want any
+		// parsed: the heartbeat file, parsed, its bytes not kept (as a
+		// one-shot scan keeps none).
+		parsed string
+		want   any
 	}{
 		{name: "status written", raw: `{"pid": 1, "status": "running"}`, hb: model.Heartbeat{PID: 1, Status: "running"}, want: "running"},
 		{name: "no status field: null", raw: `{"pid": 1}`, hb: model.Heartbeat{PID: 1}, want: nil},
@@ -253,12 +258,20 @@ func TestJSONStatusIsNullOnlyWhenAbsent(t *testing.T) {
 		{name: "a status key nested elsewhere does not count", raw: `{"pid": 1, "meta": {"status": "x"}}`, hb: model.Heartbeat{PID: 1}, want: nil},
 		{name: "no raw bytes (decoded from another host's document): empty is null", hb: model.Heartbeat{PID: 1}, want: nil},
 		{name: "no raw bytes, a status: the status", hb: model.Heartbeat{PID: 1, Status: "paused"}, want: "paused"},
+		{name: "read from its file, the bytes not kept: empty is empty", parsed: `{"pid": 1, "status": ""}`, want: ""},
+		{name: "read from its file, the bytes not kept: null is null", parsed: `{"pid": 1, "status": null}`, want: nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			snap := sampleSnapshot()
 			lead := snap.Sessions[0]
 			hb := tt.hb
+			if tt.parsed != "" {
+				var err error
+				if hb, err = protocol.ParseHeartbeat([]byte(tt.parsed)); err != nil {
+					t.Fatal(err)
+				}
+			}
 			lead.Heartbeat = &hb
 			lead.HeartbeatRaw = nil
 			if tt.raw != "" {

@@ -43,6 +43,12 @@ type Options struct {
 	// put over each source's own defaults (thresholds.go).
 	ThresholdsGiven GivenThresholds
 
+	// OmitRaw: the nodes keep no bytes of their files (Node.HeartbeatRaw,
+	// RegistryLine.Raw, CfaState.History), which only the dashboard's
+	// detail pane shows: a one-shot report sets it, and at 100,000 nodes
+	// they weigh tens of MB.
+	OmitRaw bool
+
 	// readDir replaces os.ReadDir in tests that need a read error root
 	// cannot provoke (an unreadable directory); nil means os.ReadDir.
 	readDir func(string) ([]fs.DirEntry, error)

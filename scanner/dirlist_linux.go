@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // openDir lists dir and keeps it open: the node's files are then opened
@@ -38,14 +40,41 @@ func openDir(dir string) (dirHandle, []fs.DirEntry, error) {
 	return h, entries, nil
 }
 
+// openDirAt lists the directory name in the open directory parent, and
+// keeps it open, as openDir does for path, which names the same directory
+// (in errors, and as the handle's path).
+func openDirAt(parent dirHandle, name, path string) (dirHandle, []fs.DirEntry, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Openat(parent.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return dirHandle{fd: -1}, nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	h := dirHandle{path: path, fd: fd}
+	entries, err := readDirents(h)
+	if err != nil {
+		h.close()
+		return dirHandle{fd: -1}, nil, err
+	}
+	return h, entries, nil
+}
+
 // direntBufs are getdents buffers, one per worker at a time.
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
+// readDirents lists the open directory h. The listing costs an allocation
+// a directory, not one an entry: the entries are values of one slice, and
+// the names every node dir holds are the contract's own strings.
 func readDirents(h dirHandle) ([]fs.DirEntry, error) {
 	bp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bp)
 	buf := *bp
-	var entries []fs.DirEntry
+	var ents []direntry
 	for {
 		n, err := unix.Getdents(h.fd, buf)
 		if err == unix.EINTR {
@@ -56,6 +85,11 @@ func readDirents(h dirHandle) ([]fs.DirEntry, error) {
 		}
 		if n <= 0 {
 			break
+		}
+		if ents == nil {
+			// A record is at least 24 bytes: room for every entry of the
+			// first read, which is all of a small directory.
+			ents = make([]direntry, 0, n/24)
 		}
 		for off := 0; off < n; {
 			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
@@ -73,7 +107,7 @@ func readDirents(h dirHandle) ([]fs.DirEntry, error) {
 			if string(name) == "." || string(name) == ".." {
 				continue
 			}
-			e := &direntry{dir: h.path, name: string(name)}
+			e := direntry{dir: h.path, name: entryName(name)}
 			switch typ {
 			case unix.DT_DIR:
 				e.typ = fs.ModeDir
@@ -95,12 +129,45 @@ func readDirents(h dirHandle) ([]fs.DirEntry, error) {
 				}
 				e.typ = statType(st.Mode)
 			}
-			entries = append(entries, e)
+			ents = append(ents, e)
 		}
 	}
-	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	slices.SortFunc(ents, func(a, b direntry) int { return strings.Compare(a.name, b.name) })
+	entries := make([]fs.DirEntry, len(ents))
+	for i := range ents {
+		entries[i] = &ents[i]
+	}
 	return entries, nil
 }
+
+// entryName is the string of a listed name: the contract's own for the
+// names every node dir holds, a copy for any other.
+func entryName(name []byte) string {
+	switch string(name) {
+	case protocol.HeartbeatFile:
+		return protocol.HeartbeatFile
+	case protocol.RegistryFile:
+		return protocol.RegistryFile
+	case protocol.CfaFile:
+		return protocol.CfaFile
+	case protocol.RunningFile:
+		return protocol.RunningFile
+	case protocol.RetryCountFile:
+		return protocol.RetryCountFile
+	case protocol.BlockedFile:
+		return protocol.BlockedFile
+	case protocol.MergedFile:
+		return protocol.MergedFile
+	case protocol.MiddleDir:
+		return protocol.MiddleDir
+	case execStream:
+		return execStream
+	}
+	return string(name)
+}
+
+// execStream is the event stream nearly every node writes.
+const execStream = ".exec" + protocol.StreamSuffix
 
 func statType(mode uint32) fs.FileMode {
 	switch mode & unix.S_IFMT {
@@ -142,6 +209,9 @@ type dirHandle struct {
 	// unclean: path is not clean, so its files' paths are joined with
 	// filepath.Join, which cleans them, as before the fast join.
 	unclean bool
+	// heartbeat is the path of its heartbeat when the walk made it with
+	// the directory's own ("" when not): one string holds both.
+	heartbeat string
 }
 
 func (h dirHandle) close() {
@@ -171,4 +241,14 @@ func (h dirHandle) lstatMtime(name string) (time.Time, bool) {
 		}
 		return time.Unix(st.Mtim.Unix()), true
 	}
+}
+
+// readDocument reads the directory's entry name whole (see
+// protocol.ReadDocumentAt), relative to the open directory when there is
+// one.
+func (h dirHandle) readDocument(name string, limit int64, buf []byte) ([]byte, protocol.Info, error) {
+	if h.fd < 0 {
+		return protocol.ReadDocumentAt(unix.AT_FDCWD, "", h.file(name), limit, buf)
+	}
+	return protocol.ReadDocumentAt(h.fd, h.path, name, limit, buf)
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // openDir lists dir; elsewhere than on Linux the node's files are opened by
@@ -19,6 +21,12 @@ func openDir(dir string) (dirHandle, []fs.DirEntry, error) {
 	return dirHandle{path: dir, fd: -1}, entries, nil
 }
 
+// openDirAt lists path, the directory name in parent: elsewhere than on
+// Linux directories are opened by their whole path.
+func openDirAt(_ dirHandle, _, path string) (dirHandle, []fs.DirEntry, error) {
+	return openDir(path)
+}
+
 // dirHandle is a listed directory.
 type dirHandle struct {
 	path string
@@ -26,6 +34,9 @@ type dirHandle struct {
 	// unclean: path is not clean, so its files' paths are joined with
 	// filepath.Join, which cleans them, as before the fast join.
 	unclean bool
+	// heartbeat is the path of its heartbeat when the walk made it with
+	// the directory's own ("" when not): one string holds both.
+	heartbeat string
 }
 
 func (h dirHandle) close() {}
@@ -36,4 +47,10 @@ func (h dirHandle) lstatMtime(name string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return fi.ModTime(), true
+}
+
+// readDocument reads the directory's entry name whole (see
+// protocol.ReadDocumentAt).
+func (h dirHandle) readDocument(name string, limit int64, buf []byte) ([]byte, protocol.Info, error) {
+	return protocol.ReadDocumentAt(-1, "", h.file(name), limit, buf)
 }

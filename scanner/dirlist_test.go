@@ -80,3 +80,29 @@ func TestFileJoinIsFilepathJoin(t *testing.T) {
 		}
 	}
 }
+
+// A walk lists every directory of the tree: a listing costs allocations a
+// directory (its path for the open, the entries), not an allocation or two
+// an entry; the names every node dir holds are not copied.
+func TestOpenDirAllocatesPerDirectoryNotPerEntry(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{".heartbeat", ".cfa-state.json", ".children", ".exec-stream.jsonl", ".merged", ".retry-count"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "team1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(50, func() {
+		h, entries, err := openDir(dir)
+		if err != nil || len(entries) != 7 {
+			t.Fatalf("openDir: %d entries, %v", len(entries), err)
+		}
+		h.close()
+	})
+	// The path made a C string, the entries, the list of them, "team1".
+	if allocs > 4 {
+		t.Errorf("listing a node dir of 7 entries: %v allocations, want at most 4", allocs)
+	}
+}

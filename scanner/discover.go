@@ -15,6 +15,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 	"github.com/dispatchtop/dispatchtop/sources"
 )
 
@@ -283,11 +285,35 @@ type dirJob struct {
 	root  *Root
 	dir   string
 	depth int
+	// heartbeat is the path of dir's heartbeat, made with dir in one
+	// string ("" for a root): most directories a walk lists are node dirs,
+	// and at 100,000 nodes a path of its own each was 10 MB.
+	heartbeat string
+	// parent is the directory dir was listed in, held open to open dir
+	// relative to it by its name ("" and nil for a root).
+	parent *dirRef
+	name   string
+}
+
+// dirRef is a listed directory kept open while its subdirectories wait to
+// be opened relative to it: opening a directory by its whole path walks
+// every component of the path again, as long as listing it. The last
+// subdirectory opened closes it.
+type dirRef struct {
+	h    dirHandle
+	refs atomic.Int32
+}
+
+func (r *dirRef) release() {
+	if r.refs.Add(-1) == 0 {
+		r.h.close()
+	}
 }
 
 type walker struct {
 	ignore   []string
 	maxDepth int
+	omitRaw  bool
 	readDir  func(string) ([]fs.DirEntry, error)
 	visited  func(dirHandle, []fs.DirEntry, bool) // Options.visited
 
@@ -303,7 +329,7 @@ type walker struct {
 }
 
 func newWalker(roots []Root, opts Options) *walker {
-	w := &walker{ignore: opts.Ignore, maxDepth: opts.MaxDepth, readDir: opts.readDir, visited: opts.visited}
+	w := &walker{ignore: opts.Ignore, maxDepth: opts.MaxDepth, omitRaw: opts.OmitRaw, readDir: opts.readDir, visited: opts.visited}
 	if w.maxDepth <= 0 {
 		w.maxDepth = DefaultMaxDepth
 	}
@@ -318,6 +344,7 @@ type result struct {
 	dirs     []string
 	problems []model.Problem
 	stack    []dirJob // this worker's own directories still to visit
+	reader   nodeReader
 }
 
 func (w *walker) run(jobs []dirJob) *Walk {
@@ -325,6 +352,9 @@ func (w *walker) run(jobs []dirJob) *Walk {
 	w.queue = append(w.queue, jobs...)
 	workers := max(2, runtime.GOMAXPROCS(0))
 	results := make([]result, workers)
+	for i := range results {
+		results[i].reader.omitRaw = w.omitRaw
+	}
 	var wg sync.WaitGroup
 	for i := range workers {
 		wg.Add(1)
@@ -333,6 +363,12 @@ func (w *walker) run(jobs []dirJob) *Walk {
 			for {
 				j, ok := w.next(res)
 				if !ok {
+					// Each worker sorts its own share, on its own core:
+					// merging sorted shares is linear, sorting the whole
+					// walk after it was a serial tenth of its time.
+					slices.SortFunc(res.nodes, byInfraDir)
+					slices.Sort(res.dirs)
+					slices.SortStableFunc(res.problems, byPath)
 					return
 				}
 				w.visit(j, res)
@@ -347,26 +383,65 @@ func (w *walker) run(jobs []dirJob) *Walk {
 		}(&results[i])
 	}
 	wg.Wait()
-	walk := &Walk{}
-	for _, r := range results {
-		walk.Nodes = append(walk.Nodes, r.nodes...)
-		walk.Dirs = append(walk.Dirs, r.dirs...)
-		walk.Problems = append(walk.Problems, r.problems...)
+	nodes := make([][]*model.Node, len(results))
+	dirs := make([][]string, len(results))
+	problems := make([][]model.Problem, len(results))
+	for i, r := range results {
+		nodes[i], dirs[i], problems[i] = r.nodes, r.dirs, r.problems
 	}
-	sort.Slice(walk.Nodes, func(i, j int) bool { return walk.Nodes[i].InfraDir < walk.Nodes[j].InfraDir })
-	sort.Strings(walk.Dirs)
-	sort.Slice(walk.Problems, func(i, j int) bool { return walk.Problems[i].Path < walk.Problems[j].Path })
-	return walk
+	return &Walk{
+		Nodes:    mergeSorted(nodes, byInfraDir),
+		Dirs:     mergeSorted(dirs, strings.Compare),
+		Problems: mergeSorted(problems, byPath),
+	}
 }
 
-// openDir lists a directory, kept open for reading its files; a listing
-// replaced by a test is read by path.
-func (w *walker) openDir(dir string) (dirHandle, []fs.DirEntry, error) {
-	if w.readDir == nil {
-		return openDir(dir)
+func byInfraDir(a, b *model.Node) int { return strings.Compare(a.InfraDir, b.InfraDir) }
+
+func byPath(a, b model.Problem) int { return strings.Compare(a.Path, b.Path) }
+
+// mergeSorted merges lists each sorted by cmp into one sorted list; of
+// equal elements, those of an earlier list come first. The lists are few
+// (one a worker), so the smallest head is looked for in turn.
+func mergeSorted[T any](lists [][]T, cmp func(a, b T) int) []T {
+	total := 0
+	for _, l := range lists {
+		total += len(l)
 	}
-	entries, err := w.readDir(dir)
-	return dirHandle{path: dir, fd: -1}, entries, err
+	if total == 0 {
+		return nil
+	}
+	out := make([]T, 0, total)
+	for {
+		best := -1
+		for i, l := range lists {
+			if len(l) > 0 && (best < 0 || cmp(l[0], lists[best][0]) < 0) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return out
+		}
+		out = append(out, lists[best][0])
+		lists[best] = lists[best][1:]
+	}
+}
+
+// openDir lists the job's directory, kept open for reading its files,
+// relative to its parent when that is open; a listing replaced by a test
+// is read by path. The job's hold on its parent ends here.
+func (w *walker) openDir(j dirJob) (dirHandle, []fs.DirEntry, error) {
+	if j.parent != nil {
+		defer j.parent.release()
+	}
+	switch {
+	case w.readDir != nil:
+		entries, err := w.readDir(j.dir)
+		return dirHandle{path: j.dir, fd: -1}, entries, err
+	case j.parent != nil && j.parent.h.fd >= 0:
+		return openDirAt(j.parent.h, j.name, j.dir)
+	}
+	return openDir(j.dir)
 }
 
 // push queues a directory: shared when a worker is idle, else local.
@@ -408,7 +483,7 @@ func (w *walker) next(res *result) (dirJob, bool) {
 // visit lists one directory, reads it when it is a node and queues the
 // subdirectories the rules allow.
 func (w *walker) visit(j dirJob, res *result) {
-	h, entries, err := w.openDir(j.dir)
+	h, entries, err := w.openDir(j)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return // removed while the scan ran: nothing to report
@@ -422,11 +497,21 @@ func (w *walker) visit(j dirJob, res *result) {
 		w.visited(h, entries, isNode)
 	}
 	if isNode {
-		if n := readNode(j.root.Path, h, entries); n != nil {
+		h.heartbeat = j.heartbeat
+		if n := readNode(j.root.Path, h, entries, &res.reader); n != nil {
 			res.nodes = append(res.nodes, n)
 		}
 	}
-	h.close()
+	// Held open for the subdirectories pushed below (made on the first),
+	// closed with the last of them or, when there is none, here.
+	var ref *dirRef
+	defer func() {
+		if ref != nil {
+			ref.release()
+		} else {
+			h.close()
+		}
+	}()
 	if j.depth > 0 {
 		for _, e := range entries {
 			if e.Name() == ".git" {
@@ -441,7 +526,8 @@ func (w *walker) visit(j dirJob, res *result) {
 			continue
 		}
 		name := e.Name()
-		child := joinClean(j.dir, name)
+		heartbeat := heartbeatIn(j.dir, name)
+		child := heartbeat[:len(heartbeat)-len(protocol.HeartbeatFile)-1]
 		rel := strings.TrimPrefix(filepath.ToSlash(child[len(j.root.Path):]), "/")
 		if w.skipDir(name, rel) {
 			continue
@@ -451,8 +537,27 @@ func (w *walker) visit(j dirJob, res *result) {
 				Error: fmt.Sprintf("not scanned: deeper than the depth bound %d", w.maxDepth)})
 			continue
 		}
-		w.push(dirJob{root: j.root, dir: child, depth: j.depth + 1}, res)
+		if ref == nil && h.fd >= 0 {
+			ref = &dirRef{h: h}
+			ref.refs.Store(1) // this visit's own hold, released at its end
+		}
+		if ref != nil {
+			ref.refs.Add(1)
+		}
+		w.push(dirJob{root: j.root, dir: child, depth: j.depth + 1, heartbeat: heartbeat,
+			parent: ref, name: child[len(child)-len(name):]}, res)
 	}
+}
+
+// heartbeatIn is the path of the heartbeat of dir's entry name, made in
+// one string with the entry's own path, which is its prefix (dir is clean
+// and name a listed one, as joinClean takes them).
+func heartbeatIn(dir, name string) string {
+	if dir == "" || dir[len(dir)-1] == filepath.Separator {
+		return filepath.Join(dir, name, protocol.HeartbeatFile)
+	}
+	const sep = string(filepath.Separator)
+	return dir + sep + name + sep + protocol.HeartbeatFile
 }
 
 // skipDir applies the never-descend rules and the ignore globs (matched

@@ -329,3 +329,32 @@ func TestScanCollectsNodeProblemsIntoTheSnapshot(t *testing.T) {
 		t.Errorf("node = %+v", n)
 	}
 }
+
+// The walk's workers each sort their share; the shares merge into one
+// sorted list, of equal elements the earlier share's first.
+func TestMergeSortedMergesSortedShares(t *testing.T) {
+	type item struct {
+		key   string
+		share int
+	}
+	cmp := func(a, b item) int { return strings.Compare(a.key, b.key) }
+	tests := []struct {
+		name   string
+		shares [][]item
+		want   []item
+	}{
+		{name: "none", shares: [][]item{nil, nil}, want: nil},
+		{name: "one share", shares: [][]item{{{"a", 0}, {"b", 0}}, nil}, want: []item{{"a", 0}, {"b", 0}}},
+		{name: "interleaved", shares: [][]item{{{"a", 0}, {"c", 0}, {"e", 0}}, {{"b", 1}, {"d", 1}}},
+			want: []item{{"a", 0}, {"b", 1}, {"c", 0}, {"d", 1}, {"e", 0}}},
+		{name: "equal keys: the earlier share first", shares: [][]item{{{"x", 0}}, {{"x", 1}}, {{"w", 2}, {"x", 2}}},
+			want: []item{{"w", 2}, {"x", 0}, {"x", 1}, {"x", 2}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := mergeSorted(tt.shares, cmp); !slices.Equal(got, tt.want) {
+				t.Errorf("merged %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -34,7 +34,7 @@ func ReadNodeDir(root, dir string) (*model.Node, error) {
 		return nil, fmt.Errorf("read node dir %s: %w", dir, err)
 	}
 	h.unclean = filepath.Clean(dir) != dir
-	n := readNode(root, h, entries)
+	n := readNode(root, h, entries, &nodeReader{})
 	h.close()
 	if n == nil {
 		return nil, fmt.Errorf("read node dir %s: no %s or %s: %w", dir, protocol.HeartbeatFile, protocol.RunningFile, fs.ErrNotExist)
@@ -52,9 +52,38 @@ func isNodeDir(entries []fs.DirEntry) bool {
 	return false
 }
 
+// nodeReader is what one reader of node dirs keeps from node to node.
+type nodeReader struct {
+	// omitRaw: the heartbeat's bytes, the registry lines' and the CfA
+	// history's are not kept (Options.OmitRaw).
+	omitRaw bool
+	// scratch takes the documents whose bytes are not kept, one after the
+	// other: their parsers copy what they keep.
+	scratch []byte
+}
+
+// scratchDocument is the size of document the scratch buffer grows to; a
+// larger one is read into a buffer of its own.
+const scratchDocument = 16 << 10
+
+// buffer is where a document whose bytes are not kept is read.
+func (r *nodeReader) buffer() []byte {
+	if r.scratch == nil {
+		r.scratch = make([]byte, 0, 1<<10)
+	}
+	return r.scratch
+}
+
+// keep takes back a scratch buffer a read may have grown.
+func (r *nodeReader) keep(b []byte) {
+	if cap(b) > cap(r.scratch) && cap(b) <= scratchDocument {
+		r.scratch = b[:0]
+	}
+}
+
 // readNode reads an infra dir from its listing; nil when it is not (or no
 // longer) a node.
-func readNode(root string, h dirHandle, entries []fs.DirEntry) *model.Node {
+func readNode(root string, h dirHandle, entries []fs.DirEntry, r *nodeReader) *model.Node {
 	dir := h.path
 	n := &model.Node{Root: root, InfraDir: dir}
 	var hasHeartbeat, hasRunning, hasMiddle, heartbeatOut, runningOut bool
@@ -90,36 +119,49 @@ func readNode(root string, h dirHandle, entries []fs.DirEntry) *model.Node {
 			} else {
 				readRegistryInto(n, h, name)
 			}
+			if r.omitRaw {
+				for i := range n.Registry {
+					n.Registry[i].Raw = nil
+				}
+			}
 		case protocol.CfaFile:
-			if b, ok := readDocInto(n, h, name); ok {
-				if c, err := protocol.ParseCfa(b); err != nil {
+			if b, ok := readDocInto(n, h, name, r); ok {
+				c, err := protocol.ParseCfa(b)
+				r.keep(b)
+				if r.omitRaw {
+					c.History = nil // its entries are the file's bytes
+				}
+				if err != nil {
 					addProblem(n, h.file(name), fmt.Errorf("parse CfA state: %w", err), true)
 				} else {
 					n.Cfa = &c
 				}
 			}
 		case protocol.RetryCountFile:
-			if b, ok := readDocInto(n, h, name); ok {
-				if rc, err := protocol.ParseRetryCount(b); err != nil {
+			if b, ok := readDocInto(n, h, name, r); ok {
+				rc, err := protocol.ParseRetryCount(b)
+				r.keep(b)
+				if err != nil {
 					addProblem(n, h.file(name), fmt.Errorf("parse retry count: %w", err), true)
 				} else {
 					n.Retries = rc
 				}
 			}
 		case protocol.BlockedFile:
-			readBlockedInto(n, h, name)
+			readBlockedInto(n, h, name, r)
 		case protocol.MiddleDir:
 			hasMiddle = e.IsDir()
 		case protocol.MergedFile:
 			n.Merged = true
 		case protocol.ResumePendingFile:
 			path := h.file(name)
-			b, fi, err := readDocument(h, name, path)
+			b, fi, err := readDocument(h, name, r.buffer())
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
 			n.ResumeMtime = fi.mtime
 			rp, perr := protocol.ParseResumePending(b)
+			r.keep(b)
 			if err == nil && perr != nil {
 				err = fmt.Errorf("parse resume marker: %w", perr)
 			}
@@ -145,14 +187,14 @@ func readNode(root string, h dirHandle, entries []fs.DirEntry) *model.Node {
 			}
 		}
 		if n.Blocked == nil {
-			readBlockedInto(n, dirHandle{path: filepath.Dir(path), fd: -1}, protocol.BlockedFile)
+			readBlockedInto(n, dirHandle{path: filepath.Dir(path), fd: -1}, protocol.BlockedFile, r)
 		}
 	}
 	switch {
-	case hasHeartbeat && readHeartbeatInto(n, h, protocol.HeartbeatFile):
+	case hasHeartbeat && readHeartbeatInto(n, h, protocol.HeartbeatFile, r):
 	case heartbeatOut:
 		n.HasHeartbeat, n.HeartbeatPath = true, filepath.Join(dir, protocol.HeartbeatFile)
-	case hasRunning && readRunningInto(n, h, protocol.RunningFile):
+	case hasRunning && readRunningInto(n, h, protocol.RunningFile, r):
 	case runningOut:
 		n.Legacy = true
 	default:
@@ -206,12 +248,16 @@ func escapesRoot(root, path string, rootReal *string) (string, bool) {
 }
 
 // readHeartbeatInto reads the heartbeat; false when it vanished.
-func readHeartbeatInto(n *model.Node, h dirHandle, name string) bool {
-	path := h.file(name)
-	b, fi, err := readDocument(h, name, path)
+func readHeartbeatInto(n *model.Node, h dirHandle, name string, r *nodeReader) bool {
+	var buf []byte // kept as the node's HeartbeatRaw: a buffer of its own
+	if r.omitRaw {
+		buf = r.buffer()
+	}
+	b, fi, err := readDocument(h, name, buf)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
+	path := h.file(name)
 	n.HeartbeatPath = path
 	n.HasHeartbeat = true
 	n.BeatMtime = fi.mtime
@@ -219,7 +265,11 @@ func readHeartbeatInto(n *model.Node, h dirHandle, name string) bool {
 		addProblem(n, path, err, true)
 		return true
 	}
-	n.HeartbeatRaw = b
+	if r.omitRaw {
+		defer r.keep(b)
+	} else {
+		n.HeartbeatRaw = b
+	}
 	hb, err := protocol.ParseHeartbeat(b)
 	if err != nil {
 		addProblem(n, path, fmt.Errorf("parse heartbeat: %w", err), true)
@@ -234,21 +284,21 @@ func readHeartbeatInto(n *model.Node, h dirHandle, name string) bool {
 }
 
 // readRunningInto reads a legacy `.running`; false when it vanished.
-func readRunningInto(n *model.Node, h dirHandle, name string) bool {
-	path := h.file(name)
-	b, fi, err := readDocument(h, name, path)
+func readRunningInto(n *model.Node, h dirHandle, name string, r *nodeReader) bool {
+	b, fi, err := readDocument(h, name, r.buffer())
 	if errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
 	n.Legacy = true
 	n.BeatMtime = fi.mtime
 	if err != nil {
-		addProblem(n, path, err, true)
+		addProblem(n, h.file(name), err, true)
 		return true
 	}
 	pid, err := protocol.ParseLegacyPID(b)
+	r.keep(b)
 	if err != nil {
-		addProblem(n, path, fmt.Errorf("parse legacy pid: %w", err), true)
+		addProblem(n, h.file(name), fmt.Errorf("parse legacy pid: %w", err), true)
 		return true
 	}
 	n.LegacyPID = pid
@@ -257,18 +307,19 @@ func readRunningInto(n *model.Node, h dirHandle, name string) bool {
 
 // readBlockedInto records a blocked sentinel; its presence counts even when
 // it cannot be parsed.
-func readBlockedInto(n *model.Node, h dirHandle, name string) {
-	path := h.file(name)
-	b, fi, err := readDocument(h, name, path)
+func readBlockedInto(n *model.Node, h dirHandle, name string, r *nodeReader) {
+	b, fi, err := readDocument(h, name, r.buffer())
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
+	path := h.file(name)
 	n.Blocked = &model.Blocked{Path: path, Since: fi.mtime}
 	if err != nil {
 		addProblem(n, path, err, true)
 		return
 	}
 	bl, err := protocol.ParseBlocked(b)
+	r.keep(b)
 	if err != nil {
 		addProblem(n, path, fmt.Errorf("parse blocked sentinel: %w", err), true)
 		return
@@ -277,16 +328,17 @@ func readBlockedInto(n *model.Node, h dirHandle, name string) {
 	n.Blocked = &bl
 }
 
-// readDocInto reads a single-document file, recording a problem on failure;
-// ok is false when the content is not usable (or the file vanished).
-func readDocInto(n *model.Node, h dirHandle, name string) ([]byte, bool) {
-	path := h.file(name)
-	b, _, err := readDocument(h, name, path)
+// readDocInto reads a single-document file into the reader's scratch
+// buffer (the caller gives it back with keep), recording a problem on
+// failure; ok is false when the content is not usable (or the file
+// vanished).
+func readDocInto(n *model.Node, h dirHandle, name string, r *nodeReader) ([]byte, bool) {
+	b, _, err := readDocument(h, name, r.buffer())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false
 	}
 	if err != nil {
-		addProblem(n, path, err, true)
+		addProblem(n, h.file(name), err, true)
 		return nil, false
 	}
 	return b, true
@@ -366,47 +418,25 @@ func addLineProblems(n *model.Node, path string, lines []model.RegistryLine) {
 	}
 }
 
-// readDocument reads a single-document file capped at protocol.MaxDocumentSize. The
-// size and mtime are returned whenever the file exists (from stat when it
-// cannot be opened), so the mtime of an oversized or unreadable heartbeat
-// still counts.
-func readDocument(h dirHandle, name, path string) ([]byte, docInfo, error) {
-	f, opened, err := h.openReader(name, path)
+// readDocument reads a single-document file capped at
+// protocol.MaxDocumentSize, into buf when it fits (nil: a buffer of its
+// own). The size and mtime are returned whenever the file exists (from
+// stat when it cannot be opened), so the mtime of an oversized or
+// unreadable heartbeat still counts.
+func readDocument(h dirHandle, name string, buf []byte) ([]byte, docInfo, error) {
+	b, opened, err := h.readDocument(name, protocol.MaxDocumentSize, buf)
 	info := docInfo{size: opened.Size, mtime: opened.ModTime}
-	if err != nil {
-		if info.mtime.IsZero() && !errors.Is(err, fs.ErrNotExist) {
-			// Present but not openable (permission, a socket): its mtime
-			// is still the beat, and liveness needs it.
-			if fi, serr := os.Stat(path); serr == nil {
-				info.size, info.mtime = fi.Size(), fi.ModTime()
-			}
-		}
-		return nil, info, err
-	}
-	defer f.Close()
-	size := opened.Size
-	if size > protocol.MaxDocumentSize {
+	switch {
+	case errors.Is(err, protocol.ErrTooLarge):
 		return nil, info, errTooLarge
-	}
-	// A document is replaced whole (temp file + rename), never grown in
-	// place, so the size fstat gave is all there is: reading exactly that
-	// much saves the read that would only report EOF. A size of 0 may be a
-	// file that does not report one: read it to EOF, capped.
-	if size > 0 {
-		buf := make([]byte, size)
-		if _, err := io.ReadFull(f, buf); err != nil {
-			return nil, info, fmt.Errorf("read %s: %w", path, err)
+	case err != nil && info.mtime.IsZero() && !errors.Is(err, fs.ErrNotExist):
+		// Present but not openable (permission, a socket): its mtime is
+		// still the beat, and liveness needs it.
+		if fi, serr := os.Stat(h.file(name)); serr == nil {
+			info.size, info.mtime = fi.Size(), fi.ModTime()
 		}
-		return buf, info, nil
 	}
-	b, err := io.ReadAll(io.LimitReader(f, protocol.MaxDocumentSize+1))
-	if err != nil {
-		return nil, info, fmt.Errorf("read %s: %w", path, err)
-	}
-	if len(b) > protocol.MaxDocumentSize {
-		return nil, info, errTooLarge
-	}
-	return b, info, nil
+	return b, info, err
 }
 
 // docInfo is what fstat said about a document; zero when it could not be
@@ -437,6 +467,9 @@ func oneLine(s string) string { return termtext.OneLine(s, 0) }
 
 // file is the path of the directory's entry name.
 func (h dirHandle) file(name string) string {
+	if name == protocol.HeartbeatFile && h.heartbeat != "" {
+		return h.heartbeat
+	}
 	if h.unclean {
 		return filepath.Join(h.path, name)
 	}

@@ -16,7 +16,9 @@ package scanner
 
 import (
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
@@ -33,6 +35,9 @@ type candidate struct {
 	parent   *model.Node
 	strength int   // the strongest source naming parent
 	sources  uint8 // 1<<edge of every source naming parent
+	// entry is the last line of parent's registry naming the child; nil
+	// when its registry does not.
+	entry *model.ChildEntry
 }
 
 func (c candidate) from(edge int) bool { return c.sources&(1<<edge) != 0 }
@@ -43,11 +48,13 @@ type builder struct {
 	nodes []*model.Node          // in creation order
 	// byKey holds every node by its HeartbeatPath, for the edges a store's
 	// nodes declare by key; nil when no store node is given.
-	byKey map[string]*model.Node
-	cands map[*model.Node][]candidate
-	// entries[child][parent] is the last line of parent's registry naming child.
-	entries map[*model.Node]map[*model.Node]*model.ChildEntry
-	chosen  map[*model.Node]int // strength of the edge each node kept
+	byKey  map[string]*model.Node
+	cands  map[*model.Node][]candidate
+	chosen map[*model.Node]int // strength of the edge each node kept
+	// firsts holds the first candidate of each node: most nodes have one
+	// parent, named by every source, and a list of its own each was an
+	// allocation a node.
+	firsts []candidate
 	// refused[child][parent]: parent's registry claim on child, not adopted
 	// because child belongs to another session.
 	refused map[*model.Node]map[*model.Node]bool
@@ -93,13 +100,15 @@ func BuildForest(roots []Root, nodes []*model.Node, problems []model.Problem) *m
 	b := &builder{
 		roots:   roots,
 		byDir:   make(map[string]*model.Node, len(nodes)),
+		nodes:   make([]*model.Node, 0, len(nodes)+len(nodes)/8),
 		cands:   make(map[*model.Node][]candidate, len(nodes)),
-		entries: map[*model.Node]map[*model.Node]*model.ChildEntry{},
 		chosen:  make(map[*model.Node]int, len(nodes)),
 		refused: map[*model.Node]map[*model.Node]bool{},
 	}
 	sorted := append([]*model.Node(nil), nodes...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].InfraDir < sorted[j].InfraDir })
+	if !slices.IsSortedFunc(sorted, byInfraDir) { // as a walk gives them
+		slices.SortStableFunc(sorted, byInfraDir)
+	}
 	var stored []*model.Node
 	for _, n := range sorted {
 		if isStoreNode(n) {
@@ -186,19 +195,36 @@ func resetTree(n *model.Node) {
 	n.ScanFlags = keep
 }
 
-func (b *builder) addCandidate(child, parent *model.Node, strength int) {
+// addCandidate adds parent as a candidate of child, by an edge of the
+// given strength; entry is the line of parent's registry that names child
+// (nil for the other edges), the last one kept.
+func (b *builder) addCandidate(child, parent *model.Node, strength int, entry *model.ChildEntry) {
 	if child == parent {
 		addScanFlag(child, model.FlagCycle) // names itself as its parent
 		return
 	}
-	for i, c := range b.cands[child] {
+	cs := b.cands[child]
+	for i, c := range cs {
 		if c.parent == parent {
-			b.cands[child][i].strength = max(c.strength, strength)
-			b.cands[child][i].sources |= 1 << strength
+			cs[i].strength = max(c.strength, strength)
+			cs[i].sources |= 1 << strength
+			if entry != nil {
+				cs[i].entry = entry
+			}
 			return
 		}
 	}
-	b.cands[child] = append(b.cands[child], candidate{parent, strength, 1 << strength})
+	c := candidate{parent: parent, strength: strength, sources: 1 << strength, entry: entry}
+	if cs == nil {
+		if len(b.firsts) == cap(b.firsts) {
+			b.firsts = make([]candidate, 0, max(64, len(b.nodes)))
+		}
+		b.firsts = append(b.firsts, c)
+		k := len(b.firsts)
+		b.cands[child] = b.firsts[k-1 : k : k] // a second one moves it out
+		return
+	}
+	b.cands[child] = append(cs, c)
 }
 
 // registryEdges adds an edge for every parseable line of p's `.children`.
@@ -208,22 +234,12 @@ func (b *builder) registryEdges(p *model.Node) {
 		if e == nil {
 			continue
 		}
-		hb := e.Heartbeat
-		if !filepath.IsAbs(hb) {
-			hb = filepath.Join(p.InfraDir, hb)
-		}
-		hb = filepath.Clean(hb)
-		child := b.lookup(filepath.Dir(hb), filepath.Base(hb), true)
+		dir, file := splitNamed(e.Heartbeat, p.InfraDir)
+		child := b.lookup(dir, file, true)
 		if child == nil {
 			continue
 		}
-		b.addCandidate(child, p, edgeRegistry)
-		if child != p {
-			if b.entries[child] == nil {
-				b.entries[child] = map[*model.Node]*model.ChildEntry{}
-			}
-			b.entries[child][p] = e // the last line naming it wins
-		}
+		b.addCandidate(child, p, edgeRegistry, e) // the last line naming it wins
 	}
 }
 
@@ -235,19 +251,15 @@ func (b *builder) declaredEdge(c *model.Node) {
 	if isStoreNode(c) {
 		// A key, not a path: a parent not in any store is not invented.
 		if p := b.byKey[c.Heartbeat.ParentHeartbeat]; p != nil {
-			b.addCandidate(c, p, edgeDeclared)
+			b.addCandidate(c, p, edgeDeclared, nil)
 		}
 		return
 	}
-	hb := c.Heartbeat.ParentHeartbeat
-	if !filepath.IsAbs(hb) {
-		hb = filepath.Join(c.InfraDir, hb)
-	}
-	hb = filepath.Clean(hb)
+	dir, file := splitNamed(c.Heartbeat.ParentHeartbeat, c.InfraDir)
 	// A parent that does not exist inside a root is not invented: only a
 	// registry entry makes a missing node. One outside every root is shown.
-	if p := b.lookup(filepath.Dir(hb), filepath.Base(hb), false); p != nil {
-		b.addCandidate(c, p, edgeDeclared)
+	if p := b.lookup(dir, file, false); p != nil {
+		b.addCandidate(c, p, edgeDeclared, nil)
 	}
 }
 
@@ -261,14 +273,18 @@ func (b *builder) nestingEdge(n *model.Node, notWalked bool) {
 		return
 	}
 	onDisk := notWalked && (n.HasHeartbeat || n.Legacy)
-	for d := filepath.Dir(n.InfraDir); within(n.Root, d); d = filepath.Dir(d) {
+	parent := filepath.Dir
+	if isCleanAbs(n.InfraDir) { // as the walk names them: every parent is clean
+		parent = parentOfClean
+	}
+	for d := parent(n.InfraDir); within(n.Root, d); d = parent(d) {
 		if p, ok := b.byDir[d]; ok {
-			b.addCandidate(n, p, edgeNesting)
+			b.addCandidate(n, p, edgeNesting, nil)
 			return
 		}
 		if onDisk && b.isNodeDirOnDisk(d) {
 			if p := b.lookup(d, protocol.HeartbeatFile, false); p != nil {
-				b.addCandidate(n, p, edgeNesting)
+				b.addCandidate(n, p, edgeNesting, nil)
 				return
 			}
 		}
@@ -297,8 +313,8 @@ func (b *builder) id(n *model.Node) string {
 		}
 		return prefix + "/" + n.ID
 	}
-	rel, err := filepath.Rel(n.Root, n.InfraDir)
-	if err != nil {
+	rel, ok := relativeTo(n.Root, n.InfraDir)
+	if !ok {
 		return filepath.ToSlash(n.InfraDir)
 	}
 	rel = filepath.ToSlash(rel)
@@ -311,6 +327,17 @@ func (b *builder) id(n *model.Node) string {
 	return prefix + "/" + rel
 }
 
+// relativeTo is filepath.Rel(root, dir), a slice of dir when dir is clean
+// and below root, as the walk makes the dirs: an id is then no string of
+// its own beside the infra dir.
+func relativeTo(root, dir string) (string, bool) {
+	if len(dir) > len(root) && dir[len(root)] == '/' && strings.HasPrefix(dir, root) && isCleanAbs(root) && isCleanAbs(dir) {
+		return dir[len(root)+1:], true
+	}
+	rel, err := filepath.Rel(root, dir)
+	return rel, err == nil
+}
+
 // choose keeps the strongest candidate of every node (ties to the smaller
 // id) and names the others. A session lead by its own word, with no
 // nesting to place it, refuses every registry claim on it.
@@ -320,12 +347,14 @@ func (b *builder) choose() {
 		if len(cs) == 0 {
 			continue
 		}
-		sort.Slice(cs, func(i, j int) bool {
-			if cs[i].strength != cs[j].strength {
-				return cs[i].strength > cs[j].strength
-			}
-			return cs[i].parent.ID < cs[j].parent.ID
-		})
+		if len(cs) > 1 {
+			slices.SortFunc(cs, func(a, b candidate) int {
+				if a.strength != b.strength {
+					return b.strength - a.strength
+				}
+				return strings.Compare(a.parent.ID, b.parent.ID)
+			})
+		}
 		if n.Heartbeat != nil && n.Heartbeat.SessionLead() && b.own(n) == nil {
 			for _, c := range cs { // no own parent: every candidate is a registry's
 				b.refuse(n, c.parent)
@@ -342,7 +371,7 @@ func (b *builder) pick(n *model.Node) {
 	delete(b.chosen, n)
 	for _, c := range b.cands[n] {
 		if n.Parent == nil && !b.refused[n][c.parent] {
-			n.Parent = c.parent
+			n.Parent, n.Entry = c.parent, c.entry
 			b.chosen[n] = c.strength
 			continue
 		}
@@ -350,9 +379,6 @@ func (b *builder) pick(n *model.Node) {
 	}
 	if len(n.OtherParents) > 0 {
 		addScanFlag(n, model.FlagConflict)
-	}
-	if n.Parent != nil {
-		n.Entry = b.entries[n][n.Parent]
 	}
 }
 
@@ -450,9 +476,10 @@ func (b *builder) breakCycles() {
 	)
 	state := make(map[*model.Node]int, len(b.nodes))
 	ordered := append([]*model.Node(nil), b.nodes...)
-	sort.Slice(ordered, func(i, j int) bool { return ordered[i].ID < ordered[j].ID })
+	slices.SortFunc(ordered, byID)
+	var path []*model.Node
 	for _, start := range ordered {
-		var path []*model.Node
+		path = path[:0]
 		n := start
 		for n != nil && state[n] == unseen {
 			state[n] = onPath
@@ -496,6 +523,10 @@ func (b *builder) snapshot(problems []model.Problem) *model.Snapshot {
 			addScanFlag(p, model.FlagConflict)
 		}
 	}
+	// Every node with a parent, sorted by its parent's id, then its own:
+	// each parent's children are then a run of one list, in id order,
+	// rather than a list grown child by child.
+	children := make([]*model.Node, 0, len(b.nodes))
 	for _, n := range b.nodes {
 		sort.Strings(n.RefusedChildren)
 		snap.ByID[n.ID] = n
@@ -504,18 +535,35 @@ func (b *builder) snapshot(problems []model.Problem) *model.Snapshot {
 			continue
 		}
 		n.ParentID = n.Parent.ID
-		n.Parent.Children = append(n.Parent.Children, n)
+		children = append(children, n)
 	}
-	byID := func(ns []*model.Node) {
-		sort.Slice(ns, func(i, j int) bool { return ns[i].ID < ns[j].ID })
+	slices.SortFunc(children, func(a, b *model.Node) int {
+		if c := strings.Compare(a.ParentID, b.ParentID); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	for i := 0; i < len(children); {
+		p, j := children[i].Parent, i+1
+		for j < len(children) && children[j].Parent == p {
+			j++
+		}
+		if p.Children == nil {
+			p.Children = children[i:j:j]
+		} else { // a second run: two nodes of one id
+			p.Children = append(p.Children, children[i:j]...)
+		}
+		i = j
 	}
-	byID(snap.Sessions)
+	slices.SortFunc(snap.Sessions, byID)
 	snap.Problems = append(snap.Problems, problems...)
 	for _, s := range snap.Sessions {
 		s.Walk(func(n *model.Node) {
-			byID(n.Children)
 			snap.Problems = append(snap.Problems, n.Problems...)
 		})
 	}
 	return snap
 }
+
+// byID orders nodes by id.
+func byID(a, b *model.Node) int { return strings.Compare(a.ID, b.ID) }

@@ -13,6 +13,51 @@ import (
 	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
+// splitNamed is the directory and the file name of the path named, a path
+// read from a file of the node dir dir (absolute, or relative to dir):
+// filepath.Dir and filepath.Base of it made absolute and clean. The usual
+// path is absolute and clean already: it is split without Clean's passes,
+// a tenth of building the forest.
+func splitNamed(named, dir string) (string, string) {
+	if isCleanAbs(named) {
+		i := strings.LastIndexByte(named, '/')
+		return parentOfClean(named), named[i+1:]
+	}
+	if !filepath.IsAbs(named) {
+		named = filepath.Join(dir, named)
+	}
+	named = filepath.Clean(named)
+	return filepath.Dir(named), filepath.Base(named)
+}
+
+// isCleanAbs reports whether p is absolute and left as it is by
+// filepath.Clean, the root itself excepted: no empty, "." or ".." element,
+// no trailing separator.
+func isCleanAbs(p string) bool {
+	if filepath.Separator != '/' || len(p) < 2 || p[0] != '/' || p[len(p)-1] == '/' {
+		return false
+	}
+	start := 1
+	for i := 1; i <= len(p); i++ {
+		if i == len(p) || p[i] == '/' {
+			if elem := p[start:i]; elem == "" || elem == "." || elem == ".." {
+				return false
+			}
+			start = i + 1
+		}
+	}
+	return true
+}
+
+// parentOfClean is filepath.Dir of a path isCleanAbs accepts (or the
+// root), without Clean's pass.
+func parentOfClean(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i > 0 {
+		return p[:i]
+	}
+	return "/"
+}
+
 // isNodeDirOnDisk reports whether dir holds a heartbeat or a `.running`;
 // two lstats per dir, remembered.
 func (b *builder) isNodeDirOnDisk(dir string) bool {

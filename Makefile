@@ -27,13 +27,17 @@ test: vet
 # Prints the SPEC §8 figures (benchmarks, not timed tests: machines are noisy;
 # run it on a quiet machine and read the cpu-ms and ratio columns too).
 # WatchIdle watches for 31 s twice (with 1 and with 2,000 live pids) so that
-# the periodic work is in its figure: a couple of minutes in all.
+# the periodic work is in its figure; ProgramIdle10k runs the real program,
+# its renderer in, at Bubble Tea's default and at the dashboard's frame rate
+# (read its wakes/s: %cpu swings with the machine); TouchToFrame10k times a
+# heartbeat touch to the frame that shows it: a few minutes in all.
 BENCH_FLAGS = -run '^$$' -benchmem -count 1
 bench: deps
 	$(GO) test $(BENCH_FLAGS) -bench 'ColdScan10k|BareWalk10k' -benchtime 10x ./scanner
 	$(GO) test $(BENCH_FLAGS) -bench 'WatchHeartbeatTouch|WatchIdle|WatchReady10k|WatchPollPass10k' ./scanner
-	$(GO) test $(BENCH_FLAGS) -bench 'View10k|KeyToFrame10k' ./ui
-	$(GO) test $(BENCH_FLAGS) -bench 'TUIIdle10k' -benchtime 2x ./ui
+	$(GO) test $(BENCH_FLAGS) -bench 'View10k|KeyToFrame10k|Tick10k' ./ui
+	$(GO) test $(BENCH_FLAGS) -bench 'TUIIdle10k|ProgramIdle10k' -benchtime 2x ./ui
+	$(GO) test $(BENCH_FLAGS) -bench 'TouchToFrame10k' -benchtime 20x ./ui
 	$(GO) test $(BENCH_FLAGS) -bench 'ClassifyForest$$|LiveTick|ProbeTick' ./liveness
 	$(GO) test $(BENCH_FLAGS) -bench 'OnceJSON10k' -benchtime 5x .
 	$(GO) test $(BENCH_FLAGS) -bench 'SourcesOnceJSON10k' -benchtime 5x .

@@ -107,7 +107,7 @@ func requireTerminal(g *Globals) error {
 // runProgram runs a screen on the terminal (or the streams a test gave) until
 // it quits or ctx ends; an interrupt that cancelled ctx is a normal way out.
 func runProgram(ctx context.Context, g *Globals, m tea.Model) error {
-	progOpts := []tea.ProgramOption{tea.WithContext(ctx)}
+	progOpts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(ui.MaxFPS)}
 	if g.Stdin != nil {
 		progOpts = append(progOpts, tea.WithInput(g.Stdin))
 	}

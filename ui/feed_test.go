@@ -3,9 +3,11 @@ package ui
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -262,4 +264,27 @@ func TestPauseStaysBounded(t *testing.T) {
 	if want := fmt.Sprintf("n%d", updates*perUpdate-1); m.events[len(m.events)-2].id != want {
 		t.Errorf("newest held transition %q, want %q", m.events[len(m.events)-2].id, want)
 	}
+}
+
+// SPEC §8 (a touch reaches the screen fast): an update lays the new tree's
+// rows out in the array the old ones had; of a 10,000-node tree it
+// allocates less than those rows take.
+func TestUpdateReusesTheRows(t *testing.T) {
+	m := newTestModel(t, 120, 40, Options{Initial: bigSnapshot(10000)})
+	next := bigSnapshot(10000)
+	rowsBytes := uint64(len(m.rows)) * uint64(unsafe.Sizeof(row{}))
+	got := bytesOf(func() { m.Update(updateMsg{update: model.Update{Snapshot: next}}) })
+	if got >= rowsBytes {
+		t.Errorf("an update of %d rows allocated %d bytes, the rows alone take %d: they were laid out anew", len(m.rows), got, rowsBytes)
+	}
+}
+
+// bytesOf counts the bytes one call of f allocates.
+func bytesOf(f func()) uint64 {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }

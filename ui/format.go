@@ -77,7 +77,14 @@ func fit(s string, w int) string {
 		sw = ansi.StringWidth(s)
 	}
 	if sw < w {
-		s += strings.Repeat(" ", w-sw)
+		// One allocation: fit runs for every cell of every row drawn.
+		var b strings.Builder
+		b.Grow(len(s) + w - sw)
+		b.WriteString(s)
+		for range w - sw {
+			b.WriteByte(' ')
+		}
+		return b.String()
 	}
 	return s
 }

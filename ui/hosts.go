@@ -39,6 +39,7 @@ func (m *Model) setHosts(hosts []model.Host) {
 	for i, h := range hosts {
 		m.hostOf[h.Name] = i
 	}
+	m.rowEpoch++ // a host row's state cell is its reachability
 	m.dirty = true
 }
 

@@ -125,7 +125,12 @@ func (m *Model) reflow() {
 			m.selected = m.following
 		}
 	}
-	m.rows = flatten(sessions, o)
+	old := m.rows
+	m.rows = flattenInto(m.rows, sessions, o)
+	if len(m.rows) < len(old) {
+		// The rows that were beyond the new end must not keep old nodes alive.
+		clear(old[len(m.rows):])
+	}
 	if m.index == nil {
 		m.index = make(map[string]int, len(m.rows))
 	} else {

@@ -142,10 +142,26 @@ type Model struct {
 	feed   <-chan model.Update
 	closed bool
 
-	frame   string
-	dirty   bool
-	header  []string // the header's lines, built by layout
-	headerH int      // len(header)
+	frame string
+	// dirty: the next View draws the frame again (Update runs layout
+	// first); aged: only the clock moved since, and View redraws what it
+	// moves (reage) where the last frame allows it (ageable).
+	dirty, aged, ageable bool
+	// lines are the frame's lines; the rows on screen start at rowsAt, the
+	// status line is at statusAt.
+	lines            []string
+	rowsAt, statusAt int
+	// shown are the tree rows on screen as drawn, shownAt their index by
+	// node; shownSpare is the array the next frame's rows go into. rowEpoch
+	// counts what redraws every row (a theme, the hosts).
+	shown, shownSpare []shownRow
+	shownAt           map[*model.Node]int
+	rowEpoch          int
+	// reasonWrap is the reason cell's style (Text) as a wrap, when it is one.
+	reasonWrap   wrap
+	reasonWrapOK bool
+	header       []string // the header's lines, built by layout
+	headerH      int      // len(header)
 	// detail is the detail pane's lines, wrapped to the width (modeDetail).
 	detail []string
 	sum    model.Summary // counts of snap, computed once per snapshot
@@ -244,7 +260,13 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if !m.paused {
 			// A pause freezes the whole frame: ages and the clock too.
 			m.now = m.opts.Now()
-			m.dirty = true
+			// Only ages and the clock move: View redraws those cells where
+			// the last frame lets it (render), the whole frame elsewhere.
+			if m.ageable {
+				m.aged = true
+			} else {
+				m.dirty = true
+			}
 		}
 		return tick(m.opts.Tick)
 	case updateMsg:
@@ -334,6 +356,8 @@ func (m *Model) setStatus(s string, bad bool) {
 
 func (m *Model) applyTheme() {
 	m.styles = NewStyles(m.themes.Themes[m.theme])
+	m.reasonWrap, m.reasonWrapOK = wrapOf(m.styles.Text)
+	m.rowEpoch++
 	m.help.Styles = m.styles.Help
 	m.help.ShortSeparator = " · "
 	m.dirty = true
@@ -341,12 +365,16 @@ func (m *Model) applyTheme() {
 
 // View renders the screen as Update laid it out (layout) and changes
 // nothing else: the frame is cached and rebuilt only after a change, and
-// only the rows on screen are rendered.
+// only the rows on screen are rendered; after a tick, only the cells the
+// clock moves (reage), and a frame nothing moved in is handed back as it is.
 func (m *Model) View() tea.View {
-	if m.dirty {
+	switch {
+	case m.dirty:
 		m.frame = m.render()
-		m.dirty = false
+	case m.aged:
+		m.reage()
 	}
+	m.dirty, m.aged = false, false
 	v := tea.NewView(m.frame)
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion

@@ -12,14 +12,15 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// render builds the whole frame from the model as layout left it.
+// render builds the whole frame from the model as layout left it, and
+// notes where in it the cells a tick moves are (reage).
 func (m *Model) render() string {
 	w, h := m.width, m.height
+	m.ageable, m.rowsAt = false, -1
 	if w <= 0 || h <= 0 {
 		return ""
 	}
-	lines := make([]string, 0, h)
-	lines = append(lines, m.header...)
+	lines := append(m.lines[:0], m.header...)
 	var body []string
 	switch m.mode {
 	case modeDetail:
@@ -28,6 +29,7 @@ func (m *Model) render() string {
 		body = m.renderHelp(w, h-len(lines)-footerLines)
 	default:
 		body = m.renderTree(w)
+		m.rowsAt = len(lines)
 		if m.eventsOpen {
 			// The pane keeps its place under the tree's whole height, where
 			// the wheel looks for it, however few rows a filter leaves.
@@ -41,6 +43,7 @@ func (m *Model) render() string {
 	for len(body) < want {
 		body = append(body, "")
 	}
+	cut := len(body) > want || len(lines)+want+footerLines > h
 	body = body[:want]
 	if m.dialog != nil {
 		overlay(body, m.renderDialog(w), w)
@@ -50,7 +53,39 @@ func (m *Model) render() string {
 	if len(lines) > h {
 		lines = lines[:h]
 	}
+	m.lines, m.statusAt = lines, len(lines)-footerLines
+	// A tick can redraw its cells in place only where they are all on
+	// screen as drawn: nothing cut, no dialog over the rows, no details.
+	m.ageable = !cut && m.dialog == nil && m.mode != modeDetail
 	return strings.Join(lines, "\n")
+}
+
+// reage brings the frame to m.now after a tick: the clock, the rows' age
+// cells and the status line, each drawn again only where it moved; a frame
+// nothing moved in stays the very same string.
+func (m *Model) reage() {
+	w := m.width
+	moved := false
+	if title := m.renderTitle(w); title != m.lines[0] {
+		m.header[0], m.lines[0] = title, title
+		moved = true
+	}
+	if m.rowsAt >= 0 {
+		c := m.columns(w)
+		for k := range m.shown {
+			if m.reageRow(&m.shown[k], c, w) {
+				m.lines[m.rowsAt+k] = m.shown[k].line
+				moved = true
+			}
+		}
+	}
+	if status := m.renderStatus(w); status != m.lines[m.statusAt] {
+		m.lines[m.statusAt] = status
+		moved = true
+	}
+	if moved {
+		m.frame = strings.Join(m.lines, "\n")
+	}
 }
 
 // overlay centres box over body, replacing the lines it covers.

@@ -19,19 +19,7 @@ import (
 func (m *Model) renderHeader(w int) []string {
 	st := m.styles
 	snap := m.snap
-	title := "dispatchtop"
-	if m.paused {
-		// The frame is frozen, the clock included: say so where it is seen.
-		title += "  " + st.Warning.Render("PAUSED")
-	}
-	clock := m.now.Format("15:04:05")
-	roots := "no snapshot yet"
-	if snap != nil && len(snap.Roots) > 0 {
-		roots = clean(strings.Join(snap.Roots, "  "))
-	}
-	room := max(0, w-ansi.StringWidth(title)-len(clock)-4)
-	line1 := title + "  " + fit(roots, room) + "  " + clock
-	header := []string{st.Header.Render(fit(line1, w))}
+	header := []string{m.renderTitle(w)}
 
 	var sum model.Summary
 	if snap != nil {
@@ -89,6 +77,25 @@ func (m *Model) renderHeader(w int) []string {
 		header = append(header, m.renderColumnHead(w))
 	}
 	return header
+}
+
+// renderTitle is the header's first line: the title, the roots and the
+// clock, the one header line a tick moves.
+func (m *Model) renderTitle(w int) string {
+	st := m.styles
+	title := "dispatchtop"
+	if m.paused {
+		// The frame is frozen, the clock included: say so where it is seen.
+		title += "  " + st.Warning.Render("PAUSED")
+	}
+	clock := m.now.Format("15:04:05")
+	roots := "no snapshot yet"
+	if m.snap != nil && len(m.snap.Roots) > 0 {
+		roots = clean(strings.Join(m.snap.Roots, "  "))
+	}
+	room := max(0, w-ansi.StringWidth(title)-len(clock)-4)
+	line1 := title + "  " + fit(roots, room) + "  " + clock
+	return st.Header.Render(fit(line1, w))
 }
 
 // packLines puts tokens on at most limit lines of width w; tokens that do

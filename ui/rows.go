@@ -172,6 +172,13 @@ func containsFold(s, lowerNeedle string) bool {
 // context); collapsed nodes hide their children, except on the way to a
 // pinned node.
 func flatten(sessions []*model.Node, o flatOptions) []row {
+	return flattenInto(make([]row, 0, 64), sessions, o)
+}
+
+// flattenInto is flatten appending to dst[:0]: the model's rows are laid
+// out again in the array they had, so an update of a 10,000-node tree does
+// not allocate them all anew.
+func flattenInto(dst []row, sessions []*model.Node, o flatOptions) []row {
 	var keep map[*model.Node]bool
 	if o.filtering() {
 		keep = map[*model.Node]bool{}
@@ -199,7 +206,7 @@ func flatten(sessions []*model.Node, o flatOptions) []row {
 		}
 	}
 	visible := func(n *model.Node) bool { return keep == nil || keep[n] }
-	rows := make([]row, 0, 64)
+	rows := dst[:0]
 	var walk func(n *model.Node, depth, parent int, last bool)
 	walk = func(n *model.Node, depth, parent int, last bool) {
 		kids := o.sort.sorted(n.Children)

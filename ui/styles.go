@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"strings"
+
 	"charm.land/bubbles/v2/help"
 	"charm.land/lipgloss/v2"
 
@@ -99,4 +101,26 @@ func (s Styles) stateStyle(st model.State) lipgloss.Style {
 		return style
 	}
 	return s.Text
+}
+
+// wrap is a style as the text it puts around a run, for the cells a tick
+// redraws without going through Render again. It is Render's own output,
+// taken once: for a style of attributes and colours alone (no width,
+// padding, border or transform), Render wraps a line without tabs in the
+// same opening and reset whatever the line says.
+type wrap struct{ open, close string }
+
+// wrapOf is s as a wrap, and false where s does more than wrap (then
+// Render it is).
+func wrapOf(s lipgloss.Style) (wrap, bool) {
+	const probe = "x"
+	if s.GetWidth() > 0 || s.GetMaxWidth() > 0 || s.GetHorizontalFrameSize() > 0 || s.GetTransform() != nil || s.GetInline() {
+		return wrap{}, false
+	}
+	out := s.Render(probe)
+	if strings.Count(out, probe) != 1 {
+		return wrap{}, false
+	}
+	i := strings.Index(out, probe)
+	return wrap{open: out[:i], close: out[i+len(probe):]}, true
 }

@@ -4,6 +4,7 @@ package teaparty
 // each conversation's newest message, in one short transaction.
 
 import (
+	"database/sql"
 	"math"
 	"time"
 
@@ -55,7 +56,11 @@ func (s *Source) read(b bus) ([]*row, error) {
 		return nil, err
 	}
 	defer snap.Close()
-	cols, err := snap.RequireColumns(table, requiredColumns)
+	schema, err := snap.Schema(table, messagesTable)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := schema.Require(table, requiredColumns)
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +85,9 @@ func (s *Source) read(b bus) ([]*row, error) {
 	if err := rows.Err(); err != nil {
 		return nil, sqlitestore.Describe(snap.Path, err)
 	}
+	if !schema.Has(messagesTable) {
+		return out, nil
+	}
 	if err := readQuestions(snap, out); err != nil {
 		return nil, err
 	}
@@ -91,20 +99,25 @@ func (s *Source) read(b bus) ([]*row, error) {
 
 // readQuestions fills the question of every row awaiting input: the last
 // message of its conversation not sent by the human (TeaParty's
-// check_message_bus_request reads the same). A bus without messages
-// leaves the question empty.
+// check_message_bus_request reads the same), through one statement
+// prepared for the first of them.
 func readQuestions(snap *sqlitestore.Snapshot, rows []*row) error {
-	has, err := snap.HasTable("messages")
-	if err != nil || !has {
-		return err
-	}
+	var stmt *sql.Stmt
 	for _, r := range rows {
 		if !r.awaitingInput && !(r.typ == typeProxy && live(r.state)) {
 			continue
 		}
-		res, err := snap.Query(`SELECT substr(CAST(content AS TEXT), 1, ?), IFNULL(CAST(timestamp AS REAL), 0.0) FROM messages WHERE conversation = ? AND sender <> 'human' ORDER BY timestamp DESC LIMIT 1`, maxQuestion, r.id)
+		if stmt == nil {
+			var err error
+			stmt, err = snap.Prepare(`SELECT substr(CAST(content AS TEXT), 1, ?), IFNULL(CAST(timestamp AS REAL), 0.0) FROM messages WHERE conversation = ? AND sender <> 'human' ORDER BY timestamp DESC LIMIT 1`)
+			if err != nil {
+				return err
+			}
+			defer stmt.Close()
+		}
+		res, err := stmt.Query(maxQuestion, r.id)
 		if err != nil {
-			return err
+			return sqlitestore.Describe(snap.Path, err)
 		}
 		q := &model.Blocked{Path: snap.Path + "#" + r.id}
 		for res.Next() {
@@ -124,10 +137,6 @@ func readQuestions(snap *sqlitestore.Snapshot, rows []*row) error {
 // readLastMessages takes the time of each chat conversation's newest
 // message: a conversation's turns leave no stream of their own in the bus.
 func readLastMessages(snap *sqlitestore.Snapshot, rows []*row) error {
-	has, err := snap.HasTable("messages")
-	if err != nil || !has {
-		return err
-	}
 	res, err := snap.Query(`SELECT CAST(conversation AS TEXT), MAX(IFNULL(CAST(timestamp AS REAL), 0.0)) FROM messages GROUP BY conversation`)
 	if err != nil {
 		return err

@@ -48,6 +48,9 @@ const (
 	// pausedFile in a TeaParty home marks its project paused by "Pause All".
 	pausedFile = "paused"
 	table      = "conversations"
+	// messagesTable holds the conversations' messages; a bus without it
+	// has no questions and no message times.
+	messagesTable = "messages"
 	// maxQuestion caps the question read from a message, in characters:
 	// it is shown on one line.
 	maxQuestion = 2000

@@ -19,6 +19,23 @@ import (
 // the root is a jobs dir outside one), jobs the dir of the jobs.
 type layout struct {
 	root, home, jobs string
+	// What every row of a read looks up in the home, looked at once per
+	// read (see homeState), not once per row.
+	pausedBy string   // the home's paused marker, when it is there
+	scopes   []string // the home's dirs, where the chat tier keeps its sessions
+}
+
+// homeState is l with what the home holds for every row: whether the
+// project is paused, and the dirs that may hold a session.
+func (l layout) homeState() layout {
+	if l.home == "" {
+		return l
+	}
+	if marker := filepath.Join(l.home, pausedFile); exists(marker) {
+		l.pausedBy = marker
+	}
+	l.scopes = subdirs(l.home)
+	return l
 }
 
 // locate finds the layout a root names: a `.teaparty` dir, a TeaParty home
@@ -105,7 +122,7 @@ func (l layout) managementBus() string {
 // sessionDir is where a dispatched worker's files live: the parent of its
 // worktree when it has one (a same-repo dispatch: `<dispatcher>/tasks/<sid>`),
 // else the chat tier's `<home>/<scope>/sessions/<sid>`; "" when neither
-// exists (closed: its dir was removed).
+// exists (closed: its dir was removed). l is a read's (see homeState).
 func sessionDir(l layout, r *row) string {
 	if r.worktree != "" {
 		if dir := filepath.Dir(r.worktree); isDir(dir) {
@@ -117,7 +134,7 @@ func sessionDir(l layout, r *row) string {
 	if l.home == "" || sid == "" || strings.ContainsAny(sid, `/\`) || sid == ".." {
 		return ""
 	}
-	for _, scope := range subdirs(l.home) {
+	for _, scope := range l.scopes {
 		if dir := filepath.Join(l.home, scope, sessionsDir, sid); isDir(dir) {
 			return dir
 		}

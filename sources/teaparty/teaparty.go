@@ -146,6 +146,7 @@ func (s *Source) Read(root string, now time.Time) sources.Facts {
 		facts.Problems = append(facts.Problems, model.Problem{Path: root, Error: fmt.Sprintf("read %s: no TeaParty store", root)})
 		return facts
 	}
+	l = l.homeState()
 	var all []*row
 	var stamps map[string]*row // the management bus's rows, by id: where the launcher stamps pids
 	for _, b := range l.buses() {

@@ -41,12 +41,19 @@ func BenchmarkRead100Jobs(b *testing.B) {
 	if facts := src.Read(tr.home, now); len(facts.Nodes) != 1000 || len(facts.Problems) > 0 {
 		b.Fatalf("read %d nodes (want 1000) and problems %v", len(facts.Nodes), facts.Problems)
 	}
-	b.ReportAllocs()
-	cpu := cpuTime()
-	for b.Loop() {
-		src.Read(tr.home, now)
+	// By how many goroutines read the buses: what readers is chosen from.
+	defer func(r int) { readers = r }(readers)
+	for _, k := range []int{1, 2, 4, 8} {
+		b.Run(fmt.Sprintf("readers=%d", k), func(b *testing.B) {
+			readers = k
+			b.ReportAllocs()
+			cpu := cpuTime()
+			for b.Loop() {
+				src.Read(tr.home, now)
+			}
+			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+		})
 	}
-	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
 }
 
 // cpuTime is the CPU time the process has used, user and system: a

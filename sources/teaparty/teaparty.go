@@ -229,8 +229,9 @@ type busRead struct {
 // readers bounds the goroutines of a read. A bus's read is mostly system
 // calls, during which another goroutine runs: on 2 cores 4 readers read
 // 100 buses faster than 2 (BenchmarkRead100Jobs). And a home of hundreds
-// of jobs must not hold hundreds of databases open at once.
-var readers = max(4, 2*runtime.GOMAXPROCS(0))
+// of jobs must not hold hundreds of databases open at once, however many
+// cores there are.
+var readers = min(16, max(4, 2*runtime.GOMAXPROCS(0)))
 
 // each runs f(i) for every i in [0, n) on up to readers goroutines, and
 // returns when all have. A panic in f is raised again in the caller, where

@@ -16,13 +16,14 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
+	"modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
 )
 
 // DefaultBusyTimeout is how long a read waits for a lock before the store
@@ -171,6 +172,18 @@ func require(path, table string, cols map[string]bool, required []string) error 
 	return fmt.Errorf("read %s: unknown schema: table %q lacks column %s", path, table, strings.Join(missing, ", "))
 }
 
+// sqlError is SQLite's result code for an error in the SQL itself.
+const sqlError = 1
+
+// IsSQLError reports whether err is SQLite's error in the SQL itself
+// (SQLITE_ERROR): a statement naming a table or a column the store lacks,
+// among others. A locked, corrupt or unreadable store is not one, so a
+// read that asks again on such an error does not wait on a lock twice.
+func IsSQLError(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlError
+}
+
 // Describe makes err one line that names the file, keeping the driver's
 // own words (which say "file is not a database", "database is locked").
 func Describe(path string, err error) error {
@@ -191,7 +204,10 @@ type Column struct {
 // cast to its type, so that a value of another type (SQLite stores what it
 // is given) reads as that type instead of failing the whole read: a text
 // in an INTEGER column reads as 0. A NULL stays NULL unless the column
-// has a default. A column the store lacks reads as its default.
+// has a default. A column the store lacks reads as its default. A name
+// is quoted in brackets, never in double quotes: SQLite reads a "name"
+// that is no column as a string, and a query naming a column the store
+// lacks must fail, not read the name.
 func Select(have map[string]bool, cols []Column) string {
 	parts := make([]string, len(cols))
 	for i, c := range cols {
@@ -202,9 +218,9 @@ func Select(have map[string]bool, cols []Column) string {
 				parts[i] = "NULL"
 			}
 		case c.Default != "":
-			parts[i] = fmt.Sprintf(`IFNULL(CAST("%s" AS %s), %s)`, c.Name, c.Type, c.Default)
+			parts[i] = fmt.Sprintf(`IFNULL(CAST([%s] AS %s), %s)`, c.Name, c.Type, c.Default)
 		default:
-			parts[i] = fmt.Sprintf(`CAST("%s" AS %s)`, c.Name, c.Type)
+			parts[i] = fmt.Sprintf(`CAST([%s] AS %s)`, c.Name, c.Type)
 		}
 	}
 	return strings.Join(parts, ", ")

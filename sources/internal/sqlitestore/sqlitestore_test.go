@@ -1,11 +1,17 @@
 package sqlitestore
 
 import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dispatchtop/dispatchtop/internal/storefixtures"
 )
@@ -122,5 +128,86 @@ func TestSchemaIgnoresATableItWasNotAskedFor(t *testing.T) {
 	}
 	if !schema.Columns("rows")["id"] {
 		t.Fatalf("Schema(rows) = %v, want rows' column id", schema.Columns("rows"))
+	}
+}
+
+// A query built by Select that names a column the store lacks fails: it
+// never reads the name as a string, as SQLite reads a double-quoted name
+// that is no column. A read that asks first and asks its schema only on
+// failure depends on it.
+func TestSelectNeverReadsAColumnNameAsAString(t *testing.T) {
+	path := newStore(t, `CREATE TABLE rows (id TEXT PRIMARY KEY)`, `INSERT INTO rows VALUES ('a')`)
+	cols := []Column{{Name: "id", Type: "TEXT"}, {Name: "state", Type: "TEXT", Default: "''"}}
+	for _, have := range []map[string]bool{{"id": true, "state": true}, {"state": true}} {
+		rows, err := open(t, path).Query(`SELECT ` + Select(have, cols) + ` FROM rows`)
+		if err == nil {
+			var got []string
+			for rows.Next() {
+				var id, state any
+				rows.Scan(&id, &state)
+				got = append(got, fmt.Sprint(id, state))
+			}
+			rows.Close()
+			t.Fatalf("Select(%v) on a table without state read %v, want an error", have, got)
+		}
+		if !IsSQLError(err) || !strings.Contains(err.Error(), "no such column: state") {
+			t.Fatalf("Select(%v): %v, want SQLite's no such column", have, err)
+		}
+	}
+}
+
+// IsSQLError tells a statement naming what the store lacks, which a read
+// answers by asking the schema, from a store that cannot be read, which
+// asking again would only wait on again.
+func TestIsSQLErrorIsAStatementsErrorNotAStores(t *testing.T) {
+	good := newStore(t, `CREATE TABLE rows (id TEXT PRIMARY KEY)`)
+	notADatabase := filepath.Join(t.TempDir(), "not.db")
+	if err := os.WriteFile(notADatabase, []byte(strings.Repeat("not sqlite ", 512)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	locked := filepath.Join(t.TempDir(), "locked.db")
+	writer, err := storefixtures.Open(locked, []string{`PRAGMA journal_mode=DELETE`, `CREATE TABLE rows (id TEXT PRIMARY KEY)`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { writer.Close() })
+	conn, err := writer.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.ExecContext(context.Background(), `ROLLBACK`); conn.Close() })
+	if _, err := conn.ExecContext(context.Background(), `BEGIN EXCLUSIVE`); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path, query string
+		want              bool
+	}{
+		{"a column the store lacks", good, `SELECT [state] FROM rows`, true},
+		{"a table the store lacks", good, `SELECT id FROM absent`, true},
+		{"a file that is no database", notADatabase, `SELECT id FROM rows`, false},
+		{"a store a writer locks", locked, `SELECT id FROM rows`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snap, err := Open(tt.path, 50*time.Millisecond)
+			if err == nil {
+				defer snap.Close()
+				var rows *sql.Rows
+				rows, err = snap.Query(tt.query)
+				if err == nil {
+					rows.Close()
+				}
+			}
+			if err == nil {
+				t.Fatalf("%s: no error", tt.query)
+			}
+			if got := IsSQLError(err); got != tt.want {
+				t.Fatalf("IsSQLError(%v) = %v, want %v", err, got, tt.want)
+			}
+		})
+	}
+	if IsSQLError(nil) || IsSQLError(errors.New("no such column: x")) {
+		t.Fatal("IsSQLError is true of an error that is not SQLite's")
 	}
 }

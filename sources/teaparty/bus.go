@@ -49,22 +49,42 @@ type row struct {
 	bus                bus
 }
 
-// read reads the conversations of one bus in one short transaction.
+// currentQuery reads the conversations of a bus with every column read,
+// as is every bus a current TeaParty has opened (it adds the missing ones
+// on every open): one statement, asked with no look at the schema first.
+var currentQuery = func() string {
+	all := map[string]bool{}
+	for _, c := range columns {
+		all[c.Name] = true
+	}
+	return `SELECT ` + sqlitestore.Select(all, columns) + ` FROM ` + table + ` ORDER BY id`
+}()
+
+// read reads the conversations of one bus in one short transaction. The
+// bus's schema is read only when a statement names what the bus lacks (an
+// older bus, a partial one, a database that is no bus): it then says what
+// to read instead, or what is missing.
 func (s *Source) read(b bus) ([]*row, error) {
 	snap, err := sqlitestore.Open(b.path, s.BusyTimeout)
 	if err != nil {
 		return nil, err
 	}
 	defer snap.Close()
-	schema, err := snap.Schema(table, messagesTable)
-	if err != nil {
-		return nil, err
+	var schema *sqlitestore.Schema
+	schemaOf := func() (sqlitestore.Schema, error) {
+		if schema == nil {
+			sc, err := snap.Schema(table, messagesTable)
+			if err != nil {
+				return sqlitestore.Schema{}, err
+			}
+			schema = &sc
+		}
+		return *schema, nil
 	}
-	cols, err := schema.Require(table, requiredColumns)
-	if err != nil {
-		return nil, err
+	rows, err := snap.Query(currentQuery)
+	if sqlitestore.IsSQLError(err) {
+		rows, err = queryAsSchemaSays(snap, schemaOf)
 	}
-	rows, err := snap.Query(`SELECT ` + sqlitestore.Select(cols, columns) + ` FROM ` + table + ` ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
@@ -85,16 +105,41 @@ func (s *Source) read(b bus) ([]*row, error) {
 	if err := rows.Err(); err != nil {
 		return nil, sqlitestore.Describe(snap.Path, err)
 	}
-	if !schema.Has(messagesTable) {
-		return out, nil
+	rows.Close()
+	err = readLastMessages(snap, out)
+	if sqlitestore.IsSQLError(err) {
+		// A bus without messages has no questions and no message times.
+		sc, serr := schemaOf()
+		if serr != nil {
+			return nil, serr
+		}
+		if !sc.Has(messagesTable) {
+			return out, nil
+		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	if err := readQuestions(snap, out); err != nil {
 		return nil, err
 	}
-	if err := readLastMessages(snap, out); err != nil {
+	return out, nil
+}
+
+// queryAsSchemaSays queries the conversations of a bus that lacks a
+// column currentQuery reads: a column TeaParty added later reads as the
+// default its ALTER gives; a bus without the table or one of the columns
+// of its CREATE TABLE is an unknown schema.
+func queryAsSchemaSays(snap *sqlitestore.Snapshot, schemaOf func() (sqlitestore.Schema, error)) (*sql.Rows, error) {
+	schema, err := schemaOf()
+	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	cols, err := schema.Require(table, requiredColumns)
+	if err != nil {
+		return nil, err
+	}
+	return snap.Query(`SELECT ` + sqlitestore.Select(cols, columns) + ` FROM ` + table + ` ORDER BY id`)
 }
 
 // readQuestions fills the question of every row awaiting input: the last

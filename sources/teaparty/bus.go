@@ -6,6 +6,7 @@ package teaparty
 import (
 	"database/sql"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -106,22 +107,22 @@ func (s *Source) read(b bus) ([]*row, error) {
 		return nil, sqlitestore.Describe(snap.Path, err)
 	}
 	rows.Close()
-	err = readLastMessages(snap, out)
-	if sqlitestore.IsSQLError(err) {
-		// A bus without messages has no questions and no message times.
-		sc, serr := schemaOf()
-		if serr != nil {
-			return nil, serr
+	// The messages are read only for the rows that show them; a bus
+	// without messages has no questions and no message times.
+	for _, readMessages := range []func(*sqlitestore.Snapshot, []*row) error{readLastMessages, readQuestions} {
+		err := readMessages(snap, out)
+		if sqlitestore.IsSQLError(err) {
+			sc, serr := schemaOf()
+			if serr != nil {
+				return nil, serr
+			}
+			if !sc.Has(messagesTable) {
+				return out, nil
+			}
 		}
-		if !sc.Has(messagesTable) {
-			return out, nil
+		if err != nil {
+			return nil, err
 		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := readQuestions(snap, out); err != nil {
-		return nil, err
 	}
 	return out, nil
 }
@@ -181,7 +182,11 @@ func readQuestions(snap *sqlitestore.Snapshot, rows []*row) error {
 
 // readLastMessages takes the time of each chat conversation's newest
 // message: a conversation's turns leave no stream of their own in the bus.
+// A bus without chat conversations (a job's) is not asked.
 func readLastMessages(snap *sqlitestore.Snapshot, rows []*row) error {
+	if !slices.ContainsFunc(rows, chat) {
+		return nil
+	}
 	res, err := snap.Query(`SELECT CAST(conversation AS TEXT), MAX(IFNULL(CAST(timestamp AS REAL), 0.0)) FROM messages GROUP BY conversation`)
 	if err != nil {
 		return err

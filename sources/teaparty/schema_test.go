@@ -9,7 +9,9 @@ import (
 // lacks some is read as its schema says. A bus no TeaParty has opened
 // since it added columns reads them as the defaults its ALTERs give; a bus
 // without messages has no questions and no message times; a messages
-// table that lacks a column the read needs fails the bus, naming it.
+// table that lacks a column the read needs fails the bus, naming it, when
+// a row needs it read (a chat conversation's last message, a question):
+// a job's workers need no message.
 func TestBusOfAnotherSchemaIsReadAsItsSchemaSays(t *testing.T) {
 	created := busDDL[:4] // WAL, messages, its index, conversations as first created
 	if !strings.HasPrefix(created[3], "CREATE TABLE IF NOT EXISTS conversations") {
@@ -33,9 +35,12 @@ func TestBusOfAnotherSchemaIsReadAsItsSchemaSays(t *testing.T) {
 		{name: "without messages", ddl: withoutMessages,
 			insert: `INSERT INTO conversations (id, type, state, created_at, request_id, pid) VALUES ('proxy:r1', 'proxy', 'active', 1746638100, 'r1', 4242)`,
 			status: "running", blocked: "escalation r1 open"},
-		{name: "messages without a timestamp", ddl: messagesWithoutTimestamp,
-			insert:  `INSERT INTO conversations (id, type, state, created_at) VALUES ('dispatch:ab12', 'dispatch', 'active', 1746638100)`,
+		{name: "messages without a timestamp, read", ddl: messagesWithoutTimestamp,
+			insert:  `INSERT INTO conversations (id, type, state, created_at) VALUES ('om', 'office_manager', 'active', 1746638100)`,
 			problem: "no such column: timestamp"},
+		{name: "messages without a timestamp, not read", ddl: messagesWithoutTimestamp,
+			insert: `INSERT INTO conversations (id, type, state, created_at) VALUES ('dispatch:ab12', 'dispatch', 'active', 1746638100)`,
+			status: "starting"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -80,9 +80,9 @@ func node(l layout, r *row, rows map[string]*row) *model.Node {
 		}
 		n.ActivityMtime = newestStream(r.bus.job)
 	case r.typ == typeDispatch:
-		if dir := sessionDir(l, r); dir != "" {
+		if dir, streamed := sessionDir(l, r); dir != "" {
 			n.InfraDir = dir
-			n.ActivityMtime = mtime(filepath.Join(dir, streamFile))
+			n.ActivityMtime = streamed
 			phase = readPhase(dir)
 		}
 	case chat(r):

@@ -170,6 +170,11 @@ func gather(opts Options) (*Walk, []storeFacts, error) {
 		return nil, nil, err
 	}
 	roots = withIgnore(roots, opts.Ignore)
+	// The stores are read, one after the other, while the walk runs: a
+	// store's read waits on its files and its database as the walk does,
+	// and neither needs the other's facts until both are done.
+	storesRead := make(chan []storeFacts, 1)
+	go func() { storesRead <- readStores(roots, opts) }()
 	native := walkedRoots(roots)
 	walk := &Walk{}
 	if len(native) > 0 {
@@ -180,11 +185,17 @@ func gather(opts Options) (*Walk, []storeFacts, error) {
 		}
 		walk = w.run(jobs)
 		if err := someRootListed(native, walk); err != nil {
+			<-storesRead
 			return nil, nil, err
 		}
 	}
 	walk.Roots = roots
 	walk.Problems = append(problems, walk.Problems...)
+	return walk, <-storesRead, nil
+}
+
+// readStores reads the store of every non-native root, in order.
+func readStores(roots []Root, opts Options) []storeFacts {
 	var stores []storeFacts
 	var now time.Time
 	for _, r := range roots {
@@ -199,7 +210,7 @@ func gather(opts Options) (*Walk, []storeFacts, error) {
 		}
 		stores = append(stores, readStore(r, now))
 	}
-	return walk, stores, nil
+	return stores
 }
 
 // someRootListed is the error of a walk in which no root's own listing

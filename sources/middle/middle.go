@@ -39,6 +39,10 @@ const (
 	// default `~/.middle/db.sqlite3`).
 	dbFile = "db.sqlite3"
 	table  = "workflows"
+	// eventsTable and signalsTable are read when the store has them: the
+	// watchdog's reasons, a parked row's armed signal.
+	eventsTable  = "events"
+	signalsTable = "waitfor_signals"
 	// launchTimeout is the watchdog's DEFAULT_LAUNCH_TIMEOUT_MS: a
 	// launching row whose updated_at is older has failed to launch.
 	launchTimeout = 90 * time.Second
@@ -192,7 +196,11 @@ func (s *Source) read(path string) ([]*workflow, error) {
 		return nil, err
 	}
 	defer snap.Close()
-	cols, err := snap.RequireColumns(table, requiredColumns)
+	schema, err := snap.Schema(table, eventsTable, signalsTable)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := schema.Require(table, requiredColumns)
 	if err != nil {
 		return nil, err
 	}
@@ -217,11 +225,15 @@ func (s *Source) read(path string) ([]*workflow, error) {
 	if err := rows.Err(); err != nil {
 		return nil, sqlitestore.Describe(snap.Path, err)
 	}
-	if err := readEvents(snap, byID); err != nil {
-		return nil, err
+	if schema.Has(eventsTable) {
+		if err := readEvents(snap, byID); err != nil {
+			return nil, err
+		}
 	}
-	if err := readSignals(snap, byID); err != nil {
-		return nil, err
+	if cols := schema.Columns(signalsTable); cols != nil {
+		if err := readSignals(snap, cols, byID); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -229,9 +241,6 @@ func (s *Source) read(path string) ([]*workflow, error) {
 // readEvents takes the reason of each row's latest watchdog.failed event:
 // the watchdog writes why it failed a row there, not in end_reason.
 func readEvents(snap *sqlitestore.Snapshot, byID map[string]*workflow) error {
-	if has, err := snap.HasTable("events"); err != nil || !has {
-		return err
-	}
 	rows, err := snap.Query(`SELECT workflow_id, payload_json FROM events WHERE type = 'watchdog.failed' ORDER BY ts, id`)
 	if err != nil {
 		return err
@@ -256,14 +265,8 @@ func readEvents(snap *sqlitestore.Snapshot, byID map[string]*workflow) error {
 // readSignals takes each parked row's armed signal (not fired): its name
 // says what the human is asked for (`epic-<ref>-answered`,
 // `blocked:<id>`: a question; `epic-<ref>-review-resolved`: a review).
-func readSignals(snap *sqlitestore.Snapshot, byID map[string]*workflow) error {
-	if has, err := snap.HasTable("waitfor_signals"); err != nil || !has {
-		return err
-	}
-	cols, err := snap.Columns("waitfor_signals")
-	if err != nil {
-		return err
-	}
+// cols are the table's columns.
+func readSignals(snap *sqlitestore.Snapshot, cols map[string]bool, byID map[string]*workflow) error {
 	query := `SELECT workflow_id, signal_name FROM waitfor_signals`
 	if cols["fired_at"] { // migration 002
 		query += ` WHERE fired_at IS NULL`

@@ -4,7 +4,9 @@ package teaparty
 // each conversation's newest message, in one short transaction.
 
 import (
+	"database/sql"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -48,18 +50,42 @@ type row struct {
 	bus                bus
 }
 
-// read reads the conversations of one bus in one short transaction.
+// currentQuery reads the conversations of a bus with every column read,
+// as is every bus a current TeaParty has opened (it adds the missing ones
+// on every open): one statement, asked with no look at the schema first.
+var currentQuery = func() string {
+	all := map[string]bool{}
+	for _, c := range columns {
+		all[c.Name] = true
+	}
+	return `SELECT ` + sqlitestore.Select(all, columns) + ` FROM ` + table + ` ORDER BY id`
+}()
+
+// read reads the conversations of one bus in one short transaction. The
+// bus's schema is read only when a statement names what the bus lacks (an
+// older bus, a partial one, a database that is no bus): it then says what
+// to read instead, or what is missing.
 func (s *Source) read(b bus) ([]*row, error) {
 	snap, err := sqlitestore.Open(b.path, s.BusyTimeout)
 	if err != nil {
 		return nil, err
 	}
 	defer snap.Close()
-	cols, err := snap.RequireColumns(table, requiredColumns)
-	if err != nil {
-		return nil, err
+	var schema *sqlitestore.Schema
+	schemaOf := func() (sqlitestore.Schema, error) {
+		if schema == nil {
+			sc, err := snap.Schema(table, messagesTable)
+			if err != nil {
+				return sqlitestore.Schema{}, err
+			}
+			schema = &sc
+		}
+		return *schema, nil
 	}
-	rows, err := snap.Query(`SELECT ` + sqlitestore.Select(cols, columns) + ` FROM ` + table + ` ORDER BY id`)
+	rows, err := snap.Query(currentQuery)
+	if sqlitestore.IsSQLError(err) {
+		rows, err = queryAsSchemaSays(snap, schemaOf)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -80,31 +106,64 @@ func (s *Source) read(b bus) ([]*row, error) {
 	if err := rows.Err(); err != nil {
 		return nil, sqlitestore.Describe(snap.Path, err)
 	}
-	if err := readQuestions(snap, out); err != nil {
-		return nil, err
-	}
-	if err := readLastMessages(snap, out); err != nil {
-		return nil, err
+	rows.Close()
+	// The messages are read only for the rows that show them; a bus
+	// without messages has no questions and no message times.
+	for _, readMessages := range []func(*sqlitestore.Snapshot, []*row) error{readLastMessages, readQuestions} {
+		err := readMessages(snap, out)
+		if sqlitestore.IsSQLError(err) {
+			sc, serr := schemaOf()
+			if serr != nil {
+				return nil, serr
+			}
+			if !sc.Has(messagesTable) {
+				return out, nil
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
 
+// queryAsSchemaSays queries the conversations of a bus that lacks a
+// column currentQuery reads: a column TeaParty added later reads as the
+// default its ALTER gives; a bus without the table or one of the columns
+// of its CREATE TABLE is an unknown schema.
+func queryAsSchemaSays(snap *sqlitestore.Snapshot, schemaOf func() (sqlitestore.Schema, error)) (*sql.Rows, error) {
+	schema, err := schemaOf()
+	if err != nil {
+		return nil, err
+	}
+	cols, err := schema.Require(table, requiredColumns)
+	if err != nil {
+		return nil, err
+	}
+	return snap.Query(`SELECT ` + sqlitestore.Select(cols, columns) + ` FROM ` + table + ` ORDER BY id`)
+}
+
 // readQuestions fills the question of every row awaiting input: the last
 // message of its conversation not sent by the human (TeaParty's
-// check_message_bus_request reads the same). A bus without messages
-// leaves the question empty.
+// check_message_bus_request reads the same), through one statement
+// prepared for the first of them.
 func readQuestions(snap *sqlitestore.Snapshot, rows []*row) error {
-	has, err := snap.HasTable("messages")
-	if err != nil || !has {
-		return err
-	}
+	var stmt *sql.Stmt
 	for _, r := range rows {
 		if !r.awaitingInput && !(r.typ == typeProxy && live(r.state)) {
 			continue
 		}
-		res, err := snap.Query(`SELECT substr(CAST(content AS TEXT), 1, ?), IFNULL(CAST(timestamp AS REAL), 0.0) FROM messages WHERE conversation = ? AND sender <> 'human' ORDER BY timestamp DESC LIMIT 1`, maxQuestion, r.id)
+		if stmt == nil {
+			var err error
+			stmt, err = snap.Prepare(`SELECT substr(CAST(content AS TEXT), 1, ?), IFNULL(CAST(timestamp AS REAL), 0.0) FROM messages WHERE conversation = ? AND sender <> 'human' ORDER BY timestamp DESC LIMIT 1`)
+			if err != nil {
+				return err
+			}
+			defer stmt.Close()
+		}
+		res, err := stmt.Query(maxQuestion, r.id)
 		if err != nil {
-			return err
+			return sqlitestore.Describe(snap.Path, err)
 		}
 		q := &model.Blocked{Path: snap.Path + "#" + r.id}
 		for res.Next() {
@@ -123,10 +182,10 @@ func readQuestions(snap *sqlitestore.Snapshot, rows []*row) error {
 
 // readLastMessages takes the time of each chat conversation's newest
 // message: a conversation's turns leave no stream of their own in the bus.
+// A bus without chat conversations (a job's) is not asked.
 func readLastMessages(snap *sqlitestore.Snapshot, rows []*row) error {
-	has, err := snap.HasTable("messages")
-	if err != nil || !has {
-		return err
+	if !slices.ContainsFunc(rows, chat) {
+		return nil
 	}
 	res, err := snap.Query(`SELECT CAST(conversation AS TEXT), MAX(IFNULL(CAST(timestamp AS REAL), 0.0)) FROM messages GROUP BY conversation`)
 	if err != nil {

@@ -19,6 +19,23 @@ import (
 // the root is a jobs dir outside one), jobs the dir of the jobs.
 type layout struct {
 	root, home, jobs string
+	// What every row of a read looks up in the home, looked at once per
+	// read (see homeState), not once per row.
+	pausedBy string   // the home's paused marker, when it is there
+	scopes   []string // the home's dirs, where the chat tier keeps its sessions
+}
+
+// homeState is l with what the home holds for every row: whether the
+// project is paused, and the dirs that may hold a session.
+func (l layout) homeState() layout {
+	if l.home == "" {
+		return l
+	}
+	if marker := filepath.Join(l.home, pausedFile); exists(marker) {
+		l.pausedBy = marker
+	}
+	l.scopes = subdirs(l.home)
+	return l
 }
 
 // locate finds the layout a root names: a `.teaparty` dir, a TeaParty home
@@ -105,24 +122,37 @@ func (l layout) managementBus() string {
 // sessionDir is where a dispatched worker's files live: the parent of its
 // worktree when it has one (a same-repo dispatch: `<dispatcher>/tasks/<sid>`),
 // else the chat tier's `<home>/<scope>/sessions/<sid>`; "" when neither
-// exists (closed: its dir was removed).
-func sessionDir(l layout, r *row) string {
+// exists (closed: its dir was removed). streamed is the mtime of the
+// worker's stream there, zero when it has none. l is a read's (see
+// homeState).
+func sessionDir(l layout, r *row) (dir string, streamed time.Time) {
 	if r.worktree != "" {
-		if dir := filepath.Dir(r.worktree); isDir(dir) {
-			return dir
-		}
-		return ""
+		return sessionAt(filepath.Dir(r.worktree))
 	}
 	sid := qualifier(r.id)
 	if l.home == "" || sid == "" || strings.ContainsAny(sid, `/\`) || sid == ".." {
-		return ""
+		return "", time.Time{}
 	}
-	for _, scope := range subdirs(l.home) {
-		if dir := filepath.Join(l.home, scope, sessionsDir, sid); isDir(dir) {
-			return dir
+	for _, scope := range l.scopes {
+		if dir, streamed := sessionAt(filepath.Join(l.home, scope, sessionsDir, sid)); dir != "" {
+			return dir, streamed
 		}
 	}
-	return ""
+	return "", time.Time{}
+}
+
+// sessionAt is dir and the mtime of its stream when dir is a directory.
+// A worker that runs has a stream, and a stream there means the directory
+// is: one stat answers both; the directory is looked at only when there
+// is no stream.
+func sessionAt(dir string) (string, time.Time) {
+	if fi, err := os.Stat(filepath.Join(dir, streamFile)); err == nil {
+		return dir, fi.ModTime()
+	}
+	if isDir(dir) {
+		return dir, time.Time{}
+	}
+	return "", time.Time{}
 }
 
 // readPhase reads a worker's metadata.json phase (launching, awaiting,

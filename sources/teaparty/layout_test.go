@@ -224,3 +224,47 @@ func TestStoreUnderAPathWithURICharactersIsRead(t *testing.T) {
 		t.Fatalf("nodes %v, problems %v", keys(nodes), problems)
 	}
 }
+
+// A worker's session dir is found with its stream in one stat when the
+// worker has a stream, and by the directory itself when it has none; a
+// removed dir, or a file where the dir should be, is no session dir.
+func TestSessionAtIsTheDirAndItsStreamsMtime(t *testing.T) {
+	base := t.TempDir()
+	streamed := time.Unix(1746638590, 0)
+	withStream := filepath.Join(base, "with-stream")
+	if err := os.MkdirAll(withStream, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(withStream, streamFile)
+	if err := os.WriteFile(p, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, streamed, streamed); err != nil {
+		t.Fatal(err)
+	}
+	withoutStream := filepath.Join(base, "without-stream")
+	if err := os.MkdirAll(withoutStream, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	aFile := filepath.Join(base, "a-file")
+	if err := os.WriteFile(aFile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, dir, wantDir string
+		wantStreamed       time.Time
+	}{
+		{"a dir with a stream", withStream, withStream, streamed},
+		{"a dir without a stream", withoutStream, withoutStream, time.Time{}},
+		{"a removed dir", filepath.Join(base, "removed"), "", time.Time{}},
+		{"a file where the dir should be", aFile, "", time.Time{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, got := sessionAt(tt.dir)
+			if dir != tt.wantDir || !got.Equal(tt.wantStreamed) {
+				t.Fatalf("sessionAt = %q, %v; want %q, %v", dir, got, tt.wantDir, tt.wantStreamed)
+			}
+		})
+	}
+}

@@ -39,7 +39,8 @@ func parentKey(r *row, rows map[string]*row) string {
 }
 
 // node maps one row onto node facts; nil for a row that is not a node of
-// its own (a job row whose lead the native reader shows).
+// its own (a job row whose lead the native reader shows). l is a read's
+// (see homeState).
 func node(l layout, r *row, rows map[string]*row) *model.Node {
 	jobLead := r.typ == typeJob && r.bus.job != ""
 	if jobLead && exists(filepath.Join(r.bus.job, protocol.HeartbeatFile)) {
@@ -79,9 +80,9 @@ func node(l layout, r *row, rows map[string]*row) *model.Node {
 		}
 		n.ActivityMtime = newestStream(r.bus.job)
 	case r.typ == typeDispatch:
-		if dir := sessionDir(l, r); dir != "" {
+		if dir, streamed := sessionDir(l, r); dir != "" {
 			n.InfraDir = dir
-			n.ActivityMtime = mtime(filepath.Join(dir, streamFile))
+			n.ActivityMtime = streamed
 			phase = readPhase(dir)
 		}
 	case chat(r):
@@ -91,16 +92,16 @@ func node(l layout, r *row, rows map[string]*row) *model.Node {
 		n.BeatMtime = n.ActivityMtime
 	}
 	var pausedBy string
-	switch marker := filepath.Join(l.home, pausedFile); {
+	switch {
 	case !live(r.state):
 	case phase == phaseComplete:
 		// The worker gave its final reply; its row stays active until its
 		// dispatcher closes it, merging its work.
 		hb.Status = "completed"
-	case l.home != "" && exists(marker):
+	case l.pausedBy != "":
 		// "Pause All" cancels the project's turns and leaves its rows
 		// active, marking the project instead.
-		hb.Status, pausedBy = "paused", marker
+		hb.Status, pausedBy = "paused", l.pausedBy
 		n.Traits.NoProcessExpected = true
 	case phase == phaseAwaiting:
 		// Between turns, waiting on the workers it dispatched: no process

@@ -26,6 +26,9 @@ package teaparty
 import (
 	"cmp"
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -48,6 +51,9 @@ const (
 	// pausedFile in a TeaParty home marks its project paused by "Pause All".
 	pausedFile = "paused"
 	table      = "conversations"
+	// messagesTable holds the conversations' messages; a bus without it
+	// has no questions and no message times.
+	messagesTable = "messages"
 	// maxQuestion caps the question read from a message, in characters:
 	// it is shown on one line.
 	maxQuestion = 2000
@@ -143,10 +149,18 @@ func (s *Source) Read(root string, now time.Time) sources.Facts {
 		facts.Problems = append(facts.Problems, model.Problem{Path: root, Error: fmt.Sprintf("read %s: no TeaParty store", root)})
 		return facts
 	}
+	l = l.homeState()
+	buses := l.buses()
+	// Each bus is its own database, read in its own short transaction:
+	// they are read side by side.
+	reads := make([]busRead, len(buses))
+	each(len(buses), func(i int) {
+		reads[i].rows, reads[i].err = s.read(buses[i])
+	})
 	var all []*row
 	var stamps map[string]*row // the management bus's rows, by id: where the launcher stamps pids
-	for _, b := range l.buses() {
-		rows, err := s.read(b)
+	for i, b := range buses {
+		rows, err := reads[i].rows, reads[i].err
 		if err != nil {
 			facts.Problems = append(facts.Problems, model.Problem{Path: b.path, Error: err.Error()})
 			continue
@@ -189,13 +203,60 @@ func (s *Source) Read(root string, now time.Time) sources.Facts {
 		// A management row whose parent is a stamp hangs under the twin.
 		byBus[r.bus.path][r.id] = cmp.Or(twinOf[r], r)
 	}
-	for _, r := range all {
-		if twinOf[r] != nil {
-			continue
+	// A row's node reads the files beside its row (a worker's stream and
+	// phase, a job's CfA): the rows are mapped side by side too, each
+	// reading only the maps above.
+	nodes := make([]*model.Node, len(all))
+	each(len(all), func(i int) {
+		if r := all[i]; twinOf[r] == nil {
+			nodes[i] = node(l, r, byBus[r.bus.path])
 		}
-		if n := node(l, r, byBus[r.bus.path]); n != nil {
+	})
+	for _, n := range nodes {
+		if n != nil {
 			facts.Nodes = append(facts.Nodes, n)
 		}
 	}
 	return facts
+}
+
+// busRead is what the read of one bus found.
+type busRead struct {
+	rows []*row
+	err  error
+}
+
+// readers bounds the goroutines of a read. A bus's read is mostly system
+// calls, during which another goroutine runs: on 2 cores 4 readers read
+// 100 buses faster than 2 (BenchmarkRead100Jobs). And a home of hundreds
+// of jobs must not hold hundreds of databases open at once, however many
+// cores there are.
+var readers = min(16, max(4, 2*runtime.GOMAXPROCS(0)))
+
+// each runs f(i) for every i in [0, n) on up to readers goroutines, and
+// returns when all have. A panic in f is raised again in the caller, where
+// the scanner turns a source's panic into a problem of its root: a
+// goroutine's own panic would end the process.
+func each(n int, f func(i int)) {
+	var next atomic.Int64
+	var failed atomic.Pointer[any]
+	work := func() {
+		defer func() {
+			if p := recover(); p != nil {
+				failed.CompareAndSwap(nil, &p)
+			}
+		}()
+		for i := int(next.Add(1) - 1); i < n && failed.Load() == nil; i = int(next.Add(1) - 1) {
+			f(i)
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(n, readers) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	if p := failed.Load(); p != nil {
+		panic(*p)
+	}
 }

@@ -16,13 +16,14 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
+	"modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
 )
 
 // DefaultBusyTimeout is how long a read waits for a lock before the store
@@ -84,54 +85,76 @@ func (s *Snapshot) Query(query string, args ...any) (*sql.Rows, error) {
 	return rows, nil
 }
 
-// HasTable reports whether the store holds a table of that name.
-func (s *Snapshot) HasTable(table string) (bool, error) {
-	var n int
-	err := s.tx.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&n)
+// Prepare prepares a statement in the snapshot, for a query run once per
+// row: parsed once, not once a row.
+func (s *Snapshot) Prepare(query string) (*sql.Stmt, error) {
+	stmt, err := s.tx.Prepare(query)
 	if err != nil {
-		return false, Describe(s.Path, err)
-	}
-	return n > 0, nil
-}
-
-// Columns are the column names of table, or an error naming the file when
-// the table is absent.
-func (s *Snapshot) Columns(table string) (map[string]bool, error) {
-	ok, err := s.HasTable(table)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, fmt.Errorf("read %s: no table %q", s.Path, table)
-	}
-	rows, err := s.Query(`SELECT name FROM pragma_table_info(?)`, table)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols := map[string]bool{}
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return nil, Describe(s.Path, err)
-		}
-		cols[name] = true
-	}
-	if err := rows.Err(); err != nil {
 		return nil, Describe(s.Path, err)
 	}
-	return cols, nil
+	return stmt, nil
 }
 
-// RequireColumns are the column names of table, or an error naming the
-// file when the table is absent or lacks one of the required columns (an
-// unknown schema).
-func (s *Snapshot) RequireColumns(table string, required []string) (map[string]bool, error) {
-	cols, err := s.Columns(table)
-	if err != nil {
-		return nil, err
+// Schema is the columns of the tables a read asked for, as one query
+// found them (see Snapshot.Schema).
+type Schema struct {
+	path   string
+	tables map[string]map[string]bool
+}
+
+// Schema reads the columns of the named tables in one query, not one
+// query per table and per question: each statement costs a read a parse,
+// and a TeaParty home is a database per job. A table the store lacks is
+// absent from the Schema. Only the named tables are looked at: a table
+// the source does not read (a virtual table of a module this build lacks)
+// cannot fail the read.
+func (s *Snapshot) Schema(tables ...string) (Schema, error) {
+	sc := Schema{path: s.Path, tables: map[string]map[string]bool{}}
+	if len(tables) == 0 {
+		return sc, nil
 	}
-	return cols, require(s.Path, table, cols, required)
+	args := make([]any, len(tables))
+	for i, t := range tables {
+		args[i] = t
+	}
+	marks := strings.Repeat(", ?", len(tables))[2:]
+	rows, err := s.Query(`SELECT m.name, p.name FROM sqlite_master AS m, pragma_table_info(m.name) AS p
+		WHERE m.type = 'table' AND m.name IN (`+marks+`)`, args...)
+	if err != nil {
+		return Schema{}, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var table, col string
+		if err := rows.Scan(&table, &col); err != nil {
+			return Schema{}, Describe(s.Path, err)
+		}
+		if sc.tables[table] == nil {
+			sc.tables[table] = map[string]bool{}
+		}
+		sc.tables[table][col] = true
+	}
+	if err := rows.Err(); err != nil {
+		return Schema{}, Describe(s.Path, err)
+	}
+	return sc, nil
+}
+
+// Has reports whether the store holds the table.
+func (sc Schema) Has(table string) bool { return sc.tables[table] != nil }
+
+// Columns are the column names of table, nil when the store lacks it.
+func (sc Schema) Columns(table string) map[string]bool { return sc.tables[table] }
+
+// Require is the column names of table, or an error naming the file when
+// the table is absent or lacks one of the required columns (an unknown
+// schema).
+func (sc Schema) Require(table string, required []string) (map[string]bool, error) {
+	cols := sc.tables[table]
+	if cols == nil {
+		return nil, fmt.Errorf("read %s: no table %q", sc.path, table)
+	}
+	return cols, require(sc.path, table, cols, required)
 }
 
 // require returns an error naming the file and the columns of table that
@@ -147,6 +170,18 @@ func require(path, table string, cols map[string]bool, required []string) error 
 		return nil
 	}
 	return fmt.Errorf("read %s: unknown schema: table %q lacks column %s", path, table, strings.Join(missing, ", "))
+}
+
+// sqlError is SQLite's result code for an error in the SQL itself.
+const sqlError = 1
+
+// IsSQLError reports whether err is SQLite's error in the SQL itself
+// (SQLITE_ERROR): a statement naming a table or a column the store lacks,
+// among others. A locked, corrupt or unreadable store is not one, so a
+// read that asks again on such an error does not wait on a lock twice.
+func IsSQLError(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlError
 }
 
 // Describe makes err one line that names the file, keeping the driver's
@@ -169,7 +204,10 @@ type Column struct {
 // cast to its type, so that a value of another type (SQLite stores what it
 // is given) reads as that type instead of failing the whole read: a text
 // in an INTEGER column reads as 0. A NULL stays NULL unless the column
-// has a default. A column the store lacks reads as its default.
+// has a default. A column the store lacks reads as its default. A name
+// is quoted in brackets, never in double quotes: SQLite reads a "name"
+// that is no column as a string, and a query naming a column the store
+// lacks must fail, not read the name.
 func Select(have map[string]bool, cols []Column) string {
 	parts := make([]string, len(cols))
 	for i, c := range cols {
@@ -180,9 +218,9 @@ func Select(have map[string]bool, cols []Column) string {
 				parts[i] = "NULL"
 			}
 		case c.Default != "":
-			parts[i] = fmt.Sprintf(`IFNULL(CAST("%s" AS %s), %s)`, c.Name, c.Type, c.Default)
+			parts[i] = fmt.Sprintf(`IFNULL(CAST([%s] AS %s), %s)`, c.Name, c.Type, c.Default)
 		default:
-			parts[i] = fmt.Sprintf(`CAST("%s" AS %s)`, c.Name, c.Type)
+			parts[i] = fmt.Sprintf(`CAST([%s] AS %s)`, c.Name, c.Type)
 		}
 	}
 	return strings.Join(parts, ", ")

@@ -145,7 +145,7 @@ func TestSourcePlaceholders(t *testing.T) {
 // as a middle root may be its database.
 type fileRowStore struct{ rowStore }
 
-func (fileRowStore) Detect(path string) bool          { return filepath.Base(path) == rowFile }
+func (fileRowStore) Detect(path string) bool         { return filepath.Base(path) == rowFile }
 func (fileRowStore) WatchPaths(path string) []string { return []string{path} }
 func (fileRowStore) Read(path string, now time.Time) sources.Facts {
 	return rowStore{}.Read(filepath.Dir(path), now)

@@ -20,24 +20,7 @@ import (
 // alone costs and a walk of the whole path for every file. The entries are
 // in name order, as os.ReadDir gives them; errors read as os.ReadDir's.
 func openDir(dir string) (dirHandle, []fs.DirEntry, error) {
-	var fd int
-	var err error
-	for {
-		fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		return dirHandle{fd: -1}, nil, &fs.PathError{Op: "open", Path: dir, Err: err}
-	}
-	h := dirHandle{path: dir, fd: fd}
-	entries, err := readDirents(h)
-	if err != nil {
-		h.close()
-		return dirHandle{fd: -1}, nil, err
-	}
-	return h, entries, nil
+	return openDirAt(dirHandle{fd: unix.AT_FDCWD}, dir, dir)
 }
 
 // openDirAt lists the directory name in the open directory parent, and

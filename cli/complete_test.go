@@ -174,7 +174,7 @@ func TestRootKindsComplete(t *testing.T) {
 // agent, a row without a worktree) is never offered to either.
 func TestNodeWithoutADirIsNotOfferedToResumeOrMerge(t *testing.T) {
 	for _, cmd := range []*cobra.Command{newResumeCmd(&Globals{}), newMergeCmd(&Globals{})} {
-		for _, dir := range []string{"/work/tree/job", ""} {
+		for _, dir := range []string{"/srv/fleet/job-7", ""} {
 			n := &model.Node{ID: "w", Source: "chatroom", InfraDir: dir, State: model.StateDead,
 				HasHeartbeat: true, Heartbeat: &model.Heartbeat{Status: model.StatusCompleted}}
 			can := resumable

@@ -13,7 +13,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	_ "modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
 )
@@ -282,5 +284,52 @@ func RequireSameBytes(t testing.TB, what string, before, after map[string][]byte
 	}
 	if len(diff) > 0 {
 		t.Fatalf("%s changed the store's files: %s", what, strings.Join(diff, ", "))
+	}
+}
+
+// ReadsBesideWrites drives the first two phases of a writer-beside-reader
+// test: write(i) commits rows 0..beside-1 as fast as it can while readAll
+// reads again and again (given how many rows were committed before the
+// read began), then rows beside..beside+between-1 one at a time, each read
+// after its commit and checked to leave dir's files as the writer left
+// them. A writer that takes longer than 30 s is a hang.
+func ReadsBesideWrites(t testing.TB, dir string, beside, between int, write func(i int) error, readAll func(committed int)) {
+	t.Helper()
+	var committed atomic.Int64
+	done := make(chan error, 1)
+	go func() {
+		for i := range beside {
+			if err := write(i); err != nil {
+				done <- err
+				return
+			}
+			committed.Store(int64(i + 1))
+		}
+		done <- nil
+	}()
+	reads := 0
+	for hang := time.After(30 * time.Second); ; reads++ {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("writer: %v", err)
+			}
+		case <-hang:
+			t.Fatal("writer hung")
+		default:
+			readAll(int(committed.Load()))
+			continue
+		}
+		break
+	}
+	t.Logf("%d reads beside %d commits", reads, beside)
+
+	for i := beside; i < beside+between; i++ {
+		if err := write(i); err != nil {
+			t.Fatal(err)
+		}
+		files := DirBytes(t, dir)
+		readAll(i + 1)
+		RequireSameBytes(t, fmt.Sprintf("a read after commit %d", i), files, DirBytes(t, dir))
 	}
 }

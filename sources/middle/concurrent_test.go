@@ -2,9 +2,7 @@ package middle
 
 import (
 	"fmt"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/dispatchtop/dispatchtop/internal/storefixtures"
 )
@@ -62,43 +60,7 @@ func TestReadsWhileMiddleWritesLoseNoRowAndChangeNoByte(t *testing.T) {
 	}
 
 	const beside, between = 300, 60
-	var committed atomic.Int64
-	done := make(chan error, 1)
-	go func() {
-		for i := range beside {
-			if err := writeWorkflow(exec, i); err != nil {
-				done <- err
-				return
-			}
-			committed.Store(int64(i + 1))
-		}
-		done <- nil
-	}()
-	reads := 0
-	for hang := time.After(30 * time.Second); ; reads++ {
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("writer: %v", err)
-			}
-		case <-hang:
-			t.Fatal("writer hung")
-		default:
-			readAll(int(committed.Load()))
-			continue
-		}
-		break
-	}
-	t.Logf("%d reads beside %d workflows' commits", reads, beside)
-
-	for i := beside; i < beside+between; i++ {
-		if err := writeWorkflow(exec, i); err != nil {
-			t.Fatal(err)
-		}
-		files := storefixtures.DirBytes(t, h.dir)
-		readAll(i + 1)
-		storefixtures.RequireSameBytes(t, fmt.Sprintf("a read after workflow %d's commit", i), files, storefixtures.DirBytes(t, h.dir))
-	}
+	storefixtures.ReadsBesideWrites(t, h.dir, beside, between, func(i int) error { return writeWorkflow(exec, i) }, readAll)
 
 	if err := h.writer.Close(); err != nil {
 		t.Fatal(err)

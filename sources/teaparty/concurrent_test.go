@@ -3,9 +3,7 @@ package teaparty
 import (
 	"fmt"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/dispatchtop/dispatchtop/internal/storefixtures"
 )
@@ -67,43 +65,7 @@ func TestReadsWhileTeaPartyWritesLoseNoRowAndChangeNoByte(t *testing.T) {
 	}
 
 	const beside, between = 300, 60
-	var committed atomic.Int64
-	done := make(chan error, 1)
-	go func() {
-		for i := range beside {
-			if err := writeWorker(exec, i); err != nil {
-				done <- err
-				return
-			}
-			committed.Store(int64(i + 1))
-		}
-		done <- nil
-	}()
-	reads := 0
-	for hang := time.After(30 * time.Second); ; reads++ {
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("writer: %v", err)
-			}
-		case <-hang:
-			t.Fatal("writer hung")
-		default:
-			readAll(int(committed.Load()))
-			continue
-		}
-		break
-	}
-	t.Logf("%d reads beside %d workers' commits", reads, beside)
-
-	for i := beside; i < beside+between; i++ {
-		if err := writeWorker(exec, i); err != nil {
-			t.Fatal(err)
-		}
-		files := storefixtures.DirBytes(t, tr.job)
-		readAll(i + 1)
-		storefixtures.RequireSameBytes(t, fmt.Sprintf("a read after worker %d's commit", i), files, storefixtures.DirBytes(t, tr.job))
-	}
+	storefixtures.ReadsBesideWrites(t, tr.job, beside, between, func(i int) error { return writeWorker(exec, i) }, readAll)
 
 	// At rest: the writer's close checkpoints and removes the -wal.
 	if err := db.Close(); err != nil {

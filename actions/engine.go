@@ -302,14 +302,11 @@ func (e *Engine) locate(arg, scope string) (*model.Snapshot, *model.Node, error)
 }
 
 // scanSession re-reads and classifies only the subtree of the directory
-// dir (a session's infra dir) under the configured roots.
+// dir (a session's infra dir) under the configured roots, prepared with
+// their sources as the scan prepares them, and the stores those name.
 func (e *Engine) scanSession(dir string) (*model.Snapshot, error) {
 	opts := e.opts.Scan
-	roots, _, err := scanner.PrepareRoots(opts.Roots)
-	if err != nil {
-		return nil, err
-	}
-	walk, err := scanner.DiscoverDir(roots, dir, opts)
+	walk, err := scanner.DiscoverSession(opts, dir)
 	if err != nil {
 		return nil, err
 	}

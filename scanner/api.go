@@ -7,6 +7,7 @@ package scanner
 //   PrepareRoots(paths, srcs...) ([]Root, []model.Problem, error)  absolute, deduplicated roots, each with its source
 //   Discover(opts) (*Walk, error)                         walk every native root, read every other root's store
 //   DiscoverDir(roots, dir, opts) (*Walk, error)          the same, for one new subtree
+//   DiscoverSession(opts, dir) (*Walk, error)             the native walk of one session's dir, every store read
 //   ReadNodeDir(root, dir) (*model.Node, error)           the facts of one infra dir
 //   CopyFacts(n) *model.Node                              a node's facts without tree or class
 //   BuildForest(roots, nodes, problems) *model.Snapshot   edges, ids, missing nodes, flags

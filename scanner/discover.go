@@ -272,6 +272,42 @@ func DiscoverDir(roots []Root, dir string, opts Options) (*Walk, error) {
 	return nil, fmt.Errorf("discover %s: not under any root", dir)
 }
 
+// DiscoverSession is Discover narrowed to one session's directory dir: the
+// roots are prepared as Discover prepares them (each with its source), the
+// native walk goes below dir alone, with DiscoverDir's rules, and every
+// store is read whole, as a store's records may hang anywhere in the tree
+// (a TeaParty job's workers are rows of a bus, under its lead's dir). A dir
+// under no walked root holds nothing the full walk would find there.
+func DiscoverSession(opts Options, dir string) (*Walk, error) {
+	if err := checkIgnore(opts.Ignore); err != nil {
+		return nil, err
+	}
+	roots, problems, err := PrepareRoots(opts.Roots, opts.Sources...)
+	if err != nil {
+		return nil, err
+	}
+	roots = withIgnore(roots, opts.Ignore)
+	dir = filepath.Clean(dir)
+	walked, stores := false, false
+	for _, r := range roots {
+		walked = walked || r.walked() && within(r.Path, dir)
+		stores = stores || !r.isNative()
+	}
+	walk := &Walk{}
+	if walked || !stores {
+		if walk, err = DiscoverDir(roots, dir, opts); err != nil {
+			return nil, err
+		}
+	}
+	walk.Roots = roots
+	walk.Problems = append(problems, walk.Problems...)
+	for _, st := range readStores(roots, opts) {
+		walk.Nodes = append(walk.Nodes, st.nodes...)
+		walk.Problems = append(walk.Problems, st.problems...)
+	}
+	return walk, nil
+}
+
 // withIgnore is roots, copied, each carrying the ignore globs.
 func withIgnore(roots []Root, ignore []string) []Root {
 	out := make([]Root, len(roots))

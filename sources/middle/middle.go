@@ -84,12 +84,20 @@ type Source struct {
 	// (0: sqlitestore.DefaultBusyTimeout).
 	BusyTimeout time.Duration
 	// PaneLookup lists the live tmux sessions with their agents' pane
-	// pids, once per read that has a row to judge by its session (nil:
-	// Tmux{}.PanePIDs, the user's default server).
+	// pids, for a read that has a row to judge by its session, at most
+	// once per PaneTTL (nil: Tmux{}.PanePIDs, the user's default server).
 	PaneLookup func() (map[string]int, error)
 	// ProcessStarted is a pid's create time in float seconds since the
 	// epoch (nil: the process probe's reading, through gopsutil).
 	ProcessStarted func(pid int) (float64, error)
+	// PaneTTL is how long one answer of tmux serves the reads that follow
+	// it, while it gives every row it judges a live pane (0:
+	// DefaultPaneTTL).
+	PaneTTL time.Duration
+
+	// clock is the time the answer ages by (nil: time.Now); tests set it.
+	clock      func() time.Time
+	panesAsked paneCache
 }
 
 // New returns the middle source, asking the user's default tmux server.

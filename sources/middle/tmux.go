@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/protocol"
@@ -115,6 +116,21 @@ func withoutEnv(env []string, name string) []string {
 	return out
 }
 
+// DefaultPaneTTL is how long one answer of tmux serves: the watcher's
+// tick, the cadence its pid checks run at. A watcher reads the store again
+// after every write to it, and a busy store is written many times a
+// second; middle itself looks at its sessions every 5 s at the most often.
+const DefaultPaneTTL = time.Second
+
+// paneCache holds tmux's last answer (or why it had none) and when it
+// was asked.
+type paneCache struct {
+	mu    sync.Mutex
+	asked time.Time
+	pids  map[string]int
+	err   error
+}
+
 // pane is what a row learns from tmux: the pid and create time of its
 // session's agent, or a note saying why it has none.
 type pane struct {
@@ -144,7 +160,8 @@ func sessionOwners(rows []*workflow) []*workflow {
 }
 
 // panes asks tmux once for every owning row's pane; nil when no row owns
-// a session.
+// a session. An answer younger than PaneTTL serves the read instead when
+// it gives every owner a live pane (see cachedPanes).
 func (s *Source) panes(rows []*workflow) map[*workflow]pane {
 	owners := sessionOwners(rows)
 	if len(owners) == 0 {
@@ -157,8 +174,38 @@ func (s *Source) panes(rows []*workflow) map[*workflow]pane {
 	if started == nil {
 		started = protocol.ProcessStarted
 	}
-	out := make(map[*workflow]pane, len(owners))
-	pids, err := lookup()
+	ttl, clock := s.PaneTTL, s.clock
+	if ttl <= 0 {
+		ttl = DefaultPaneTTL
+	}
+	if clock == nil {
+		clock = time.Now
+	}
+	// Reads side by side wait for one answer: the lock is held while
+	// tmux is asked.
+	c := &s.panesAsked
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := clock()
+	if age := now.Sub(c.asked); !c.asked.IsZero() && age >= 0 && age < ttl && c.err == nil {
+		if out, allLive := ownersPanes(owners, c.pids, nil, started); allLive {
+			return out
+		}
+	}
+	c.pids, c.err = lookup()
+	c.asked = now
+	out, _ := ownersPanes(owners, c.pids, c.err, started)
+	return out
+}
+
+// ownersPanes is what tmux's answer (pids, or err) says of each owner's
+// pane; allLive reports whether it gives every one of them a pid whose
+// process is there now. Only such an answer serves again: a session it
+// lacks, or one whose pane's process is gone, may be the next round's,
+// started since, and the store is read again only when it is written.
+func ownersPanes(owners []*workflow, pids map[string]int, err error, started func(int) (float64, error)) (out map[*workflow]pane, allLive bool) {
+	out = make(map[*workflow]pane, len(owners))
+	allLive = err == nil
 	for _, w := range owners {
 		name := w.session.String
 		pid, listed := pids[name]
@@ -167,18 +214,21 @@ func (s *Source) panes(rows []*workflow) map[*workflow]pane {
 			out[w] = pane{note: err.Error()}
 		case !listed:
 			out[w] = pane{note: "session " + name + " gone"}
+			allLive = false
 		case pid <= 0:
 			out[w] = pane{note: "session " + name + " has no live pane"}
+			allLive = false
 		default:
 			st, err := started(pid)
 			if err != nil {
 				// Gone between the two questions, or unreadable: no pid
 				// is better than one that cannot be told from a reuse.
 				out[w] = pane{note: "pane pid " + strconv.Itoa(pid) + ": " + err.Error()}
+				allLive = false
 				continue
 			}
 			out[w] = pane{pid: pid, started: st}
 		}
 	}
-	return out
+	return out, allLive
 }

@@ -309,3 +309,70 @@ func TestTmuxThatCannotBeAskedSaysWhy(t *testing.T) {
 		})
 	}
 }
+
+// A watcher reads the store again after every write to it: the reads that
+// follow one answer of tmux within PaneTTL take that answer, so a busy
+// store costs one tmux process per PaneTTL, not one per read. An answer
+// serves again only while it gives the owner a live pane: a session it
+// lacks, or whose pane's process has gone since, may be the next round's,
+// and an error is asked again; the first read past the TTL asks again.
+func TestTmuxAnswerServesTheReadsOfOnePaneTTL(t *testing.T) {
+	h := newHome(t)
+	insertWorkflow(t, h.writer, wf{id: "wf-a1", epic: "42", state: "running", session: "middle-acme-api-42", created: nowMs - 5000})
+	calls := 0
+	var answer map[string]int
+	var answerErr error
+	gone := map[int]bool{}
+	clock := time.Unix(1750699100, 0)
+	src := &Source{
+		PaneLookup: func() (map[string]int, error) {
+			calls++
+			return maps.Clone(answer), answerErr
+		},
+		ProcessStarted: func(pid int) (float64, error) {
+			if gone[pid] {
+				return 0, fmt.Errorf("process %d: not found", pid)
+			}
+			return paneStarted, nil
+		},
+		clock: func() time.Time { return clock },
+	}
+	const session = "middle-acme-api-42"
+	steps := []struct {
+		name      string
+		advance   time.Duration
+		panes     map[string]int // what tmux says now
+		err       error          // or why it cannot be asked
+		gone      int            // a pid whose process ends now
+		wantPID   int            // the row's pid
+		wantCalls int            // tmux asked so far
+	}{
+		{name: "the first read asks", panes: map[string]int{session: 4242}, wantPID: 4242, wantCalls: 1},
+		{name: "a read right after takes the answer", panes: map[string]int{session: 4343}, wantPID: 4242, wantCalls: 1},
+		{name: "a read short of the TTL takes it too", advance: DefaultPaneTTL - time.Millisecond,
+			panes: map[string]int{session: 4343}, wantPID: 4242, wantCalls: 1},
+		{name: "the first read past it asks again", advance: time.Millisecond,
+			panes: map[string]int{session: 4343}, wantPID: 4343, wantCalls: 2},
+		{name: "an answer whose pane has gone since is asked again", gone: 4343,
+			panes: map[string]int{session: 4444}, wantPID: 4444, wantCalls: 3},
+		{name: "an answer without the session serves no read", advance: DefaultPaneTTL,
+			panes: map[string]int{}, wantCalls: 4},
+		{name: "the next read asks and finds the new session", panes: map[string]int{session: 4545}, wantPID: 4545, wantCalls: 5},
+		{name: "a failure is asked", advance: DefaultPaneTTL, err: errors.New("tmux list-panes: no answer within 2s"), wantCalls: 6},
+		{name: "and asked again", panes: map[string]int{session: 4545}, wantPID: 4545, wantCalls: 7},
+	}
+	for _, st := range steps {
+		clock = clock.Add(st.advance)
+		answer, answerErr = st.panes, st.err
+		if st.gone != 0 {
+			gone[st.gone] = true
+		}
+		facts := src.Read(h.dir, now)
+		if len(facts.Nodes) != 1 || len(facts.Problems) != 0 {
+			t.Fatalf("%s: %d nodes, problems %v: want one node and none", st.name, len(facts.Nodes), facts.Problems)
+		}
+		if pid := facts.Nodes[0].Heartbeat.PID; pid != st.wantPID || calls != st.wantCalls {
+			t.Fatalf("%s: pid %d after %d calls to tmux, want %d after %d", st.name, pid, calls, st.wantPID, st.wantCalls)
+		}
+	}
+}

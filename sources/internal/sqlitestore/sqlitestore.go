@@ -100,6 +100,7 @@ func (s *Snapshot) Prepare(query string) (*sql.Stmt, error) {
 type Schema struct {
 	path   string
 	tables map[string]map[string]bool
+	views  map[string]bool
 }
 
 // Schema reads the columns of the named tables in one query, not one
@@ -107,9 +108,10 @@ type Schema struct {
 // and a TeaParty home is a database per job. A table the store lacks is
 // absent from the Schema. Only the named tables are looked at: a table
 // the source does not read (a virtual table of a module this build lacks)
-// cannot fail the read.
+// cannot fail the read. A view of a named table's name is no table: it is
+// noted (IsView), its columns are not read.
 func (s *Snapshot) Schema(tables ...string) (Schema, error) {
-	sc := Schema{path: s.Path, tables: map[string]map[string]bool{}}
+	sc := Schema{path: s.Path, tables: map[string]map[string]bool{}, views: map[string]bool{}}
 	if len(tables) == 0 {
 		return sc, nil
 	}
@@ -119,20 +121,26 @@ func (s *Snapshot) Schema(tables ...string) (Schema, error) {
 	}
 	marks := strings.Repeat(", ?", len(tables))[2:]
 	rows, err := s.Query(`SELECT m.name, p.name FROM sqlite_master AS m, pragma_table_info(m.name) AS p
-		WHERE m.type = 'table' AND m.name IN (`+marks+`)`, args...)
+		WHERE m.type = 'table' AND m.name IN (`+marks+`)
+		UNION ALL SELECT name, NULL FROM sqlite_master WHERE type = 'view' AND name IN (`+marks+`)`, append(args, args...)...)
 	if err != nil {
 		return Schema{}, err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var table, col string
+		var table string
+		var col sql.NullString
 		if err := rows.Scan(&table, &col); err != nil {
 			return Schema{}, Describe(s.Path, err)
+		}
+		if !col.Valid {
+			sc.views[table] = true
+			continue
 		}
 		if sc.tables[table] == nil {
 			sc.tables[table] = map[string]bool{}
 		}
-		sc.tables[table][col] = true
+		sc.tables[table][col.String] = true
 	}
 	if err := rows.Err(); err != nil {
 		return Schema{}, Describe(s.Path, err)
@@ -143,14 +151,20 @@ func (s *Snapshot) Schema(tables ...string) (Schema, error) {
 // Has reports whether the store holds the table.
 func (sc Schema) Has(table string) bool { return sc.tables[table] != nil }
 
+// IsView reports whether the name is the store's view, not a table.
+func (sc Schema) IsView(name string) bool { return sc.views[name] }
+
 // Columns are the column names of table, nil when the store lacks it.
 func (sc Schema) Columns(table string) map[string]bool { return sc.tables[table] }
 
 // Require is the column names of table, or an error naming the file when
-// the table is absent or lacks one of the required columns (an unknown
-// schema).
+// the table is absent, is a view, or lacks one of the required columns (an
+// unknown schema).
 func (sc Schema) Require(table string, required []string) (map[string]bool, error) {
 	cols := sc.tables[table]
+	if cols == nil && sc.views[table] {
+		return nil, fmt.Errorf("read %s: unknown schema: %q is a view, not a table", sc.path, table)
+	}
 	if cols == nil {
 		return nil, fmt.Errorf("read %s: no table %q", sc.path, table)
 	}

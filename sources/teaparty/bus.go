@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -18,6 +19,11 @@ import (
 // may be missing from a database no TeaParty has opened since; they read
 // as the defaults those ALTERs give.
 var requiredColumns = []string{"id", "type", "state", "created_at"}
+
+// messageColumns are those of TeaParty's messages table, which it creates
+// with them all on every open of a bus and has never altered: a table
+// without them is not its bus, whether or not a read needs its messages.
+var messageColumns = []string{"id", "conversation", "sender", "content", "timestamp"}
 
 var columns = []sqlitestore.Column{
 	{Name: "id", Type: "TEXT", Default: "''"},
@@ -53,12 +59,21 @@ type row struct {
 // currentQuery reads the conversations of a bus with every column read,
 // as is every bus a current TeaParty has opened (it adds the missing ones
 // on every open): one statement, asked with no look at the schema first.
+// It checks the rest of what TeaParty made, at no cost per row (its
+// subqueries name no column of the row, so SQLite runs each once): the
+// messages table has its columns, or the statement fails, as one naming a
+// column a bus lacks does; conversations and messages are tables, or it
+// reads no row. A statement that fails, or reads none, is then told by
+// the schema from a bus of another schema, or an empty one.
 var currentQuery = func() string {
 	all := map[string]bool{}
 	for _, c := range columns {
 		all[c.Name] = true
 	}
-	return `SELECT ` + sqlitestore.Select(all, columns) + ` FROM ` + table + ` ORDER BY id`
+	return `SELECT ` + sqlitestore.Select(all, columns) + ` FROM ` + table +
+		` WHERE (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('` + table + `', '` + messagesTable + `')) = 2` +
+		` AND NOT EXISTS (SELECT [` + strings.Join(messageColumns, `], [`) + `] FROM ` + messagesTable + ` WHERE 0)` +
+		` ORDER BY id`
 }()
 
 // read reads the conversations of one bus in one short transaction. The
@@ -107,6 +122,17 @@ func (s *Source) read(b bus) ([]*row, error) {
 		return nil, sqlitestore.Describe(snap.Path, err)
 	}
 	rows.Close()
+	if len(out) == 0 {
+		// No row: an empty bus, or one whose tables are views.
+		sc, err := schemaOf()
+		if err != nil {
+			return nil, err
+		}
+		if _, err := busColumns(sc); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
 	// The messages are read only for the rows that show them; a bus
 	// without messages has no questions and no message times.
 	for _, readMessages := range []func(*sqlitestore.Snapshot, []*row) error{readLastMessages, readQuestions} {
@@ -130,17 +156,36 @@ func (s *Source) read(b bus) ([]*row, error) {
 // queryAsSchemaSays queries the conversations of a bus that lacks a
 // column currentQuery reads: a column TeaParty added later reads as the
 // default its ALTER gives; a bus without the table or one of the columns
-// of its CREATE TABLE is an unknown schema.
+// of its CREATE TABLE is an unknown schema (see busColumns).
 func queryAsSchemaSays(snap *sqlitestore.Snapshot, schemaOf func() (sqlitestore.Schema, error)) (*sql.Rows, error) {
 	schema, err := schemaOf()
 	if err != nil {
 		return nil, err
 	}
-	cols, err := schema.Require(table, requiredColumns)
+	cols, err := busColumns(schema)
 	if err != nil {
 		return nil, err
 	}
 	return snap.Query(`SELECT ` + sqlitestore.Select(cols, columns) + ` FROM ` + table + ` ORDER BY id`)
+}
+
+// busColumns are the columns of a bus's conversations table, or why the
+// store is no TeaParty bus: no conversations table, one without a column
+// of its CREATE TABLE, a messages table without one of its, or either a
+// view (TeaParty's open of such a bus fails: its ALTERs and its CREATE
+// INDEX refuse a view, and it writes none). A bus without messages is an
+// older one, whose rows have no messages to show.
+func busColumns(schema sqlitestore.Schema) (map[string]bool, error) {
+	cols, err := schema.Require(table, requiredColumns)
+	if err != nil {
+		return nil, err
+	}
+	if schema.Has(messagesTable) || schema.IsView(messagesTable) {
+		if _, err := schema.Require(messagesTable, messageColumns); err != nil {
+			return nil, err
+		}
+	}
+	return cols, nil
 }
 
 // readQuestions fills the question of every row awaiting input: the last

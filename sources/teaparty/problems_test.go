@@ -34,6 +34,31 @@ func TestUnreadableBusIsAProblemNamingTheFile(t *testing.T) {
 		{name: "unknown schema", cause: `lacks column state`, make: func(t *testing.T, path string) {
 			newBus(t, path, []string{`PRAGMA journal_mode=WAL`, `CREATE TABLE conversations (id TEXT PRIMARY KEY, type TEXT, created_at REAL)`})
 		}},
+		// TeaParty creates messages, all five columns, on every open of a
+		// bus: one without them is no bus of its, whether or not a row
+		// would have its messages read (a job's workers need none).
+		{name: "messages lacking columns", cause: `table "messages" lacks column sender, content, timestamp`, make: func(t *testing.T, path string) {
+			db := newBus(t, path, append([]string{busDDL[0], `CREATE TABLE messages (id TEXT PRIMARY KEY, conversation TEXT NOT NULL)`}, busDDL[3:]...))
+			insertConv(t, db, conv{id: jobID, typ: typeJob, created: 1746638100}, conv{id: "dispatch:ab12", typ: typeDispatch, parent: jobID, created: 1746638100})
+		}},
+		// TeaParty's open of a bus whose conversations is a view fails
+		// (its ALTERs are refused, then its CREATE INDEX raises): it never
+		// writes one, so a view is no bus of its, rows or none.
+		{name: "conversations a view", cause: `"conversations" is a view`, make: func(t *testing.T, path string) {
+			db := newBus(t, path, conversationsView)
+			if _, err := db.Exec(`INSERT INTO rows (id, type, state, created_at) VALUES (?, 'job', 'active', 1746638100)`, jobID); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "conversations an empty view", cause: `"conversations" is a view`, make: func(t *testing.T, path string) {
+			newBus(t, path, conversationsView)
+		}},
+		{name: "messages a view", cause: `"messages" is a view`, make: func(t *testing.T, path string) {
+			db := newBus(t, path, append([]string{busDDL[0],
+				`CREATE TABLE log (id TEXT PRIMARY KEY, conversation TEXT NOT NULL, sender TEXT NOT NULL, content TEXT NOT NULL, timestamp REAL NOT NULL)`,
+				`CREATE VIEW messages AS SELECT * FROM log`}, busDDL[3:]...))
+			insertConv(t, db, conv{id: jobID, typ: typeJob, created: 1746638100})
+		}},
 		{name: "locked file", cause: "locked", make: func(t *testing.T, path string) {
 			// A writer in rollback-journal mode holding its exclusive lock:
 			// the reader waits its busy timeout, then gives up.
@@ -67,6 +92,16 @@ func TestUnreadableBusIsAProblemNamingTheFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// conversationsView is a bus whose conversations, every column there, is
+// a view of another table (rows).
+var conversationsView = []string{busDDL[0], busDDL[1], busDDL[2],
+	`CREATE TABLE rows (id TEXT PRIMARY KEY, type TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'active', created_at REAL NOT NULL,
+		awaiting_input INTEGER NOT NULL DEFAULT 0, agent_name TEXT NOT NULL DEFAULT '', parent_conversation_id TEXT NOT NULL DEFAULT '',
+		request_id TEXT NOT NULL DEFAULT '', project_slug TEXT NOT NULL DEFAULT '', worktree_path TEXT NOT NULL DEFAULT '',
+		pid INTEGER NOT NULL DEFAULT 0, pid_started REAL NOT NULL DEFAULT 0.0)`,
+	`CREATE VIEW conversations AS SELECT * FROM rows`,
 }
 
 // TeaParty writes its bus in WAL mode while dispatchtop reads it. A reader

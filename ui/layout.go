@@ -48,18 +48,23 @@ const markWidth = 1
 // reasonMin is the least a reason column is worth showing at.
 const reasonMin = 10
 
+// From 80 columns on, NODE and STATE have what a tree's names and a state
+// with a flag or two need (nameWide, stateWide); the reason takes what is
+// left, up to reasonWant, enough for a typical one ("heartbeat 12m old,
+// pid 4242 gone"). What is left past that is shared in thirds: NODE (for
+// deeper trees, up to nameMax), STATE (for more flags, up to stateMax) and
+// the reason.
+const (
+	nameWide, stateWide = 20, 18
+	nameMax, stateMax   = 40, 30
+	reasonWant          = 40
+)
+
 func layoutColumns(width int) columns {
 	c := columns{action: 7, below: 9, beat: 6, pid: 7, cfa: 9, retries: 2, reason: true}
-	if width >= 110 {
-		c.below = 10
-		c.name = min(40, width/5+2)
-		c.state = 24
-		if width >= 140 {
-			c.state = 30
-		}
-		return c
+	if width < 110 {
+		c.cfa, c.retries = 0, 0
 	}
-	c.cfa, c.retries = 0, 0
 	if width < 100 {
 		c.pid = 0
 	}
@@ -73,8 +78,11 @@ func layoutColumns(width int) columns {
 		c.below = 0
 	}
 	if width >= 80 {
-		c.name = 20 + (width-80)/3
-		c.state = 18 + (width-80)/6
+		c.name, c.state = nameWide, stateWide
+		if surplus := c.reasonWidth(width) - reasonWant; surplus > 0 {
+			c.name = min(nameMax, nameWide+surplus/3)
+			c.state = min(stateMax, stateWide+surplus/3)
+		}
 		return c
 	}
 	// Below 80, NODE and STATE share what the other columns leave.
@@ -88,8 +96,8 @@ func layoutColumns(width int) columns {
 		other += reasonMin + 1
 	}
 	avail := max(8, width-other-1)
-	c.name = min(20, max(4, avail*55/100))
-	c.state = min(18, max(4, avail-c.name))
+	c.name = min(nameWide, max(4, avail*55/100))
+	c.state = min(stateWide, max(4, avail-c.name))
 	return c
 }
 

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dispatchtop/dispatchtop/internal/sysat"
 )
 
 // OpenFile is os.OpenFile for a file of the contract: it never waits (a
@@ -132,7 +134,7 @@ func openFdAt(dirfd int, name string, at pathAt, flag int, perm fs.FileMode) (in
 	var fd int
 	var err error
 	for {
-		fd, err = unix.Openat(dirfd, name, flag|unix.O_NONBLOCK|unix.O_CLOEXEC, uint32(perm.Perm()))
+		fd, err = sysat.Openat(dirfd, name, flag|unix.O_NONBLOCK|unix.O_CLOEXEC, uint32(perm.Perm()))
 		if err != unix.EINTR {
 			break
 		}

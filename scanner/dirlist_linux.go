@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dispatchtop/dispatchtop/internal/sysat"
 	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
@@ -30,7 +31,7 @@ func openDirAt(parent dirHandle, name, path string) (dirHandle, []fs.DirEntry, e
 	var fd int
 	var err error
 	for {
-		fd, err = unix.Openat(parent.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		fd, err = sysat.Openat(parent.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != unix.EINTR {
 			break
 		}
@@ -107,7 +108,7 @@ func readDirents(h dirHandle) ([]fs.DirEntry, error) {
 				e.typ = fs.ModeDevice
 			default: // DT_UNKNOWN: the file system does not say; lstat does
 				var st unix.Stat_t
-				if err := unix.Fstatat(h.fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				if err := sysat.Fstatat(h.fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 					continue // gone since the listing, as os.ReadDir skips it
 				}
 				e.typ = statType(st.Mode)
@@ -215,7 +216,7 @@ func (h dirHandle) lstatMtime(name string) (time.Time, bool) {
 	}
 	var st unix.Stat_t
 	for {
-		err := unix.Fstatat(h.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		err := sysat.Fstatat(h.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 		if err == unix.EINTR {
 			continue
 		}

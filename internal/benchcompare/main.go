@@ -177,7 +177,7 @@ func timeOnce(c *contender, configHome string) (time.Duration, int64, error) {
 	}
 	var rss int64
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss // KiB on Linux
+		rss = int64(ru.Maxrss) // KiB on Linux; int32 on 32-bit ports
 	}
 	return d, rss, nil
 }

@@ -1,3 +1,8 @@
+//go:build linux && (amd64 || arm64)
+
+// The raw system calls name fstatat as newfstatat, which only the 64-bit
+// Linux ports share; every other port goes through unix.
+
 package sysat
 
 import (

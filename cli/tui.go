@@ -61,6 +61,7 @@ func runTUI(ctx context.Context, g *Globals) error {
 		Runner:   engineRunner{engine: engine, watcher: w},
 		Journal:  readNodeJournal,
 		Output:   ui.ReadOutput,
+		Files:    scanner.ReadNodeDir,
 		Readonly: readonly,
 		Themes:   set,
 		Notes:    notes,

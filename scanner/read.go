@@ -29,12 +29,18 @@ var errTooLarge = fmt.Errorf("file larger than %d MiB", protocol.MaxDocumentSize
 // fs.ErrNotExist when dir is gone or holds neither `.heartbeat` nor
 // `.running`; read problems of its files are in the node's Problems.
 func ReadNodeDir(root, dir string) (*model.Node, error) {
+	return readNodeDir(root, dir, false)
+}
+
+// readNodeDir is ReadNodeDir, keeping no file bytes when omitRaw is set
+// (Options.OmitRaw).
+func readNodeDir(root, dir string, omitRaw bool) (*model.Node, error) {
 	h, entries, err := openDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read node dir %s: %w", dir, err)
 	}
 	h.unclean = filepath.Clean(dir) != dir
-	n := readNode(root, h, entries, &nodeReader{})
+	n := readNode(root, h, entries, &nodeReader{omitRaw: omitRaw})
 	h.close()
 	if n == nil {
 		return nil, fmt.Errorf("read node dir %s: no %s or %s: %w", dir, protocol.HeartbeatFile, protocol.RunningFile, fs.ErrNotExist)

@@ -161,8 +161,12 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 	if wo.addWatch == nil {
 		wo.addWatch = func(fsw *fsnotify.Watcher, dir string) error { return fsw.Add(dir) }
 	}
+	// The nodes keep none of their files' bytes: at 100,000 nodes they
+	// weigh tens of MB, and only the detail pane shows them, which reads
+	// them when it opens.
+	opts.OmitRaw = true
 	if wo.readNodeDir == nil {
-		wo.readNodeDir = ReadNodeDir
+		wo.readNodeDir = func(root, dir string) (*model.Node, error) { return readNodeDir(root, dir, true) }
 	}
 	if opts.Thresholds == (model.Thresholds{}) {
 		opts.Thresholds = model.DefaultThresholds()

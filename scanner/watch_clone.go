@@ -30,11 +30,31 @@ func sameEdges(a, b *model.Node) bool {
 		return false
 	}
 	for i := range a.Registry {
-		if string(a.Registry[i].Raw) != string(b.Registry[i].Raw) || a.Registry[i].Torn != b.Registry[i].Torn {
+		if !sameLine(a.Registry[i], b.Registry[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// sameLine reports whether two registry lines say the same: their bytes
+// when both kept them, else (the watcher keeps none) what they parse to.
+func sameLine(a, b model.RegistryLine) bool {
+	if a.Torn != b.Torn || a.Err != b.Err || (a.Entry == nil) != (b.Entry == nil) {
+		return false
+	}
+	if a.Raw != nil && b.Raw != nil {
+		return string(a.Raw) == string(b.Raw)
+	}
+	if a.Entry == nil {
+		return true
+	}
+	x, y := *a.Entry, *b.Entry
+	if (x.TaskID == nil) != (y.TaskID == nil) || x.TaskID != nil && *x.TaskID != *y.TaskID {
+		return false
+	}
+	x.TaskID, y.TaskID = nil, nil
+	return x == y
 }
 
 // patchFacts replaces the facts of a node by those of facts (a node as

@@ -53,10 +53,18 @@ func orphanedCompaction(t *testing.T, root string) (lead string, want []string) 
 	return lead, []string{k, c, n, u1, u2}
 }
 
-// registryRaw lists the raw lines of a node's registry.
+// registryRaw lists the lines of a node's registry as written.
 func registryRaw(n *model.Node) []string {
 	var out []string
 	for _, l := range n.Registry {
+		if l.Raw == nil && l.Entry != nil {
+			// The watcher keeps no bytes: the entry, written as
+			// compactingLine writes it (the keys sorted), is the line.
+			e := l.Entry
+			b, _ := json.Marshal(map[string]any{"heartbeat": e.Heartbeat, "team": e.Team, "task_id": e.TaskID, "status": e.Status})
+			out = append(out, string(b))
+			continue
+		}
 		out = append(out, string(l.Raw))
 	}
 	return out

@@ -1,7 +1,9 @@
 package scanner
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -99,4 +101,124 @@ func fingerprint(snap *model.Snapshot) string {
 		})
 	}
 	return out
+}
+
+// TestWatcherKeepsNoFileBytes: SPEC §8 "100,000 nodes: ≤ 300 MiB RSS". The
+// live engine's nodes keep none of their files' bytes (the heartbeat as
+// read, the registry lines verbatim, the CfA history), which the detail
+// pane reads when it opens: not from the first snapshot, nor after a node
+// is read again, nor after a registry's appended lines are read.
+func TestWatcherKeepsNoFileBytes(t *testing.T) {
+	root := t.TempDir()
+	pid, started := self(t)
+	lead := filepath.Join(root, "20260308-000000")
+	leadHB := writeHeartbeat(t, lead, pid, started, "running", "")
+	childHB := writeHeartbeat(t, filepath.Join(lead, "team1", "a"), pid, started, "running", leadHB)
+	reg := filepath.Join(lead, protocol.RegistryFile)
+	appendLine(t, reg, map[string]any{"heartbeat": childHB, "team": "team1", "status": "active"})
+	cfa := filepath.Join(lead, protocol.CfaFile)
+	writeCfa := func(history ...string) {
+		b, err := json.Marshal(map[string]any{"state": "TASK_IN_PROGRESS", "phase": "execution", "history": history})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cfa, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeCfa("PROPOSAL", "TASK")
+	later := time.Now().Add(time.Minute)
+	tests := []struct {
+		name   string
+		change func(t *testing.T)
+	}{
+		{"the first snapshot", func(*testing.T) {}},
+		{"a node read again", func(t *testing.T) {
+			writeHeartbeat(t, lead, pid, started, "waiting", "")
+			writeCfa("PROPOSAL", "TASK", "EXECUTE")
+			setMtime(t, filepath.Join(lead, protocol.HeartbeatFile), later)
+			setMtime(t, cfa, later)
+		}},
+		{"a registry's appended line", func(t *testing.T) {
+			hb := writeHeartbeat(t, filepath.Join(lead, "team1", "b"), pid, started, "running", leadHB)
+			appendLine(t, reg, map[string]any{"heartbeat": hb, "team": "team1", "status": "active"})
+		}},
+	}
+	w, err := NewWatcher(Options{Roots: []string{root}, Thresholds: testThresholds}, WatchOptions{Poll: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.change(t)
+			w.restat(false)
+			w.flush(eventBatch{}, false)
+			snap := w.Snapshot()
+			n := snap.ByID["20260308-000000"]
+			if n == nil || n.Cfa == nil || len(n.Registry) == 0 || n.Heartbeat == nil {
+				t.Fatalf("the lead's facts were not read: %+v", n)
+			}
+			for id, n := range snap.ByID {
+				if n.HeartbeatRaw != nil {
+					t.Errorf("%s: %d bytes of heartbeat kept", id, len(n.HeartbeatRaw))
+				}
+				if n.Cfa != nil && n.Cfa.History != nil {
+					t.Errorf("%s: the CfA history kept: %q", id, n.Cfa.History)
+				}
+				for _, l := range n.Registry {
+					if l.Raw != nil {
+						t.Errorf("%s: registry line %d kept its bytes %q", id, l.Number, l.Raw)
+					}
+				}
+			}
+		})
+	}
+	if n := len(w.Snapshot().ByID); n != 3 {
+		t.Errorf("%d nodes at the end, want 3", n)
+	}
+}
+
+// TestWatcherFollowsALineRewrittenInPlace: without the lines' bytes, a
+// registry rewritten with as many lines but another entry (a team renamed)
+// still reaches the forest when its node is read again whole (its heartbeat
+// changed too): the entries are compared, not only counted.
+func TestWatcherFollowsALineRewrittenInPlace(t *testing.T) {
+	root := t.TempDir()
+	pid, started := self(t)
+	lead := filepath.Join(root, "20260308-000000")
+	leadHB := writeHeartbeat(t, lead, pid, started, "running", "")
+	childHB := writeHeartbeat(t, filepath.Join(lead, "team1", "a"), pid, started, "running", leadHB)
+	reg := filepath.Join(lead, protocol.RegistryFile)
+	appendLine(t, reg, map[string]any{"heartbeat": childHB, "team": "alpha", "status": "active"})
+	w, err := NewWatcher(Options{Roots: []string{root}, Thresholds: testThresholds}, WatchOptions{Poll: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	child := "20260308-000000/team1/a"
+	if got := w.Snapshot().ByID[child].Team(); got != "alpha" {
+		t.Fatalf("team %q at the start, want alpha", got)
+	}
+	// A new file (a new inode) of one line, as a compaction leaves it.
+	b, err := json.Marshal(map[string]any{"heartbeat": childHB, "team": "gamma", "status": "active"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := reg + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, reg); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Minute)
+	setMtime(t, reg, later)
+	writeHeartbeat(t, lead, pid, started, "waiting", "")
+	setMtime(t, leadHB, later)
+	w.restat(false)
+	w.flush(eventBatch{}, false)
+	if got := w.Snapshot().ByID[child].Team(); got != "gamma" {
+		t.Errorf("team %q after the rewrite, want gamma", got)
+	}
 }

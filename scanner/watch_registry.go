@@ -79,6 +79,9 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 	added := protocol.ParseRegistry(buf)
 	for i := range added {
 		added[i].Number += newlines
+		if w.opts.OmitRaw {
+			added[i].Raw = nil // its bytes are buf's: they would keep it all
+		}
 	}
 	lines := make([]model.RegistryLine, 0, len(kept)+len(added))
 	lines = append(append(lines, kept...), added...)

@@ -55,6 +55,11 @@ type Runner interface {
 // first. It reads files, so the ui only calls it from a command.
 type JournalLoader func(ctx context.Context, n *model.Node) ([]string, error)
 
+// NodeDirReader reads a node's infra dir afresh, its files' bytes kept
+// (scanner.ReadNodeDir). It reads files, so the ui only calls it from a
+// command.
+type NodeDirReader func(root, dir string) (*model.Node, error)
+
 // Options build the program's model.
 type Options struct {
 	// Context bounds the actions and journal reads started from the ui.
@@ -67,6 +72,11 @@ type Options struct {
 	// Output reads a node's output tail for the details and finds the file
 	// `o` pages; nil (a remote view) shows none.
 	Output OutputReader
+	// Files reads, when the details open, the bytes of the node's files
+	// that the live engine does not keep: the heartbeat as read, the
+	// node's line in its parent's registry, the CfA history. Nil (a remote
+	// view) reads none: the details show what the nodes hold.
+	Files NodeDirReader
 	// Readonly disables every action key (they vanish from help).
 	Readonly bool
 	// Themes is the set `t` cycles through; empty means the built-ins.

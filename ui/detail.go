@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -115,17 +114,18 @@ func (m *Model) detailLines(n *model.Node) []string {
 		if n.Cfa.Phase != "" {
 			add("phase", n.Cfa.Phase)
 		}
-		start := max(0, len(n.Cfa.History)-historyTail)
-		if len(n.Cfa.History) > 0 {
-			add("history", fmt.Sprintf("last %d of %d", len(n.Cfa.History)-start, len(n.Cfa.History)))
+		history := m.cfaHistory(n)
+		start := max(0, len(history)-historyTail)
+		if len(history) > 0 {
+			add("history", fmt.Sprintf("last %d of %d", len(history)-start, len(history)))
 		}
-		for _, h := range n.Cfa.History[start:] {
+		for _, h := range history[start:] {
 			out = append(out, "  "+clean(string(h)))
 		}
 	}
 
 	section("registry entry (in the parent's .children)")
-	if line, ok := registryLine(n); ok {
+	if line, ok := m.registryLine(n); ok {
 		out = append(out, fmt.Sprintf("  line %d: %s", line.Number, clean(string(line.Raw))))
 	} else if n.Entry == nil {
 		out = append(out, "  -")
@@ -134,7 +134,7 @@ func (m *Model) detailLines(n *model.Node) []string {
 	}
 
 	section("heartbeat (raw)")
-	out = append(out, rawJSONLines(n.HeartbeatRaw)...)
+	out = append(out, m.heartbeatLines(n)...)
 
 	if len(n.Problems) > 0 {
 		section("problems")
@@ -196,27 +196,6 @@ func (m *Model) questionLines(n *model.Node, add func(label, value string), sect
 		paragraph(b.Context)
 	}
 	*out = append(*out, "")
-}
-
-// registryLine finds the node's line, verbatim, in its parent's registry.
-func registryLine(n *model.Node) (model.RegistryLine, bool) {
-	if n.Parent == nil || n.HeartbeatPath == "" {
-		return model.RegistryLine{}, false
-	}
-	want := filepath.Clean(n.HeartbeatPath)
-	for _, l := range n.Parent.Registry {
-		if l.Entry == nil {
-			continue
-		}
-		hb := l.Entry.Heartbeat
-		if !filepath.IsAbs(hb) {
-			hb = filepath.Join(n.Parent.InfraDir, hb)
-		}
-		if filepath.Clean(hb) == want {
-			return l, true
-		}
-	}
-	return model.RegistryLine{}, false
 }
 
 // detailIndent is where a detail line's value starts ("%-13s ").

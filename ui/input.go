@@ -140,7 +140,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			m.mode = modeDetail
 			m.detailVP.GotoTop()
 			m.detailFollow = false
-			return tea.Batch(m.loadJournal(n), m.loadOutput(n))
+			return tea.Batch(m.loadJournal(n), m.loadOutput(n), m.loadFiles(n))
 		}
 	case key.Matches(msg, k.Events):
 		m.eventsKeyPressed()

@@ -115,6 +115,7 @@ type Model struct {
 	detailFollow bool
 	journal      map[string]journalMsg
 	output       map[string]outputMsg // output tails read, by node id
+	files        filesMsg             // the selected node's files read for the details
 
 	eventsOpen bool
 	focus      focus
@@ -284,7 +285,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		var reread tea.Cmd
 		if n := m.selectedNode(); n != nil && m.mode == modeDetail && msg.update.Snapshot != nil && !m.paused {
 			// The node changed: its output may have grown.
-			reread = m.loadOutput(n)
+			reread = tea.Batch(m.loadOutput(n), m.loadFiles(n))
 		}
 		if m.feed == nil || m.closed {
 			return reread
@@ -306,6 +307,10 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case journalMsg:
 		m.journal[msg.id] = msg
+		m.dirty = true
+		return nil
+	case filesMsg:
+		m.files = msg
 		m.dirty = true
 		return nil
 	case outputMsg:

@@ -130,11 +130,13 @@ func BenchmarkProgramIdle10k(b *testing.B) {
 			runtime.GC()
 			time.Sleep(time.Second)
 			b.ResetTimer()
+			stopProfile := startWindowProfile(b)
 			cpu0, wakes0, bytes0, wall0 := benchCPUTime(b), benchWakes(), out.n.Load(), time.Now()
 			for i := 0; i < b.N; i++ {
 				time.Sleep(5 * time.Second)
 			}
 			cpu, wakes, written, wall := benchCPUTime(b)-cpu0, benchWakes()-wakes0, out.n.Load()-bytes0, time.Since(wall0)
+			stopProfile()
 			b.StopTimer()
 			p.Quit()
 			if err := <-progDone; err != nil {
@@ -266,6 +268,7 @@ func BenchmarkTouchToFrame10k(b *testing.B) {
 		quiet time.Duration // between the previous update and the touch
 	}{{"lone", 2 * scanner.DefaultDebounce}, {"after-a-flush", 0}} {
 		b.Run(sc.name, func(b *testing.B) {
+			defer startWindowProfile(b)()
 			var total, worst time.Duration
 			for b.Loop() {
 				b.StopTimer()

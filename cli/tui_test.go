@@ -57,3 +57,30 @@ func TestSelectTheme(t *testing.T) {
 		})
 	}
 }
+
+// SPEC §8 idle CPU: once the cold scan is done the dashboard runs on one
+// processor (the renderer's every frame tick wakes a second, idle one
+// otherwise); a GOMAXPROCS the user set is theirs.
+func TestDashboardProcessors(t *testing.T) {
+	tests := []struct {
+		name, env string
+		want      int
+	}{
+		{"unset: one", "", 1},
+		{"the user's: kept", "4", 0},
+		{"the user's even if odd: kept", "x", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			getenv := func(k string) string {
+				if k == "GOMAXPROCS" {
+					return tt.env
+				}
+				return ""
+			}
+			if got := dashboardProcs(getenv); got != tt.want {
+				t.Errorf("dashboardProcs with GOMAXPROCS=%q = %d, want %d", tt.env, got, tt.want)
+			}
+		})
+	}
+}

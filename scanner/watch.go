@@ -40,8 +40,12 @@ import (
 
 // Watch defaults.
 const (
-	DefaultTick         = time.Second
-	DefaultDebounce     = 50 * time.Millisecond
+	DefaultTick = time.Second
+	// DefaultDebounce is how long after an update the next one waits: a
+	// touch right after an update waits it out, then the model and the
+	// renderer's next frame (SPEC §8: on screen ≤ 60 ms after the write),
+	// and a stream of events makes at most one update per debounce.
+	DefaultDebounce     = 10 * time.Millisecond
 	DefaultFallbackPoll = 2 * time.Second
 	// maxDrain bounds how many queued events one loop turn takes at once.
 	maxDrain = 4096

@@ -10,12 +10,13 @@ import (
 
 // MaxFPS caps how many frames a second the program's renderer draws (its
 // tea.WithFPS). Bubble Tea's renderer wakes at that rate for the program's
-// whole life, idle or not, and at its default of 60 those wakes are most of
-// an idle dashboard's CPU (SPEC §8: ≤ 0.5 % of a core with 10,000 nodes).
-// At 20 a frame still reaches the terminal within 50 ms of the change: a
-// lone heartbeat touch (the watcher publishes it at once) within the 60 ms
-// of SPEC §8, a key press within a frame of its own View.
-const MaxFPS = 20
+// whole life, idle or not, and those wakes are most of an idle dashboard's
+// CPU (SPEC §8: ≤ 0.5 % of a core with 10,000 nodes): each costs about as
+// much at 25 as at 60, so the rate is the cost. At 25 a frame reaches the
+// terminal within 40 ms of its View: a touch right after an update (held
+// for the watcher's 10 ms debounce) is on screen within the 60 ms of SPEC
+// §8, a key press within a frame of its own View.
+const MaxFPS = 25
 
 // Feed delivers updates (model.Update states what a slow reader gets). The
 // channel closing ends the feed (the screen keeps the last snapshot). The

@@ -36,8 +36,13 @@ func waitFeed(ch <-chan model.Update) tea.Cmd {
 	}
 }
 
-func tick(d time.Duration) tea.Cmd {
-	return tea.Tick(d, func(t time.Time) tea.Msg { return tickMsg(t) })
+// tick comes at the clock's next whole multiple of d (the next second of
+// a 1 s tick): the clock's label changes then, so it is never a second
+// late nor skips one, and the wake falls on the instant the watcher's own
+// whole-second tick wakes the process too.
+func tick(d time.Duration, now time.Time) tea.Cmd {
+	wait := d - now.Sub(now.Truncate(d))
+	return tea.Tick(wait, func(t time.Time) tea.Msg { return tickMsg(t) })
 }
 
 // apply takes in a new snapshot: rows are rebuilt, the selection stays on
@@ -142,11 +147,13 @@ func (m *Model) addEvent(e event) {
 	m.dirty = true
 }
 
-func (m *Model) togglePause() {
+// togglePause pauses or resumes; resuming starts the tick again, which a
+// pause stops (nothing on a frozen frame moves).
+func (m *Model) togglePause() tea.Cmd {
 	m.paused = !m.paused
 	if m.paused {
 		m.setStatus("updates paused (p resumes)", false)
-		return
+		return nil
 	}
 	m.setStatus("updates resumed", false)
 	m.now = m.opts.Now()
@@ -155,4 +162,14 @@ func (m *Model) togglePause() {
 		m.pending = nil
 		m.apply(u)
 	}
+	return m.armTick()
+}
+
+// armTick starts the tick unless one is on its way (or ticks are off).
+func (m *Model) armTick() tea.Cmd {
+	if m.ticking || m.opts.Tick <= 0 {
+		return nil
+	}
+	m.ticking = true
+	return tick(m.opts.Tick, m.opts.Now())
 }

@@ -153,7 +153,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Answer):
 		return m.answer()
 	case key.Matches(msg, k.Pause):
-		m.togglePause()
+		return m.togglePause()
 	case key.Matches(msg, k.Follow):
 		if m.following != "" {
 			m.following = ""

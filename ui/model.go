@@ -131,6 +131,7 @@ type Model struct {
 	seenProblems map[model.Problem]bool
 
 	paused    bool
+	ticking   bool          // a tick is on its way (armTick)
 	pending   *model.Update // the updates held back while paused, merged
 	following string        // the followed node's id, or ""
 
@@ -232,9 +233,7 @@ func (m *Model) Init() tea.Cmd {
 	if m.feed != nil {
 		cmds = append(cmds, waitFeed(m.feed))
 	}
-	if m.opts.Tick > 0 {
-		cmds = append(cmds, tick(m.opts.Tick))
-	}
+	cmds = append(cmds, m.armTick())
 	return tea.Batch(cmds...)
 }
 
@@ -258,18 +257,21 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.dirty = true
 		return nil
 	case tickMsg:
-		if !m.paused {
-			// A pause freezes the whole frame: ages and the clock too.
-			m.now = m.opts.Now()
-			// Only ages and the clock move: View redraws those cells where
-			// the last frame lets it (render), the whole frame elsewhere.
-			if m.ageable {
-				m.aged = true
-			} else {
-				m.dirty = true
-			}
+		m.ticking = false
+		if m.paused {
+			// A pause freezes the whole frame, ages and the clock too: no
+			// tick until the resume starts it again.
+			return nil
 		}
-		return tick(m.opts.Tick)
+		m.now = m.opts.Now()
+		// Only ages and the clock move: View redraws those cells where the
+		// last frame lets it (render), the whole frame elsewhere.
+		if m.ageable {
+			m.aged = true
+		} else {
+			m.dirty = true
+		}
+		return m.armTick()
 	case updateMsg:
 		if m.paused {
 			if m.pending != nil {

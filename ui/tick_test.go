@@ -24,7 +24,7 @@ func TestTickEverySecond(t *testing.T) {
 		start := time.Now()
 		m := New(Options{Initial: exampleSnapshot(), Now: time.Now})
 		m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
-		cmd := tick(m.opts.Tick)
+		cmd := m.armTick()
 		for i := 1; i <= 3; i++ {
 			msg, ok := cmd().(tickMsg)
 			if !ok {
@@ -205,4 +205,60 @@ func allocsOf(f func()) uint64 {
 	f()
 	runtime.ReadMemStats(&after)
 	return after.Mallocs - before.Mallocs
+}
+
+// SPEC §8 idle CPU and §6 clock: the tick comes when the clock's seconds
+// change (whole seconds of the clock), so the clock never shows a second
+// late or skips one, and the tick's wake can share the instant with the
+// watcher's own whole-second tick. In a synctest bubble the tick fires on
+// the fake clock; how far past a whole second the update came decides the
+// wait, not a fixed second after it.
+func TestTickComesAtTheClocksNextSecond(t *testing.T) {
+	for _, past := range []time.Duration{0, 300 * time.Millisecond, 999 * time.Millisecond} {
+		t.Run(past.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m := New(Options{Initial: exampleSnapshot(), Now: time.Now})
+				m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+				time.Sleep(past) // the fake clock starts on a whole second
+				start := time.Now()
+				_, cmd := m.Update(tickMsg(start))
+				if cmd == nil {
+					t.Fatal("tick not re-armed")
+				}
+				msg, ok := cmd().(tickMsg)
+				if !ok {
+					t.Fatal("not a tickMsg")
+				}
+				if got, want := time.Time(msg).Sub(start), time.Second-past; got != want {
+					t.Errorf("next tick %s after a tick %s past the second, want %s (the next whole second)", got, past, want)
+				}
+			})
+		})
+	}
+}
+
+// SPEC §8 idle CPU: nothing visible moves while paused (the whole frame is
+// frozen), so the tick stops; resuming starts it again, one tick and not a
+// second one when the paused tick was still on its way.
+func TestPauseStopsTheTick(t *testing.T) {
+	now := clock12
+	m := New(Options{Initial: exampleSnapshot(), Now: func() time.Time { return now }, Tick: time.Second})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	m.Init()
+	press(m, "p")
+	if _, cmd := m.Update(tickMsg(now)); cmd != nil {
+		t.Error("a tick while paused was re-armed")
+	}
+	if cmd := press(m, "p"); cmd == nil {
+		t.Fatal("resuming did not start the tick again")
+	}
+	// A pause and a resume within one tick: the tick on its way carries
+	// on alone, resuming adds no second one.
+	press(m, "p")
+	if cmd := press(m, "p"); cmd != nil {
+		t.Error("resuming while a tick was on its way started a second one")
+	}
+	if _, cmd := m.Update(tickMsg(now)); cmd == nil {
+		t.Error("the tick on its way was not re-armed after the resume")
+	}
 }

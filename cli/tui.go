@@ -54,6 +54,9 @@ func runTUI(ctx context.Context, g *Globals) error {
 	if n := dashboardProcs(os.Getenv); n > 0 {
 		runtime.GOMAXPROCS(n)
 	}
+	// The first scan ran at the default pacing, which it fills quickly; the
+	// dashboard runs for hours at its own.
+	defer paceDashboardCollection()()
 	watchErr := make(chan error, 1)
 	go func() { watchErr <- w.Run(ctx) }()
 

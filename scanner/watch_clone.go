@@ -98,21 +98,20 @@ func resetClassification(n *model.Node) {
 }
 
 // renewForest copies every session of the previous snapshot (see
-// renewSession) into a new one, to be classified whole.
+// renewSession) into a new one, to be classified whole. Each session gets
+// arrays of its own, not one for the forest: a session copied again later
+// (a beat, or due on a tick) then leaves its previous copy to the
+// collector, where a forest's array would stay whole until its last
+// session was copied, which a fleet crossing a threshold together does one
+// tick after another.
 func (w *Watcher) renewForest() *model.Snapshot {
 	prev := w.prev
-	count, kids := 0, 0
-	for _, s := range prev.Sessions {
-		s.Walk(func(n *model.Node) { count++; kids += len(n.Children) })
-	}
-	c := &cloner{w: w, arr: make([]model.Node, count), kids: make([]*model.Node, kids),
-		byID: make(map[string]*model.Node, count)}
 	snap := *prev
 	snap.Sessions = make([]*model.Node, len(prev.Sessions))
+	snap.ByID = make(map[string]*model.Node, len(prev.ByID))
 	for k, s := range prev.Sessions {
-		snap.Sessions[k] = c.clone(s, nil)
+		snap.Sessions[k] = w.renewSession(s, snap.ByID)
 	}
-	snap.ByID = c.byID
 	snap.Problems = slices.Clip(prev.Problems)
 	return &snap
 }

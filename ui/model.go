@@ -187,6 +187,11 @@ func New(opts Options) *Model {
 	if opts.Tick == 0 {
 		opts.Tick = time.Second
 	}
+	initial := opts.Initial
+	// The model keeps opts: the first snapshot must not stay reachable
+	// through it once a newer one is shown (SPEC §8 memory: at 10,000 nodes
+	// a forest is some 10 MB).
+	opts.Initial = nil
 	set := opts.Themes
 	if len(set.Themes) == 0 {
 		set = themes.Set{Themes: themes.Builtins()}
@@ -195,7 +200,7 @@ func New(opts Options) *Model {
 		opts:      opts,
 		ctx:       opts.Context,
 		now:       opts.Now(),
-		snap:      opts.Initial,
+		snap:      initial,
 		keys:      newKeyMap(opts.Readonly),
 		help:      help.New(),
 		themes:    set,

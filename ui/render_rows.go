@@ -61,9 +61,11 @@ func (m *Model) renderTree(w int) []string {
 }
 
 // setShown makes rows the rows on screen, the ones the next frame reuses;
-// the previous ones' array is kept for the frame after.
+// the previous ones' array is kept for the frame after, emptied: its rows'
+// nodes may be an older snapshot's, which one node keeps whole.
 func (m *Model) setShown(rows []shownRow) {
 	m.shown, m.shownSpare = rows, m.shown
+	clear(m.shownSpare[:cap(m.shownSpare)])
 	if m.shownAt == nil {
 		m.shownAt = make(map[*model.Node]int, len(rows))
 	}

@@ -165,6 +165,9 @@ type Model struct {
 	reasonWrapOK bool
 	header       []string // the header's lines, built by layout
 	headerH      int      // len(header)
+	// helpLine is the short help of the tree or the details, as built for helpBuilt.
+	helpLine  string
+	helpBuilt helpKey
 	// detail is the detail pane's lines, wrapped to the width (modeDetail).
 	detail []string
 	sum    model.Summary // counts of snap, computed once per snapshot

@@ -269,8 +269,8 @@ func (m *Model) findRow(id string) (int, bool) {
 	return 0, false
 }
 
-// rowOf is the row of node id, from the index, built when the rows moved
-// since it last was.
+// rowOf is the row of node id, from the index, which is built at its
+// first use after the rows were laid out (only a few keys need it).
 func (m *Model) rowOf(id string) (int, bool) {
 	if !m.flat.indexed {
 		if m.index == nil {

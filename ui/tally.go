@@ -13,9 +13,10 @@ type tallyCache struct {
 }
 
 // summarize is the summary of sessions, with problems problems. Sessions
-// are matched by place: a renewed one takes its old one's place, a new one
-// comes at the end (ids are sorted, a new session's is the newest), so
-// everything else is matched.
+// are matched by place: a renewed one takes its old one's place, so the
+// others are matched. Where the places shift (a session added or gone in
+// the middle), the ones after it are counted again: more work, never a
+// wrong count.
 func (c *tallyCache) summarize(sessions []*model.Node, problems int) model.Summary {
 	changed := max(len(sessions), len(c.sessions)) - min(len(sessions), len(c.sessions))
 	for i := range min(len(sessions), len(c.sessions)) {

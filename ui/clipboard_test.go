@@ -13,7 +13,7 @@ import (
 func TestCopyNodeID(t *testing.T) {
 	for _, details := range []bool{false, true} {
 		m := newTestModel(t, 80, 24, Options{})
-		m.moveTo(m.index["B/ask/3"])
+		m.moveTo(m.rowIndex("B/ask/3"))
 		if details {
 			run(m, press(m, "enter"))
 		}
@@ -46,7 +46,7 @@ func TestDialogKeysComeBeforeCopy(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			runner := &fakeRunner{refuse: tt.refuse}
 			m := newTestModel(t, 80, 24, Options{Runner: runner})
-			m.moveTo(m.index["A/test/3"])
+			m.moveTo(m.rowIndex("A/test/3"))
 			run(m, press(m, "x"))
 			run(m, press(m, "y"))
 			runs := 0

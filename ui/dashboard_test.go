@@ -64,18 +64,18 @@ func TestGoldenDashboard(t *testing.T) {
 		{name: "refused", opts: func() Options {
 			return Options{Runner: &fakeRunner{refuse: "pid 4104 now belongs to another process"}}
 		}, setup: func(m *Model) {
-			m.moveTo(m.index["A/test/3"])
+			m.moveTo(m.rowIndex("A/test/3"))
 			run(m, press(m, "x"))
 		}, expect: []string{"refused: pid 4104", "[ esc close ]"}},
 		{name: "batch", setup: func(m *Model) {
 			for _, id := range []string{"A/test/3", "B/code/1", "C"} {
-				m.moveTo(m.index[id])
+				m.moveTo(m.rowIndex(id))
 				press(m, "v")
 			}
 			run(m, press(m, "x"))
 		}, expect: []string{"Kill 3 marked nodes?", "would kill A/test/3", "would kill B/code/1", "would kill C"}},
 		{name: "warned", setup: func(m *Model) {
-			m.moveTo(m.index["A/code/2"])
+			m.moveTo(m.rowIndex("A/code/2"))
 			run(m, press(m, "r"))
 		}, expect: []string{"⚠ its lead A is running", "Y Confirm anyway"}},
 		{name: "next_action", setup: func(m *Model) {
@@ -84,7 +84,7 @@ func TestGoldenDashboard(t *testing.T) {
 			press(m, "n")
 		}, expect: []string{"▾● lead A", "▸✖ lead B", "3/7  A/docs/4"}},
 		{name: "status_after_kill", setup: func(m *Model) {
-			m.moveTo(m.index["A/test/3"])
+			m.moveTo(m.rowIndex("A/test/3"))
 			run(m, press(m, "x"))
 			run(m, press(m, "y"))
 		}, expect: []string{"kill done: did kill A/test/3"}},
@@ -145,7 +145,7 @@ func TestRollupShowsWhatLiesBeneath(t *testing.T) {
 		{"C", ""},         // a session without children
 	}
 	for _, tt := range tests {
-		r := m.rows[m.index[tt.id]]
+		r := m.rows[m.rowIndex(tt.id)]
 		got := ""
 		if r.roll != nil {
 			got = r.roll.String()
@@ -155,7 +155,7 @@ func TestRollupShowsWhatLiesBeneath(t *testing.T) {
 		}
 	}
 	// Collapsing the lead keeps its roll-up on its row.
-	m.moveTo(m.index["A"])
+	m.moveTo(m.rowIndex("A"))
 	press(m, "space")
 	if !strings.Contains(stripped(m), "▸● lead A") || !strings.Contains(stripped(m), "✖1 ◆1 ⊘1") {
 		t.Errorf("a collapsed lead does not show the dead worker beneath it:\n%s", stripped(m))
@@ -410,7 +410,7 @@ func TestBatchActionRunsEveryMarkedNode(t *testing.T) {
 	runner := &fakeRunner{}
 	m := newTestModel(t, 120, 40, Options{Runner: runner})
 	for _, id := range []string{"C", "A/test/3"} {
-		m.moveTo(m.index[id])
+		m.moveTo(m.rowIndex(id))
 		press(m, "v")
 	}
 	run(m, press(m, "x"))
@@ -438,7 +438,7 @@ func TestBatchActionRunsEveryMarkedNode(t *testing.T) {
 func TestRefusedDialogOnlyCloses(t *testing.T) {
 	runner := &fakeRunner{refuse: "pid 4104 now belongs to another process"}
 	m := newTestModel(t, 80, 24, Options{Runner: runner})
-	m.moveTo(m.index["A/test/3"])
+	m.moveTo(m.rowIndex("A/test/3"))
 	run(m, press(m, "x"))
 	view := stripped(m)
 	if strings.Contains(view, "Confirm") || !strings.Contains(view, "esc close") {
@@ -480,7 +480,7 @@ func TestWarnedDialogNeedsShiftY(t *testing.T) {
 			}
 			runner := &fakeRunner{}
 			m := newTestModel(t, 120, 40, Options{Initial: snap, Runner: runner})
-			m.moveTo(m.index[tt.id])
+			m.moveTo(m.rowIndex(tt.id))
 			run(m, press(m, tt.key))
 			if !strings.Contains(stripped(m), tt.warn) {
 				t.Errorf("the dialog does not warn %q:\n%s", tt.warn, stripped(m))
@@ -540,7 +540,7 @@ func TestPauseFreezesTheFrame(t *testing.T) {
 func TestStatusAfterAction(t *testing.T) {
 	runner := &fakeRunner{plan: []string{"x"}}
 	m := newTestModel(t, 120, 40, Options{Runner: runner})
-	m.moveTo(m.index["B"])
+	m.moveTo(m.rowIndex("B"))
 	run(m, press(m, "r"))
 	runner.mu.Lock()
 	runner.plan = nil

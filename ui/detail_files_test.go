@@ -54,7 +54,7 @@ func TestDetailsReadTheFilesTheEngineDoesNotKeep(t *testing.T) {
 			}
 			tt.change(t, child)
 			m := newTestModel(t, 200, 120, Options{Initial: snap, Files: scanner.ReadNodeDir})
-			m.moveTo(m.index[id])
+			m.moveTo(m.rowIndex(id))
 			run(m, press(m, "enter"))
 			frame := stripped(m)
 			for _, want := range tt.want {

@@ -68,7 +68,7 @@ func TestDetailLinesWrapAtWords(t *testing.T) {
 // (the sentinel's mtime).
 func TestDetailShowsBlockedQuestionAndSince(t *testing.T) {
 	m := newTestModel(t, 120, 40, Options{})
-	m.moveTo(m.index["B/ask/3"])
+	m.moveTo(m.rowIndex("B/ask/3"))
 	press(m, "enter")
 	view := stripped(m)
 	for _, want := range []string{"── question", "  Ship it?", "waiting       since 2026-11-22 11:40:00 (20m"} {

@@ -44,7 +44,7 @@ func TestDialogConfirmAndCancel(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			runner := &fakeRunner{}
 			m := newTestModel(t, 80, 24, Options{Runner: runner})
-			m.moveTo(m.index["A/test/3"])
+			m.moveTo(m.rowIndex("A/test/3"))
 			run(m, press(m, tt.open))
 			if m.dialog == nil {
 				t.Fatal("no dialog opened")
@@ -90,7 +90,7 @@ func TestDialogConfirmAndCancel(t *testing.T) {
 func TestDialogKeepsTargetWhenRowsMove(t *testing.T) {
 	runner := &fakeRunner{}
 	m := newTestModel(t, 80, 24, Options{Runner: runner})
-	m.moveTo(m.index["A/test/3"])
+	m.moveTo(m.rowIndex("A/test/3"))
 	row := m.cursor
 	run(m, press(m, "x"))
 
@@ -139,7 +139,7 @@ func TestActionOutcomeShown(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := newTestModel(t, 120, 40, Options{Runner: tt.runner})
-			m.moveTo(m.index["A/test/3"])
+			m.moveTo(m.rowIndex("A/test/3"))
 			run(m, press(m, "x"))
 			if tt.runner.refuse != "" && !strings.Contains(stripped(m), "refused: "+tt.runner.refuse) {
 				t.Errorf("refusal not shown in the dialog:\n%s", stripped(m))
@@ -171,7 +171,7 @@ func TestActionOutcomeShown(t *testing.T) {
 func TestActionRefusedAtExecution(t *testing.T) {
 	runner := &fakeRunner{}
 	m := newTestModel(t, 80, 24, Options{Runner: runner})
-	m.moveTo(m.index["B"])
+	m.moveTo(m.rowIndex("B"))
 	run(m, press(m, "r"))
 	runner.refuse = "already pending since 11:59:58"
 	run(m, press(m, "y"))
@@ -201,7 +201,7 @@ func TestActionFromDetailsReloadsJournal(t *testing.T) {
 		loads++
 		return []string{fmt.Sprintf("journal read %d", loads)}, nil
 	}})
-	m.moveTo(m.index["B"])
+	m.moveTo(m.rowIndex("B"))
 	run(m, press(m, "enter"))
 	run(m, press(m, "r"))
 	run(m, press(m, "y"))
@@ -219,7 +219,7 @@ func TestDialogShowsWholePlanSteps(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
 			runner := &fakeRunner{plan: []string{"create /srv/fleet/.sessions/20261122-091500/.resume-pending (O_EXCL)", command}}
 			m := newTestModel(t, size[0], size[1], Options{Runner: runner})
-			m.moveTo(m.index["B"])
+			m.moveTo(m.rowIndex("B"))
 			run(m, press(m, "r"))
 			view := stripped(m)
 			for _, want := range []string{`last-arg"`, ".resume.log"} {
@@ -240,7 +240,7 @@ func TestDialogShowsWholePlanSteps(t *testing.T) {
 // moving the selection shows the newly selected node's reason again.
 func TestStatusGivesWayToSelection(t *testing.T) {
 	m := newTestModel(t, 120, 40, Options{Runner: &fakeRunner{}})
-	m.moveTo(m.index["A/test/3"])
+	m.moveTo(m.rowIndex("A/test/3"))
 	run(m, press(m, "x"))
 	run(m, press(m, "y"))
 	lines := strings.Split(stripped(m), "\n")

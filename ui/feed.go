@@ -79,7 +79,7 @@ func (m *Model) apply(u model.Update) {
 			delete(m.marked, id)
 		}
 	}
-	m.reflow()
+	m.reflowUpdate()
 }
 
 // quietOnly is a transition that only sets or clears `quiet`: a beat a

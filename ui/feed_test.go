@@ -150,7 +150,7 @@ func TestDetailsLoadJournalThroughCommand(t *testing.T) {
 		calls++
 		return journalOf(`{"action":"resume","outcome":"done"}`)(ctx, n)
 	}
-	m.moveTo(m.index["B"])
+	m.moveTo(m.rowIndex("B"))
 	cmd := press(m, "enter")
 	if calls != 0 {
 		t.Fatal("the journal was read inside Update")
@@ -176,7 +176,7 @@ func TestDetailsShowRegistryLineVerbatim(t *testing.T) {
 			Entry: &model.ChildEntry{Heartbeat: "code/2/.heartbeat", Team: "code", Status: "active"}},
 	}
 	m := newTestModel(t, 160, 80, Options{Initial: snap})
-	m.moveTo(m.index["A/code/2"])
+	m.moveTo(m.rowIndex("A/code/2"))
 	press(m, "enter")
 	if want := `line 2: {"heartbeat":"code/2/.heartbeat", "team":"code","task_id":"T-7","status":"active"}`; !strings.Contains(stripped(m), want) {
 		t.Errorf("detail lacks %q:\n%s", want, stripped(m))

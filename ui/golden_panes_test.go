@@ -22,7 +22,7 @@ var paneScreens = []struct {
 	setup func(m *Model)
 }{
 	{name: "details_end", opts: Options{Journal: journalOf("the last journal entry")}, setup: func(m *Model) {
-		m.moveTo(m.index["B/ask/3"])
+		m.moveTo(m.rowIndex("B/ask/3"))
 		run(m, press(m, "enter"))
 		press(m, "G")
 	}},
@@ -41,24 +41,24 @@ var paneScreens = []struct {
 			{Time: clock12, ID: "B/ask/3", From: model.StateRunning, To: model.StateDead, Reason: "in the subtree"},
 			{Time: clock12, ID: "A/test/3", From: model.StateRunning, To: model.StateDead, Reason: "elsewhere"},
 		}}})
-		m.moveTo(m.index["B"])
+		m.moveTo(m.rowIndex("B"))
 		press(m, "E")
 	}},
 	{name: "output_tail", opts: Options{Output: fixedOutput}, setup: func(m *Model) {
-		m.moveTo(m.index["A/test/3"])
+		m.moveTo(m.rowIndex("A/test/3"))
 		run(m, press(m, "enter"))
 		press(m, "G")
 	}},
 	{name: "question", opts: Options{Initial: longQuestion()}, setup: func(m *Model) {
-		m.moveTo(m.index["B/ask/3"])
+		m.moveTo(m.rowIndex("B/ask/3"))
 		run(m, press(m, "enter"))
 	}},
 	{name: "answer_elsewhere", opts: Options{Initial: middleQuestion()}, setup: func(m *Model) {
-		m.moveTo(m.index["B/ask/3"])
+		m.moveTo(m.rowIndex("B/ask/3"))
 		press(m, "a")
 	}},
 	{name: "copied", setup: func(m *Model) {
-		m.moveTo(m.index["B/ask/3"])
+		m.moveTo(m.rowIndex("B/ask/3"))
 		press(m, "y")
 	}},
 	{name: "filter_typing", setup: func(m *Model) {

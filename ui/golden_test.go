@@ -84,12 +84,12 @@ func TestGoldenViews(t *testing.T) {
 	}{
 		{name: "main", setup: func(m *Model) {}},
 		{name: "details", setup: func(m *Model) {
-			m.moveTo(m.index["B/ask/3"])
+			m.moveTo(m.rowIndex("B/ask/3"))
 			run(m, press(m, "enter"))
 		}},
 		{name: "help", setup: func(m *Model) { press(m, "?") }},
 		{name: "confirm", setup: func(m *Model) {
-			m.moveTo(m.index["A/test/3"])
+			m.moveTo(m.rowIndex("A/test/3"))
 			run(m, press(m, "x"))
 		}},
 		{name: "events", setup: func(m *Model) {
@@ -168,7 +168,7 @@ func carriesColour(s string) bool {
 // markers; a test of the module's root fails when they drift.
 func TestGoldenReadme(t *testing.T) {
 	m := newTestModel(t, 100, 28, Options{Initial: demoSnapshot()})
-	m.moveTo(m.index["20261122-091500"])
+	m.moveTo(m.rowIndex("20261122-091500"))
 	press(m, "space")
 	m.moveTo(0)
 	frame := m.View().Content

@@ -74,7 +74,7 @@ func (m *Model) hostStyle(h model.Host) lipgloss.Style {
 // not nodes, so the counts are those of the sessions below them.
 func (m *Model) summarize() model.Summary {
 	if len(m.hosts) == 0 {
-		return m.snap.Summarize()
+		return m.tallies.summarize(m.snap.Sessions, len(m.snap.Problems))
 	}
 	var sessions []*model.Node
 	for _, top := range m.snap.Sessions {
@@ -84,8 +84,7 @@ func (m *Model) summarize() model.Summary {
 			sessions = append(sessions, top)
 		}
 	}
-	sub := model.Snapshot{Sessions: sessions, Problems: m.snap.Problems}
-	return sub.Summarize()
+	return m.tallies.summarize(sessions, len(m.snap.Problems))
 }
 
 // renderHostsLine is the header's reachability line:

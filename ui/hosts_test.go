@@ -122,7 +122,7 @@ func TestFleetReachabilityUpdates(t *testing.T) {
 // Read-only: the action keys open no dialog in the fleet view.
 func TestFleetViewIsReadonly(t *testing.T) {
 	m := newFleetModel(t, 120, 40)
-	m.moveTo(m.index["host-a/A/test/3"])
+	m.moveTo(m.rowIndex("host-a/A/test/3"))
 	for _, k := range []string{"x", "X", "r", "c", "m"} {
 		run(m, press(m, k))
 		if m.dialog != nil {
@@ -150,7 +150,7 @@ func TestFleetHostsLineFits(t *testing.T) {
 // does not answer, instead of node fields it has none of.
 func TestFleetHostDetail(t *testing.T) {
 	m := newFleetModel(t, 120, 40)
-	m.moveTo(m.index["host-b"])
+	m.moveTo(m.rowIndex("host-b"))
 	run(m, press(m, "enter"))
 	plain := stripped(m)
 	for _, want := range []string{

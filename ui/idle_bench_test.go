@@ -457,6 +457,7 @@ func BenchmarkTouchStream10k(b *testing.B) {
 			defer loop.stop()
 			time.Sleep(time.Second)
 			b.ResetTimer()
+			stopProfile := startWindowProfile(b)
 			cpu0, n0, wall0 := benchCPUTime(b), updates.Load(), time.Now()
 			k := 0
 			for i := 0; i < b.N; i++ {
@@ -472,6 +473,7 @@ func BenchmarkTouchStream10k(b *testing.B) {
 			}
 			cpu, n, wall := benchCPUTime(b)-cpu0, updates.Load()-n0, time.Since(wall0)
 			b.StopTimer()
+			stopProfile()
 			b.ReportMetric(float64(n)/wall.Seconds(), "updates/s")
 			b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "%cpu")
 			b.ReportMetric(float64(k)/wall.Seconds(), "touches/s")

@@ -224,7 +224,7 @@ func (m *Model) collapse() {
 		return
 	}
 	if n.Parent != nil {
-		if i, ok := m.index[n.Parent.ID]; ok {
+		if i, ok := m.rowOf(n.Parent.ID); ok {
 			m.following = ""
 			m.moveTo(i)
 		}
@@ -262,7 +262,8 @@ func (m *Model) jumpToAction(dir int) {
 		m.following = ""
 		m.selected = n.ID
 		m.reflow()
-		m.moveTo(m.index[n.ID])
+		at, _ = m.rowOf(n.ID)
+		m.moveTo(at)
 		return
 	}
 	m.setStatus("no node needs action", false)

@@ -51,3 +51,9 @@ func press(m *Model, k string) tea.Cmd {
 	_, cmd := m.Update(keyMsg(k))
 	return cmd
 }
+
+// rowIndex is the row of node id (0 when it has none), for tests that move to it.
+func (m *Model) rowIndex(id string) int {
+	i, _ := m.rowOf(id)
+	return i
+}

@@ -122,7 +122,7 @@ func TestReadonlyHidesActions(t *testing.T) {
 				}
 			}
 			press(m, "?")
-			m.moveTo(m.index["A/test/3"])
+			m.moveTo(m.rowIndex("A/test/3"))
 			for _, k := range []string{"x", "X", "r", "c", "m"} {
 				run(m, press(m, k))
 				if (m.dialog != nil) == tt.readonly {
@@ -155,7 +155,7 @@ func TestRowsKeepIDOrderAcrossStateChanges(t *testing.T) {
 // The selection stays on its node when rows are inserted above it.
 func TestSelectionFollowsNodeID(t *testing.T) {
 	m := newTestModel(t, 80, 24, Options{})
-	m.moveTo(m.index["B/code/1"])
+	m.moveTo(m.rowIndex("B/code/1"))
 	specs := append([]spec{{id: "0-first", state: model.StateRunning, pid: 1}}, exampleSpecs()...)
 	m.Update(updateMsg{update: model.Update{Snapshot: buildSnapshot("/srv/fleet/.sessions", clock12, specs)}})
 	if got := m.selectedNode().ID; got != "B/code/1" {
@@ -167,7 +167,7 @@ func TestSelectionFollowsNodeID(t *testing.T) {
 // filter would hide it and its session is collapsed.
 func TestFollow(t *testing.T) {
 	m := newTestModel(t, 80, 24, Options{})
-	m.moveTo(m.index["A/plan/1"])
+	m.moveTo(m.rowIndex("A/plan/1"))
 	press(m, "F")
 	if m.following != "A/plan/1" {
 		t.Fatalf("following %q", m.following)

@@ -120,52 +120,6 @@ func (c columns) fixed() int {
 	return used
 }
 
-// reflow rebuilds the rows and puts the cursor back on the selected node.
-func (m *Model) reflow() {
-	var sessions []*model.Node
-	if m.snap != nil {
-		sessions = m.snap.Sessions
-	}
-	o := flatOptions{collapsed: m.collapsed, query: m.query, state: m.state, sort: m.sort}
-	if m.following != "" {
-		o.pin = m.snap.Node(m.following)
-		if o.pin != nil {
-			m.selected = m.following
-		}
-	}
-	old := m.rows
-	m.rows = flattenInto(m.rows, sessions, o)
-	if len(m.rows) < len(old) {
-		// The rows that were beyond the new end must not keep old nodes alive.
-		clear(old[len(m.rows):])
-	}
-	if m.index == nil {
-		m.index = make(map[string]int, len(m.rows))
-	} else {
-		clear(m.index)
-	}
-	for i, r := range m.rows {
-		m.index[r.node.ID] = i
-	}
-	if i, ok := m.index[m.selected]; ok {
-		m.cursor = i
-	} else {
-		// The selected node is gone or hidden: stay at the same height.
-		m.cursor = min(m.cursor, len(m.rows)-1)
-		m.cursor = max(m.cursor, 0)
-		m.selected = ""
-		if len(m.rows) > 0 {
-			m.selected = m.rows[m.cursor].node.ID
-		}
-	}
-	if m.following != "" {
-		m.centerCursor()
-	} else {
-		m.scrollToCursor()
-	}
-	m.dirty = true
-}
-
 // selectedNode is the node under the cursor, or nil.
 func (m *Model) selectedNode() *model.Node {
 	if m.cursor < 0 || m.cursor >= len(m.rows) {

@@ -97,7 +97,8 @@ type Model struct {
 
 	// The tree as shown.
 	rows      []row
-	index     map[string]int // node id -> row
+	index     map[string]int // node id -> row, built on demand (rowOf)
+	flat      flatCache      // what rows were laid out from (reflowUpdate)
 	collapsed map[string]bool
 	cursor    int
 	offset    int
@@ -164,9 +165,14 @@ type Model struct {
 	reasonWrapOK bool
 	header       []string // the header's lines, built by layout
 	headerH      int      // len(header)
+	// helpLine is the short help of the tree or the details, as built for helpBuilt.
+	helpLine  string
+	helpBuilt helpKey
 	// detail is the detail pane's lines, wrapped to the width (modeDetail).
 	detail []string
 	sum    model.Summary // counts of snap, computed once per snapshot
+	// tallies are sum's counts per session, recounted only where renewed.
+	tallies tallyCache
 	// hosts of a fleet view, and their top-level ids; empty otherwise.
 	hosts  []model.Host
 	hostOf map[string]int

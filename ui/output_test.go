@@ -95,7 +95,7 @@ func TestDetailsShowTheOutputTail(t *testing.T) {
 	snap := exampleSnapshot()
 	snap.Node("B/ask/3").InfraDir = dir
 	m := newTestModel(t, 120, 40, Options{Initial: snap, Output: ReadOutput})
-	m.moveTo(m.index["B/ask/3"])
+	m.moveTo(m.rowIndex("B/ask/3"))
 	run(m, press(m, "enter"))
 	press(m, "G")
 	if !strings.Contains(stripped(m), "first words") {
@@ -140,7 +140,7 @@ func TestDetailsShowTheWholeQuestion(t *testing.T) {
 	long := "Ship it to production now?\nThe canary " + strings.Repeat("looked fine ", 20) + "END-OF-QUESTION"
 	snap.Node("B/ask/3").Blocked.Question = long
 	m := newTestModel(t, 80, 40, Options{Initial: snap})
-	m.moveTo(m.index["B/ask/3"])
+	m.moveTo(m.rowIndex("B/ask/3"))
 	run(m, press(m, "enter"))
 	frame := stripped(m)
 	for _, want := range []string{"Ship it to production now?", "END-OF-QUESTION", "answer to", "/srv/fleet/.sessions/B/ask/3/answer.md"} {
@@ -170,7 +170,7 @@ func TestAnswerKey(t *testing.T) {
 			snap := exampleSnapshot()
 			snap.Node(tt.node).Source = tt.source
 			m := newTestModel(t, 80, 24, Options{Initial: snap})
-			m.moveTo(m.index[tt.node])
+			m.moveTo(m.rowIndex(tt.node))
 			cmd := press(m, "a")
 			if tt.wantExec {
 				if cmd == nil {
@@ -207,7 +207,7 @@ func TestEndToEndPagerOpensTheOutput(t *testing.T) {
 	m := New(Options{Initial: snap, Output: ReadOutput, Now: fixedNow, Tick: -1})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
 	waitOutput(t, tm, "asker")
-	for range m.index["B/ask/3"] {
+	for range m.rowIndex("B/ask/3") {
 		tm.Send(keyMsg("j"))
 	}
 	tm.Send(keyMsg("o"))

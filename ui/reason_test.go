@@ -48,7 +48,7 @@ func classifiedSnapshot(classified time.Time) *model.Snapshot {
 // statusReason is the reason the status line shows for the node id.
 func statusReason(t *testing.T, m *Model, id string) string {
 	t.Helper()
-	m.moveTo(m.index[id])
+	m.moveTo(m.rowIndex(id))
 	m.dirty = true
 	lines := strings.Split(stripped(m), "\n")
 	status := lines[len(lines)-2]

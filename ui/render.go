@@ -135,13 +135,26 @@ func (m *Model) renderShortHelp(w int) string {
 	if m.mode == modeHelp {
 		return m.styles.Muted.Render(truncate("? or esc closes the help", w))
 	}
+	// The keys' line changes with the mode, the width and the theme alone:
+	// made once, not at every frame an update or a key draws.
+	built := helpKey{mode: m.mode, width: w, theme: m.theme}
+	if m.helpLine != "" && m.helpBuilt == built {
+		return m.helpLine
+	}
 	var bindings []key.Binding
 	if m.mode == modeDetail {
 		bindings = detailKeys{m.keys}.ShortHelp()
 	} else {
 		bindings = m.keys.ShortHelp()
 	}
-	return m.shortHelpEndingWith(bindings, []key.Binding{m.keys.Help, m.keys.Quit}, w)
+	m.helpLine, m.helpBuilt = m.shortHelpEndingWith(bindings, []key.Binding{m.keys.Help, m.keys.Quit}, w), built
+	return m.helpLine
+}
+
+// helpKey is what the short help line of the tree or the details is made from.
+type helpKey struct {
+	mode         mode
+	width, theme int
 }
 
 // shortHelpEndingWith renders bindings on one line of width w; the ones in

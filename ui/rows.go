@@ -179,70 +179,102 @@ func flatten(sessions []*model.Node, o flatOptions) []row {
 // out again in the array they had, so an update of a 10,000-node tree does
 // not allocate them all anew.
 func flattenInto(dst []row, sessions []*model.Node, o flatOptions) []row {
-	var keep map[*model.Node]bool
-	if o.filtering() {
-		keep = map[*model.Node]bool{}
-		var mark func(n *model.Node) bool
-		mark = func(n *model.Node) bool {
-			any := o.matches(n) || n == o.pin
-			for _, c := range n.Children {
-				if mark(c) {
-					any = true
-				}
-			}
-			if any {
-				keep[n] = true
-			}
-			return any
-		}
-		for _, s := range sessions {
-			mark(s)
-		}
-	}
-	onPath := map[string]bool{} // ancestors of the pinned node stay open
-	if o.pin != nil {
-		for p := o.pin.Parent; p != nil; p = p.Parent {
-			onPath[p.ID] = true
-		}
-	}
-	visible := func(n *model.Node) bool { return keep == nil || keep[n] }
+	f := newFlattener(o)
 	rows := dst[:0]
-	var walk func(n *model.Node, depth, parent int, last bool)
-	walk = func(n *model.Node, depth, parent int, last bool) {
-		kids := o.sort.sorted(n.Children)
-		if keep != nil {
-			kids = kids[:0:0]
-			for _, c := range o.sort.sorted(n.Children) {
-				if visible(c) {
-					kids = append(kids, c)
-				}
-			}
-		}
-		collapsed := o.collapsed[n.ID] && !onPath[n.ID]
-		self := len(rows)
-		r := row{
-			node: n, depth: depth, last: last, parent: parent,
-			hasKids: len(kids) > 0, collapsed: collapsed && len(kids) > 0,
-			match: keep == nil || o.matches(n),
-		}
-		if len(n.Children) > 0 && (depth == 0 || r.collapsed) {
-			// Everything beneath counts, filtered or not: a filter must not
-			// hide that a worker under this row is dead.
-			roll := rollupOf(n)
-			r.roll = &roll
-		}
-		rows = append(rows, r)
-		if collapsed {
-			return
-		}
-		for i, c := range kids {
-			walk(c, depth+1, self, i == len(kids)-1)
-		}
-	}
 	for _, s := range o.sort.sorted(sessions) {
-		if visible(s) {
-			walk(s, 0, -1, true)
-		}
+		rows = f.top(rows, s)
 	}
 	return rows
+}
+
+// flattener lays out the forest one top-level node at a time: the rows of
+// a top-level node depend on its subtree and the options alone, so the
+// model can keep those of a subtree an update did not renew (reflowUpdate).
+type flattener struct {
+	o flatOptions
+	// keep holds, while filtering, the nodes of the top-level nodes laid
+	// out so far that are shown: those that match, or have a
+	// descendant that does (ancestors give context).
+	keep map[*model.Node]bool
+	// onPath holds the ancestors of the pinned node, which stay open.
+	onPath map[string]bool
+	rows   []row
+}
+
+func newFlattener(o flatOptions) *flattener {
+	f := &flattener{o: o}
+	if o.filtering() {
+		f.keep = map[*model.Node]bool{}
+	}
+	if o.pin != nil {
+		f.onPath = map[string]bool{}
+		for p := o.pin.Parent; p != nil; p = p.Parent {
+			f.onPath[p.ID] = true
+		}
+	}
+	return f
+}
+
+// top appends the rows of the top-level node s to rows; parent indices
+// are indices of rows.
+func (f *flattener) top(rows []row, s *model.Node) []row {
+	if f.keep != nil {
+		// keep grows over the tops of one layout (a node is under one top):
+		// clearing it per top would cost its size a top.
+		if !f.mark(s) {
+			return rows
+		}
+	}
+	f.rows = rows
+	f.walk(s, 0, -1, true)
+	rows, f.rows = f.rows, nil
+	return rows
+}
+
+// mark puts n in keep when it or a descendant is shown.
+func (f *flattener) mark(n *model.Node) bool {
+	any := f.o.matches(n) || n == f.o.pin
+	for _, c := range n.Children {
+		if f.mark(c) {
+			any = true
+		}
+	}
+	if any {
+		f.keep[n] = true
+	}
+	return any
+}
+
+func (f *flattener) walk(n *model.Node, depth, parent int, last bool) {
+	o := f.o
+	kids := o.sort.sorted(n.Children)
+	if f.keep != nil {
+		visible := kids[:0:0]
+		for _, c := range kids {
+			if f.keep[c] {
+				visible = append(visible, c)
+			}
+		}
+		kids = visible
+	}
+	collapsed := o.collapsed[n.ID] && !f.onPath[n.ID]
+	self := len(f.rows)
+	r := row{
+		node: n, depth: depth, last: last, parent: parent,
+		hasKids: len(kids) > 0, collapsed: collapsed && len(kids) > 0,
+		match: f.keep == nil || o.matches(n),
+	}
+	if len(n.Children) > 0 && (depth == 0 || r.collapsed) {
+		// Everything beneath counts, filtered or not: a filter must not
+		// hide that a worker under this row is dead.
+		roll := rollupOf(n)
+		r.roll = &roll
+	}
+	f.rows = append(f.rows, r)
+	if collapsed {
+		return
+	}
+	for i, c := range kids {
+		f.walk(c, depth+1, self, i == len(kids)-1)
+	}
 }

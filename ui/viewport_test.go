@@ -27,7 +27,7 @@ func TestDetailViewportReachesItsLastLine(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(fmt.Sprintf("%s_%dx%d", tt.name, sz.w, sz.h), func(t *testing.T) {
 				m := newTestModel(t, sz.w, sz.h, Options{Journal: journalOf("the last journal entry")})
-				m.moveTo(m.index["B/ask/3"])
+				m.moveTo(m.rowIndex("B/ask/3"))
 				run(m, press(m, "enter"))
 				for _, k := range tt.keys {
 					if k != "" {
@@ -72,7 +72,7 @@ func TestEventPaneFiltersToTheSubtree(t *testing.T) {
 		{Time: clock12, ID: "B/ask/3", From: model.StateRunning, To: model.StateDead, Reason: "in the subtree"},
 		{Time: clock12, ID: "A/test/3", From: model.StateRunning, To: model.StateDead, Reason: "elsewhere"},
 	}}})
-	m.moveTo(m.index["B"])
+	m.moveTo(m.rowIndex("B"))
 	press(m, "e")
 	press(m, "E")
 	frame := stripped(m)
@@ -89,7 +89,7 @@ func TestEventPaneFiltersToTheSubtree(t *testing.T) {
 // under the tree, where the arrows scroll the events.
 func TestEventsKeyInDetailsFocusesTheEventPane(t *testing.T) {
 	m := newTestModel(t, 80, 24, Options{})
-	m.moveTo(m.index["B/ask/3"])
+	m.moveTo(m.rowIndex("B/ask/3"))
 	run(m, press(m, "enter"))
 	press(m, "e")
 	if m.mode != modeTree || !m.eventsOpen || m.focus != focusEvents {
@@ -115,7 +115,7 @@ func TestDetailViewportFollowsItsEnd(t *testing.T) {
 		return OutputTail{Path: "/x/.wrap.log", Lines: lines}, nil
 	}
 	m := newTestModel(t, 80, 24, Options{Output: reader})
-	m.moveTo(m.index["B/ask/3"])
+	m.moveTo(m.rowIndex("B/ask/3"))
 	run(m, press(m, "enter"))
 	press(m, "G")
 	_, cmd := m.Update(updateMsg{update: model.Update{Snapshot: exampleSnapshot()}})

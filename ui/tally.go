@@ -1,0 +1,59 @@
+package ui
+
+import "github.com/dispatchtop/dispatchtop/model"
+
+// tallyCache keeps the counts of the last summary and the sessions they
+// are of: a new snapshot shares the sessions nothing touched (the same
+// node: nothing beneath it changed, see model.Update), so only the renewed
+// ones are counted, and a touch at 10,000 nodes costs a session, not the
+// forest.
+type tallyCache struct {
+	sessions []*model.Node // of the last summary, in their order
+	whole    model.Tally
+}
+
+// summarize is the summary of sessions, with problems problems. Sessions
+// are matched by place: a renewed one takes its old one's place, so the
+// others are matched. Where the places shift (a session added or gone in
+// the middle), the ones after it are counted again: more work, never a
+// wrong count.
+func (c *tallyCache) summarize(sessions []*model.Node, problems int) model.Summary {
+	changed := max(len(sessions), len(c.sessions)) - min(len(sessions), len(c.sessions))
+	for i := range min(len(sessions), len(c.sessions)) {
+		if sessions[i] != c.sessions[i] {
+			changed++
+		}
+	}
+	if 2*changed > len(sessions) {
+		// Most moved: counting them all costs less than taking each away.
+		c.whole = model.Tally{}
+		for _, s := range sessions {
+			c.whole.AddTree(s)
+		}
+	} else {
+		for i := range max(len(sessions), len(c.sessions)) {
+			var was, is *model.Node
+			if i < len(c.sessions) {
+				was = c.sessions[i]
+			}
+			if i < len(sessions) {
+				is = sessions[i]
+			}
+			if was == is {
+				continue
+			}
+			if was != nil {
+				var t model.Tally
+				t.AddTree(was)
+				c.whole.Sub(t)
+			}
+			if is != nil {
+				c.whole.AddTree(is)
+			}
+		}
+	}
+	// A copy: the snapshot's array is the producer's.
+	clear(c.sessions[min(len(sessions), len(c.sessions)):])
+	c.sessions = append(c.sessions[:0], sessions...)
+	return c.whole.Summary(len(sessions), problems)
+}

@@ -3,6 +3,7 @@ package teaparty
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -156,7 +157,7 @@ func TestWatchPathsNameEveryBusItsWALAndTheJobDirs(t *testing.T) {
 	newBus(t, tr.jobBus, busDDL)
 	newBus(t, tr.management, busDDL)
 	got := New().WatchPaths(tr.home)
-	want := []string{tr.jobs, tr.job, tr.jobBus, tr.jobBus + "-wal", tr.management, tr.management + "-wal"}
+	want := []string{tr.jobs, tr.job, tr.jobBus, tr.jobBus + "-wal", filepath.Dir(tr.management), tr.management, tr.management + "-wal"}
 	sort.Strings(got)
 	sort.Strings(want)
 	if len(got) != len(want) {
@@ -266,5 +267,26 @@ func TestSessionAtIsTheDirAndItsStreamsMtime(t *testing.T) {
 				t.Fatalf("sessionAt = %q, %v; want %q, %v", dir, got, tt.wantDir, tt.wantStreamed)
 			}
 		})
+	}
+}
+
+// SPEC §10: a store is watched through the paths its source names, asked
+// again after every read. A job dir read before TeaParty made its bus (it
+// makes the dir, then opens the database) must be named, as must the
+// management dir and an agent's dir before their buses: else the bus's
+// creation lands in an unwatched dir and is never read.
+func TestWatchPathsNameTheDirsWhereABusWillBeMade(t *testing.T) {
+	tr := newTree(t)
+	agent := filepath.Join(tr.home, managementDir, agentsDir, "webapp-lead")
+	for _, dir := range []string{tr.job, agent} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := New().WatchPaths(tr.home)
+	for _, want := range []string{tr.jobs, tr.job, filepath.Dir(tr.management), filepath.Dir(agent), agent} {
+		if !slices.Contains(got, want) {
+			t.Errorf("watch %v: %s is missing", got, want)
+		}
 	}
 }

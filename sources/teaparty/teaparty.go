@@ -26,7 +26,9 @@ package teaparty
 import (
 	"cmp"
 	"fmt"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -122,7 +124,10 @@ func (*Source) HoldsNativeTree(path string) bool {
 }
 
 // WatchPaths are the databases with their -wal files, the jobs dir (a new
-// job) and each job dir (its lead's streams, its workers' tasks).
+// job), each job dir (its lead's streams, its workers' tasks; its bus,
+// which TeaParty opens after it made the dir), and the management and
+// agents dirs where buses are made too: a dir is named before its bus
+// exists, so that the bus's creation is seen.
 func (*Source) WatchPaths(path string) []string {
 	l, ok := locate(path)
 	if !ok {
@@ -131,11 +136,25 @@ func (*Source) WatchPaths(path string) []string {
 	var paths []string
 	if isDir(l.jobs) {
 		paths = append(paths, l.jobs)
+		for _, name := range subdirs(l.jobs) {
+			if strings.HasPrefix(name, jobPrefix) {
+				paths = append(paths, filepath.Join(l.jobs, name))
+			}
+		}
+	}
+	if l.home != "" {
+		management := filepath.Join(l.home, managementDir)
+		agents := filepath.Join(management, agentsDir)
+		for _, dir := range []string{management, agents} {
+			if isDir(dir) {
+				paths = append(paths, dir)
+			}
+		}
+		for _, agent := range subdirs(agents) {
+			paths = append(paths, filepath.Join(agents, agent))
+		}
 	}
 	for _, b := range l.buses() {
-		if b.job != "" {
-			paths = append(paths, b.job)
-		}
 		paths = append(paths, b.path, b.path+"-wal")
 	}
 	return paths

@@ -93,4 +93,3 @@ func TestWatcherHoldsAPathNamedTwiceOnce(t *testing.T) {
 	}
 	checkSharedStrings(t, nodes)
 }
-

@@ -340,6 +340,9 @@ type dirJob struct {
 	// none): a node's parent_heartbeat, which names it most of the time,
 	// is then held as that one string.
 	above string
+	// named are the paths the registry of that node names (nil when none),
+	// for heartbeatNamed: its children are often a directory or two below.
+	named map[string]string
 	// parent is the directory dir was listed in, held open to open dir
 	// relative to it by its name ("" and nil for a root).
 	parent *dirRef
@@ -547,7 +550,7 @@ func (w *walker) visit(j dirJob, res *result) {
 	if w.visited != nil {
 		w.visited(h, entries, isNode)
 	}
-	above, named := j.above, map[string]string(nil)
+	above, named := j.above, j.named
 	if isNode {
 		h.heartbeat, h.above = j.heartbeat, j.above
 		if n := readNode(j.root.Path, h, entries, &res.reader); n != nil {
@@ -600,7 +603,7 @@ func (w *walker) visit(j dirJob, res *result) {
 		if ref != nil {
 			ref.refs.Add(1)
 		}
-		w.push(dirJob{root: j.root, dir: child, depth: j.depth + 1, heartbeat: heartbeat, above: above,
+		w.push(dirJob{root: j.root, dir: child, depth: j.depth + 1, heartbeat: heartbeat, above: above, named: named,
 			parent: ref, name: child[len(child)-len(name):]}, res)
 	}
 }

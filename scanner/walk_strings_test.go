@@ -10,16 +10,17 @@ import (
 	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
-// sharedTree is a session whose registry names its two children by the
-// paths the walk finds them at, and a child whose registry names one
-// grandchild the same way; every child's parent_heartbeat is its parent's.
+// sharedTree is a session whose registry names its two children (one in
+// its directory, one a team directory below) by the paths the walk finds
+// them at, and a child whose registry names one grandchild the same way;
+// every child's parent_heartbeat is its parent's.
 func sharedTree(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
 	now := time.Now()
 	lead := node(t, root, "lead", "")
 	a := node(t, root, "lead/a", lead)
-	b := node(t, root, "lead/b", lead)
+	b := node(t, root, "lead/team1/b", lead)
 	g := node(t, root, "lead/a/g", a)
 	writeFile(t, filepath.Join(root, "lead", protocol.RegistryFile), registry(a, b), now, 0)
 	writeFile(t, filepath.Join(root, "lead/a", protocol.RegistryFile), registry(g), now, 0)

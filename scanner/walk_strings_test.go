@@ -1,6 +1,7 @@
 package scanner
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -88,6 +89,33 @@ func TestWatcherHoldsAPathNamedTwiceOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
+	var nodes []*model.Node
+	for _, n := range w.Snapshot().ByID {
+		nodes = append(nodes, n)
+	}
+	checkSharedStrings(t, nodes)
+}
+
+// TestWatcherKeepsAPathNamedTwiceOnceWhenItReadsAgain: a node read again
+// (a heartbeat replaced, a registry replaced) holds the strings its paths
+// had, not copies: over a long watch every node is read again.
+func TestWatcherKeepsAPathNamedTwiceOnceWhenItReadsAgain(t *testing.T) {
+	root := sharedTree(t)
+	w := newTestWatcher(t, WatchOptions{}, root)
+	lead := filepath.Join(root, "lead", protocol.HeartbeatFile)
+	a := filepath.Join(root, "lead/a", protocol.HeartbeatFile)
+	b := filepath.Join(root, "lead/team1/b", protocol.HeartbeatFile)
+	writeHeartbeat(t, filepath.Dir(a), os.Getpid(), 1.7e9, "waiting", lead)
+	reg := filepath.Join(root, "lead", protocol.RegistryFile)
+	writeFile(t, reg+".tmp", registry(b, a), time.Now(), 0)
+	if err := os.Rename(reg+".tmp", reg); err != nil {
+		t.Fatal(err)
+	}
+	await(t, w, "lead/a waiting and the lead's registry replaced", func(snap *model.Snapshot) bool {
+		n, l := snap.Node("lead/a"), snap.Node("lead")
+		return n != nil && n.Status() == "waiting" && l != nil && len(l.Registry) == 2 &&
+			l.Registry[0].Entry != nil && l.Registry[0].Entry.Heartbeat == b
+	})
 	var nodes []*model.Node
 	for _, n := range w.Snapshot().ByID {
 		nodes = append(nodes, n)

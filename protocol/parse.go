@@ -351,7 +351,12 @@ func splitRegistry(buf []byte, budget int64) ([]model.RegistryLine, error) {
 			return lines, &registryBudgetError{Lines: len(lines), Budget: budget}
 		}
 		if lines == nil {
-			lines = make([]model.RegistryLine, 0, bytes.Count(buf, []byte{'\n'})+2) // this line, the rest
+			// This line and the rest: one a newline, and a torn last one.
+			rest := bytes.Count(buf, []byte{'\n'})
+			if len(buf) > 0 && buf[len(buf)-1] != '\n' {
+				rest++
+			}
+			lines = make([]model.RegistryLine, 0, 1+rest)
 		}
 		lines = append(lines, parseRegistryLine(n, chunk[:len(chunk):len(chunk)], torn, true))
 	}

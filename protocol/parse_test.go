@@ -381,6 +381,34 @@ func TestReadRegistryStopsAtItsBudget(t *testing.T) {
 	}
 }
 
+// TestReadRegistryHoldsNoSpareLines: a registry read whole is held as long
+// as its node (one per parent at 100,000 nodes), so its slice of lines is
+// as long as its lines, a torn last one included.
+func TestReadRegistryHoldsNoSpareLines(t *testing.T) {
+	line := `{"heartbeat": "c/1/.heartbeat", "team": "t", "task_id": null, "status": "active"}`
+	tests := []struct {
+		name string
+		in   string
+		want int
+	}{
+		{name: "one line", in: line + "\n", want: 1},
+		{name: "every line ends", in: strings.Repeat(line+"\n", 10), want: 10},
+		{name: "the last line is torn", in: strings.Repeat(line+"\n", 9) + line, want: 10},
+		{name: "a blank line", in: line + "\n\n" + line + "\n", want: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lines, err := ReadRegistry(strings.NewReader(tt.in), int64(len(tt.in)), MaxRegistryRead)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(lines) != tt.want || cap(lines) != tt.want {
+				t.Errorf("%d lines in room for %d, want %d in room for %d", len(lines), cap(lines), tt.want, tt.want)
+			}
+		})
+	}
+}
+
 // TestParsersAllocateOnlyForWhatTheyKeep: a scan parses a heartbeat, a CfA
 // state and the registry lines of every node; the usual document costs an
 // allocation for each value kept (a path, a task id, the history), none for

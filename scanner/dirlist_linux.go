@@ -196,6 +196,9 @@ type dirHandle struct {
 	// heartbeat is the path of its heartbeat when the walk made it with
 	// the directory's own ("" when not): one string holds both.
 	heartbeat string
+	// above is the heartbeat path of the nearest node above it when the
+	// walk knows it ("" when not), which its parent_heartbeat then shares.
+	above string
 }
 
 func (h dirHandle) close() {

@@ -284,6 +284,9 @@ func readHeartbeatInto(n *model.Node, h dirHandle, name string, r *nodeReader) b
 		}
 		// The fields that were read still count.
 	}
+	if hb.ParentHeartbeat == h.above {
+		hb.ParentHeartbeat = h.above // one string for the path named twice
+	}
 	n.Heartbeat = &hb
 	n.DeclaredParent = hb.ParentHeartbeat
 	return true

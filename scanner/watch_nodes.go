@@ -264,6 +264,7 @@ func (w *Watcher) readNode(dir string) {
 		return
 	}
 	w.readRecovered(dir)
+	w.sharePaths(n)
 	ln := &liveNode{n: n, own: true, session: -1, sigs: sigs, regOff: -1}
 	if old != nil {
 		ln.session = old.session

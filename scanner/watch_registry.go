@@ -77,6 +77,7 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 	}
 	consumed := bytes.LastIndexByte(buf, '\n') + 1
 	added := protocol.ParseRegistry(buf)
+	w.shareEntryPaths(added)
 	for i := range added {
 		added[i].Number += newlines
 		if w.opts.OmitRaw {

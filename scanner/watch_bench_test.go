@@ -112,7 +112,7 @@ func BenchmarkWatchHeartbeatTouch(b *testing.B) {
 				}
 				for seen := false; !seen; {
 					u := <-w.Updates()
-					for _, n := range u.Snapshot.ByID {
+					for _, n := range u.Snapshot.Nodes() {
 						if n.HeartbeatPath == hb && n.BeatMtime.Equal(mt) {
 							seen = true
 							break
@@ -293,7 +293,7 @@ func BenchmarkWatch100k(b *testing.B) {
 		}
 		for seen := false; !seen; {
 			u := <-w.Updates()
-			for _, n := range u.Snapshot.ByID {
+			for _, n := range u.Snapshot.Nodes() {
 				if n.HeartbeatPath == hb && n.BeatMtime.Equal(mt) {
 					seen = true
 					break
@@ -318,7 +318,7 @@ func benchReady(b *testing.B, root string, nodes int, wo WatchOptions) (*Watcher
 	start := time.Now()
 	w, stop := startBench(b, root, wo)
 	f.ready = time.Since(start)
-	if n := len(w.Snapshot().ByID); n != nodes {
+	if n := w.Snapshot().NodeCount(); n != nodes {
 		stop()
 		b.Fatalf("%d nodes in the first snapshot, want %d", n, nodes)
 	}

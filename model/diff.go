@@ -24,10 +24,13 @@ func Diff(prev, next *Snapshot, now time.Time, gone string) []Transition {
 	}
 	d := differ{prev: prev, now: now}
 	for i, s := range next.Sessions {
-		if i < len(prev.Sessions) && prev.Sessions[i] == s {
-			continue // shared in its place: found without a lookup
+		var p *Node
+		if i < len(prev.Sessions) {
+			if p = prev.Sessions[i]; p == s {
+				continue // shared in its place: found without a lookup
+			}
 		}
-		d.walk(s)
+		d.walk(s, p)
 	}
 	if d.fresh == 0 && prev.NodeCount() == next.NodeCount() {
 		// Every id of next was in prev, and there are as many: none left.
@@ -55,8 +58,14 @@ type differ struct {
 	out   []Transition
 }
 
-func (d *differ) walk(n *Node) {
-	p := d.prev.Node(n.ID)
+// walk diffs n's subtree, with p the node in n's place in prev's forest
+// (or nil): when it has n's id it is prev's node of that id, ids being
+// unique in a forest, so a copy of an unchanged shape is diffed without a
+// lookup.
+func (d *differ) walk(n, p *Node) {
+	if p == nil || p.ID != n.ID {
+		p = d.prev.Node(n.ID)
+	}
 	if p == n {
 		return // shared with prev: nothing below it moved
 	}
@@ -70,7 +79,11 @@ func (d *differ) walk(n *Node) {
 		d.out = append(d.out, Transition{Time: d.now, ID: n.ID, From: p.State, To: n.State,
 			FromFlags: p.Flags, ToFlags: n.Flags, Reason: n.Reason})
 	}
-	for _, c := range n.Children {
-		d.walk(c)
+	for k, c := range n.Children {
+		var pc *Node
+		if p != nil && k < len(p.Children) {
+			pc = p.Children[k]
+		}
+		d.walk(c, pc)
 	}
 }

@@ -476,3 +476,26 @@ func statusKB(key string) (int64, error) {
 	}
 	return 0, fmt.Errorf("no %s in /proc/self/status", key)
 }
+
+// BenchmarkWatchRefresh10k is the refresh of every reason, once every
+// reasonRefreshTicks ticks of an idle fleet: every session copied and
+// classified again, diffed and published, at 10,000 nodes. The watcher is
+// not running: the benchmark publishes as its loop would.
+func BenchmarkWatchRefresh10k(b *testing.B) {
+	root, _ := watchBenchTree(b, 1000, time.Now().Add(-31*time.Second), nil)
+	w, err := NewWatcher(Options{Roots: []string{root}}, WatchOptions{Poll: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	<-w.Updates()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w.due.ticks = reasonRefreshTicks - 1
+		w.publish(w.now(), true)
+		<-w.Updates()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(w.Snapshot().NodeCount()), "nodes")
+}

@@ -119,7 +119,7 @@ func runServe(ctx context.Context, g *Globals, f serveFlags) error {
 	go srv.Follow(ctx, w.Updates())
 
 	fmt.Fprintf(g.Stderr, "dispatchtop serve: listening on http://%s (%s, %s), %d nodes, scanned in %s\n",
-		ln.Addr(), serve.MetricsPath, serve.SnapshotPath, len(w.Snapshot().ByID), scanTime.Round(time.Millisecond))
+		ln.Addr(), serve.MetricsPath, serve.SnapshotPath, w.Snapshot().NodeCount(), scanTime.Round(time.Millisecond))
 	if !loopback && token == "" {
 		fmt.Fprintf(g.Stderr, "dispatchtop serve: warning: %s is reachable from other machines and no token is set (--token-file or $%s)\n",
 			ln.Addr(), serve.TokenEnv)

@@ -26,7 +26,7 @@ type busSeen struct {
 func (s *busSeen) add(f *Fleet, snap *model.Snapshot) {
 	job := busJob()
 	leadDir := filepath.Join(f.Dir(), filepath.FromSlash(job.lead))
-	for _, n := range snap.ByID {
+	for _, n := range snap.Nodes() {
 		if n.Source != string(sources.TeaParty) || n.Heartbeat == nil {
 			continue
 		}

@@ -17,31 +17,34 @@ import (
 // next may share nodes with prev (a watcher republishes the sessions
 // nothing touched, see Update): a shared node is the same classification,
 // so its subtree is skipped and a diff costs what was reclassified, not
-// the forest. Each ByID must hold exactly its forest's nodes.
+// the forest. Each snapshot must hold exactly its forest's nodes.
 func Diff(prev, next *Snapshot, now time.Time, gone string) []Transition {
 	if prev == nil || next == nil {
 		return nil
 	}
-	d := differ{prev: prev.ByID, now: now}
+	d := differ{prev: prev, now: now}
 	for i, s := range next.Sessions {
-		if i < len(prev.Sessions) && prev.Sessions[i] == s {
-			continue // shared in its place: found without a lookup
+		var p *Node
+		if i < len(prev.Sessions) {
+			if p = prev.Sessions[i]; p == s {
+				continue // shared in its place: found without a lookup
+			}
 		}
-		d.walk(s)
+		d.walk(s, p)
 	}
-	if d.fresh == 0 && len(prev.ByID) == len(next.ByID) {
+	if d.fresh == 0 && prev.NodeCount() == next.NodeCount() {
 		// Every id of next was in prev, and there are as many: none left.
 		return d.out
 	}
 	var vanished []string
-	for id, p := range prev.ByID {
-		if next.ByID[id] == nil && p.State != "" {
+	for id, p := range prev.Nodes() {
+		if next.Node(id) == nil && p.State != "" {
 			vanished = append(vanished, id)
 		}
 	}
 	sort.Strings(vanished)
 	for _, id := range vanished {
-		p := prev.ByID[id]
+		p := prev.Node(id)
 		d.out = append(d.out, Transition{Time: now, ID: id, From: p.State, FromFlags: p.Flags, Reason: gone})
 	}
 	return d.out
@@ -49,14 +52,20 @@ func Diff(prev, next *Snapshot, now time.Time, gone string) []Transition {
 
 // differ walks the next forest against the previous one's nodes.
 type differ struct {
-	prev  map[string]*Node
+	prev  *Snapshot
 	now   time.Time
 	fresh int // nodes of next whose id prev does not know
 	out   []Transition
 }
 
-func (d *differ) walk(n *Node) {
-	p := d.prev[n.ID]
+// walk diffs n's subtree, with p the node in n's place in prev's forest
+// (or nil): when it has n's id it is prev's node of that id, ids being
+// unique in a forest, so a copy of an unchanged shape is diffed without a
+// lookup.
+func (d *differ) walk(n, p *Node) {
+	if p == nil || p.ID != n.ID {
+		p = d.prev.Node(n.ID)
+	}
 	if p == n {
 		return // shared with prev: nothing below it moved
 	}
@@ -70,7 +79,11 @@ func (d *differ) walk(n *Node) {
 		d.out = append(d.out, Transition{Time: d.now, ID: n.ID, From: p.State, To: n.State,
 			FromFlags: p.Flags, ToFlags: n.Flags, Reason: n.Reason})
 	}
-	for _, c := range n.Children {
-		d.walk(c)
+	for k, c := range n.Children {
+		var pc *Node
+		if p != nil && k < len(p.Children) {
+			pc = p.Children[k]
+		}
+		d.walk(c, pc)
 	}
 }

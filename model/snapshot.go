@@ -12,11 +12,17 @@ type Snapshot struct {
 	RootSources []string
 	Thresholds  Thresholds
 	Sessions    []*Node // sorted by id
-	ByID        map[string]*Node
+	// ByID holds every node by id, or is nil once the snapshot is indexed
+	// by its sessions (see IndexSessions, as a watcher's snapshots are):
+	// read a snapshot through Node, NodeCount and Nodes, which answer for
+	// both.
+	ByID map[string]*Node
 	// Problems holds every problem of the scan, the nodes' own included.
 	Problems []Problem
 	// Watch describes how the snapshot is kept current (empty for --once).
 	Watch WatchInfo
+	// index replaces ByID in a snapshot indexed by its sessions.
+	index *nodeIndex
 }
 
 // WatchInfo tells the header how changes are followed and why.
@@ -209,8 +215,18 @@ func (t *Tally) Summary(sessions, problems int) Summary {
 
 // Node returns the node with id, or nil.
 func (s *Snapshot) Node(id string) *Node {
-	if s == nil || s.ByID == nil {
+	switch {
+	case s == nil:
 		return nil
+	case s.index != nil:
+		i, ok := s.index.session[id]
+		if !ok {
+			return nil
+		}
+		if m := s.index.large[i]; m != nil {
+			return m[id]
+		}
+		return nodeInSession(s.Sessions[i], id)
 	}
 	return s.ByID[id]
 }

@@ -103,7 +103,7 @@ func TestBadInput(t *testing.T) {
 			writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), `{"heartbeat": "x/.hea`, now, 0)
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			a := mustNode(t, snap, "A")
-			if len(a.Registry) != 1 || !a.Registry[0].Torn || len(a.Problems) != 0 || len(snap.ByID) != 1 {
+			if len(a.Registry) != 1 || !a.Registry[0].Torn || len(a.Problems) != 0 || snap.NodeCount() != 1 {
 				t.Errorf("A = %+v", a)
 			}
 		}},
@@ -301,7 +301,7 @@ func TestBadInput(t *testing.T) {
 			if !hasProblem(snap.Problems, "locked", "read directory: open "+filepath.Join(root, "locked")+": permission denied") {
 				t.Errorf("problems = %v", snap.Problems)
 			}
-			if len(snap.ByID) != 1 {
+			if snap.NodeCount() != 1 {
 				t.Errorf("nodes = %v", ids(snap))
 			}
 		}},

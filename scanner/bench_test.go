@@ -44,8 +44,8 @@ func benchScan(b *testing.B, sessions, perSession int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(snap.ByID) != want || len(snap.Sessions) != sessions {
-			b.Fatalf("scanned %d nodes in %d sessions, want %d in %d", len(snap.ByID), len(snap.Sessions), want, sessions)
+		if snap.NodeCount() != want || len(snap.Sessions) != sessions {
+			b.Fatalf("scanned %d nodes in %d sessions, want %d in %d", snap.NodeCount(), len(snap.Sessions), want, sessions)
 		}
 	}
 	cpu.report(b)
@@ -115,10 +115,10 @@ func TestGenerateBenchmarkTreeShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := forest(t, Options{Roots: []string{dir}})
-	if len(snap.ByID) != 30 || len(snap.Sessions) != 3 {
-		t.Fatalf("%d nodes in %d sessions, want 30 in 3", len(snap.ByID), len(snap.Sessions))
+	if snap.NodeCount() != 30 || len(snap.Sessions) != 3 {
+		t.Fatalf("%d nodes in %d sessions, want 30 in 3", snap.NodeCount(), len(snap.Sessions))
 	}
-	for _, n := range snap.ByID {
+	for _, n := range snap.Nodes() {
 		depth := 1
 		for p := n.Parent; p != nil; p = p.Parent {
 			depth++

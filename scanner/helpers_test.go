@@ -67,7 +67,7 @@ func forest(t *testing.T, opts Options) *model.Snapshot {
 // ids lists every node id of a snapshot, sorted.
 func ids(snap *model.Snapshot) []string {
 	var out []string
-	for id := range snap.ByID {
+	for id := range snap.Nodes() {
 		out = append(out, id)
 	}
 	sort.Strings(out)

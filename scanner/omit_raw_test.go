@@ -32,7 +32,7 @@ func TestOmitRawKeepsNoFileBytesAndChangesNoReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	var withRaw, heartbeats, lines, histories int
-	for _, n := range kept.ByID {
+	for _, n := range kept.Nodes() {
 		if n.HeartbeatRaw != nil {
 			withRaw++
 		}
@@ -40,7 +40,7 @@ func TestOmitRawKeepsNoFileBytesAndChangesNoReport(t *testing.T) {
 			histories++
 		}
 	}
-	for id, n := range omitted.ByID {
+	for id, n := range omitted.Nodes() {
 		if n.HeartbeatRaw != nil && n.Source == "" {
 			t.Errorf("%s: %d bytes of heartbeat kept", id, len(n.HeartbeatRaw))
 		}

@@ -32,7 +32,7 @@ func TestSourceReadFlagsSurviveTheTree(t *testing.T) {
 	opts := Options{Roots: []string{store}, Sources: []sources.Source{twinStore{}}}
 	conflicted := func(s *model.Snapshot) map[string]bool {
 		got := map[string]bool{}
-		for _, n := range s.ByID {
+		for _, n := range s.Nodes() {
 			got[n.ID] = n.HasFlag(model.FlagConflict)
 		}
 		return got

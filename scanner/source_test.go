@@ -203,7 +203,7 @@ func TestSourceBrokenStoreIsAProblemNamingTheFile(t *testing.T) {
 	if !hasProblem(snap.Problems, filepath.Join(store, recordFile), "unexpected end of JSON input") {
 		t.Errorf("problems %v, want one naming %s", snap.Problems, recordFile)
 	}
-	if len(snap.ByID) != 1 {
+	if snap.NodeCount() != 1 {
 		t.Errorf("nodes %v, want the native lead alone", ids(snap))
 	}
 }
@@ -240,7 +240,7 @@ func TestSourceWatcherSeesARecordChangeAndABrokenStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, w, "a problem naming "+file, func(snap *model.Snapshot) bool {
-		return hasProblem(snap.Problems, file, "unexpected end of JSON input") && len(snap.ByID) == 0
+		return hasProblem(snap.Problems, file, "unexpected end of JSON input") && snap.NodeCount() == 0
 	})
 }
 

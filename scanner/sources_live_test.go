@@ -29,7 +29,7 @@ func watchStore(t *testing.T, root string, src sources.Source) *Watcher {
 // theNode is the one node of a store's snapshot whose source is kind.
 func theNode(s *model.Snapshot, kind sources.Kind) *model.Node {
 	var found *model.Node
-	for _, n := range s.ByID {
+	for _, n := range s.Nodes() {
 		if n.Source == string(kind) {
 			found = n
 		}
@@ -127,7 +127,7 @@ func TestWatchStoreFollowsABusCreatedAfterItStarted(t *testing.T) {
 	}
 	jobIs := func(dir, status string) func(*model.Snapshot) bool {
 		return func(s *model.Snapshot) bool {
-			for _, n := range s.ByID {
+			for _, n := range s.Nodes() {
 				if n.InfraDir == filepath.Join(home, "jobs", dir) && n.Status() == status {
 					return true
 				}

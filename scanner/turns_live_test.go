@@ -120,7 +120,7 @@ func monitorWorker(t *testing.T, j *turnJob) *turnMonitor {
 	key := j.bus + "#" + turnWorker
 	observe := func(s *model.Snapshot, trans []model.Transition) {
 		var n *model.Node
-		for _, c := range s.ByID {
+		for _, c := range s.Nodes() {
 			if c.HeartbeatPath == key {
 				n = c
 			}

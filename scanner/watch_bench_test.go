@@ -112,7 +112,7 @@ func BenchmarkWatchHeartbeatTouch(b *testing.B) {
 				}
 				for seen := false; !seen; {
 					u := <-w.Updates()
-					for _, n := range u.Snapshot.ByID {
+					for _, n := range u.Snapshot.Nodes() {
 						if n.HeartbeatPath == hb && n.BeatMtime.Equal(mt) {
 							seen = true
 							break
@@ -293,7 +293,7 @@ func BenchmarkWatch100k(b *testing.B) {
 		}
 		for seen := false; !seen; {
 			u := <-w.Updates()
-			for _, n := range u.Snapshot.ByID {
+			for _, n := range u.Snapshot.Nodes() {
 				if n.HeartbeatPath == hb && n.BeatMtime.Equal(mt) {
 					seen = true
 					break
@@ -318,7 +318,7 @@ func benchReady(b *testing.B, root string, nodes int, wo WatchOptions) (*Watcher
 	start := time.Now()
 	w, stop := startBench(b, root, wo)
 	f.ready = time.Since(start)
-	if n := len(w.Snapshot().ByID); n != nodes {
+	if n := w.Snapshot().NodeCount(); n != nodes {
 		stop()
 		b.Fatalf("%d nodes in the first snapshot, want %d", n, nodes)
 	}
@@ -475,4 +475,27 @@ func statusKB(key string) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no %s in /proc/self/status", key)
+}
+
+// BenchmarkWatchRefresh10k is the refresh of every reason, once every
+// reasonRefreshTicks ticks of an idle fleet: every session copied and
+// classified again, diffed and published, at 10,000 nodes. The watcher is
+// not running: the benchmark publishes as its loop would.
+func BenchmarkWatchRefresh10k(b *testing.B) {
+	root, _ := watchBenchTree(b, 1000, time.Now().Add(-31*time.Second), nil)
+	w, err := NewWatcher(Options{Roots: []string{root}}, WatchOptions{Poll: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	<-w.Updates()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w.due.ticks = reasonRefreshTicks - 1
+		w.publish(w.now(), true)
+		<-w.Updates()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(w.Snapshot().NodeCount()), "nodes")
 }

@@ -108,24 +108,29 @@ func (w *Watcher) renewForest() *model.Snapshot {
 	prev := w.prev
 	snap := *prev
 	snap.Sessions = make([]*model.Node, len(prev.Sessions))
-	snap.ByID = make(map[string]*model.Node, len(prev.ByID))
 	for k, s := range prev.Sessions {
-		snap.Sessions[k] = w.renewSession(s, snap.ByID)
+		snap.Sessions[k] = w.renewSession(s)
 	}
+	snap.RenewSessions(func(yield func(int) bool) {
+		for k := range snap.Sessions {
+			if !yield(k) {
+				return
+			}
+		}
+	})
 	snap.Problems = slices.Clip(prev.Problems)
 	return &snap
 }
 
 // renewSession copies a session of the previous snapshot into fresh nodes,
-// unclassified, entering them in byID: each node takes the facts its record
-// holds now (those that changed since, patched in; see liveNode) and the
-// record the copy, so that classification and the consumer never share a
+// unclassified: each node takes the facts its record holds now (those that
+// changed since, patched in; see liveNode) and the record the copy, so that classification and the consumer never share a
 // node that the engine writes. The nodes' slices are shared: neither side
 // mutates them in place.
-func (w *Watcher) renewSession(s *model.Node, byID map[string]*model.Node) *model.Node {
+func (w *Watcher) renewSession(s *model.Node) *model.Node {
 	count, kids := 0, 0
 	s.Walk(func(n *model.Node) { count++; kids += len(n.Children) })
-	c := &cloner{w: w, arr: make([]model.Node, count), kids: make([]*model.Node, kids), byID: byID}
+	c := &cloner{w: w, arr: make([]model.Node, count), kids: make([]*model.Node, kids)}
 	return c.clone(s, nil)
 }
 
@@ -134,7 +139,6 @@ type cloner struct {
 	w    *Watcher
 	arr  []model.Node
 	kids []*model.Node
-	byID map[string]*model.Node
 }
 
 func (c *cloner) clone(src, parent *model.Node) *model.Node {
@@ -160,6 +164,5 @@ func (c *cloner) clone(src, parent *model.Node) *model.Node {
 	if ln != nil {
 		ln.n, ln.own = n, false
 	}
-	c.byID[n.ID] = n
 	return n
 }

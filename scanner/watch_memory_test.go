@@ -93,7 +93,7 @@ func TestWatcherKeepsOneCopyOfTheForest(t *testing.T) {
 
 // fingerprint renders what a snapshot shows of every node.
 func fingerprint(snap *model.Snapshot) string {
-	out := fmt.Sprint(len(snap.ByID))
+	out := fmt.Sprint(snap.NodeCount())
 	for _, s := range snap.Sessions {
 		s.Walk(func(n *model.Node) {
 			out += fmt.Sprintf("\n%s<%s beat=%v act=%v cfa=%p reg=%d %s %v %q", n.ID, n.ParentID, n.BeatMtime.UnixNano(),
@@ -155,11 +155,11 @@ func TestWatcherKeepsNoFileBytes(t *testing.T) {
 			w.restat(false)
 			w.flush(eventBatch{}, false)
 			snap := w.Snapshot()
-			n := snap.ByID["20260308-000000"]
+			n := snap.Node("20260308-000000")
 			if n == nil || n.Cfa == nil || len(n.Registry) == 0 || n.Heartbeat == nil {
 				t.Fatalf("the lead's facts were not read: %+v", n)
 			}
-			for id, n := range snap.ByID {
+			for id, n := range snap.Nodes() {
 				if n.HeartbeatRaw != nil {
 					t.Errorf("%s: %d bytes of heartbeat kept", id, len(n.HeartbeatRaw))
 				}
@@ -174,7 +174,7 @@ func TestWatcherKeepsNoFileBytes(t *testing.T) {
 			}
 		})
 	}
-	if n := len(w.Snapshot().ByID); n != 3 {
+	if n := w.Snapshot().NodeCount(); n != 3 {
 		t.Errorf("%d nodes at the end, want 3", n)
 	}
 }
@@ -197,7 +197,7 @@ func TestWatcherFollowsALineRewrittenInPlace(t *testing.T) {
 	}
 	defer w.Close()
 	child := "20260308-000000/team1/a"
-	if got := w.Snapshot().ByID[child].Team(); got != "alpha" {
+	if got := w.Snapshot().Node(child).Team(); got != "alpha" {
 		t.Fatalf("team %q at the start, want alpha", got)
 	}
 	// A new file (a new inode) of one line, as a compaction leaves it.
@@ -218,7 +218,7 @@ func TestWatcherFollowsALineRewrittenInPlace(t *testing.T) {
 	setMtime(t, leadHB, later)
 	w.restat(false)
 	w.flush(eventBatch{}, false)
-	if got := w.Snapshot().ByID[child].Team(); got != "gamma" {
+	if got := w.Snapshot().Node(child).Team(); got != "gamma" {
 		t.Errorf("team %q after the rewrite, want gamma", got)
 	}
 }

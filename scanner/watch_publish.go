@@ -96,6 +96,8 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 	case w.prev == nil || w.built.stale:
 		clear(w.nodes.unpublished)
 		snap = w.rebuild()
+		// By its sessions, which the later snapshots renew one by one.
+		snap.IndexSessions()
 		w.classifyAll(snap, now)
 	case affected == nil:
 		clear(w.nodes.unpublished)
@@ -109,12 +111,10 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 		cp := *w.prev
 		snap = &cp
 		if len(affected) > 0 {
-			// The id map is shared until a session is replaced.
 			snap.Sessions = slices.Clone(w.prev.Sessions)
-			snap.ByID = maps.Clone(w.prev.ByID)
 		}
 		for i := range affected {
-			c := w.renewSession(w.prev.Sessions[i], snap.ByID)
+			c := w.renewSession(w.prev.Sessions[i])
 			fillThresholds([]*model.Node{c}, w.opts, w.opts.Thresholds)
 			w.owners.apply(c)
 			liveness.ClassifyForest([]*model.Node{c}, w.probe, now, w.opts.Thresholds)
@@ -122,6 +122,9 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 			w.due.noteClassified(i, c, now)
 			snap.Sessions[i] = c
 		}
+		// The id index is prev's but for the sessions renewed: an update
+		// costs what it renewed, not the forest.
+		snap.RenewSessions(maps.Keys(affected))
 	}
 	snap.GeneratedAt = now
 	snap.Thresholds = w.opts.Thresholds

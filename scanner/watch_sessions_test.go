@@ -17,7 +17,7 @@ import (
 // and the claims it lost or refused, one line a node, sorted.
 func treeShape(snap *model.Snapshot) string {
 	var lines []string
-	for id, n := range snap.ByID {
+	for id, n := range snap.Nodes() {
 		flags := slices.Clone(n.ScanFlags)
 		slices.Sort(flags)
 		lines = append(lines, fmt.Sprintf("%s parent=%q flags=%v others=%v refused=%v",

@@ -25,7 +25,7 @@ func settle(t *testing.T, w *Watcher) *model.Snapshot {
 // noneUnder fails when the snapshot or the watch list holds anything below dir.
 func noneUnder(t *testing.T, w *Watcher, snap *model.Snapshot, dir string) {
 	t.Helper()
-	for _, n := range snap.ByID {
+	for _, n := range snap.Nodes() {
 		if within(dir, n.InfraDir) {
 			t.Errorf("node %s (%s) found inside %s", n.ID, n.InfraDir, dir)
 		}

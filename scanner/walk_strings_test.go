@@ -90,7 +90,7 @@ func TestWatcherHoldsAPathNamedTwiceOnce(t *testing.T) {
 	}
 	defer w.Close()
 	var nodes []*model.Node
-	for _, n := range w.Snapshot().ByID {
+	for _, n := range w.Snapshot().Nodes() {
 		nodes = append(nodes, n)
 	}
 	checkSharedStrings(t, nodes)
@@ -117,7 +117,7 @@ func TestWatcherKeepsAPathNamedTwiceOnceWhenItReadsAgain(t *testing.T) {
 			l.Registry[0].Entry != nil && l.Registry[0].Entry.Heartbeat == b
 	})
 	var nodes []*model.Node
-	for _, n := range w.Snapshot().ByID {
+	for _, n := range w.Snapshot().Nodes() {
 		nodes = append(nodes, n)
 	}
 	checkSharedStrings(t, nodes)

@@ -14,8 +14,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/dispatchtop/dispatchtop/protocol"
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // Run follows the roots until ctx is done or Close is called, then releases

@@ -27,7 +27,6 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/internal/treegen"
-	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // watchBenchTree generates sessions × 10 nodes, three deep, with every
@@ -40,13 +39,7 @@ func watchBenchTree(b *testing.B, sessions int, at time.Time, procs []treegen.Pr
 	if err != nil {
 		b.Fatal(err)
 	}
-	var hbs []string
-	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.Name() == protocol.HeartbeatFile {
-			hbs = append(hbs, p)
-		}
-		return err
-	})
+	hbs, err := treegen.HeartbeatPaths(root)
 	if err != nil {
 		b.Fatal(err)
 	}

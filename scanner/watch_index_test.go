@@ -2,7 +2,6 @@ package scanner
 
 import (
 	"fmt"
-	"io/fs"
 	"maps"
 	"path/filepath"
 	"testing"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/internal/treegen"
 	"github.com/dispatchtop/dispatchtop/model"
-	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // forestIndex is every node of snap's forest by id, found by walking it.
@@ -36,13 +34,7 @@ func TestWatchSnapshotsIndexTheirOwnForest(t *testing.T) {
 	if err := treegen.Generate(filepath.Join(root, "large"), 10, 40, 3, time.Now().Add(-time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	var beats []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.Name() == protocol.HeartbeatFile {
-			beats = append(beats, path)
-		}
-		return err
-	})
+	beats, err := treegen.HeartbeatPaths(root)
 	if err != nil {
 		t.Fatal(err)
 	}

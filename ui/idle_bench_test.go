@@ -5,9 +5,7 @@ package ui
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -21,7 +19,6 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/internal/treegen"
 	"github.com/dispatchtop/dispatchtop/model"
-	"github.com/dispatchtop/dispatchtop/protocol"
 	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
@@ -421,13 +418,7 @@ func BenchmarkTouchStream10k(b *testing.B) {
 	if err := treegen.Generate(root, 1000, 10, 3, time.Now()); err != nil {
 		b.Fatal(err)
 	}
-	var beats []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.Name() == protocol.HeartbeatFile {
-			beats = append(beats, path)
-		}
-		return err
-	})
+	beats, err := treegen.HeartbeatPaths(root)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -158,3 +158,16 @@ func writeNode(dir string, f nodeFiles, now time.Time) error {
 	}
 	return nil
 }
+
+// HeartbeatPaths lists every heartbeat under root, in walk order: what a
+// benchmark touches, and what a test counts a watcher's nodes against.
+func HeartbeatPaths(root string) ([]string, error) {
+	var paths []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Name() == protocol.HeartbeatFile {
+			paths = append(paths, p)
+		}
+		return err
+	})
+	return paths, err
+}

@@ -244,15 +244,7 @@ func BenchmarkTouchToFrame10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			b.Error(err)
-		}
-	}()
+	runBenchWatcher(b, w)
 	m := New(Options{Initial: w.Snapshot(), Feed: w})
 	const width, height = 120, 40
 	m.Update(tea.WindowSizeMsg{Width: width, Height: height})
@@ -431,15 +423,7 @@ func BenchmarkTouchStream10k(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- w.Run(ctx) }()
-			defer func() {
-				cancel()
-				if err := <-done; err != nil {
-					b.Error(err)
-				}
-			}()
+			runBenchWatcher(b, w)
 			var updates atomic.Int64
 			counted := countingFeed{feed: w.Updates(), n: &updates}
 			m := New(Options{Initial: w.Snapshot(), Feed: counted})
@@ -488,4 +472,19 @@ func (f countingFeed) Updates() <-chan model.Update {
 		}
 	}()
 	return out
+}
+
+// runBenchWatcher runs w until the benchmark ends, and fails it if the
+// watcher stops with an error.
+func runBenchWatcher(b *testing.B, w *scanner.Watcher) {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	b.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Error(err)
+		}
+	})
 }

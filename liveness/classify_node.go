@@ -56,7 +56,7 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 	// Built only for the reason that quotes it: 10,000 nodes a tick.
 	beat := func() reason {
 		if skewed {
-			return plainReason(inTheFuture("heartbeat", ahead))
+			return plainReason(inTheFuture("heartbeat", ahead)).quotingTheClock()
 		}
 		return lastBeat(n.BeatMtime, now)
 	}
@@ -87,7 +87,7 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 			case pid <= 0:
 				v.reason = beat().prefixed("no pid; ")
 			default:
-				v.reason = plainReason("no beat for " + model.FormatAge(age) + " (pid not checked)")
+				v.reason = beatAge("no beat for ", n.BeatMtime, now, " (pid not checked)")
 			}
 			return v
 		}
@@ -219,7 +219,7 @@ func classifyLegacy(n *model.Node, probe Probe, now time.Time, th model.Threshol
 	ahead, skewed := skewedBy(n.BeatMtime, now)
 	if skewed {
 		v.flags.add(model.FlagClockSkew)
-		written = plainReason(inTheFuture(".running", ahead))
+		written = plainReason(inTheFuture(".running", ahead)).quotingTheClock()
 	}
 
 	switch {
@@ -287,13 +287,14 @@ func classifyUnstarted(n *model.Node, now time.Time) verdict {
 	if outside {
 		return verdict{state: model.StateMissing, reason: plainReason(outsideNotRead)}
 	}
-	why := "registered but never started"
 	if n.Entry == nil {
-		why = "no heartbeat file"
-	} else if n.Parent != nil && !n.Parent.RegistryMtime.IsZero() {
-		why += " (" + model.FormatAge(now.Sub(n.Parent.RegistryMtime)) + " ago)"
+		return verdict{state: model.StateMissing, reason: plainReason("no heartbeat file")}
 	}
-	return verdict{state: model.StateMissing, reason: plainReason(why)}
+	why := plainReason("registered but never started")
+	if n.Parent != nil && !n.Parent.RegistryMtime.IsZero() {
+		why = why.appended(" (" + model.FormatAge(now.Sub(n.Parent.RegistryMtime)) + " ago)").quotingTheClock()
+	}
+	return verdict{state: model.StateMissing, reason: why}
 }
 
 // outsideNotRead is the reason of a node the scanner does not read because

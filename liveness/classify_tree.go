@@ -18,21 +18,25 @@ func classifyInTree(n *model.Node, now time.Time, th model.Thresholds) {
 	if since, word, ok := orphanedBy(n); ok {
 		n.Flags = addFlag(n.Flags, model.FlagOrphaned)
 		n.OrphanedSince = since
-		lead := "lead " + word
+		lead, aged := "lead "+word, false
 		if !since.IsZero() {
 			lead += " since " + clock(since, now)
 			if !since.After(now) {
 				// A lead's mtime in the future (clock_skew) has no age.
 				lead += " (" + model.FormatAge(now.Sub(since)) + " ago)"
+				aged = true
 			}
 		}
 		r = r.prefixed(lead + "; ")
+		if aged {
+			r = r.quotingTheClock()
+		}
 	}
 	r = r.appended(treeNote(n))
-	action, note := Recommend(n, now, th)
+	action, note := recommend(n, now, th)
 	n.Action = action
-	if note != "" {
-		r = r.appended("; " + note)
+	if note.text != "" {
+		r = r.appendedReason("; ", note)
 	}
 	n.Reason, n.ReasonAge = r.text, r.age
 }
@@ -119,25 +123,32 @@ func orphanedBy(n *model.Node) (since time.Time, word string, ok bool) {
 // parent's (state and action) and its children's states: ClassifyForest
 // calls it parents first.
 func Recommend(n *model.Node, now time.Time, th model.Thresholds) (model.Action, string) {
+	action, note := recommend(n, now, th)
+	return action, note.text
+}
+
+// recommend is Recommend with its note as a reason: whether the note
+// quotes an age that moves with the clock ("kill candidate in 1m30s").
+func recommend(n *model.Node, now time.Time, th model.Thresholds) (model.Action, reason) {
 	th = ThresholdsFor(n, th)
 	if n.HasScanFlag(model.FlagOutsideRoot) || n.HasFlag(model.FlagOutsideRoot) {
 		if !n.HasHeartbeat && !n.Legacy { // its reason already says where it is
-			return model.ActionNone, "never acted on"
+			return model.ActionNone, plainReason("never acted on")
 		}
-		return model.ActionNone, "outside every root: never acted on"
+		return model.ActionNone, plainReason("outside every root: never acted on")
 	}
 	action, note := recommendRow(n, now, th)
 	action, note = inItsDir(n, action, note)
 	if action == model.ActionNone {
 		if k := unstartedRegistrations(n, now, th); k > 0 {
-			return model.ActionCompact, strconv.Itoa(k) + " registered " + plural(k, "child", "children") + " never started"
+			return model.ActionCompact, plainReason(strconv.Itoa(k) + " registered " + plural(k, "child", "children") + " never started")
 		}
 	}
 	return action, note
 }
 
 // recommendRow is the first-match table of SPEC §3.
-func recommendRow(n *model.Node, now time.Time, th model.Thresholds) (model.Action, string) {
+func recommendRow(n *model.Node, now time.Time, th model.Thresholds) (model.Action, reason) {
 	parentState := model.State("")
 	if n.Parent != nil {
 		parentState = n.Parent.State
@@ -146,78 +157,78 @@ func recommendRow(n *model.Node, now time.Time, th model.Thresholds) (model.Acti
 	case n.HasFlag(model.FlagBlocked):
 		if n.State != model.StateRunning {
 			// The state reason is about the pid; the answer is about this.
-			return model.ActionAnswer, waitingForHuman(n.Blocked)
+			return model.ActionAnswer, plainReason(waitingForHuman(n.Blocked))
 		}
-		return model.ActionAnswer, ""
+		return model.ActionAnswer, plainReason("")
 	case n.HasFlag(model.FlagKillCandidate):
-		return model.ActionKill, ""
+		return model.ActionKill, plainReason("")
 	case n.HasFlag(model.FlagStalled) && n.HasFlag(model.FlagPidUnverified):
-		return model.ActionWait, "never a kill candidate: its pid cannot be verified"
+		return model.ActionWait, plainReason("never a kill candidate: its pid cannot be verified")
 	case n.HasFlag(model.FlagStalled) && n.Traits.NeverKill:
-		return model.ActionWait, "never a kill candidate: a human controls it"
+		return model.ActionWait, plainReason("never a kill candidate: a human controls it")
 	case n.HasFlag(model.FlagStalled):
-		return model.ActionWait, "kill candidate in " + model.FormatAge(th.KillAfter-now.Sub(n.BeatMtime))
+		return model.ActionWait, killCandidateIn(th.KillAfter - now.Sub(n.BeatMtime))
 	case n.State == model.StateRunning:
-		return model.ActionNone, ""
+		return model.ActionNone, plainReason("")
 	case n.State == model.StateDead:
 		return recommendDead(n, parentState)
 	case n.State == model.StateFinished:
 		if completedOver(n, model.OutcomeFailure) {
 			// A completed heartbeat over a failed phase is not work to
 			// merge. A withdrawn one said its own word: nothing to surface.
-			return model.ActionSurface, "CfA " + termtext.OneLine(n.Cfa.State, maxID) + ": not work to merge"
+			return model.ActionSurface, plainReason("CfA " + termtext.OneLine(n.Cfa.State, maxID) + ": not work to merge")
 		}
 		if n.Status() == model.StatusCompleted && parentState != model.StateRunning {
 			if n.Traits.MergesItself {
-				return model.ActionNone, mergesItself
+				return model.ActionNone, plainReason(mergesItself)
 			}
 			if n.Merged {
-				return model.ActionNone, "merged"
+				return model.ActionNone, plainReason("merged")
 			}
-			return model.ActionMerge, "ready to merge"
+			return model.ActionMerge, plainReason("ready to merge")
 		}
-		return model.ActionNone, ""
+		return model.ActionNone, plainReason("")
 	}
 	// missing
-	return model.ActionWait, ""
+	return model.ActionWait, plainReason("")
 }
 
-func recommendDead(n *model.Node, parentState model.State) (model.Action, string) {
+func recommendDead(n *model.Node, parentState model.State) (model.Action, reason) {
 	outcome := model.OutcomeWorking
 	if n.Cfa != nil {
 		outcome = n.Cfa.Outcome()
 	}
 	switch {
 	case parentState == model.StateRunning:
-		return model.ActionWait, "its lead is running and owns the recovery"
+		return model.ActionWait, plainReason("its lead is running and owns the recovery")
 	case outcome == model.OutcomeSuccess && n.Traits.MergesItself:
-		return model.ActionNone, "CfA " + n.Cfa.State + "; " + mergesItself
+		return model.ActionNone, plainReason("CfA " + n.Cfa.State + "; " + mergesItself)
 	case outcome == model.OutcomeSuccess:
 		if n.Merged {
-			return model.ActionNone, "CfA " + n.Cfa.State + ", merged"
+			return model.ActionNone, plainReason("CfA " + n.Cfa.State + ", merged")
 		}
-		return model.ActionMerge, "CfA " + n.Cfa.State + ": ready to merge"
+		return model.ActionMerge, plainReason("CfA " + n.Cfa.State + ": ready to merge")
 	case outcome == model.OutcomeFailure:
-		return model.ActionSurface, "CfA " + n.Cfa.State + ": not retryable"
+		return model.ActionSurface, plainReason("CfA " + n.Cfa.State + ": not retryable")
 	}
 	if _, left := RetriesLeft(n); left <= 0 {
-		return model.ActionSurface, "retry budget spent (" + retrySummary(n) + ")"
+		return model.ActionSurface, plainReason("retry budget spent (" + retrySummary(n) + ")")
 	}
 	if parentState == model.StateDead {
 		top := topmostDeadAncestor(n)
 		if top.Action == model.ActionResume {
-			return model.ActionWait, "resume goes on " + termtext.OneLine(top.ID, maxID)
+			return model.ActionWait, plainReason("resume goes on " + termtext.OneLine(top.ID, maxID))
 		}
-		return model.ActionWait, "its lead " + termtext.OneLine(top.ID, maxID) + " is dead too"
+		return model.ActionWait, plainReason("its lead " + termtext.OneLine(top.ID, maxID) + " is dead too")
 	}
-	return model.ActionResume, retrySummary(n)
+	return model.ActionResume, plainReason(retrySummary(n))
 }
 
 // inItsDir keeps the row's action when n can take it: resume and merge
 // work in the node's infra dir (SPEC §5.2, §5.4), so a node without one (a
 // record of another source whose store keeps no dir for it) is given
 // `surface` instead — an operator can look, the engine could not act.
-func inItsDir(n *model.Node, action model.Action, note string) (model.Action, string) {
+func inItsDir(n *model.Node, action model.Action, note reason) (model.Action, reason) {
 	if n.InfraDir != "" {
 		return action, note
 	}
@@ -234,7 +245,7 @@ func inItsDir(n *model.Node, action model.Action, note string) (model.Action, st
 	if source == "" {
 		source = "native"
 	}
-	return model.ActionSurface, "cannot be " + verb + " here: its " + termtext.OneLine(source, maxID) + " record has no dir"
+	return model.ActionSurface, plainReason("cannot be " + verb + " here: its " + termtext.OneLine(source, maxID) + " record has no dir")
 }
 
 // completedOver reports whether n finished `completed` (by its heartbeat,

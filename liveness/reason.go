@@ -24,12 +24,20 @@ func plainReason(text string) reason { return reason{text: text} }
 // moves with the clock.
 func beatAge(before string, mtime, now time.Time, after string) reason {
 	age := model.FormatAge(now.Sub(mtime))
-	return reason{text: before + age + after, age: model.ReasonAge{Since: mtime, At: len(before), Len: len(age)}}
+	return reason{text: before + age + after, age: model.ReasonAge{Since: mtime, At: int32(len(before)), Len: int32(len(age))}}
+}
+
+// quotingTheClock marks r as quoting an age in plain text
+// (model.ReasonAge.QuotesClock): every text that writes an age other than
+// the beat's moving one goes through it.
+func (r reason) quotingTheClock() reason {
+	r.age.QuotesClock = true
+	return r
 }
 
 func (r reason) prefixed(s string) reason {
 	if r.age.Len > 0 {
-		r.age.At += len(s)
+		r.age.At += int32(len(s))
 	}
 	r.text = s + r.text
 	return r
@@ -38,6 +46,22 @@ func (r reason) prefixed(s string) reason {
 func (r reason) appended(s string) reason {
 	r.text += s
 	return r
+}
+
+// appendedReason appends sep and o. A moving age of o's cannot move here
+// (a reason has one, r's place), so it counts as the clock quoted.
+func (r reason) appendedReason(sep string, o reason) reason {
+	r.text += sep + o.text
+	if o.age.QuotesClock || o.age.Len > 0 {
+		r.age.QuotesClock = true
+	}
+	return r
+}
+
+// killCandidateIn is the countdown of a stalled node: "kill candidate in
+// 1m30s", plain text that holds as of the classification.
+func killCandidateIn(d time.Duration) reason {
+	return plainReason("kill candidate in " + model.FormatAge(d)).quotingTheClock()
 }
 
 // clock renders a wall time the way the reasons name it: "11:58:30" in the

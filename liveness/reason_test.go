@@ -10,7 +10,9 @@ import (
 // SPEC §3 "re-evaluate ages on a tick": the classifier marks where a
 // reason quotes the beat's age, so a view shows it measured at its own now
 // (model.Node.ReasonAt) without reading it back out of the text; ages
-// measured from anything else, and text an agent wrote, stay as written.
+// measured from anything else, and text an agent wrote, stay as written —
+// and a reason quoting such an age says so (ReasonAge.QuotesClock), for the
+// live engine's refresh of those (SPEC §8).
 func TestReasonBeatAgeMovesWhenShown(t *testing.T) {
 	later := now.Add(time.Minute)
 	noPidCheck := th
@@ -23,6 +25,7 @@ func TestReasonBeatAgeMovesWhenShown(t *testing.T) {
 		want       string // at the classification
 		wantLater  string // a minute later
 		wantMoving bool
+		wantQuotes bool // another age is quoted as text
 	}{
 		{name: "last beat", session: func() *model.Node { return beating("s", "running", pidAlive, 10*time.Second) },
 			want: "beating; last beat 10s ago", wantLater: "beating; last beat 1m10s ago", wantMoving: true},
@@ -30,7 +33,8 @@ func TestReasonBeatAgeMovesWhenShown(t *testing.T) {
 			want: "beating, quiet: last beat 45s ago", wantLater: "beating, quiet: last beat 1m45s ago", wantMoving: true},
 		{name: "stalled: the kill countdown after it is text",
 			session: func() *model.Node { return beating("s", "running", pidAlive, 3*time.Minute) },
-			want:    "alive but not beating for 3m00s; kill candidate in 2m00s", wantLater: "alive but not beating for 4m00s; kill candidate in 2m00s", wantMoving: true},
+			want:    "alive but not beating for 3m00s; kill candidate in 2m00s", wantLater: "alive but not beating for 4m00s; kill candidate in 2m00s", wantMoving: true,
+			wantQuotes: true},
 		{name: "pid gone: the advice after it is text",
 			session:   func() *model.Node { return beating("s", "running", pidGone, 3*time.Minute) },
 			want:      "pid 4122 gone; last beat 3m00s ago; retries 0/3 in this state, 0/9 in all",
@@ -49,21 +53,21 @@ func TestReasonBeatAgeMovesWhenShown(t *testing.T) {
 			},
 			id:        "s/c",
 			want:      "lead dead since 11:57:00 (3m00s ago); beating; last beat 10s ago",
-			wantLater: "lead dead since 11:57:00 (3m00s ago); beating; last beat 1m10s ago", wantMoving: true},
+			wantLater: "lead dead since 11:57:00 (3m00s ago); beating; last beat 1m10s ago", wantMoving: true, wantQuotes: true},
 		{name: "never started: the registry's age is text",
 			session: func() *model.Node {
 				return adopt(beating("s", "running", pidAlive, 10*time.Second, registryAge(time.Minute)), registered("s/c", "active"))
 			},
 			id:   "s/c",
-			want: "registered but never started (1m00s ago)", wantLater: "registered but never started (1m00s ago)"},
-		{name: "no pid check: a dead node's age is text", th: noPidCheck,
+			want: "registered but never started (1m00s ago)", wantLater: "registered but never started (1m00s ago)", wantQuotes: true},
+		{name: "no pid check: a dead node's beat age moves", th: noPidCheck,
 			session:   func() *model.Node { return beating("s", "running", pidAlive, 3*time.Minute) },
 			want:      "no beat for 3m00s (pid not checked); retries 0/3 in this state, 0/9 in all",
-			wantLater: "no beat for 3m00s (pid not checked); retries 0/3 in this state, 0/9 in all"},
+			wantLater: "no beat for 4m00s (pid not checked); retries 0/3 in this state, 0/9 in all", wantMoving: true},
 		{name: "an mtime in the future is text",
 			session:   func() *model.Node { return beating("s", "running", pidAlive, -time.Hour) },
 			want:      "beating; heartbeat mtime 1h00m in the future (pid 4121 alive)",
-			wantLater: "beating; heartbeat mtime 1h00m in the future (pid 4121 alive)"},
+			wantLater: "beating; heartbeat mtime 1h00m in the future (pid 4121 alive)", wantQuotes: true},
 		{name: "finished", session: func() *model.Node { return beating("s", "completed", pidAlive, time.Hour) },
 			want: "completed; ready to merge", wantLater: "completed; ready to merge"},
 	}
@@ -87,6 +91,9 @@ func TestReasonBeatAgeMovesWhenShown(t *testing.T) {
 			}
 			if moving := n.ReasonAge.Len > 0; moving != tt.wantMoving {
 				t.Errorf("moving age %+v, want one: %v", n.ReasonAge, tt.wantMoving)
+			}
+			if n.ReasonAge.QuotesClock != tt.wantQuotes {
+				t.Errorf("quotes another age as text: %v, want %v", n.ReasonAge.QuotesClock, tt.wantQuotes)
 			}
 		})
 	}

@@ -38,11 +38,18 @@ func twoDigits(v int64) string {
 // ".running written 4s ago". Reason[At:At+Len] is that age as the
 // classifier wrote it, measured from Since at the classification. Other
 // ages a reason quotes ("lead dead since 08:55:01 (2m00s ago)", "kill
-// candidate in 1m30s") are plain text. The zero ReasonAge: nothing in the
-// reason moves.
+// candidate in 1m30s") are plain text, as of the classification; QuotesClock
+// says a reason has such text. The zero ReasonAge: nothing in the reason
+// moves.
 type ReasonAge struct {
 	Since   time.Time
-	At, Len int
+	At, Len int32 // int32: ReasonAge is in every node
+	// QuotesClock: the reason also quotes an age as plain text (another
+	// age, or a countdown), which holds as of the classification. The live
+	// engine classifies such a node again every 30 ticks (SPEC §8), so that
+	// text is never older than that; a reason without one reads true at any
+	// time through ReasonAt. A wall time ("since 08:55:01") stays true.
+	QuotesClock bool
 }
 
 // ReasonAt is n's reason as of now: its moving age (ReasonAge) measured at
@@ -51,8 +58,9 @@ type ReasonAge struct {
 // --once at its scan — so none of them reads ages back out of the text.
 func (n *Node) ReasonAt(now time.Time) string {
 	a := n.ReasonAge
-	if a.Len <= 0 || a.Since.IsZero() || a.At < 0 || a.At+a.Len > len(n.Reason) {
+	at, end := int(a.At), int(a.At)+int(a.Len)
+	if a.Len <= 0 || a.Since.IsZero() || at < 0 || end > len(n.Reason) {
 		return n.Reason
 	}
-	return n.Reason[:a.At] + FormatAge(now.Sub(a.Since)) + n.Reason[a.At+a.Len:]
+	return n.Reason[:at] + FormatAge(now.Sub(a.Since)) + n.Reason[end:]
 }

@@ -42,7 +42,7 @@ func agedNode(before string, beat time.Duration, classified time.Time, after str
 	age := FormatAge(beat)
 	return &Node{
 		Reason:    before + age + after,
-		ReasonAge: ReasonAge{Since: classified.Add(-beat), At: len(before), Len: len(age)},
+		ReasonAge: ReasonAge{Since: classified.Add(-beat), At: int32(len(before)), Len: int32(len(age))},
 	}
 }
 

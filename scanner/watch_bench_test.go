@@ -470,12 +470,15 @@ func statusKB(key string) (int64, error) {
 	return 0, fmt.Errorf("no %s in /proc/self/status", key)
 }
 
-// BenchmarkWatchRefresh10k is the refresh of every reason, once every
-// reasonRefreshTicks ticks of an idle fleet: every session copied and
-// classified again, diffed and published, at 10,000 nodes. The watcher is
-// not running: the benchmark publishes as its loop would.
+// BenchmarkWatchRefresh10k is the refresh of the ages reasons quote as
+// text, once every reasonRefreshTicks ticks, at its worst: a stalled fleet
+// counting down to kill_candidate, whose every session quotes one, so every
+// session is copied and classified again, diffed and published, at 10,000
+// nodes. (A fleet whose reasons quote only the beat's age refreshes
+// nothing.) The watcher is not running: the benchmark publishes as its
+// loop would.
 func BenchmarkWatchRefresh10k(b *testing.B) {
-	root, _ := watchBenchTree(b, 1000, time.Now().Add(-31*time.Second), nil)
+	root, _ := watchBenchTree(b, 1000, time.Now().Add(-150*time.Second), nil)
 	w, err := NewWatcher(Options{Roots: []string{root}}, WatchOptions{Poll: time.Hour})
 	if err != nil {
 		b.Fatal(err)

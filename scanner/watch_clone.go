@@ -97,31 +97,6 @@ func resetClassification(n *model.Node) {
 	n.Owner, n.Thresholds = model.Owner{}, nil
 }
 
-// renewForest copies every session of the previous snapshot (see
-// renewSession) into a new one, to be classified whole. Each session gets
-// arrays of its own, not one for the forest: a session copied again later
-// (a beat, or due on a tick) then leaves its previous copy to the
-// collector, where a forest's array would stay whole until its last
-// session was copied, which a fleet crossing a threshold together does one
-// tick after another.
-func (w *Watcher) renewForest() *model.Snapshot {
-	prev := w.prev
-	snap := *prev
-	snap.Sessions = make([]*model.Node, len(prev.Sessions))
-	for k, s := range prev.Sessions {
-		snap.Sessions[k] = w.renewSession(s)
-	}
-	snap.RenewSessions(func(yield func(int) bool) {
-		for k := range snap.Sessions {
-			if !yield(k) {
-				return
-			}
-		}
-	})
-	snap.Problems = slices.Clip(prev.Problems)
-	return &snap
-}
-
 // renewSession copies a session of the previous snapshot into fresh nodes,
 // unclassified: each node takes the facts its record holds now (those that
 // changed since, patched in; see liveNode) and the record the copy, so that classification and the consumer never share a

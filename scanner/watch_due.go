@@ -22,8 +22,12 @@ type dueTracker struct {
 	// only a pid whose probe answer changed since can change its verdicts.
 	pids         [][]int
 	classifiedAt []int
-	seen         map[int]*pidSeen // every pid in pids: the answer last seen
-	ticks        int
+	// quotesClock: the session's last classification wrote an age into a
+	// reason as plain text (model.ReasonAge.QuotesClock), which the refresh
+	// every reasonRefreshTicks renews.
+	quotesClock []bool
+	seen        map[int]*pidSeen // every pid in pids: the answer last seen
+	ticks       int
 
 	probe *liveness.CachingProbe
 	// pins are the processes probe pinned (nil without pidfds): the tick
@@ -56,6 +60,7 @@ func sameProcessInfo(a, b liveness.ProcessInfo) bool {
 func (t *dueTracker) noteClassified(i int, classified *model.Node, now time.Time) {
 	t.next[i] = nextDue(classified, now, t.th)
 	t.classifiedAt[i] = t.ticks
+	t.quotesClock[i] = quotesClock(classified)
 	t.pids[i] = nil
 	if t.th.NoPidCheck {
 		return
@@ -99,6 +104,27 @@ func (t *dueTracker) reset(sessions int) {
 	t.classifiedAt = slices.Grow(t.classifiedAt[:0], sessions)[:sessions]
 	t.pids = slices.Grow(t.pids[:0], sessions)[:sessions]
 	clear(t.pids)
+	t.quotesClock = slices.Grow(t.quotesClock[:0], sessions)[:sessions]
+}
+
+// quotingClock adds to due every session whose reasons quote an age as
+// plain text: the refresh of those ages every reasonRefreshTicks.
+func (t *dueTracker) quotingClock(due map[int]bool) {
+	for i, q := range t.quotesClock {
+		if q {
+			due[i] = true
+		}
+	}
+}
+
+// quotesClock reports whether a reason in session s quotes an age as plain
+// text (model.ReasonAge.QuotesClock).
+func quotesClock(s *model.Node) bool {
+	found := false
+	s.Walk(func(n *model.Node) {
+		found = found || n.ReasonAge.QuotesClock
+	})
+	return found
 }
 
 // prunePids forgets the pids no session names any more.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // longThresholds keep every threshold of SPEC §3 far away, so that only a
@@ -15,46 +16,70 @@ import (
 var longThresholds = model.Thresholds{Beat: time.Hour, Stale: 2 * time.Hour, KillAfter: 3 * time.Hour,
 	ExitGrace: 0, StartTolerance: 2 * time.Second}
 
-// SPEC §8 idle CPU: a tick with nothing due publishes nothing; the reasons'
-// ages are refreshed in one snapshot every reasonRefreshTicks ticks.
+// SPEC §8 idle CPU: a tick with nothing due publishes nothing. Every
+// reasonRefreshTicks ticks the sessions whose reasons quote an age as plain
+// text ("registered but never started (2m00s ago)") are classified again;
+// a fleet whose reasons quote only the beat's age, which every view moves
+// at its own clock, publishes nothing then either.
 func TestWatchIdleTickPublishesOnlyWhenDue(t *testing.T) {
-	root := t.TempDir()
-	pid, started := self(t)
-	for _, s := range []string{"a", "b", "c"} {
-		writeHeartbeat(t, filepath.Join(root, s), pid, started, "running", "")
+	tests := []struct {
+		name        string
+		plainAge    bool // a reason quotes an age as plain text
+		wantRefresh bool
+	}{
+		{"reasons quote only the beat's age: nothing to refresh", false, false},
+		{"a reason quotes an age as plain text: refreshed", true, true},
 	}
-	w, err := NewWatcher(Options{Roots: []string{root}, Thresholds: longThresholds}, WatchOptions{Tick: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runWatcher(t, w)
-	<-w.Updates()
-	w.stats.mu.Lock()
-	before, ticks0 := w.stats.publishes, w.stats.fulls
-	w.stats.mu.Unlock()
-	sawQuiet, sawRefresh := false, false
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !(sawQuiet && sawRefresh); {
-		time.Sleep(2 * time.Millisecond)
-		w.stats.mu.Lock()
-		ticks, published := w.stats.fulls-ticks0, w.stats.publishes-before
-		w.stats.mu.Unlock()
-		// Ticks counted before the first refresh turn (one may be counted
-		// in the same turn as the publish it made: stay one short).
-		if ticks > 2 && ticks < reasonRefreshTicks-1 {
-			sawQuiet = true
-			if published != 0 {
-				t.Fatalf("%d idle ticks published %d snapshots, want none", ticks, published)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			pid, started := self(t)
+			for _, s := range []string{"a", "b", "c"} {
+				writeHeartbeat(t, filepath.Join(root, s), pid, started, "running", "")
 			}
-		}
-		if ticks > reasonRefreshTicks+1 {
-			sawRefresh = true
-			if published < 1 {
-				t.Fatalf("%d ticks published nothing: the reasons' ages were never refreshed", ticks)
+			if tt.plainAge {
+				// A registered child that never started: "(0s ago)" is text.
+				appendLine(t, filepath.Join(root, "a", protocol.RegistryFile), map[string]any{
+					"heartbeat": filepath.Join(root, "a", "never", protocol.HeartbeatFile), "status": "active"})
 			}
-		}
-	}
-	if !sawQuiet || !sawRefresh {
-		t.Fatalf("ticks did not run (quiet window seen %v, refresh seen %v)", sawQuiet, sawRefresh)
+			w, err := NewWatcher(Options{Roots: []string{root}, Thresholds: longThresholds}, WatchOptions{Tick: 5 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runWatcher(t, w)
+			first := <-w.Updates()
+			if got := quotesClock(first.Snapshot.Sessions[0]); got != tt.plainAge {
+				t.Fatalf("session a quotes the clock: %v, want %v", got, tt.plainAge)
+			}
+			w.stats.mu.Lock()
+			before, ticks0 := w.stats.publishes, w.stats.fulls
+			w.stats.mu.Unlock()
+			sawQuiet, sawRefreshTurn := false, false
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !(sawQuiet && sawRefreshTurn); {
+				time.Sleep(2 * time.Millisecond)
+				w.stats.mu.Lock()
+				ticks, published := w.stats.fulls-ticks0, w.stats.publishes-before
+				w.stats.mu.Unlock()
+				// Ticks counted before the first refresh turn (one may be
+				// counted in the same turn as the publish it made: stay one
+				// short).
+				if ticks > 2 && ticks < reasonRefreshTicks-1 {
+					sawQuiet = true
+					if published != 0 {
+						t.Fatalf("%d idle ticks published %d snapshots, want none", ticks, published)
+					}
+				}
+				if ticks > reasonRefreshTicks+1 {
+					sawRefreshTurn = true
+					if refreshed := published > 0; refreshed != tt.wantRefresh {
+						t.Fatalf("%d ticks published %d snapshots; want a refresh: %v", ticks, published, tt.wantRefresh)
+					}
+				}
+			}
+			if !sawQuiet || !sawRefreshTurn {
+				t.Fatalf("ticks did not run (quiet window seen %v, refresh turn seen %v)", sawQuiet, sawRefreshTurn)
+			}
+		})
 	}
 }
 

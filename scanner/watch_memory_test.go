@@ -27,6 +27,11 @@ func TestWatcherKeepsOneCopyOfTheForest(t *testing.T) {
 	lead := filepath.Join(root, "20260308-000000")
 	leadHB := filepath.Join(lead, protocol.HeartbeatFile)
 	pid, started := self(t)
+	// A registered child that never started: its reason quotes the
+	// registry's age as text, which the refresh renews.
+	other := filepath.Join(root, "20260308-000001")
+	appendLine(t, filepath.Join(other, protocol.RegistryFile), map[string]any{
+		"heartbeat": filepath.Join(other, "never", protocol.HeartbeatFile), "status": "active"})
 	later := time.Now().Add(time.Minute)
 	tests := []struct {
 		name   string
@@ -50,7 +55,7 @@ func TestWatcherKeepsOneCopyOfTheForest(t *testing.T) {
 			w.restat(false)
 			w.flush(eventBatch{}, false)
 		}},
-		{"the refresh of every reason", func(t *testing.T, w *Watcher) {
+		{"the refresh of the ages reasons quote as text", func(t *testing.T, w *Watcher) {
 			w.due.ticks = reasonRefreshTicks - 1
 			w.publish(w.now(), true)
 		}},

@@ -132,10 +132,11 @@ func TestWatchPerTurnPidWithItsOwnerGoneIsDeadPastTheExitGrace(t *testing.T) {
 	}
 	writeRecords(t, store, []record{turnRecord(t, turnPid, t0)})
 	w := startTurnWatcher(t, store, clock)
-	awaitNeverDead(t, w, "the turn running", func(n *model.Node) bool { return n.State == model.StateRunning })
-	// The owner is recorded once the turn was seen alive: the next
-	// snapshot (the reasons' refresh, or any) carries it.
-	awaitNeverDead(t, w, "the owner recorded", func(n *model.Node) bool { return n.Owner.PID == owner.Process.Pid })
+	// The owner is recorded when the turn is first seen alive: the snapshot
+	// that shows it running carries it.
+	awaitNeverDead(t, w, "the turn running, its owner recorded", func(n *model.Node) bool {
+		return n.State == model.StateRunning && n.Owner.PID == owner.Process.Pid
+	})
 
 	// The turn ends (its owner reaps it), then the owner is killed and reaped.
 	if p, err := os.FindProcess(turnPid); err == nil {

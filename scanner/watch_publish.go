@@ -79,9 +79,10 @@ func (w *Watcher) liveNodeOf(n *model.Node) *liveNode {
 // the previous snapshot (with the facts that changed since) and classified
 // again, the others are shared with it:
 //   - after a file event, the sessions holding a touched node;
-//   - on a tick, the sessions due (see dueSessions);
-//   - every session for the first snapshot, after a rebuilt forest (whose
-//     nodes are new and classified in place) and every reasonRefreshTicks.
+//   - on a tick, the sessions due (see dueSessions) and, every
+//     reasonRefreshTicks, those whose reasons quote an age as plain text;
+//   - every session for the first snapshot and after a rebuilt forest
+//     (whose nodes are new and classified in place).
 func (w *Watcher) publish(now time.Time, tick bool) {
 	if tick {
 		defer func(t0 time.Time) {
@@ -98,10 +99,6 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 		snap = w.rebuild()
 		// By its sessions, which the later snapshots renew one by one.
 		snap.IndexSessions()
-		w.classifyAll(snap, now)
-	case affected == nil:
-		clear(w.nodes.unpublished)
-		snap = w.renewForest()
 		w.classifyAll(snap, now)
 	case len(affected) == 0 && w.mode.Overflows == w.prev.Watch.Overflows:
 		clear(w.nodes.unpublished)
@@ -142,8 +139,9 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 
 // affectedSessions are the indexes of the sessions to classify again when
 // the forest's edges hold: those holding a node whose facts changed and,
-// on a tick, those due. nil means every session (no snapshot yet, a stale
-// forest, or the refresh of every reason).
+// on a tick, those due and, every reasonRefreshTicks, those whose reasons
+// quote an age as plain text. nil means every session (no snapshot yet, or
+// a stale forest).
 func (w *Watcher) affectedSessions(now time.Time, tick bool) map[int]bool {
 	if w.prev == nil || w.built.stale {
 		return nil
@@ -157,7 +155,7 @@ func (w *Watcher) affectedSessions(now time.Time, tick bool) map[int]bool {
 	if tick {
 		w.due.ticks++
 		if w.due.ticks%reasonRefreshTicks == 0 {
-			return nil // every reason's ages, in one snapshot
+			w.due.quotingClock(affected)
 		}
 		t0 := time.Now()
 		w.due.dueSessions(w.prev.Sessions, now, affected)
@@ -186,14 +184,15 @@ func (w *Watcher) classifyAll(snap *model.Snapshot, now time.Time) {
 	w.due.prunePids()
 }
 
-// reasonRefreshTicks bounds how stale the ages quoted in a reason ("last
-// beat 12s ago", "orphaned since 11:58:30 (2m ago)") get in the snapshots:
-// every this many ticks the whole forest is classified again and published
-// as one snapshot. In between, a tick publishes only when a session is due
-// (see dueSessions), so an idle fleet costs its consumer one snapshot per
-// this many ticks, not one a tick: at 10,000 nodes a full classification
-// and the consumer's rebuild of its rows cost tens of milliseconds. The ui
-// shows beat ages (the column and the one a reason quotes) from BeatMtime at
-// its own clock. States and flags are never late: they change at known
-// times (nextDue) or when a probe answers differently.
+// reasonRefreshTicks bounds how stale the ages a reason quotes as plain
+// text ("lead dead since 11:58:30 (2m00s ago)", "kill candidate in 1m30s")
+// get in the snapshots: every this many ticks the sessions holding one are
+// classified again, in one snapshot. The beat's age in a reason ("last beat
+// 12s ago") moves by itself: every view renders it at its own clock
+// (model.Node.ReasonAt), so a fleet whose reasons quote no other age costs
+// no refresh at all. In between, a tick publishes only when a session is
+// due (see dueSessions): at 10,000 nodes a full classification and the
+// consumer's rebuild of its rows cost tens of milliseconds. States and
+// flags are never late: they change at known times (nextDue) or when a
+// probe answers differently.
 const reasonRefreshTicks = 30

@@ -25,11 +25,15 @@ func TestReplacedSessionFreesItsCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	leadHB := filepath.Join(root, "20260308-000000", protocol.HeartbeatFile)
+	// A registered child that never started: its reason quotes the
+	// registry's age as text, so the refresh copies the session.
+	appendLine(t, filepath.Join(root, "20260308-000000", protocol.RegistryFile), map[string]any{
+		"heartbeat": filepath.Join(root, "20260308-000000", "never", protocol.HeartbeatFile), "status": "active"})
 	tests := []struct {
 		name string
 		copy func(t *testing.T, w *Watcher) // copies every session anew
 	}{
-		{"copied by the refresh of every reason", func(t *testing.T, w *Watcher) {
+		{"copied by the refresh of the ages its reasons quote as text", func(t *testing.T, w *Watcher) {
 			w.due.ticks = reasonRefreshTicks - 1
 			w.publish(w.now(), true)
 		}},

@@ -56,7 +56,8 @@ type Options struct {
 	// visited, when set, is called by the walk's worker that listed a
 	// directory, with it still open, before a node is read from it and
 	// before its subdirectories are queued (the watcher puts its watch on
-	// there). It is called from several workers at once.
+	// there). It is called from several workers at once; the entries are
+	// the worker's listing, valid during the call only.
 	visited func(h dirHandle, entries []fs.DirEntry, isNode bool)
 }
 

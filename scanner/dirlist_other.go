@@ -22,10 +22,15 @@ func openDir(dir string) (dirHandle, []fs.DirEntry, error) {
 }
 
 // openDirAt lists path, the directory name in parent: elsewhere than on
-// Linux directories are opened by their whole path.
-func openDirAt(_ dirHandle, _, path string) (dirHandle, []fs.DirEntry, error) {
+// Linux directories are opened by their whole path, and listed by
+// os.ReadDir into memory of their own.
+func openDirAt(_ dirHandle, _, path string, _ *listing) (dirHandle, []fs.DirEntry, error) {
 	return openDir(path)
 }
+
+// listing is where a walk's worker lists its directories on Linux; here
+// os.ReadDir gives each listing memory of its own.
+type listing struct{}
 
 // dirHandle is a listed directory.
 type dirHandle struct {

@@ -399,6 +399,7 @@ type result struct {
 	problems []model.Problem
 	stack    []dirJob // this worker's own directories still to visit
 	reader   nodeReader
+	listing  listing // where this worker lists the directory it visits
 }
 
 func (w *walker) run(jobs []dirJob) *Walk {
@@ -481,10 +482,10 @@ func mergeSorted[T any](lists [][]T, cmp func(a, b T) int) []T {
 	}
 }
 
-// openDir lists the job's directory, kept open for reading its files,
-// relative to its parent when that is open; a listing replaced by a test
-// is read by path. The job's hold on its parent ends here.
-func (w *walker) openDir(j dirJob) (dirHandle, []fs.DirEntry, error) {
+// openDir lists the job's directory into l, kept open for reading its
+// files, relative to its parent when that is open; a listing replaced by a
+// test is read by path. The job's hold on its parent ends here.
+func (w *walker) openDir(j dirJob, l *listing) (dirHandle, []fs.DirEntry, error) {
 	if j.parent != nil {
 		defer j.parent.release()
 	}
@@ -493,7 +494,7 @@ func (w *walker) openDir(j dirJob) (dirHandle, []fs.DirEntry, error) {
 		entries, err := w.readDir(j.dir)
 		return dirHandle{path: j.dir, fd: -1}, entries, err
 	case j.parent != nil && j.parent.h.fd >= 0:
-		return openDirAt(j.parent.h, j.name, j.dir)
+		return openDirAt(j.parent.h, j.name, j.dir, l)
 	}
 	return openDir(j.dir)
 }
@@ -537,7 +538,7 @@ func (w *walker) next(res *result) (dirJob, bool) {
 // visit lists one directory, reads it when it is a node and queues the
 // subdirectories the rules allow.
 func (w *walker) visit(j dirJob, res *result) {
-	h, entries, err := w.openDir(j)
+	h, entries, err := w.openDir(j, &res.listing)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return // removed while the scan ran: nothing to report

@@ -2,10 +2,12 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -119,5 +121,49 @@ func TestClockSkewHasItsOwnGlyphAndIsAProblem(t *testing.T) {
 	n := &model.Node{State: model.StateRunning, Flags: []model.Flag{model.FlagClockSkew}, Action: model.ActionNone}
 	if !isProblem(n) {
 		t.Errorf("a running node flagged clock_skew is not in the problems filter")
+	}
+}
+
+// SPEC §6 Header: the counts follow every update — a state, a flag alone, a
+// width, a theme — and a beat that moves no count leaves them as they are.
+// The dashboard keeps the count lines between updates (countsMemo); after
+// each step they must be the lines a dashboard drawn afresh shows.
+func TestHeaderCountsFollowEveryUpdate(t *testing.T) {
+	specs := exampleSpecs()
+	edit := func(id string, f func(*spec)) *model.Snapshot {
+		for i := range specs {
+			if specs[i].id == id {
+				f(&specs[i])
+			}
+		}
+		return buildSnapshot("/srv/fleet/.sessions", clock12, specs)
+	}
+	steps := []struct {
+		name string
+		do   func(m *Model)
+	}{
+		{"a beat, no count moves", func(m *Model) {
+			m.Update(updateMsg{update: model.Update{Snapshot: edit("C", func(s *spec) { s.beat = time.Second })}})
+		}},
+		{"a state", func(m *Model) {
+			m.Update(updateMsg{update: model.Update{Snapshot: edit("A/code/2", func(s *spec) { s.state = model.StateRunning })}})
+		}},
+		{"a flag alone", func(m *Model) {
+			m.Update(updateMsg{update: model.Update{Snapshot: edit("B/code/1", func(s *spec) { s.flags = nil })}})
+		}},
+		{"a width", func(m *Model) { m.Update(tea.WindowSizeMsg{Width: 60, Height: 30}) }},
+		{"a theme", func(m *Model) { press(m, "t") }},
+	}
+	m := newTestModel(t, 160, 30, Options{})
+	for _, st := range steps {
+		st.do(m)
+		set := m.themes
+		set.Start = m.theme // drawn in this theme from the first frame
+		fresh := newTestModel(t, m.width, m.height, Options{Initial: buildSnapshot("/srv/fleet/.sessions", clock12, specs), Themes: set})
+		got := strings.Split(m.View().Content, "\n")[1:3]
+		want := strings.Split(fresh.View().Content, "\n")[1:3]
+		if !slices.Equal(got, want) {
+			t.Errorf("after %s the count lines are\n%q\nwant (drawn afresh)\n%q", st.name, got, want)
+		}
 	}
 }

@@ -164,7 +164,8 @@ type Model struct {
 	reasonWrap   wrap
 	reasonWrapOK bool
 	header       []string // the header's lines, built by layout
-	headerH      int      // len(header)
+	counts       countsMemo
+	headerH      int // len(header)
 	// helpLine is the short help of the tree or the details, as built for helpBuilt.
 	helpLine  string
 	helpBuilt helpKey

@@ -5,6 +5,7 @@ package ui
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -17,7 +18,6 @@ import (
 // goes (a `quiet` flag, a filter, a pause), so the rows never move. What
 // does not fit a line is counted at its end ("+3 more").
 func (m *Model) renderHeader(w int) []string {
-	st := m.styles
 	snap := m.snap
 	header := []string{m.renderTitle(w)}
 
@@ -25,8 +25,53 @@ func (m *Model) renderHeader(w int) []string {
 	if snap != nil {
 		sum = m.sum
 	}
-	// States: every one, as glyph, number and word; where the words do not
-	// fit, as glyph and number, so no state's count is ever cut.
+	header = append(header, m.countLines(sum, w)...)
+	if len(m.hosts) > 0 {
+		header = append(header, m.renderHostsLine(w))
+	}
+	header = append(header, packLines(m.watchNotes(), w, 1)...)
+
+	if m.mode == modeTree {
+		header = append(header, m.renderColumnHead(w))
+	}
+	return header
+}
+
+// countsMemo is the header's count lines as last drawn, and what they were
+// drawn from: most updates (a beat) move no count, and the lines cost
+// half of what such an update costs the dashboard.
+type countsMemo struct {
+	sum    model.Summary
+	w      int
+	epoch  int // rowEpoch: a theme restyles them
+	lines  []string
+	filled bool
+}
+
+// countLines is the state and flag counts' lines for sum at width w.
+func (m *Model) countLines(sum model.Summary, w int) []string {
+	c := &m.counts
+	if c.filled && c.w == w && c.epoch == m.rowEpoch && sameCounts(c.sum, sum) {
+		return c.lines
+	}
+	lines := m.renderCounts(sum, w)
+	*c = countsMemo{sum: sum, w: w, epoch: m.rowEpoch, lines: lines, filled: true}
+	return lines
+}
+
+// sameCounts reports whether a and b give the same count lines: the counts
+// renderCounts draws are equal.
+func sameCounts(a, b model.Summary) bool {
+	return a.Nodes == b.Nodes && a.Sessions == b.Sessions && a.Running == b.Running && a.Dead == b.Dead &&
+		a.Finished == b.Finished && a.Missing == b.Missing && a.Problems == b.Problems && maps.Equal(a.ByFlag, b.ByFlag)
+}
+
+// renderCounts is the state line and the flag line: every state, as glyph,
+// number and word (where the words do not fit, as glyph and number, so no
+// state's count is ever cut), then the flags present, worst first.
+func (m *Model) renderCounts(sum model.Summary, w int) []string {
+	st := m.styles
+	var header []string
 	totals := fmt.Sprintf("%d nodes/%d sessions", sum.Nodes, sum.Sessions)
 	states := []string{totals}
 	compact := []string{totals}
@@ -67,16 +112,7 @@ func (m *Model) renderHeader(w int) []string {
 	if len(flags) == 0 {
 		flags = append(flags, st.Muted.Render("no flags"))
 	}
-	header = append(header, packLines(flags, w, 1)...)
-	if len(m.hosts) > 0 {
-		header = append(header, m.renderHostsLine(w))
-	}
-	header = append(header, packLines(m.watchNotes(), w, 1)...)
-
-	if m.mode == modeTree {
-		header = append(header, m.renderColumnHead(w))
-	}
-	return header
+	return append(header, packLines(flags, w, 1)...)
 }
 
 // renderTitle is the header's first line: the title, the roots and the

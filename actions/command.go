@@ -46,7 +46,7 @@ func sourceField(n *model.Node, names map[sources.Kind]string) string {
 	if !ok {
 		return ""
 	}
-	for _, f := range n.SourceFields {
+	for _, f := range n.SourceFields() {
 		if f.Name == name {
 			return f.Value
 		}

@@ -250,7 +250,7 @@ func (e *Engine) compactAll(ctx context.Context, req Request) (Result, error) {
 func (e *Engine) finishCompactions(snap *model.Snapshot) {
 	for _, s := range snap.Sessions {
 		s.Walk(func(n *model.Node) {
-			if n.RegistryCompacting != "" && !n.HasScanFlag(model.FlagOutsideRoot) {
+			if n.RegistryCompacting() != "" && !n.HasScanFlag(model.FlagOutsideRoot) {
 				_, _ = protocol.Recover(n.InfraDir)
 			}
 		})

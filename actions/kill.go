@@ -169,7 +169,7 @@ func killOrder(snap *model.Snapshot, n *model.Node) (order []*model.Node, notes 
 	session := topOf(n)
 	var walk func(*model.Node)
 	walk = func(p *model.Node) {
-		for _, id := range p.RefusedChildren {
+		for _, id := range p.RefusedChildren() {
 			notes = append(notes, fmt.Sprintf("leave %s: %s's .children names it, but it belongs to another session (conflict)", id, p.ID))
 		}
 		for _, c := range p.Children {
@@ -196,7 +196,7 @@ func claimedElsewhere(snap *model.Snapshot, n, session *model.Node) []string {
 		return nil
 	}
 	var out []string
-	for _, id := range n.OtherParents {
+	for _, id := range n.OtherParents() {
 		if p := snap.Node(id); p == nil || topOf(p) != session {
 			out = append(out, id)
 		}

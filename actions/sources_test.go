@@ -51,9 +51,9 @@ func (rowStore) Read(path string, now time.Time) sources.Facts {
 			Source: "rows", ID: r.ID, HeartbeatPath: path + "#" + r.ID, HasHeartbeat: true, InfraDir: r.InfraDir,
 			Heartbeat: &model.Heartbeat{PID: r.PID, Started: r.Started, Status: model.StatusRunning, Role: "agent",
 				HasParentField: true},
-			BeatMtime:    now,
-			Traits:       model.Traits{NeverKill: r.NeverKill, StartSlack: r.StartSlack},
-			SourceFields: []model.Field{{Name: "row", Value: r.ID}},
+			BeatMtime: now,
+			Traits:    model.Traits{NeverKill: r.NeverKill, StartSlack: r.StartSlack},
+			Rare:      &model.Rare{SourceFields: []model.Field{{Name: "row", Value: r.ID}}},
 		})
 	}
 	return facts
@@ -124,10 +124,10 @@ func TestSourcePlaceholders(t *testing.T) {
 		n    *model.Node
 		want []string
 	}{
-		{"middle", &model.Node{ID: "wf", Source: "middle", SourceFields: []model.Field{
-			{Name: "workflow", Value: "wf-7"}, {Name: "tmux_session", Value: "mid-7"}}},
+		{"middle", &model.Node{ID: "wf", Source: "middle", Rare: &model.Rare{SourceFields: []model.Field{
+			{Name: "workflow", Value: "wf-7"}, {Name: "tmux_session", Value: "mid-7"}}}},
 			[]string{"cmd", "middle", "row=wf-7", "session=mid-7"}},
-		{"teaparty", &model.Node{ID: "c", Source: "teaparty", SourceFields: []model.Field{{Name: "conversation", Value: "dispatch:ab12"}}},
+		{"teaparty", &model.Node{ID: "c", Source: "teaparty", Rare: &model.Rare{SourceFields: []model.Field{{Name: "conversation", Value: "dispatch:ab12"}}}},
 			[]string{"cmd", "teaparty", "row=dispatch:ab12", "session="}},
 		{"native", &model.Node{ID: "s"}, []string{"cmd", "native", "row=", "session="}},
 	}

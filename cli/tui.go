@@ -72,6 +72,7 @@ func runTUI(ctx context.Context, g *Globals) error {
 		Readonly: readonly,
 		Themes:   set,
 		Notes:    notes,
+		Released: collectReleasedForests(os.Getenv),
 	})
 	runErr := runProgram(ctx, g, m)
 	cancel()

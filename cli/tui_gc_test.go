@@ -2,6 +2,7 @@ package cli
 
 import (
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 )
 
@@ -37,4 +38,42 @@ func TestDashboardPacingYieldsToTheEnvironment(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The dashboard collects once its ui has let go of a forest (SPEC §8:
+// 100,000 nodes ≤ 300 MiB RSS), unless GOGC or GOMEMLIMIT in the
+// environment says how to collect.
+func TestDashboardCollectsAReleasedForest(t *testing.T) {
+	tests := []struct {
+		name, gogc, memlimit string
+		collects             bool
+	}{
+		{"no setting in the environment", "", "", true},
+		{"GOGC set", "200", "", false},
+		{"GOMEMLIMIT set", "", "1GiB", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"GOGC": tt.gogc, "GOMEMLIMIT": tt.memlimit}
+			release := collectReleasedForests(func(k string) string { return env[k] })
+			if (release != nil) != tt.collects {
+				t.Fatalf("a collection on release: %v, want %v", release != nil, tt.collects)
+			}
+			if release == nil {
+				return
+			}
+			before := forcedCycles()
+			release()
+			if after := forcedCycles(); after <= before {
+				t.Errorf("no collection ran on release (%d forced cycles before, %d after)", before, after)
+			}
+		})
+	}
+}
+
+// forcedCycles counts the collections runtime.GC ran.
+func forcedCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/forced:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }

@@ -58,7 +58,7 @@ func ClassifyNode(n *model.Node, probe Probe, now time.Time, th model.Thresholds
 		c = classifyUnstarted(n, now)
 	}
 	n.State, n.Reason, n.ReasonAge, n.Process = c.state, c.reason.text, c.reason.age, c.process
-	n.Flags = c.flags.with(n.ScanFlags)
+	n.Flags = c.flags.with(n.ScanFlags())
 	n.Action = ""
 	n.OrphanedSince = time.Time{}
 }

@@ -214,7 +214,7 @@ func classifyLegacy(n *model.Node, probe Probe, now time.Time, th model.Threshol
 		return unknownMtime(v, ".running unreadable", n.Blocked)
 	}
 	age := now.Sub(n.BeatMtime)
-	pid := n.LegacyPID
+	pid := n.LegacyPID()
 	written := beatAge(".running written ", n.BeatMtime, now, " ago")
 	ahead, skewed := skewedBy(n.BeatMtime, now)
 	if skewed {

@@ -48,7 +48,7 @@ func TestStateTable(t *testing.T) {
 			want: model.StateMissing, wantReason: "outside every root: not read"},
 		{name: "outside_root: a line marked completed is not 'heartbeat gone'", node: outside("s/x/1", "completed"),
 			want: model.StateFinished, wantReason: "registry says completed; outside every root: not read"},
-		{name: "outside_root: a declared parent, no registry line", node: &model.Node{ID: "/elsewhere/job", InfraDir: "/elsewhere/job", ScanFlags: []model.Flag{model.FlagOutsideRoot}},
+		{name: "outside_root: a declared parent, no registry line", node: &model.Node{ID: "/elsewhere/job", InfraDir: "/elsewhere/job", Rare: &model.Rare{ScanFlags: []model.Flag{model.FlagOutsideRoot}}},
 			want: model.StateMissing, wantReason: "outside every root: not read"},
 
 		// finished
@@ -613,7 +613,9 @@ func TestBootTimeReadOncePerForest(t *testing.T) {
 // node whose parent link broke a cycle, appends that parent last.
 func TestConflictAndCycleReasonsNameTheParents(t *testing.T) {
 	withOthers := func(flags []model.Flag, others ...string) func(*model.Node) {
-		return func(n *model.Node) { n.ScanFlags, n.OtherParents = flags, others }
+		return func(n *model.Node) {
+			n.EditRare(func(r *model.Rare) { r.ScanFlags, r.OtherParents = flags, others })
+		}
 	}
 	conflict, cycle := []model.Flag{model.FlagConflict}, []model.Flag{model.FlagCycle}
 	tests := []struct {
@@ -659,7 +661,7 @@ func TestConflictAndCycleReasonsNameTheParents(t *testing.T) {
 			}))},
 		{name: "conflict: a registering parent names the nodes of other sessions it claims", want: "; its .children names L/y, Y of other sessions: not adopted",
 			build: single(beating("X", "running", pidAlive, time.Second, withOthers(conflict), func(n *model.Node) {
-				n.RefusedChildren = []string{"L/y", "Y"}
+				n.EditRare(func(r *model.Rare) { r.RefusedChildren = []string{"L/y", "Y"} })
 			}))},
 		{name: "conflict: an id written by an agent stays one line", want: "; also claimed by Q x",
 			build: func() ([]*model.Node, *model.Node) {

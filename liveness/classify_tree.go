@@ -50,7 +50,7 @@ func classifyInTree(n *model.Node, now time.Time, th model.Thresholds) {
 // nodes of other sessions its `.children` claims (RefusedChildren).
 func treeNote(n *model.Node) string {
 	var note strings.Builder
-	losers := n.OtherParents
+	losers := n.OtherParents()
 	if n.Parent == nil && n.HasScanFlag(model.FlagCycle) && len(losers) > 0 {
 		losers = losers[:len(losers)-1] // the last is the cycle's cut
 	}
@@ -64,18 +64,18 @@ func treeNote(n *model.Node) string {
 		note.WriteString("; also claimed by ")
 		writeIDs(&note, losers)
 	}
-	if len(n.RefusedChildren) > 0 {
+	if refused := n.RefusedChildren(); len(refused) > 0 {
 		note.WriteString("; its .children names ")
-		writeIDs(&note, n.RefusedChildren)
-		note.WriteString(" of " + plural(len(n.RefusedChildren), "another session", "other sessions") + ": not adopted")
+		writeIDs(&note, refused)
+		note.WriteString(" of " + plural(len(refused), "another session", "other sessions") + ": not adopted")
 	}
 	if n.HasScanFlag(model.FlagCycle) {
 		// The cut is on the member left without a parent: n or an ancestor
 		// up the chain of members.
 		parent, child := n.ID, n.ID // no cut found: n named itself its parent
 		for a := n; a != nil && a.HasScanFlag(model.FlagCycle); a = a.Parent {
-			if a.Parent == nil && len(a.OtherParents) > 0 {
-				parent, child = a.OtherParents[len(a.OtherParents)-1], a.ID
+			if others := a.OtherParents(); a.Parent == nil && len(others) > 0 {
+				parent, child = others[len(others)-1], a.ID
 				break
 			}
 		}

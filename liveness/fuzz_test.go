@@ -39,7 +39,7 @@ func FuzzClassify(f *testing.F) {
 		child.Retries = model.RetryCount{Total: total, ByPhase: map[string]int{cfaState: perState}}
 		for i, fl := range []model.Flag{model.FlagConflict, model.FlagCycle, model.FlagOutsideRoot, model.FlagUnreadable} {
 			if scanBits&(1<<i) != 0 {
-				child.ScanFlags = append(child.ScanFlags, fl)
+				child.EditRare(func(r *model.Rare) { r.ScanFlags = append(r.ScanFlags, fl) })
 			}
 		}
 		// The high bits give the child a source's traits (SPEC §10).

@@ -95,14 +95,14 @@ func registered(id, lineStatus string) *model.Node {
 // scanner flags it and reads none of its files.
 func outside(id, lineStatus string) *model.Node {
 	n := registered(id, lineStatus)
-	n.ScanFlags = []model.Flag{model.FlagOutsideRoot}
+	n.Rare = &model.Rare{ScanFlags: []model.Flag{model.FlagOutsideRoot}}
 	return n
 }
 
 // legacy is a node known from `.running` only, written age ago (age 0: the
 // scanner could not open it, so it has no mtime).
 func legacy(id string, pid int, age time.Duration) *model.Node {
-	return &model.Node{ID: id, InfraDir: "/r/" + id, Legacy: true, LegacyPID: pid, BeatMtime: mtimeAgo(age)}
+	return &model.Node{ID: id, InfraDir: "/r/" + id, Legacy: true, Rare: &model.Rare{LegacyPID: pid}, BeatMtime: mtimeAgo(age)}
 }
 
 // unreadable is a node whose heartbeat does not parse, last touched age ago
@@ -111,8 +111,10 @@ func unreadable(id string, age time.Duration) *model.Node {
 	return &model.Node{
 		ID: id, InfraDir: "/r/" + id, HeartbeatPath: "/r/" + id + "/.heartbeat",
 		HasHeartbeat: true, BeatMtime: mtimeAgo(age),
-		ScanFlags: []model.Flag{model.FlagUnreadable},
-		Problems:  []model.Problem{{Path: "/r/" + id + "/.heartbeat", Error: "unexpected end of JSON input"}},
+		Rare: &model.Rare{
+			ScanFlags: []model.Flag{model.FlagUnreadable},
+			Problems:  []model.Problem{{Path: "/r/" + id + "/.heartbeat", Error: "unexpected end of JSON input"}},
+		},
 	}
 }
 
@@ -140,7 +142,7 @@ func merged(n *model.Node) { n.Merged = true }
 func noStarted(n *model.Node) { n.Heartbeat.Started = 0 }
 
 func scanFlags(fs ...model.Flag) func(*model.Node) {
-	return func(n *model.Node) { n.ScanFlags = fs }
+	return func(n *model.Node) { n.EditRare(func(r *model.Rare) { r.ScanFlags = fs }) }
 }
 
 // registryAge gives the node a `.children` last written age ago.

@@ -178,8 +178,8 @@ func TestClassifyWithRealProcesses(t *testing.T) {
 		{"running, clock_skew: live pid as the same process, mtime an hour ahead", hb(livePid, liveStarted, -time.Hour), model.StateRunning, model.FlagClockSkew},
 		{"running: live pid as the same process, beat 3m old: stalled", hb(livePid, liveStarted, 3*time.Minute), model.StateRunning, model.FlagStalled},
 		{"running: live pid, beat 6m old: kill candidate", hb(livePid, liveStarted, 6*time.Minute), model.StateRunning, model.FlagKillCandidate},
-		{"legacy: live pid after boot: running", &model.Node{ID: "c", Legacy: true, LegacyPID: livePid, BeatMtime: now.Add(-time.Minute)}, model.StateRunning, model.FlagLegacy},
-		{"legacy: reaped pid: dead", &model.Node{ID: "c", Legacy: true, LegacyPID: gonePid, BeatMtime: now.Add(-time.Minute)}, model.StateDead, model.FlagLegacy},
+		{"legacy: live pid after boot: running", &model.Node{ID: "c", Legacy: true, Rare: &model.Rare{LegacyPID: livePid}, BeatMtime: now.Add(-time.Minute)}, model.StateRunning, model.FlagLegacy},
+		{"legacy: reaped pid: dead", &model.Node{ID: "c", Legacy: true, Rare: &model.Rare{LegacyPID: gonePid}, BeatMtime: now.Add(-time.Minute)}, model.StateDead, model.FlagLegacy},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -22,27 +22,27 @@ func Diff(prev, next *Snapshot, now time.Time, gone string) []Transition {
 	if prev == nil || next == nil {
 		return nil
 	}
-	d := differ{prev: prev, now: now}
-	for i, s := range next.Sessions {
-		var p *Node
-		if i < len(prev.Sessions) {
-			if p = prev.Sessions[i]; p == s {
-				continue // shared in its place: found without a lookup
+	// Counted first, then listed: a fleet crossing a threshold together
+	// makes a transition of every node, whose list, grown, would leave
+	// arrays of several times its size behind (SPEC §8 memory).
+	d := differ{prev: prev, now: now, counting: true}
+	d.sessions(next)
+	var vanished []string
+	if d.fresh > 0 || prev.NodeCount() != next.NodeCount() {
+		// Some id of prev may be gone: those of next are prev's but fresh.
+		vanished = make([]string, 0, max(prev.NodeCount()-next.NodeCount()+d.fresh, 0))
+		for id, p := range prev.Nodes() {
+			if next.Node(id) == nil && p.State != "" {
+				vanished = append(vanished, id)
 			}
 		}
-		d.walk(s, p)
+		sort.Strings(vanished)
 	}
-	if d.fresh == 0 && prev.NodeCount() == next.NodeCount() {
-		// Every id of next was in prev, and there are as many: none left.
-		return d.out
+	if d.count+len(vanished) == 0 {
+		return nil
 	}
-	var vanished []string
-	for id, p := range prev.Nodes() {
-		if next.Node(id) == nil && p.State != "" {
-			vanished = append(vanished, id)
-		}
-	}
-	sort.Strings(vanished)
+	d.counting, d.out = false, make([]Transition, 0, d.count+len(vanished))
+	d.sessions(next)
 	for _, id := range vanished {
 		p := prev.Node(id)
 		d.out = append(d.out, Transition{Time: now, ID: id, From: p.State, FromFlags: p.Flags, Reason: gone})
@@ -50,12 +50,28 @@ func Diff(prev, next *Snapshot, now time.Time, gone string) []Transition {
 	return d.out
 }
 
-// differ walks the next forest against the previous one's nodes.
+// differ walks the next forest against the previous one's nodes: first
+// counting the transitions, then listing them.
 type differ struct {
-	prev  *Snapshot
-	now   time.Time
-	fresh int // nodes of next whose id prev does not know
-	out   []Transition
+	prev     *Snapshot
+	now      time.Time
+	counting bool
+	count    int // transitions counted
+	fresh    int // nodes of next whose id prev does not know, counted
+	out      []Transition
+}
+
+// sessions walks next's sessions but those it shares with prev in place.
+func (d *differ) sessions(next *Snapshot) {
+	for i, s := range next.Sessions {
+		var p *Node
+		if i < len(d.prev.Sessions) {
+			if p = d.prev.Sessions[i]; p == s {
+				continue // shared in its place: found without a lookup
+			}
+		}
+		d.walk(s, p)
+	}
 }
 
 // walk diffs n's subtree, with p the node in n's place in prev's forest
@@ -71,12 +87,14 @@ func (d *differ) walk(n, p *Node) {
 	}
 	switch {
 	case p == nil:
-		d.fresh++
+		if d.counting {
+			d.fresh++
+		}
 		if n.State != "" {
-			d.out = append(d.out, Transition{Time: d.now, ID: n.ID, To: n.State, ToFlags: n.Flags, Reason: n.Reason})
+			d.add(Transition{Time: d.now, ID: n.ID, To: n.State, ToFlags: n.Flags, Reason: n.Reason})
 		}
 	case n.State != "" && (p.State != n.State || !slices.Equal(p.Flags, n.Flags)):
-		d.out = append(d.out, Transition{Time: d.now, ID: n.ID, From: p.State, To: n.State,
+		d.add(Transition{Time: d.now, ID: n.ID, From: p.State, To: n.State,
 			FromFlags: p.Flags, ToFlags: n.Flags, Reason: n.Reason})
 	}
 	for k, c := range n.Children {
@@ -86,4 +104,13 @@ func (d *differ) walk(n, p *Node) {
 		}
 		d.walk(c, pc)
 	}
+}
+
+// add counts t, or lists it.
+func (d *differ) add(t Transition) {
+	if d.counting {
+		d.count++
+		return
+	}
+	d.out = append(d.out, t)
 }

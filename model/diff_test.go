@@ -192,3 +192,48 @@ func TestDiffStampsTime(t *testing.T) {
 		t.Errorf("no next snapshot made %v", got)
 	}
 }
+
+// TestDiffAllocatesItsTransitionsOnce: SPEC §8 "100,000 nodes: ≤ 300 MiB
+// RSS". A fleet crossing a threshold together makes a transition of every
+// node in one diff: its list is made at its length, not grown (growing
+// one of 100,000 left some 50 MB of arrays behind it, while the renewed
+// forest and the one still shown are both alive). Nodes appearing and
+// vanishing count too.
+func TestDiffAllocatesItsTransitionsOnce(t *testing.T) {
+	fleet := func(state State, sessions, extra int) *Snapshot {
+		var ts []tnode
+		for i := range sessions + extra {
+			s := tnode{id: fmt.Sprintf("s%d", i), state: state}
+			for k := range 9 {
+				s.kids = append(s.kids, tnode{id: fmt.Sprintf("s%d/k%d", i, k), state: state})
+			}
+			ts = append(ts, s)
+		}
+		return build(ts...)
+	}
+	tests := []struct {
+		name       string
+		prev, next *Snapshot
+		want       int
+	}{
+		{"every node changed", fleet(StateRunning, 100, 0), fleet(StateDead, 100, 0), 1000},
+		{"every node changed, a session more", fleet(StateRunning, 100, 0), fleet(StateDead, 100, 1), 1010},
+		{"every node changed, a session less", fleet(StateRunning, 100, 1), fleet(StateDead, 100, 0), 1010},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out []Transition
+			allocs := testing.AllocsPerRun(5, func() { out = Diff(tt.prev, tt.next, mergeNow, "vanished") })
+			if len(out) != tt.want {
+				t.Fatalf("%d transitions, want %d", len(out), tt.want)
+			}
+			if cap(out) != len(out) {
+				t.Errorf("capacity %d for %d transitions: the list was grown", cap(out), len(out))
+			}
+			// The list, and for vanished nodes the sorted list of their ids.
+			if allocs > 2 {
+				t.Errorf("%v allocations a diff, want the list's one (two with vanished ids)", allocs)
+			}
+		})
+	}
+}

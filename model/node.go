@@ -14,41 +14,34 @@ type Node struct {
 	HeartbeatPath string
 
 	// Facts from disk.
-	HasHeartbeat   bool       // the .heartbeat file exists
-	Heartbeat      *Heartbeat // nil when absent or unparseable
-	HeartbeatRaw   []byte     // the file as read (capped), for the detail pane
-	BeatMtime      time.Time  // mtime of .heartbeat (or .running for legacy)
-	Legacy         bool       // known from `.running` only
-	LegacyPID      int        // the pid in `.running`
-	Registry       []RegistryLine
-	RegistryPath   string // absolute path of this node's .children ("" when none)
-	RegistryMtime  time.Time
-	RegistrySize   int64
-	Entry          *ChildEntry // this node's line in its parent's registry
-	Cfa            *CfaState
-	Retries        RetryCount
-	Blocked        *Blocked
-	ActivityMtime  time.Time // newest *-stream.jsonl mtime
-	Merged         bool      // `.merged` exists
-	ResumePending  *ResumePending
-	ResumeMtime    time.Time // mtime of .resume-pending
-	Problems       []Problem
-	ScanFlags      []Flag   // flags found while scanning: conflict, cycle, outside_root, unreadable
-	OtherParents   []string // ids of the parents that lost a conflict (SPEC §2)
-	ParentID       string   // "" for a session
-	Parent         *Node    `json:"-"`
-	Children       []*Node  // sorted by id
-	DeclaredParent string   // parent_heartbeat as written, for the detail pane
-	// RefusedChildren are the ids its `.children` names that belong to
-	// another session by their own word: a conflict, not an edge (SPEC §2).
-	RefusedChildren []string
+	HasHeartbeat bool       // the .heartbeat file exists
+	Legacy       bool       // known from `.running` only (its pid: LegacyPID)
+	Merged       bool       // `.merged` exists
+	Heartbeat    *Heartbeat // nil when absent or unparseable
+	// HeartbeatRaw is the file as read (capped), for the detail pane and
+	// `--once --json`; the live engine keeps none (it reads the file when
+	// the detail pane opens). Beside Heartbeat, not in Rare: a one-shot
+	// scan keeps it for every node, and a Node has room for it in its size
+	// class.
+	HeartbeatRaw  []byte
+	BeatMtime     time.Time // mtime of .heartbeat (or .running for legacy)
+	Registry      []RegistryLine
+	RegistryPath  string // absolute path of this node's .children ("" when none)
+	RegistryMtime time.Time
+	RegistrySize  int64
+	Entry         *ChildEntry // this node's line in its parent's registry
+	Cfa           *CfaState
+	Retries       RetryCount
+	Blocked       *Blocked
+	ActivityMtime time.Time // newest *-stream.jsonl mtime
+	ResumeMtime   time.Time // mtime of .resume-pending
+	ParentID      string    // "" for a session
+	Parent        *Node     `json:"-"`
+	Children      []*Node   // sorted by id
 
 	// Source is the kind of store the node was read from ("" or "native":
 	// the file protocol of SPEC §1; see package sources).
 	Source string
-	// SourceFields are what a source's record says beyond the facts above
-	// (a row id, a tmux session), in the source's order, shown as they are.
-	SourceFields []Field
 	// Traits say how the source's liveness differs from a heartbeat's.
 	Traits Traits
 	// Thresholds are the node's own timing parameters (SPEC §10), nil for
@@ -65,10 +58,11 @@ type Node struct {
 	// lives is between turns (idle), not dead (SPEC §3).
 	Owner Owner
 
-	// RegistryCompacting is the path of `.children.compacting` while a
-	// compaction's replaced registry is not carried over whole ("" when
-	// none); Registry then ends with its lines not carried yet.
-	RegistryCompacting string
+	// Rare holds the facts few nodes have (nil when a node has none of
+	// them), read through the accessors of the same names (Problems,
+	// ScanFlags, ...). Copies of a node share it, so it is never written:
+	// EditRare gives a node a new one.
+	Rare *Rare
 
 	// Classification (liveness fills these).
 	State State
@@ -115,7 +109,7 @@ func (n *Node) PID() int {
 	if n.Heartbeat != nil {
 		return n.Heartbeat.PID
 	}
-	return n.LegacyPID
+	return n.LegacyPID()
 }
 
 // Status is the raw heartbeat status, or "" when there is none.
@@ -171,7 +165,7 @@ func (n *Node) HasFlag(f Flag) bool {
 
 // HasScanFlag reports whether the scan flags hold f.
 func (n *Node) HasScanFlag(f Flag) bool {
-	for _, g := range n.ScanFlags {
+	for _, g := range n.ScanFlags() {
 		if g == f {
 			return true
 		}

@@ -69,26 +69,25 @@ func (b builder) id(id string) string {
 
 func (b builder) node(j report.NodeJSON, parent *model.Node) *model.Node {
 	n := &model.Node{
-		ID:           b.id(j.ID),
-		InfraDir:     j.InfraDir,
-		State:        j.State,
-		Flags:        slices.Clone(j.Flags),
-		Reason:       j.Reason,
-		Action:       j.Action,
-		Retries:      model.RetryCount{Total: j.Retries.Total},
-		Problems:     slices.Clone(j.Problems),
-		Parent:       parent,
-		Legacy:       slices.Contains(j.Flags, model.FlagLegacy),
-		OtherParents: make([]string, 0, len(j.OtherParents)),
+		ID:       b.id(j.ID),
+		InfraDir: j.InfraDir,
+		State:    j.State,
+		Flags:    slices.Clone(j.Flags),
+		Reason:   j.Reason,
+		Action:   j.Action,
+		Retries:  model.RetryCount{Total: j.Retries.Total},
+		Parent:   parent,
+		Legacy:   slices.Contains(j.Flags, model.FlagLegacy),
 	}
+	rare := model.Rare{Problems: slices.Clone(j.Problems)}
 	for _, p := range j.OtherParents {
-		n.OtherParents = append(n.OtherParents, b.id(p))
+		rare.OtherParents = append(rare.OtherParents, b.id(p))
 	}
 	if j.Source != string(sources.Native) {
 		n.Source = j.Source
 	}
 	for _, f := range j.SourceFields {
-		n.SourceFields = append(n.SourceFields, model.Field{Name: f.Name, Value: f.Value})
+		rare.SourceFields = append(rare.SourceFields, model.Field{Name: f.Name, Value: f.Value})
 	}
 	if parent != nil {
 		n.ParentID = parent.ID
@@ -120,7 +119,7 @@ func (b builder) node(j report.NodeJSON, parent *model.Node) *model.Node {
 		n.Heartbeat = hb
 	} else {
 		if j.PID != nil {
-			n.LegacyPID = *j.PID
+			rare.LegacyPID = *j.PID
 		}
 		if j.Team != "" || j.TaskID != nil {
 			n.Entry = &model.ChildEntry{Team: j.Team, TaskID: j.TaskID, Heartbeat: n.HeartbeatPath}
@@ -144,6 +143,7 @@ func (b builder) node(j report.NodeJSON, parent *model.Node) *model.Node {
 	if j.Blocked != nil {
 		n.Blocked = &model.Blocked{Question: *j.Blocked}
 	}
+	n.EditRare(func(r *model.Rare) { *r = rare })
 	b.byID[n.ID] = n
 	n.Children = make([]*model.Node, 0, len(j.Children))
 	for _, c := range j.Children {

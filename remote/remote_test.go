@@ -107,7 +107,10 @@ func TestDecodeRoundTrip(t *testing.T) {
 	}
 	// A node of another source, with the fields it shows.
 	b := snap.Node("B")
-	b.Source, b.SourceFields = "middle", []model.Field{{Name: "row", Value: "wf-7"}, {Name: "session", Value: "mid-7"}}
+	b.Source = "middle"
+	b.EditRare(func(r *model.Rare) {
+		r.SourceFields = []model.Field{{Name: "row", Value: "wf-7"}, {Name: "session", Value: "mid-7"}}
+	})
 	want := docBytes(t, snap)
 	doc, err := Decode(bytes.NewReader(want))
 	if err != nil {

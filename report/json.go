@@ -409,7 +409,7 @@ func nodeJSON(n *model.Node, now time.Time, a *nodeArena) NodeJSON {
 		Role:     n.Role(),
 		Team:     n.Team(),
 		Retries:  Retries(n),
-		Problems: n.Problems,
+		Problems: n.Problems(),
 		Children: a.children(len(n.Children)),
 	}
 	var strs *[]string
@@ -455,8 +455,8 @@ func nodeJSON(n *model.Node, now time.Time, a *nodeArena) NodeJSON {
 	if n.ParentID != "" {
 		out.Parent = box(a, strs, n.ParentID)
 	}
-	out.OtherParents = n.OtherParents
-	for _, f := range n.SourceFields {
+	out.OtherParents = n.OtherParents()
+	for _, f := range n.SourceFields() {
 		out.SourceFields = append(out.SourceFields, FieldJSON{Name: f.Name, Value: f.Value})
 	}
 	for _, c := range n.Children {

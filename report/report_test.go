@@ -157,8 +157,10 @@ func TestJSONStreamedAsOneIndentedEncoderWouldWriteIt(t *testing.T) {
 	}
 	lead.ActivityMtime = lead.BeatMtime.Add(-time.Nanosecond * 123456789)
 	lead.Flags = []model.Flag{model.FlagStalled, model.FlagOrphaned}
-	lead.Problems = []model.Problem{{Path: "/r/A/.cfa-state.json", Error: "parse CfA state: <bad>"}}
-	lead.OtherParents = []string{"B", "C"}
+	lead.EditRare(func(r *model.Rare) {
+		r.Problems = []model.Problem{{Path: "/r/A/.cfa-state.json", Error: "parse CfA state: <bad>"}}
+		r.OtherParents = []string{"B", "C"}
+	})
 	lead.Blocked = &model.Blocked{Question: "which one?\n"}
 	lead.Heartbeat.PID = -3
 	tiny := &model.Node{ID: "T", Root: "/r", InfraDir: "/r/T", HasHeartbeat: true, HeartbeatPath: "/r/T/.heartbeat",

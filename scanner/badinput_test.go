@@ -32,7 +32,7 @@ func TestBadInput(t *testing.T) {
 		{name: "{} heartbeat parses, nothing to flag", build: func(t *testing.T, root string) {
 			writeFile(t, filepath.Join(root, "S", protocol.HeartbeatFile), "{}", now, 0)
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
-			if n := mustNode(t, snap, "S"); n.Heartbeat == nil || n.PID() != 0 || len(n.Problems) != 0 {
+			if n := mustNode(t, snap, "S"); n.Heartbeat == nil || n.PID() != 0 || len(n.Problems()) != 0 {
 				t.Errorf("node = %+v", n)
 			}
 		}},
@@ -58,8 +58,8 @@ func TestBadInput(t *testing.T) {
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			n := mustNode(t, snap, "S")
 			for _, f := range []string{protocol.CfaFile, protocol.BlockedFile, protocol.RetryCountFile} {
-				if !hasProblem(n.Problems, f, "file larger than 1 MiB") {
-					t.Errorf("%s: problems %v", f, n.Problems)
+				if !hasProblem(n.Problems(), f, "file larger than 1 MiB") {
+					t.Errorf("%s: problems %v", f, n.Problems())
 				}
 			}
 			if n.Blocked == nil || !n.HasScanFlag(model.FlagUnreadable) {
@@ -81,8 +81,8 @@ func TestBadInput(t *testing.T) {
 			writeFile(t, filepath.Join(root, "zero", protocol.HeartbeatFile), heartbeat(0, "", "running"), now, 0)
 			writeFile(t, filepath.Join(root, "one", protocol.HeartbeatFile), heartbeat(1, "", "running"), now, 0)
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
-			if z, o := mustNode(t, snap, "zero"), mustNode(t, snap, "one"); z.PID() != 0 || o.PID() != 1 || len(z.Problems)+len(o.Problems) != 0 {
-				t.Errorf("zero %d one %d problems %v %v", z.PID(), o.PID(), z.Problems, o.Problems)
+			if z, o := mustNode(t, snap, "zero"), mustNode(t, snap, "one"); z.PID() != 0 || o.PID() != 1 || len(z.Problems())+len(o.Problems()) != 0 {
+				t.Errorf("zero %d one %d problems %v %v", z.PID(), o.PID(), z.Problems(), o.Problems())
 			}
 		}},
 		{name: "negative legacy pid", build: func(t *testing.T, root string) {
@@ -94,7 +94,7 @@ func TestBadInput(t *testing.T) {
 			reg := strings.ReplaceAll(registry(filepath.Join(root, "B", protocol.HeartbeatFile)), "\n", "\r\n")
 			writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), reg, now, 0)
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
-			if b := mustNode(t, snap, "B"); b.ParentID != "A" || len(mustNode(t, snap, "A").Problems) != 0 {
+			if b := mustNode(t, snap, "B"); b.ParentID != "A" || len(mustNode(t, snap, "A").Problems()) != 0 {
 				t.Errorf("B parent %q", b.ParentID)
 			}
 		}},
@@ -103,7 +103,7 @@ func TestBadInput(t *testing.T) {
 			writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), `{"heartbeat": "x/.hea`, now, 0)
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			a := mustNode(t, snap, "A")
-			if len(a.Registry) != 1 || !a.Registry[0].Torn || len(a.Problems) != 0 || snap.NodeCount() != 1 {
+			if len(a.Registry) != 1 || !a.Registry[0].Torn || len(a.Problems()) != 0 || snap.NodeCount() != 1 {
 				t.Errorf("A = %+v", a)
 			}
 		}},
@@ -112,8 +112,8 @@ func TestBadInput(t *testing.T) {
 			writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), "garbage\n\x00\xff\n"+registry("b/.heartbeat"), now, 0)
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			a := mustNode(t, snap, "A")
-			if len(a.Problems) != 1 || !strings.Contains(a.Problems[0].Error, "2 unparseable lines, first line 1") {
-				t.Errorf("problems = %v", a.Problems)
+			if len(a.Problems()) != 1 || !strings.Contains(a.Problems()[0].Error, "2 unparseable lines, first line 1") {
+				t.Errorf("problems = %v", a.Problems())
 			}
 			if mustNode(t, snap, "A/b").ParentID != "A" {
 				t.Error("the good line was lost")
@@ -150,8 +150,8 @@ func TestBadInput(t *testing.T) {
 					t.Fatalf("line %d held whole: %d bytes", l.Number, len(l.Raw))
 				}
 			}
-			if !hasProblem(a.Problems, protocol.RegistryFile, "unparseable lines, first line 2: line longer than") || len(a.Problems) != 1 {
-				t.Errorf("problems = %v", a.Problems)
+			if !hasProblem(a.Problems(), protocol.RegistryFile, "unparseable lines, first line 2: line longer than") || len(a.Problems()) != 1 {
+				t.Errorf("problems = %v", a.Problems())
 			}
 			if mustNode(t, snap, "A/b").ParentID != "A" {
 				t.Error("the good line was lost")
@@ -167,8 +167,8 @@ func TestBadInput(t *testing.T) {
 			}
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			a := mustNode(t, snap, "A")
-			if !hasProblem(a.Problems, protocol.RegistryFile, "read stopped after 1 line") || !a.HasScanFlag(model.FlagUnreadable) {
-				t.Errorf("problems = %v", a.Problems)
+			if !hasProblem(a.Problems(), protocol.RegistryFile, "read stopped after 1 line") || !a.HasScanFlag(model.FlagUnreadable) {
+				t.Errorf("problems = %v", a.Problems())
 			}
 			if len(a.Registry) != 1 || mustNode(t, snap, "A/b").ParentID != "A" {
 				t.Errorf("registry %d lines", len(a.Registry))
@@ -225,8 +225,8 @@ func TestBadInput(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
-			if n := mustNode(t, snap, "S"); n.Blocked == nil || n.Blocked.Question != "which db?" || len(n.Problems) != 0 {
-				t.Errorf("blocked %+v problems %v", n.Blocked, n.Problems)
+			if n := mustNode(t, snap, "S"); n.Blocked == nil || n.Blocked.Question != "which db?" || len(n.Problems()) != 0 {
+				t.Errorf("blocked %+v problems %v", n.Blocked, n.Problems())
 			}
 		}},
 		{name: "heartbeat symlinked to a device is refused", build: func(t *testing.T, root string) {
@@ -240,7 +240,7 @@ func TestBadInput(t *testing.T) {
 			// With "/" as the root /dev/zero is inside it: the type check,
 			// not the containment check, must refuse it.
 			n, err := ReadNodeDir("/", filepath.Join(root, "S"))
-			if err != nil || !hasProblem(n.Problems, protocol.HeartbeatFile, "not a regular file") {
+			if err != nil || !hasProblem(n.Problems(), protocol.HeartbeatFile, "not a regular file") {
 				t.Errorf("node %+v, %v", n, err)
 			}
 		}},
@@ -253,7 +253,7 @@ func TestBadInput(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
-			if n := mustNode(t, snap, "S"); n.PID() != 7 || len(n.Problems) != 0 {
+			if n := mustNode(t, snap, "S"); n.PID() != 7 || len(n.Problems()) != 0 {
 				t.Errorf("node = %+v", n)
 			}
 		}},
@@ -367,11 +367,11 @@ func unreadableWith(id, file, msg string) func(t *testing.T, root string, snap *
 		t.Helper()
 		n := mustNode(t, snap, id)
 		if !n.HasScanFlag(model.FlagUnreadable) {
-			t.Errorf("%s: scan flags %v, want unreadable", id, n.ScanFlags)
+			t.Errorf("%s: scan flags %v, want unreadable", id, n.ScanFlags())
 		}
 		path := filepath.Join(root, id, file)
-		if !hasProblem(n.Problems, path, msg) || !hasProblem(snap.Problems, path, msg) {
-			t.Errorf("%s: problems %v, want %q about %s", id, n.Problems, msg, path)
+		if !hasProblem(n.Problems(), path, msg) || !hasProblem(snap.Problems, path, msg) {
+			t.Errorf("%s: problems %v, want %q about %s", id, n.Problems(), msg, path)
 		}
 	}
 }
@@ -435,8 +435,8 @@ func TestOneBadHeartbeatFieldKeepsTheRest(t *testing.T) {
 			if n.Heartbeat == nil || n.ParentID != "A" || n.Role() != "coder" {
 				t.Fatalf("the good fields were lost: heartbeat %+v parent %q", n.Heartbeat, n.ParentID)
 			}
-			if !n.HasFlag(model.FlagUnreadable) || !hasProblem(n.Problems, path, tt.problem) || !hasProblem(snap.Problems, path, tt.problem) {
-				t.Errorf("flags %v problems %v, want unreadable and %q", n.Flags, n.Problems, tt.problem)
+			if !n.HasFlag(model.FlagUnreadable) || !hasProblem(n.Problems(), path, tt.problem) || !hasProblem(snap.Problems, path, tt.problem) {
+				t.Errorf("flags %v problems %v, want unreadable and %q", n.Flags, n.Problems(), tt.problem)
 			}
 			if string(n.HeartbeatRaw) == "" {
 				t.Error("the raw heartbeat is not kept for the detail pane")
@@ -498,8 +498,8 @@ func TestUnopenableSentinelKeepsItsMtime(t *testing.T) {
 			if age := now.Sub(n.BeatMtime); age < time.Hour-time.Second || age > time.Hour+time.Second {
 				t.Errorf("beat mtime %v, want an hour ago", n.BeatMtime)
 			}
-			if !n.HasFlag(model.FlagUnreadable) || !hasProblem(n.Problems, path, tt.problem) {
-				t.Errorf("flags %v problems %v, want unreadable and %q", n.Flags, n.Problems, tt.problem)
+			if !n.HasFlag(model.FlagUnreadable) || !hasProblem(n.Problems(), path, tt.problem) {
+				t.Errorf("flags %v problems %v, want unreadable and %q", n.Flags, n.Problems(), tt.problem)
 			}
 			if n.State != model.StateDead || !strings.Contains(n.Reason, tt.wantReason) {
 				t.Errorf("state %s reason %q, want dead saying %q", n.State, n.Reason, tt.wantReason)

@@ -127,7 +127,7 @@ func TestGenerateBenchmarkTreeShape(t *testing.T) {
 			t.Errorf("%s is %d deep", n.ID, depth)
 		}
 		if n.Parent != nil && (n.Entry == nil || n.HasScanFlag("conflict")) {
-			t.Errorf("%s: entry %v flags %v", n.ID, n.Entry, n.ScanFlags)
+			t.Errorf("%s: entry %v flags %v", n.ID, n.Entry, n.ScanFlags())
 		}
 		if n.Cfa == nil || n.ActivityMtime.IsZero() || n.Heartbeat == nil || n.Heartbeat.PID != os.Getpid() {
 			t.Errorf("%s lacks generated facts: %+v", n.ID, n)

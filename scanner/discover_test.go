@@ -47,7 +47,7 @@ func TestDiscover(t *testing.T) {
 			},
 			want: []string{"old"},
 			check: func(t *testing.T, root string, w *Walk) {
-				if n := w.Nodes[0]; !n.Legacy || n.LegacyPID != 4242 || n.HeartbeatPath != "" || n.BeatMtime.IsZero() {
+				if n := w.Nodes[0]; !n.Legacy || n.LegacyPID() != 4242 || n.HeartbeatPath != "" || n.BeatMtime.IsZero() {
 					t.Errorf("legacy node = %+v", n)
 				}
 			},
@@ -304,8 +304,8 @@ func TestReadNodeDirFacts(t *testing.T) {
 		{"blocked in .middle", n.Blocked != nil && n.Blocked.Question == "why?" && strings.HasSuffix(n.Blocked.Path, ".middle/blocked.json")},
 		{"newest stream mtime", n.ActivityMtime.Round(time.Second).Equal(now.Add(-20 * time.Second).Round(time.Second))},
 		{"merged", n.Merged},
-		{"resume pending", n.ResumePending != nil && n.ResumePending.PID == 9 && !n.ResumeMtime.IsZero()},
-		{"no problems", len(n.Problems) == 0 && len(n.ScanFlags) == 0},
+		{"resume pending", n.ResumePending() != nil && n.ResumePending().PID == 9 && !n.ResumeMtime.IsZero()},
+		{"no problems", len(n.Problems()) == 0 && len(n.ScanFlags()) == 0},
 		{"root kept", n.Root == "/r"},
 	}
 	for _, c := range checks {
@@ -325,7 +325,7 @@ func TestScanCollectsNodeProblemsIntoTheSnapshot(t *testing.T) {
 	if !hasProblem(snap.Problems, filepath.Join(root, "S", protocol.HeartbeatFile), `field "pid"`) {
 		t.Errorf("problems = %v", snap.Problems)
 	}
-	if n := mustNode(t, snap, "S"); !n.HasScanFlag(model.FlagUnreadable) || len(n.Problems) != 1 {
+	if n := mustNode(t, snap, "S"); !n.HasScanFlag(model.FlagUnreadable) || len(n.Problems()) != 1 {
 		t.Errorf("node = %+v", n)
 	}
 }

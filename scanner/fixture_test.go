@@ -81,7 +81,7 @@ func TestFixtureCoversEveryStateFlagAndAction(t *testing.T) {
 // file: its state, every flag (classified and scan flags) and its action.
 func expectationOf(n *model.Node) treegen.Expectation {
 	flags := append([]model.Flag(nil), n.Flags...)
-	for _, f := range n.ScanFlags {
+	for _, f := range n.ScanFlags() {
 		if !slices.Contains(flags, f) {
 			flags = append(flags, f)
 		}

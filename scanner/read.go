@@ -109,7 +109,7 @@ func readNode(root string, h dirHandle, entries []fs.DirEntry, r *nodeReader) *m
 				case protocol.BlockedFile:
 					n.Blocked = &model.Blocked{Path: path}
 				case protocol.ResumePendingFile:
-					n.ResumePending = &model.ResumePending{}
+					n.EditRare(func(r *model.Rare) { r.ResumePending = &model.ResumePending{} })
 				}
 				continue
 			}
@@ -174,7 +174,7 @@ func readNode(root string, h dirHandle, entries []fs.DirEntry, r *nodeReader) *m
 			if err != nil {
 				addProblem(n, path, err, true)
 			}
-			n.ResumePending = &rp // present counts, parsed or not
+			n.EditRare(func(r *model.Rare) { r.ResumePending = &rp }) // present counts, parsed or not
 		default:
 			if strings.HasSuffix(name, protocol.StreamSuffix) {
 				if mtime, ok := h.lstatMtime(name); ok && mtime.After(n.ActivityMtime) {
@@ -288,7 +288,6 @@ func readHeartbeatInto(n *model.Node, h dirHandle, name string, r *nodeReader) b
 		hb.ParentHeartbeat = h.above // one string for the path named twice
 	}
 	n.Heartbeat = &hb
-	n.DeclaredParent = hb.ParentHeartbeat
 	return true
 }
 
@@ -310,7 +309,7 @@ func readRunningInto(n *model.Node, h dirHandle, name string, r *nodeReader) boo
 		addProblem(n, h.file(name), fmt.Errorf("parse legacy pid: %w", err), true)
 		return true
 	}
-	n.LegacyPID = pid
+	n.EditRare(func(r *model.Rare) { r.LegacyPID = pid })
 	return true
 }
 
@@ -383,7 +382,8 @@ func readRegistryInto(n *model.Node, h dirHandle, name string) {
 // not carried over yet, each line once. Nothing is written: finishing the
 // compaction is for actions, and for a watcher allowed to.
 func readRegistryViewInto(n *model.Node, dir, path string) {
-	n.RegistryCompacting = filepath.Join(dir, protocol.CompactingFile)
+	compacting := filepath.Join(dir, protocol.CompactingFile)
+	n.EditRare(func(r *model.Rare) { r.RegistryCompacting = compacting })
 	v, err := protocol.ReadView(dir, protocol.MaxRegistryRead)
 	if v.Info == nil {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -401,7 +401,7 @@ func readRegistryViewInto(n *model.Node, dir, path string) {
 	}
 	n.Registry = lines
 	if err != nil {
-		addProblem(n, n.RegistryCompacting, err, true)
+		addProblem(n, compacting, err, true)
 	}
 	addLineProblems(n, path, lines)
 }
@@ -458,7 +458,7 @@ type docInfo struct {
 // addProblem records a problem on the node; unreadable marks the node's own
 // file as failing (the `unreadable` flag).
 func addProblem(n *model.Node, path string, err error, unreadable bool) {
-	n.Problems = append(n.Problems, model.Problem{Path: path, Error: oneLine(err.Error())})
+	n.AddProblem(model.Problem{Path: path, Error: oneLine(err.Error())})
 	if unreadable {
 		addScanFlag(n, model.FlagUnreadable)
 	}
@@ -466,7 +466,7 @@ func addProblem(n *model.Node, path string, err error, unreadable bool) {
 
 func addScanFlag(n *model.Node, f model.Flag) {
 	if !n.HasScanFlag(f) {
-		n.ScanFlags = append(n.ScanFlags, f)
+		n.EditRare(func(r *model.Rare) { r.ScanFlags = append(r.ScanFlags, f) })
 	}
 }
 

@@ -17,7 +17,7 @@ func (s twinStore) Read(path string, now time.Time) sources.Facts {
 	facts := s.recordStore.Read(path, now)
 	for _, n := range facts.Nodes {
 		if len(n.ID) >= 4 && n.ID[:4] == "twin" {
-			n.ScanFlags = append(n.ScanFlags, model.FlagConflict)
+			n.EditRare(func(r *model.Rare) { r.ScanFlags = append(r.ScanFlags, model.FlagConflict) })
 		}
 	}
 	return facts

@@ -69,8 +69,8 @@ func (s recordStore) Read(path string, _ time.Time) sources.Facts {
 			Source: string(recordKind), ID: r.ID, HeartbeatPath: s.key(path, r.ID), HasHeartbeat: true,
 			Heartbeat: &model.Heartbeat{PID: r.PID, Started: r.Started, Status: r.Status, Role: "agent",
 				ParentHeartbeat: parent, HasParentField: true},
-			BeatMtime:    time.Unix(sec, int64((r.Beat-float64(sec))*1e9)),
-			SourceFields: []model.Field{{Name: "record", Value: r.ID}},
+			BeatMtime: time.Unix(sec, int64((r.Beat-float64(sec))*1e9)),
+			Rare:      &model.Rare{SourceFields: []model.Field{{Name: "record", Value: r.ID}}},
 		})
 	}
 	return facts

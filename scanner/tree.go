@@ -73,19 +73,31 @@ type builder struct {
 func CopyFacts(n *model.Node) *model.Node {
 	c := &model.Node{
 		Root: n.Root, InfraDir: n.InfraDir, HeartbeatPath: n.HeartbeatPath,
-		HasHeartbeat: n.HasHeartbeat, Heartbeat: n.Heartbeat, HeartbeatRaw: n.HeartbeatRaw,
-		BeatMtime: n.BeatMtime, Legacy: n.Legacy, LegacyPID: n.LegacyPID,
+		HasHeartbeat: n.HasHeartbeat, Heartbeat: n.Heartbeat,
+		BeatMtime: n.BeatMtime, Legacy: n.Legacy,
 		Registry: n.Registry, RegistryPath: n.RegistryPath, RegistryMtime: n.RegistryMtime,
-		RegistrySize: n.RegistrySize, RegistryCompacting: n.RegistryCompacting, Cfa: n.Cfa, Retries: n.Retries, Blocked: n.Blocked,
-		ActivityMtime: n.ActivityMtime, Merged: n.Merged, ResumePending: n.ResumePending,
-		ResumeMtime: n.ResumeMtime, DeclaredParent: n.DeclaredParent,
-		Source: n.Source, SourceFields: n.SourceFields, Traits: n.Traits,
+		RegistrySize: n.RegistrySize, Cfa: n.Cfa, Retries: n.Retries, Blocked: n.Blocked,
+		ActivityMtime: n.ActivityMtime, Merged: n.Merged,
+		ResumeMtime: n.ResumeMtime,
+		Source:      n.Source, Traits: n.Traits, Rare: n.Rare,
 	}
-	c.Problems = append([]model.Problem(nil), n.Problems...)
-	if n.HasScanFlag(model.FlagUnreadable) {
-		c.ScanFlags = []model.Flag{model.FlagUnreadable}
+	// The rare facts but the tree's, which BuildForest finds again: of the
+	// scan flags only unreadable is read.
+	unreadable := n.HasScanFlag(model.FlagUnreadable)
+	if len(n.OtherParents()) > 0 || len(n.RefusedChildren()) > 0 || len(n.ScanFlags()) != len(readFlags(unreadable)) {
+		c.EditRare(func(r *model.Rare) {
+			r.OtherParents, r.RefusedChildren, r.ScanFlags = nil, nil, readFlags(unreadable)
+		})
 	}
 	return c
+}
+
+// readFlags are the scan flags a read sets: unreadable, or none.
+func readFlags(unreadable bool) []model.Flag {
+	if unreadable {
+		return []model.Flag{model.FlagUnreadable}
+	}
+	return nil
 }
 
 // BuildForest links nodes (facts as read by ReadNodeDir or Discover) into
@@ -184,15 +196,19 @@ func (b *builder) addStoreNodes(stored []*model.Node) {
 // (chatroom's two agents of one pid) and the tree never does (a store node
 // has one candidate parent at most, the one it declares).
 func resetTree(n *model.Node) {
-	n.ID, n.ParentID, n.Parent, n.Children, n.Entry, n.OtherParents = "", "", nil, nil, nil, nil
-	n.RefusedChildren = nil
+	n.ID, n.ParentID, n.Parent, n.Children, n.Entry = "", "", nil, nil, nil
+	if n.Rare == nil {
+		return
+	}
 	var keep []model.Flag
-	for _, f := range n.ScanFlags {
+	for _, f := range n.ScanFlags() {
 		if f == model.FlagUnreadable || f == model.FlagConflict && isStoreNode(n) {
 			keep = append(keep, f)
 		}
 	}
-	n.ScanFlags = keep
+	if len(n.OtherParents()) > 0 || len(n.RefusedChildren()) > 0 || len(keep) != len(n.ScanFlags()) {
+		n.EditRare(func(r *model.Rare) { r.OtherParents, r.RefusedChildren, r.ScanFlags = nil, nil, keep })
+	}
 }
 
 // addCandidate adds parent as a candidate of child, by an edge of the
@@ -367,17 +383,21 @@ func (b *builder) choose() {
 // pick links n to its strongest candidate not refused (candidates sorted)
 // and names the others, refused ones included, as losing parents.
 func (b *builder) pick(n *model.Node) {
-	n.Parent, n.Entry, n.OtherParents = nil, nil, nil
+	n.Parent, n.Entry = nil, nil
 	delete(b.chosen, n)
+	var losers []string
 	for _, c := range b.cands[n] {
 		if n.Parent == nil && !b.refused[n][c.parent] {
 			n.Parent, n.Entry = c.parent, c.entry
 			b.chosen[n] = c.strength
 			continue
 		}
-		n.OtherParents = append(n.OtherParents, c.parent.ID)
+		losers = append(losers, c.parent.ID)
 	}
-	if len(n.OtherParents) > 0 {
+	if len(losers) > 0 || len(n.OtherParents()) > 0 {
+		n.EditRare(func(r *model.Rare) { r.OtherParents = losers })
+	}
+	if len(losers) > 0 {
 		addScanFlag(n, model.FlagConflict)
 	}
 }
@@ -501,7 +521,8 @@ func (b *builder) breakCycles() {
 					cut = c
 				}
 			}
-			cut.OtherParents = append(cut.OtherParents, cut.Parent.ID)
+			lost := cut.Parent.ID
+			cut.EditRare(func(r *model.Rare) { r.OtherParents = append(r.OtherParents, lost) })
 			cut.Parent, cut.Entry = nil, nil
 		}
 		for _, p := range path {
@@ -519,7 +540,7 @@ func (b *builder) snapshot(problems []model.Problem) *model.Snapshot {
 	}
 	for _, n := range b.nodes {
 		for p := range b.refused[n] {
-			p.RefusedChildren = append(p.RefusedChildren, n.ID)
+			p.EditRare(func(r *model.Rare) { r.RefusedChildren = append(r.RefusedChildren, n.ID) })
 			addScanFlag(p, model.FlagConflict)
 		}
 	}
@@ -528,7 +549,9 @@ func (b *builder) snapshot(problems []model.Problem) *model.Snapshot {
 	// rather than a list grown child by child.
 	children := make([]*model.Node, 0, len(b.nodes))
 	for _, n := range b.nodes {
-		sort.Strings(n.RefusedChildren)
+		if ids := n.RefusedChildren(); !slices.IsSorted(ids) {
+			n.EditRare(func(r *model.Rare) { r.RefusedChildren = slices.Sorted(slices.Values(ids)) })
+		}
 		snap.ByID[n.ID] = n
 		if n.Parent == nil {
 			snap.Sessions = append(snap.Sessions, n)
@@ -559,7 +582,7 @@ func (b *builder) snapshot(problems []model.Problem) *model.Snapshot {
 	snap.Problems = append(snap.Problems, problems...)
 	for _, s := range snap.Sessions {
 		s.Walk(func(n *model.Node) {
-			snap.Problems = append(snap.Problems, n.Problems...)
+			snap.Problems = append(snap.Problems, n.Problems()...)
 		})
 	}
 	return snap

@@ -108,7 +108,7 @@ func (b *builder) lookup(dir, file string, create bool) *model.Node {
 		b.add(n)
 		return n
 	}
-	n := &model.Node{InfraDir: dir, HeartbeatPath: filepath.Join(dir, file), ScanFlags: []model.Flag{model.FlagOutsideRoot}}
+	n := &model.Node{InfraDir: dir, HeartbeatPath: filepath.Join(dir, file), Rare: &model.Rare{ScanFlags: []model.Flag{model.FlagOutsideRoot}}}
 	b.add(n)
 	return n
 }

@@ -129,8 +129,8 @@ func checkRegistryCase(t *testing.T, tc registryCase, snap *model.Snapshot) {
 	if isSession := slices.Contains(snap.Sessions, y); isSession != (tc.yParent == "") {
 		t.Errorf("Y is a session: %v, want %v", isSession, tc.yParent == "")
 	}
-	if !slices.Equal(y.OtherParents, tc.yOthers) || y.HasScanFlag(model.FlagConflict) != (len(tc.yOthers) > 0) {
-		t.Errorf("Y: flags %v, other parents %v; want conflict with %v", y.ScanFlags, y.OtherParents, tc.yOthers)
+	if !slices.Equal(y.OtherParents(), tc.yOthers) || y.HasScanFlag(model.FlagConflict) != (len(tc.yOthers) > 0) {
+		t.Errorf("Y: flags %v, other parents %v; want conflict with %v", y.ScanFlags(), y.OtherParents(), tc.yOthers)
 	}
 	var underX bool
 	x.Walk(func(n *model.Node) { underX = underX || n == y })
@@ -141,8 +141,8 @@ func checkRegistryCase(t *testing.T, tc registryCase, snap *model.Snapshot) {
 	if tc.xConflicts {
 		refused = []string{tc.y}
 	}
-	if x.HasScanFlag(model.FlagConflict) != tc.xConflicts || !slices.Equal(x.RefusedChildren, refused) {
-		t.Errorf("X: flags %v, refused children %v; want conflict %v, refused %v", x.ScanFlags, x.RefusedChildren, tc.xConflicts, refused)
+	if x.HasScanFlag(model.FlagConflict) != tc.xConflicts || !slices.Equal(x.RefusedChildren(), refused) {
+		t.Errorf("X: flags %v, refused children %v; want conflict %v, refused %v", x.ScanFlags(), x.RefusedChildren(), tc.xConflicts, refused)
 	}
 }
 

@@ -29,7 +29,7 @@ func TestTreeEdges(t *testing.T) {
 			check: func(t *testing.T, root string, snap *model.Snapshot) {
 				b := mustNode(t, snap, "B")
 				if b.ParentID != "A" || b.Entry == nil || b.HasScanFlag(model.FlagConflict) {
-					t.Errorf("B parent %q entry %v flags %v", b.ParentID, b.Entry, b.ScanFlags)
+					t.Errorf("B parent %q entry %v flags %v", b.ParentID, b.Entry, b.ScanFlags())
 				}
 			},
 		},
@@ -69,7 +69,7 @@ func TestTreeEdges(t *testing.T) {
 			},
 			check: func(t *testing.T, root string, snap *model.Snapshot) {
 				if w := mustNode(t, snap, "S/team/W"); w.ParentID != "S" || w.HasScanFlag(model.FlagConflict) {
-					t.Errorf("W parent %q flags %v", w.ParentID, w.ScanFlags)
+					t.Errorf("W parent %q flags %v", w.ParentID, w.ScanFlags())
 				}
 			},
 		},
@@ -83,8 +83,8 @@ func TestTreeEdges(t *testing.T) {
 			},
 			check: func(t *testing.T, root string, snap *model.Snapshot) {
 				k := mustNode(t, snap, "Q/team/K")
-				if k.ParentID != "Q/team/P" || !k.HasScanFlag(model.FlagConflict) || !slices.Equal(k.OtherParents, []string{"Q"}) {
-					t.Errorf("K parent %q flags %v others %v", k.ParentID, k.ScanFlags, k.OtherParents)
+				if k.ParentID != "Q/team/P" || !k.HasScanFlag(model.FlagConflict) || !slices.Equal(k.OtherParents(), []string{"Q"}) {
+					t.Errorf("K parent %q flags %v others %v", k.ParentID, k.ScanFlags(), k.OtherParents())
 				}
 			},
 		},
@@ -97,8 +97,8 @@ func TestTreeEdges(t *testing.T) {
 			},
 			check: func(t *testing.T, root string, snap *model.Snapshot) {
 				k := mustNode(t, snap, "Q/team/K")
-				if k.ParentID != "P" || !k.HasScanFlag(model.FlagConflict) || !slices.Equal(k.OtherParents, []string{"Q"}) {
-					t.Errorf("K parent %q flags %v others %v", k.ParentID, k.ScanFlags, k.OtherParents)
+				if k.ParentID != "P" || !k.HasScanFlag(model.FlagConflict) || !slices.Equal(k.OtherParents(), []string{"Q"}) {
+					t.Errorf("K parent %q flags %v others %v", k.ParentID, k.ScanFlags(), k.OtherParents())
 				}
 			},
 		},
@@ -128,8 +128,8 @@ func TestTreeEdges(t *testing.T) {
 				if y1.Parent != nil || y2.ParentID != "Y1" {
 					t.Errorf("Y1 parent %q, Y2 parent %q", y1.ParentID, y2.ParentID)
 				}
-				if !y1.HasScanFlag(model.FlagCycle) || !y2.HasScanFlag(model.FlagCycle) || !slices.Contains(y1.OtherParents, "Y2") {
-					t.Errorf("flags %v %v others %v", y1.ScanFlags, y2.ScanFlags, y1.OtherParents)
+				if !y1.HasScanFlag(model.FlagCycle) || !y2.HasScanFlag(model.FlagCycle) || !slices.Contains(y1.OtherParents(), "Y2") {
+					t.Errorf("flags %v %v others %v", y1.ScanFlags(), y2.ScanFlags(), y1.OtherParents())
 				}
 			},
 		},
@@ -145,7 +145,7 @@ func TestTreeEdges(t *testing.T) {
 			check: func(t *testing.T, root string, snap *model.Snapshot) {
 				a, b := mustNode(t, snap, "A"), mustNode(t, snap, "B")
 				if a.Parent != nil || b.ParentID != "A" || !a.HasScanFlag(model.FlagCycle) {
-					t.Errorf("A parent %q flags %v; B parent %q", a.ParentID, a.ScanFlags, b.ParentID)
+					t.Errorf("A parent %q flags %v; B parent %q", a.ParentID, a.ScanFlags(), b.ParentID)
 				}
 			},
 		},
@@ -227,7 +227,7 @@ func TestTreeEdges(t *testing.T) {
 				node(t, root, "T", filepath.Join(root, "gone", protocol.HeartbeatFile))
 			},
 			check: func(t *testing.T, root string, snap *model.Snapshot) {
-				if tn := mustNode(t, snap, "T"); tn.Parent != nil || len(snap.ByID) != 1 || tn.DeclaredParent == "" {
+				if tn := mustNode(t, snap, "T"); tn.Parent != nil || len(snap.ByID) != 1 || tn.DeclaredParent() == "" {
 					t.Errorf("T = %+v, nodes %v", tn, ids(snap))
 				}
 			},

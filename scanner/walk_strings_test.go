@@ -66,7 +66,7 @@ func checkSharedStrings(t *testing.T, nodes []*model.Node) {
 		if !sameString(n.Heartbeat.ParentHeartbeat, p.HeartbeatPath) {
 			t.Errorf("%s: parent_heartbeat holds a copy of %s's heartbeat path", n.InfraDir, p.InfraDir)
 		}
-		if !sameString(n.DeclaredParent, p.HeartbeatPath) {
+		if !sameString(n.DeclaredParent(), p.HeartbeatPath) {
 			t.Errorf("%s: DeclaredParent holds a copy of %s's heartbeat path", n.InfraDir, p.InfraDir)
 		}
 	}

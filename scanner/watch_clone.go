@@ -15,13 +15,13 @@ import (
 // sameEdges reports whether replacing a node's facts a by b leaves every
 // edge of the forest as it was.
 func sameEdges(a, b *model.Node) bool {
-	if a.HasHeartbeat != b.HasHeartbeat || a.Legacy != b.Legacy || a.DeclaredParent != b.DeclaredParent ||
+	if a.HasHeartbeat != b.HasHeartbeat || a.Legacy != b.Legacy || a.DeclaredParent() != b.DeclaredParent() ||
 		a.HeartbeatPath != b.HeartbeatPath || a.RegistryPath != b.RegistryPath ||
 		len(a.Registry) != len(b.Registry) || a.HasScanFlag(model.FlagUnreadable) != b.HasScanFlag(model.FlagUnreadable) {
 		return false
 	}
 	// The snapshot's problem list is assembled by BuildForest.
-	if (a.Heartbeat == nil) != (b.Heartbeat == nil) || !slices.Equal(a.Problems, b.Problems) {
+	if (a.Heartbeat == nil) != (b.Heartbeat == nil) || !slices.Equal(a.Problems(), b.Problems()) {
 		return false
 	}
 	// `parent_heartbeat: ""` and no field at all both read as "": only the
@@ -65,8 +65,12 @@ func patchFacts(t, facts *model.Node) {
 	tree := *t
 	*t = *facts
 	t.ID, t.Parent, t.Children, t.ParentID = tree.ID, tree.Parent, tree.Children, tree.ParentID
-	t.Entry, t.OtherParents, t.RefusedChildren = tree.Entry, tree.OtherParents, tree.RefusedChildren
-	t.ScanFlags = treeFlags(tree.ScanFlags, facts.HasScanFlag(model.FlagUnreadable))
+	t.Entry = tree.Entry
+	others, refused := tree.OtherParents(), tree.RefusedChildren()
+	flags := treeFlags(tree.ScanFlags(), facts.HasScanFlag(model.FlagUnreadable))
+	if len(others) > 0 || len(refused) > 0 || !slices.Equal(flags, t.ScanFlags()) {
+		t.EditRare(func(r *model.Rare) { r.OtherParents, r.RefusedChildren, r.ScanFlags = others, refused, flags })
+	}
 }
 
 // treeFlags are the tree's scan flags of flags (all but unreadable), with
@@ -126,8 +130,6 @@ func (c *cloner) clone(src, parent *model.Node) *model.Node {
 	}
 	resetClassification(n)
 	n.Parent = parent
-	n.ScanFlags = slices.Clip(n.ScanFlags)
-	n.Problems = slices.Clip(n.Problems)
 	n.Registry = slices.Clip(n.Registry)
 	if k := len(src.Children); k > 0 {
 		n.Children = c.kids[:k:k]

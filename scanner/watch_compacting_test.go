@@ -105,8 +105,8 @@ func TestScanShowsACompactionsUncarriedLinesOnce(t *testing.T) {
 	if n := snap.Node("lead/d"); n != nil {
 		t.Fatalf("the line compaction dropped came back: %+v", n)
 	}
-	if n := mustNode(t, snap, "lead"); n.RegistryCompacting != filepath.Join(lead, protocol.RegistryFile+".compacting") {
-		t.Fatalf("RegistryCompacting = %q", n.RegistryCompacting)
+	if n := mustNode(t, snap, "lead"); n.RegistryCompacting() != filepath.Join(lead, protocol.RegistryFile+".compacting") {
+		t.Fatalf("RegistryCompacting = %q", n.RegistryCompacting())
 	}
 }
 
@@ -177,7 +177,7 @@ func TestWatcherFinishesAnOrphanedCompaction(t *testing.T) {
 			}
 			await(t, w, "registry shown once", func(s *model.Snapshot) bool {
 				n := s.Node("lead")
-				return sameLines(s, "lead", want) && n.RegistryCompacting == ""
+				return sameLines(s, "lead", want) && n.RegistryCompacting() == ""
 			})
 		})
 	}

@@ -239,7 +239,7 @@ func (t *walkTaker) adopt(walk *Walk) {
 		}
 		ln.n = n
 		adopted++
-		if stale(ln) || n.RegistryCompacting != "" && w.wo.RecoverCompactions {
+		if stale(ln) || n.RegistryCompacting() != "" && w.wo.RecoverCompactions {
 			w.nodes.toRead[n.InfraDir] |= kindNode
 		}
 	}

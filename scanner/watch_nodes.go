@@ -270,7 +270,7 @@ func (w *Watcher) readNode(dir string) {
 		ln.session = old.session
 	}
 	w.nodes.byDir[dir] = ln
-	if n.RegistryCompacting != "" && w.wo.RecoverCompactions {
+	if n.RegistryCompacting() != "" && w.wo.RecoverCompactions {
 		// What it changes comes back as events (or a changed signature)
 		// and is read then. Busy: a live compaction finishes its own. What
 		// it cannot finish (a writer still holds the file) is shown as it

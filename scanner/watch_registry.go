@@ -26,7 +26,7 @@ const maxRegistryTail = 64 << 20
 // edges), and otherwise only updates the size and mtime in place.
 func (w *Watcher) readRegistryTail(ln *liveNode) {
 	n := ln.n
-	if n.RegistryCompacting != "" {
+	if n.RegistryCompacting() != "" {
 		// Two files and a record make the registry while a compaction is
 		// not finished: read whole, through protocol.ReadView.
 		w.readNode(n.InfraDir)
@@ -98,7 +98,8 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 	facts.Registry = lines
 	facts.RegistryPath = path
 	facts.RegistryMtime, facts.RegistrySize = fi.ModTime(), fi.Size()
-	facts.Problems, facts.ScanFlags = withRegistryProblems(n, path, lines)
+	probs, flags := withRegistryProblems(n, path, lines)
+	facts.EditRare(func(r *model.Rare) { r.Problems, r.ScanFlags = probs, flags })
 	ln.n, ln.own = &facts, true
 	w.nodes.unpublished[n.InfraDir] = true
 	if changed {
@@ -111,7 +112,7 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 // some problem is left.
 func withRegistryProblems(n *model.Node, path string, lines []model.RegistryLine) ([]model.Problem, []model.Flag) {
 	var probs []model.Problem
-	for _, p := range n.Problems {
+	for _, p := range n.Problems() {
 		if p.Path != path {
 			probs = append(probs, p)
 		}
@@ -134,7 +135,7 @@ func withRegistryProblems(n *model.Node, path string, lines []model.RegistryLine
 		probs = append(probs, model.Problem{Path: path, Error: oneLine(fmt.Sprintf("%d unparseable lines, first %s", bad, first))})
 	}
 	var flags []model.Flag
-	for _, f := range n.ScanFlags {
+	for _, f := range n.ScanFlags() {
 		if f != model.FlagUnreadable {
 			flags = append(flags, f)
 		}

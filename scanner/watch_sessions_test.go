@@ -18,10 +18,10 @@ import (
 func treeShape(snap *model.Snapshot) string {
 	var lines []string
 	for id, n := range snap.Nodes() {
-		flags := slices.Clone(n.ScanFlags)
+		flags := slices.Clone(n.ScanFlags())
 		slices.Sort(flags)
 		lines = append(lines, fmt.Sprintf("%s parent=%q flags=%v others=%v refused=%v",
-			id, n.ParentID, flags, n.OtherParents, n.RefusedChildren))
+			id, n.ParentID, flags, n.OtherParents(), n.RefusedChildren()))
 	}
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")

@@ -30,11 +30,7 @@ func (w *Watcher) sharePaths(n *model.Node) {
 		n.HeartbeatPath = w.heldPath(n.HeartbeatPath)
 	}
 	if hb := n.Heartbeat; hb != nil && hb.ParentHeartbeat != "" {
-		declared := n.DeclaredParent == hb.ParentHeartbeat
 		hb.ParentHeartbeat = w.heldPath(hb.ParentHeartbeat)
-		if declared {
-			n.DeclaredParent = hb.ParentHeartbeat
-		}
 	}
 	w.shareEntryPaths(n.Registry)
 }

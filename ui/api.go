@@ -93,4 +93,10 @@ type Options struct {
 	// named after each host stands for it and is shown as a host row; the
 	// header says which hosts answer. Updates may bring newer reachability.
 	Hosts []model.Host
+	// Released, when set, is called in a command (off the program's loop)
+	// once the model has let go of a snapshot most of whose sessions the
+	// new one renewed: a forest's nodes are garbage from then on (a fleet
+	// crossing a threshold together, the refresh of every reason). The
+	// dashboard collects then (SPEC §8 memory).
+	Released func()
 }

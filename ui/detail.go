@@ -63,12 +63,12 @@ func (m *Model) detailLines(n *model.Node) []string {
 	add("beat", stamp(n.BeatMtime))
 	add("activity", stamp(n.ActivityMtime))
 	parent := n.ParentID
-	if n.DeclaredParent != "" {
-		parent += "  (declares " + n.DeclaredParent + ")"
+	if declared := n.DeclaredParent(); declared != "" {
+		parent += "  (declares " + declared + ")"
 	}
 	add("parent", parent)
-	if len(n.OtherParents) > 0 {
-		add("also claimed", strings.Join(n.OtherParents, ", "))
+	if others := n.OtherParents(); len(others) > 0 {
+		add("also claimed", strings.Join(others, ", "))
 	}
 	add("children", strconv.Itoa(len(n.Children)))
 
@@ -97,9 +97,8 @@ func (m *Model) detailLines(n *model.Node) []string {
 	section("retries")
 	phase, left := liveness.RetriesLeft(n)
 	add("retries", fmt.Sprintf("total %d, this CfA state %d, left %d", n.Retries.Total, phase, left))
-	if n.ResumePending != nil {
-		add("resume", fmt.Sprintf("pending since %s by %s (pid %d)",
-			stamp(n.ResumePending.Time), n.ResumePending.User, n.ResumePending.PID))
+	if rp := n.ResumePending(); rp != nil {
+		add("resume", fmt.Sprintf("pending since %s by %s (pid %d)", stamp(rp.Time), rp.User, rp.PID))
 	}
 	if n.Merged {
 		add("merged", "yes (.merged)")
@@ -136,9 +135,9 @@ func (m *Model) detailLines(n *model.Node) []string {
 	section("heartbeat (raw)")
 	out = append(out, m.heartbeatLines(n)...)
 
-	if len(n.Problems) > 0 {
+	if len(n.Problems()) > 0 {
 		section("problems")
-		for _, p := range n.Problems {
+		for _, p := range n.Problems() {
 			out = append(out, "  "+clean(p.Path+": "+p.Error))
 		}
 	}

@@ -51,7 +51,7 @@ func (m *Model) loadFiles(n *model.Node) tea.Cmd {
 		} else {
 			msg.heartbeat = facts.HeartbeatRaw
 			if msg.heartbeat == nil {
-				for _, p := range facts.Problems {
+				for _, p := range facts.Problems() {
 					if p.Path == hb {
 						msg.heartbeatErr = p.Path + ": " + p.Error
 					}

@@ -46,8 +46,10 @@ func tick(d time.Duration, now time.Time) tea.Cmd {
 }
 
 // apply takes in a new snapshot: rows are rebuilt, the selection stays on
-// the same node id, and transitions go to the event pane.
-func (m *Model) apply(u model.Update) {
+// the same node id, and transitions go to the event pane. The command it
+// returns tells Options.Released that the previous snapshot, let go of, was
+// mostly renewed (nil otherwise).
+func (m *Model) apply(u model.Update) tea.Cmd {
 	// Only the newest maxEvents can stay in the pane: a fleet crossing a
 	// threshold together (10,000 nodes going stalled) must not build and
 	// shift out thousands of events one by one.
@@ -66,7 +68,11 @@ func (m *Model) apply(u model.Update) {
 	if u.Hosts != nil {
 		m.setHosts(u.Hosts)
 	}
+	var released tea.Cmd
 	if u.Snapshot != nil {
+		if m.opts.Released != nil && m.snap != nil && 2*renewedSessions(m.snap.Sessions, u.Snapshot.Sessions) > len(u.Snapshot.Sessions) {
+			released = releasedCmd(m.opts.Released)
+		}
 		m.snap = u.Snapshot
 		m.sum = m.summarize()
 		m.now = m.opts.Now()
@@ -80,6 +86,15 @@ func (m *Model) apply(u model.Update) {
 		}
 	}
 	m.reflowUpdate()
+	return released
+}
+
+// releasedCmd calls release, after the update that let a forest go.
+func releasedCmd(release func()) tea.Cmd {
+	return func() tea.Msg {
+		release()
+		return nil
+	}
 }
 
 // quietOnly is a transition that only sets or clears `quiet`: a beat a
@@ -157,12 +172,13 @@ func (m *Model) togglePause() tea.Cmd {
 	}
 	m.setStatus("updates resumed", false)
 	m.now = m.opts.Now()
+	var released tea.Cmd
 	if m.pending != nil {
 		u := *m.pending
 		m.pending = nil
-		m.apply(u)
+		released = m.apply(u)
 	}
-	return m.armTick()
+	return tea.Batch(released, m.armTick())
 }
 
 // armTick starts the tick unless one is on its way (or ticks are off).

@@ -176,7 +176,7 @@ func cutLeft(s string, w int) string {
 
 // isProblem is the `problems` state filter: anything an operator should look at.
 func isProblem(n *model.Node) bool {
-	if n.State == model.StateDead || n.State == model.StateMissing || len(n.Problems) > 0 {
+	if n.State == model.StateDead || n.State == model.StateMissing || len(n.Problems()) > 0 {
 		return true
 	}
 	for _, f := range n.Flags {

@@ -285,6 +285,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 		return m.armTick()
 	case updateMsg:
+		var released tea.Cmd
 		if m.paused {
 			if m.pending != nil {
 				merged := m.pending.Merge(msg.update)
@@ -294,7 +295,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 				m.pending = &u
 			}
 		} else {
-			m.apply(msg.update)
+			released = m.apply(msg.update)
 		}
 		var reread tea.Cmd
 		if n := m.selectedNode(); n != nil && m.mode == modeDetail && msg.update.Snapshot != nil && !m.paused {
@@ -302,9 +303,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			reread = tea.Batch(m.loadOutput(n), m.loadFiles(n))
 		}
 		if m.feed == nil || m.closed {
-			return reread
+			return tea.Batch(released, reread)
 		}
-		return tea.Batch(reread, waitFeed(m.feed))
+		return tea.Batch(released, reread, waitFeed(m.feed))
 	case feedClosedMsg:
 		m.closed = true
 		m.dirty = true

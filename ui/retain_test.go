@@ -2,9 +2,12 @@ package ui
 
 import (
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -50,5 +53,74 @@ func TestDashboardKeepsNoOlderSnapshot(t *testing.T) {
 			}
 			runtime.KeepAlive(m)
 		})
+	}
+}
+
+// TestDashboardSaysWhenItLetGoOfAForest: SPEC §8 "100,000 nodes: ≤ 300 MiB
+// RSS". Once the model has let go of a snapshot most of whose sessions the
+// new one renewed (a fleet's transition, a rebuilt forest), it calls
+// Options.Released, off its loop, so that the dashboard collects the old
+// forest; not for an update that renewed a session or two, nor while
+// paused (the update is held), but on the resume that shows it.
+func TestDashboardSaysWhenItLetGoOfAForest(t *testing.T) {
+	// renew copies the first k sessions of snap, as the watcher renews them.
+	renew := func(snap *model.Snapshot, k int) *model.Snapshot {
+		next := *snap
+		next.Sessions = slices.Clone(snap.Sessions)
+		for i := range k {
+			c := *next.Sessions[i]
+			next.Sessions[i] = &c
+		}
+		return &next
+	}
+	tests := []struct {
+		name    string
+		renewed int // of the 10 sessions
+		paused  bool
+		want    int // calls of Released
+	}{
+		{"every session renewed", 10, false, 1},
+		{"most sessions renewed", 6, false, 1},
+		{"half the sessions renewed", 5, false, 0},
+		{"a session renewed", 1, false, 0},
+		{"every session renewed while paused", 10, true, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			first := bigSnapshot(100) // 10 sessions of 10
+			if len(first.Sessions) != 10 {
+				t.Fatalf("%d sessions, want 10", len(first.Sessions))
+			}
+			var released atomic.Int32
+			m := newTestModel(t, 120, 40, Options{Initial: first, Released: func() { released.Add(1) }})
+			if tt.paused {
+				m.Update(keyMsg("p"))
+			}
+			_, cmd := m.Update(updateMsg{update: model.Update{Snapshot: renew(first, tt.renewed)}})
+			runCmds(cmd)
+			if tt.paused {
+				if got := released.Load(); got != 0 {
+					t.Fatalf("Released called %d times while paused, the update held", got)
+				}
+				_, cmd := m.Update(keyMsg("p"))
+				runCmds(cmd)
+			}
+			if got := released.Load(); got != int32(tt.want) {
+				t.Errorf("Released called %d times, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// runCmds runs cmd and the commands of the batches it returns, dropping
+// their messages.
+func runCmds(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	if batch, ok := cmd().(tea.BatchMsg); ok {
+		for _, c := range batch {
+			runCmds(c)
+		}
 	}
 }

@@ -18,13 +18,7 @@ type tallyCache struct {
 // the middle), the ones after it are counted again: more work, never a
 // wrong count.
 func (c *tallyCache) summarize(sessions []*model.Node, problems int) model.Summary {
-	changed := max(len(sessions), len(c.sessions)) - min(len(sessions), len(c.sessions))
-	for i := range min(len(sessions), len(c.sessions)) {
-		if sessions[i] != c.sessions[i] {
-			changed++
-		}
-	}
-	if 2*changed > len(sessions) {
+	if 2*renewedSessions(c.sessions, sessions) > len(sessions) {
 		// Most moved: counting them all costs less than taking each away.
 		c.whole = model.Tally{}
 		for _, s := range sessions {
@@ -56,4 +50,18 @@ func (c *tallyCache) summarize(sessions []*model.Node, problems int) model.Summa
 	clear(c.sessions[min(len(sessions), len(c.sessions)):])
 	c.sessions = append(c.sessions[:0], sessions...)
 	return c.whole.Summary(len(sessions), problems)
+}
+
+// renewedSessions counts the sessions of next that are not prev's in the
+// same place: renewed, added, or moved by one added or gone before them
+// (and those of prev left beyond next's end). A snapshot shares the
+// sessions nothing touched with the one before (see model.Update).
+func renewedSessions(prev, next []*model.Node) int {
+	renewed := max(len(next), len(prev)) - min(len(next), len(prev))
+	for i := range min(len(next), len(prev)) {
+		if next[i] != prev[i] {
+			renewed++
+		}
+	}
+	return renewed
 }

@@ -325,7 +325,8 @@ func readDaemon(m *machine, facts *sources.Facts) {
 			daemon.BeatMtime = stateFi.ModTime()
 		}
 	}
-	daemon.SourceFields = daemonFields(m, updated, len(agents))
+	fields := daemonFields(m, updated, len(agents))
+	daemon.EditRare(func(r *model.Rare) { r.SourceFields = fields })
 	facts.Nodes = append(facts.Nodes, daemon)
 	facts.Nodes = append(facts.Nodes, agents...)
 }
@@ -372,14 +373,14 @@ func readAgents(m *machine, sf stateFile, problem func(path, format string, a ..
 			// No beat: the pid alone says alive; startedAt is stamped once
 			// the spawn call returns.
 			Traits: model.Traits{BeatNotRequired: true, StartSlack: StartSlack},
-			SourceFields: []model.Field{
+			Rare: &model.Rare{SourceFields: []model.Field{
 				{Name: "chatroom", Value: chatroomID},
 				{Name: "role", Value: role},
 				{Name: "harness", Value: *e.Harness},
 				{Name: "pid is", Value: pidIs(*e.Harness)},
 				{Name: "started at", Value: *e.StartedAt},
 				{Name: "machine", Value: m.id},
-			},
+			}},
 		}
 		nodes = append(nodes, n)
 		byPID[*e.PID] = append(byPID[*e.PID], n)
@@ -390,7 +391,7 @@ func readAgents(m *machine, sf stateFile, problem func(path, format string, a ..
 		}
 		// One process cannot be two agents: at most one entry is right.
 		for _, n := range same {
-			n.ScanFlags = append(n.ScanFlags, model.FlagConflict)
+			n.EditRare(func(r *model.Rare) { r.ScanFlags = append(r.ScanFlags, model.FlagConflict) })
 			problem(n.HeartbeatPath, "pid %d is also recorded for %d other agent(s) of %s", pid, len(same)-1, m.stateFile)
 		}
 	}

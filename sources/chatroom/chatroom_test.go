@@ -76,7 +76,7 @@ func byID(nodes []*model.Node) map[string]*model.Node {
 }
 
 func field(n *model.Node, name string) string {
-	for _, f := range n.SourceFields {
+	for _, f := range n.SourceFields() {
 		if f.Name == name {
 			return f.Value
 		}

@@ -21,7 +21,7 @@ const (
 var now = time.UnixMilli(nowMs)
 
 func field(n *model.Node, name string) string {
-	for _, f := range n.SourceFields {
+	for _, f := range n.SourceFields() {
 		if f.Name == name {
 			return f.Value
 		}

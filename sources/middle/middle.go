@@ -361,7 +361,7 @@ func node(dbPath string, w *workflow, newest *workflow, p pane) *model.Node {
 		t, err := lastTranscriptTime(w.transcript.String)
 		switch {
 		case err != nil && !errors.Is(err, fs.ErrNotExist):
-			n.Problems = append(n.Problems, model.Problem{Path: w.transcript.String, Error: err.Error()})
+			n.AddProblem(model.Problem{Path: w.transcript.String, Error: err.Error()})
 		case t.After(n.BeatMtime):
 			n.BeatMtime, n.ActivityMtime = t, t
 		}
@@ -383,14 +383,15 @@ func node(dbPath string, w *workflow, newest *workflow, p pane) *model.Node {
 		if b, ok, err := readBlocked(n.InfraDir); ok {
 			n.Blocked = b
 		} else if err != nil {
-			n.Problems = append(n.Problems, model.Problem{Path: blockedPath(n.InfraDir), Error: err.Error()})
+			n.AddProblem(model.Problem{Path: blockedPath(n.InfraDir), Error: err.Error()})
 		}
 	}
 	n.Traits.NeverKill = w.controlledBy == "human"
 	// middle's work lands through its pull request, merged on GitHub; its
 	// worktree is destroyed when the row ends: nothing is left to merge here.
 	n.Traits.MergesItself = true
-	n.SourceFields = fields(w, p)
+	sf := fields(w, p)
+	n.EditRare(func(r *model.Rare) { r.SourceFields = sf })
 	return n
 }
 

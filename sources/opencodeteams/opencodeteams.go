@@ -191,7 +191,8 @@ func (s Source) Read(path string, now time.Time) sources.Facts {
 			// for it): its record speaks for the leader node.
 			fillAgent(t.leader, a, "")
 			t.leader.Traits.NeverKill = true
-			t.leader.SourceFields = append(leaderFields(t.config), t.leader.SourceFields...)
+			fields := append(leaderFields(t.config), t.leader.SourceFields()...)
+			t.leader.EditRare(func(r *model.Rare) { r.SourceFields = fields })
 			t.ownRecord = true
 			continue
 		}
@@ -244,7 +245,7 @@ func readTeams(store string, teams map[string]*team, facts *sources.Facts) error
 		}
 		if err != nil {
 			facts.Problems = append(facts.Problems, model.Problem{Path: path, Error: err.Error()})
-			t.leader.ScanFlags = append(t.leader.ScanFlags, model.FlagUnreadable)
+			t.leader.EditRare(func(r *model.Rare) { r.ScanFlags = append(r.ScanFlags, model.FlagUnreadable) })
 			teams[t.name] = t
 			continue
 		}
@@ -255,7 +256,8 @@ func readTeams(store string, teams map[string]*team, facts *sources.Facts) error
 			Team:           t.name,
 			HasParentField: true, // a session lead
 		}
-		t.leader.SourceFields = leaderFields(t.config)
+		fields := leaderFields(t.config)
+		t.leader.EditRare(func(r *model.Rare) { r.SourceFields = fields })
 		teams[t.name] = t
 	}
 	return nil
@@ -276,9 +278,9 @@ func goneTeam(store, name string) *team {
 			Team:           name,
 			HasParentField: true,
 		},
-		Source:       string(sources.OpencodeTeams),
-		SourceFields: []model.Field{{Name: "team config", Value: "gone: the team was cleaned up or deleted"}},
-		Traits:       model.Traits{NeverKill: true, MergesItself: true},
+		Source: string(sources.OpencodeTeams),
+		Rare:   &model.Rare{SourceFields: []model.Field{{Name: "team config", Value: "gone: the team was cleaned up or deleted"}}},
+		Traits: model.Traits{NeverKill: true, MergesItself: true},
 	}}
 }
 
@@ -386,7 +388,8 @@ func fillAgent(n *model.Node, a agentFile, parentKey string) {
 	}
 	n.Heartbeat = hb
 	n.Traits = traits
-	n.SourceFields = agentFields(s)
+	fields := agentFields(s)
+	n.EditRare(func(r *model.Rare) { r.SourceFields = fields })
 }
 
 // agentFields are what the record says beyond the facts, in a fixed order.

@@ -44,7 +44,7 @@ func byID(nodes []*model.Node) map[string]*model.Node {
 }
 
 func field(n *model.Node, name string) string {
-	for _, f := range n.SourceFields {
+	for _, f := range n.SourceFields() {
 		if f.Name == name {
 			return f.Value
 		}
@@ -317,7 +317,7 @@ func TestLeaderWithItsOwnAgentFile(t *testing.T) {
 	}
 	if n.Heartbeat.Role != "leader" || !n.BeatMtime.Equal(mustTime("2026-02-11T10:04:31.554Z")) || !n.Heartbeat.SessionLead() ||
 		!n.Traits.NeverKill || field(n, "tmux pane") != "%1" || field(n, "members") != "1" {
-		t.Errorf("leader facts %+v fields %+v", n.Heartbeat, n.SourceFields)
+		t.Errorf("leader facts %+v fields %+v", n.Heartbeat, n.SourceFields())
 	}
 }
 

@@ -210,7 +210,7 @@ func TestJobGateUnderANativeLeadIsABlockedNodeUnderIt(t *testing.T) {
 	}
 	if g.Heartbeat.ParentHeartbeat != hbPath || g.Blocked == nil || g.Blocked.Question != "Approve the plan? (PLAN.md)" ||
 		!g.Traits.NoProcessExpected || g.Traits.PIDPerTurn || g.Heartbeat.Status != "running" || field(g, "gate") == "" {
-		t.Errorf("gate: parent %q, blocked %+v, traits %+v, status %q, fields %v", g.Heartbeat.ParentHeartbeat, g.Blocked, g.Traits, g.Heartbeat.Status, g.SourceFields)
+		t.Errorf("gate: parent %q, blocked %+v, traits %+v, status %q, fields %v", g.Heartbeat.ParentHeartbeat, g.Blocked, g.Traits, g.Heartbeat.Status, g.SourceFields())
 	}
 }
 

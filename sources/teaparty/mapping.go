@@ -76,7 +76,7 @@ func node(l layout, r *row, rows map[string]*row) *model.Node {
 		if cfa, err := readCfa(r.bus.job); err == nil {
 			n.Cfa = cfa
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			n.Problems = append(n.Problems, model.Problem{Path: filepath.Join(r.bus.job, protocol.CfaFile), Error: err.Error()})
+			n.AddProblem(model.Problem{Path: filepath.Join(r.bus.job, protocol.CfaFile), Error: err.Error()})
 		}
 		n.ActivityMtime = newestStream(r.bus.job)
 	case r.typ == typeDispatch:
@@ -141,7 +141,8 @@ func node(l layout, r *row, rows map[string]*row) *model.Node {
 	// A job squash-merges its worktree into the project by itself; a
 	// worker is merged by its dispatcher's CloseConversation.
 	n.Traits.MergesItself = true
-	n.SourceFields = fields(r, phase, pausedBy)
+	sf := fields(r, phase, pausedBy)
+	n.EditRare(func(rare *model.Rare) { rare.SourceFields = sf })
 	return n
 }
 
@@ -182,7 +183,8 @@ func gate(l layout, r *row) *model.Node {
 	if b.Since.After(n.BeatMtime) {
 		n.BeatMtime = b.Since
 	}
-	n.SourceFields = append(fields(r, "", ""), model.Field{Name: "gate", Value: "the job's lead waits for a human's answer"})
+	sf := append(fields(r, "", ""), model.Field{Name: "gate", Value: "the job's lead waits for a human's answer"})
+	n.EditRare(func(rare *model.Rare) { rare.SourceFields = sf })
 	return n
 }
 

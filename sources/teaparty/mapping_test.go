@@ -35,7 +35,7 @@ func read(t *testing.T, root string) (map[string]*model.Node, []model.Problem) {
 }
 
 func field(n *model.Node, name string) string {
-	for _, f := range n.SourceFields {
+	for _, f := range n.SourceFields() {
 		if f.Name == name {
 			return f.Value
 		}

@@ -1,0 +1,143 @@
+package model
+
+import "slices"
+
+// Rare holds the facts few nodes have: a problem, a scan flag, a conflict,
+// a source's own fields. A node holds them behind one pointer (Node.Rare),
+// nil for most, so that the common node is small: the live engine copies
+// every node of a session it classifies again, and a whole forest when a
+// fleet crosses a threshold together, while the consumer still shows the
+// previous one (SPEC §8: 100,000 nodes in ≤ 300 MiB).
+//
+// A Rare, once a node holds it, is never written: copies of the node share
+// it. EditRare gives a node an edited copy.
+type Rare struct {
+	// LegacyPID is the pid in `.running` (Node.Legacy).
+	LegacyPID     int
+	ResumePending *ResumePending
+	Problems      []Problem
+	// ScanFlags are the flags found while scanning: conflict, cycle,
+	// outside_root, unreadable.
+	ScanFlags []Flag
+	// OtherParents are the ids of the parents that lost a conflict (SPEC §2).
+	OtherParents []string
+	// RefusedChildren are the ids its `.children` names that belong to
+	// another session by their own word: a conflict, not an edge (SPEC §2).
+	RefusedChildren []string
+	// SourceFields are what a source's record says beyond the node's facts
+	// (a row id, a tmux session), in the source's order, shown as they are.
+	SourceFields []Field
+	// RegistryCompacting is the path of `.children.compacting` while a
+	// compaction's replaced registry is not carried over whole ("" when
+	// none); Registry then ends with its lines not carried yet.
+	RegistryCompacting string
+}
+
+// EditRare gives n its rare facts as edit leaves them, edited on a copy
+// (of none: a zero Rare), since the one n holds may be shared by a
+// published copy of n. The copy's lists have no room to grow, so an append
+// in edit copies them too. A Rare left with nothing is dropped.
+func (n *Node) EditRare(edit func(r *Rare)) {
+	var r Rare
+	if n.Rare != nil {
+		r = *n.Rare
+		r.Problems = slices.Clip(r.Problems)
+		r.ScanFlags = slices.Clip(r.ScanFlags)
+		r.OtherParents = slices.Clip(r.OtherParents)
+		r.RefusedChildren = slices.Clip(r.RefusedChildren)
+		r.SourceFields = slices.Clip(r.SourceFields)
+	}
+	edit(&r)
+	if r.empty() {
+		n.Rare = nil
+		return
+	}
+	n.Rare = &r
+}
+
+// AddProblem appends p to n's problems.
+func (n *Node) AddProblem(p Problem) {
+	n.EditRare(func(r *Rare) { r.Problems = append(r.Problems, p) })
+}
+
+// empty reports whether r holds no fact.
+func (r *Rare) empty() bool {
+	return r.LegacyPID == 0 && r.ResumePending == nil && len(r.Problems) == 0 &&
+		len(r.ScanFlags) == 0 && len(r.OtherParents) == 0 && len(r.RefusedChildren) == 0 &&
+		len(r.SourceFields) == 0 && r.RegistryCompacting == ""
+}
+
+// LegacyPID is the pid in `.running`, 0 when none.
+func (n *Node) LegacyPID() int {
+	if n.Rare == nil {
+		return 0
+	}
+	return n.Rare.LegacyPID
+}
+
+// ResumePending is the `.resume-pending` marker, nil when absent.
+func (n *Node) ResumePending() *ResumePending {
+	if n.Rare == nil {
+		return nil
+	}
+	return n.Rare.ResumePending
+}
+
+// Problems are the node's read and parse errors.
+func (n *Node) Problems() []Problem {
+	if n.Rare == nil {
+		return nil
+	}
+	return n.Rare.Problems
+}
+
+// ScanFlags are the flags found while scanning (see Rare).
+func (n *Node) ScanFlags() []Flag {
+	if n.Rare == nil {
+		return nil
+	}
+	return n.Rare.ScanFlags
+}
+
+// OtherParents are the ids of the parents that lost a conflict.
+func (n *Node) OtherParents() []string {
+	if n.Rare == nil {
+		return nil
+	}
+	return n.Rare.OtherParents
+}
+
+// RefusedChildren are the ids of another session's nodes that its
+// `.children` names (see Rare).
+func (n *Node) RefusedChildren() []string {
+	if n.Rare == nil {
+		return nil
+	}
+	return n.Rare.RefusedChildren
+}
+
+// SourceFields are a source's own fields for the node.
+func (n *Node) SourceFields() []Field {
+	if n.Rare == nil {
+		return nil
+	}
+	return n.Rare.SourceFields
+}
+
+// RegistryCompacting is the path of `.children.compacting` while a
+// compaction is not finished, "" otherwise (see Rare).
+func (n *Node) RegistryCompacting() string {
+	if n.Rare == nil {
+		return ""
+	}
+	return n.Rare.RegistryCompacting
+}
+
+// DeclaredParent is parent_heartbeat as written, for the detail pane; ""
+// without a heartbeat.
+func (n *Node) DeclaredParent() string {
+	if n.Heartbeat == nil {
+		return ""
+	}
+	return n.Heartbeat.ParentHeartbeat
+}

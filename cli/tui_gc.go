@@ -41,7 +41,8 @@ func paceDashboardCollection() (restore func()) {
 // §8's 300 MiB that way. Collected once the old forest is garbage, the
 // heap is paced by one forest again, and an idle fleet's next renewal
 // fits in the headroom. A renewal that lets go of a forest is a fleet's
-// transition, a rebuilt forest, or the refresh of every reason: the copy
+// transition, a rebuilt forest, or the refresh of the ages reasons quote
+// as text (when most sessions quote one): the copy
 // each of them makes set off a collection of its own about as often
 // before. A collection still running takes the next one's place.
 func collectReleasedForests(getenv func(string) string) func() {

@@ -135,7 +135,7 @@ func BenchmarkWatchHeartbeatTouch(b *testing.B) {
 }
 
 // idleWindow is how long BenchmarkWatchIdle measures: past the 30-tick
-// refresh of every reason (one whole-forest classification and publish)
+// refresh of the ages reasons quote as text (here: none to refresh)
 // and a whole re-verify period of the pids' create times (15 to 30 s), so
 // that the periodic work is in the figure, not only the cheap ticks.
 const idleWindow = 31 * time.Second

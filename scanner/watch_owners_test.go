@@ -205,8 +205,8 @@ func TestWatchTickNoticesTheOwnerOfAnIdleNodeGone(t *testing.T) {
 	clock.set(t0.Add(6 * time.Second)) // past the exit grace
 	tickUntil("idle", func(n *model.Node) bool { return n.HasFlag(model.FlagIdle) })
 
-	// Just past a refresh of every reason: the ticks up to the next one
-	// classify only the sessions due.
+	// Just past a refresh of the ages reasons quote as text: the ticks up
+	// to the next one classify only the sessions due.
 	for w.due.ticks%reasonRefreshTicks != 1 {
 		w.publish(clock.now(), true)
 	}

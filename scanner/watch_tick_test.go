@@ -99,8 +99,8 @@ func TestWatchTickNotStarvedByEvents(t *testing.T) {
 // SPEC §3 and its appendix (a beat 360 s old with kill-after 300 s is a kill
 // candidate): kill-after is measured from the beat, like stale, so the tick
 // must re-classify a stalled node when its beat reaches kill-after, not
-// stale + kill-after later. The periodic refresh of every reason (30 ticks,
-// 6 s here) must not be what brings it.
+// stale + kill-after later. The periodic refresh of the ages reasons quote
+// as text (30 ticks, 6 s here) must not be what brings it.
 func TestWatchKillCandidateDueAtKillAfter(t *testing.T) {
 	for _, m := range watchModes {
 		t.Run(m.name, func(t *testing.T) {

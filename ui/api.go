@@ -96,7 +96,7 @@ type Options struct {
 	// Released, when set, is called in a command (off the program's loop)
 	// once the model has let go of a snapshot most of whose sessions the
 	// new one renewed: a forest's nodes are garbage from then on (a fleet
-	// crossing a threshold together, the refresh of every reason). The
+	// crossing a threshold together, a refresh of most sessions). The
 	// dashboard collects then (SPEC §8 memory).
 	Released func()
 }

@@ -196,7 +196,7 @@ func TestDiffStampsTime(t *testing.T) {
 // TestDiffAllocatesItsTransitionsOnce: SPEC §8 "100,000 nodes: ≤ 300 MiB
 // RSS". A fleet crossing a threshold together makes a transition of every
 // node in one diff: its list is made at its length, not grown (growing
-// one of 100,000 left some 50 MB of arrays behind it, while the renewed
+// one of 100,000 left some 40 MB of arrays behind it, while the renewed
 // forest and the one still shown are both alive). Nodes appearing and
 // vanishing count too.
 func TestDiffAllocatesItsTransitionsOnce(t *testing.T) {

@@ -67,70 +67,57 @@ func (r *Rare) empty() bool {
 		len(r.SourceFields) == 0 && r.RegistryCompacting == ""
 }
 
+// noRare is what a node without a Rare reads: no rare fact. Never written.
+var noRare Rare
+
+// rare is what the accessors read: n's Rare, or noRare.
+func (n *Node) rare() *Rare {
+	if n.Rare == nil {
+		return &noRare
+	}
+	return n.Rare
+}
+
 // LegacyPID is the pid in `.running`, 0 when none.
 func (n *Node) LegacyPID() int {
-	if n.Rare == nil {
-		return 0
-	}
-	return n.Rare.LegacyPID
+	return n.rare().LegacyPID
 }
 
 // ResumePending is the `.resume-pending` marker, nil when absent.
 func (n *Node) ResumePending() *ResumePending {
-	if n.Rare == nil {
-		return nil
-	}
-	return n.Rare.ResumePending
+	return n.rare().ResumePending
 }
 
 // Problems are the node's read and parse errors.
 func (n *Node) Problems() []Problem {
-	if n.Rare == nil {
-		return nil
-	}
-	return n.Rare.Problems
+	return n.rare().Problems
 }
 
 // ScanFlags are the flags found while scanning (see Rare).
 func (n *Node) ScanFlags() []Flag {
-	if n.Rare == nil {
-		return nil
-	}
-	return n.Rare.ScanFlags
+	return n.rare().ScanFlags
 }
 
 // OtherParents are the ids of the parents that lost a conflict.
 func (n *Node) OtherParents() []string {
-	if n.Rare == nil {
-		return nil
-	}
-	return n.Rare.OtherParents
+	return n.rare().OtherParents
 }
 
 // RefusedChildren are the ids of another session's nodes that its
 // `.children` names (see Rare).
 func (n *Node) RefusedChildren() []string {
-	if n.Rare == nil {
-		return nil
-	}
-	return n.Rare.RefusedChildren
+	return n.rare().RefusedChildren
 }
 
 // SourceFields are a source's own fields for the node.
 func (n *Node) SourceFields() []Field {
-	if n.Rare == nil {
-		return nil
-	}
-	return n.Rare.SourceFields
+	return n.rare().SourceFields
 }
 
 // RegistryCompacting is the path of `.children.compacting` while a
 // compaction is not finished, "" otherwise (see Rare).
 func (n *Node) RegistryCompacting() string {
-	if n.Rare == nil {
-		return ""
-	}
-	return n.Rare.RegistryCompacting
+	return n.rare().RegistryCompacting
 }
 
 // DeclaredParent is parent_heartbeat as written, for the detail pane; ""

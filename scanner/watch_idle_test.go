@@ -8,7 +8,6 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
-	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // longThresholds keep every threshold of SPEC §3 far away, so that only a
@@ -38,9 +37,7 @@ func TestWatchIdleTickPublishesOnlyWhenDue(t *testing.T) {
 				writeHeartbeat(t, filepath.Join(root, s), pid, started, "running", "")
 			}
 			if tt.plainAge {
-				// A registered child that never started: "(0s ago)" is text.
-				appendLine(t, filepath.Join(root, "a", protocol.RegistryFile), map[string]any{
-					"heartbeat": filepath.Join(root, "a", "never", protocol.HeartbeatFile), "status": "active"})
+				registerNeverStarted(t, filepath.Join(root, "a"))
 			}
 			w, err := NewWatcher(Options{Roots: []string{root}, Thresholds: longThresholds}, WatchOptions{Tick: 5 * time.Millisecond})
 			if err != nil {

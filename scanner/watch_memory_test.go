@@ -27,11 +27,8 @@ func TestWatcherKeepsOneCopyOfTheForest(t *testing.T) {
 	lead := filepath.Join(root, "20260308-000000")
 	leadHB := filepath.Join(lead, protocol.HeartbeatFile)
 	pid, started := self(t)
-	// A registered child that never started: its reason quotes the
-	// registry's age as text, which the refresh renews.
-	other := filepath.Join(root, "20260308-000001")
-	appendLine(t, filepath.Join(other, protocol.RegistryFile), map[string]any{
-		"heartbeat": filepath.Join(other, "never", protocol.HeartbeatFile), "status": "active"})
+	// A reason quoting an age as text, which the refresh renews.
+	registerNeverStarted(t, filepath.Join(root, "20260308-000001"))
 	later := time.Now().Add(time.Minute)
 	tests := []struct {
 		name   string

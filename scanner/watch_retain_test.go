@@ -25,10 +25,8 @@ func TestReplacedSessionFreesItsCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	leadHB := filepath.Join(root, "20260308-000000", protocol.HeartbeatFile)
-	// A registered child that never started: its reason quotes the
-	// registry's age as text, so the refresh copies the session.
-	appendLine(t, filepath.Join(root, "20260308-000000", protocol.RegistryFile), map[string]any{
-		"heartbeat": filepath.Join(root, "20260308-000000", "never", protocol.HeartbeatFile), "status": "active"})
+	// A reason quoting an age as text, so the refresh copies the session.
+	registerNeverStarted(t, filepath.Join(root, "20260308-000000"))
 	tests := []struct {
 		name string
 		copy func(t *testing.T, w *Watcher) // copies every session anew

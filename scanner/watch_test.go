@@ -92,6 +92,16 @@ func appendLine(t *testing.T, path string, v any) {
 	}
 }
 
+// registerNeverStarted registers in lead's `.children` a child "never"
+// that has no heartbeat: it is missing, and its reason quotes the
+// registry's age as plain text ("registered but never started (3s ago)"),
+// which the 30-tick refresh renews.
+func registerNeverStarted(t *testing.T, lead string) {
+	t.Helper()
+	appendLine(t, filepath.Join(lead, protocol.RegistryFile), map[string]any{
+		"heartbeat": filepath.Join(lead, "never", protocol.HeartbeatFile), "status": "active"})
+}
+
 func setMtime(t *testing.T, path string, mt time.Time) {
 	t.Helper()
 	if err := os.Chtimes(path, mt, mt); err != nil {
@@ -718,8 +728,7 @@ func TestWatchTickAdvancesAges(t *testing.T) {
 	pid, started := self(t)
 	lead := filepath.Join(root, "s")
 	writeHeartbeat(t, lead, pid, started, "running", "")
-	appendLine(t, filepath.Join(lead, protocol.RegistryFile), map[string]any{
-		"heartbeat": filepath.Join(lead, "never", protocol.HeartbeatFile), "status": "active"})
+	registerNeverStarted(t, lead)
 	th := model.DefaultThresholds()
 	w, err := NewWatcher(Options{Roots: []string{root}, Thresholds: th}, WatchOptions{Tick: 50 * time.Millisecond})
 	if err != nil {

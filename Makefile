@@ -88,13 +88,18 @@ clean:
 
 # SPEC §8's floor: `--once --json` against `find ROOT -name .heartbeat` and a
 # naive Python scan of the same generated tree, interleaved, ROUNDS rounds,
-# medians and ratios, and dispatchtop's peak RSS.
+# medians and ratios, and dispatchtop's peak RSS. TEAPARTY_HEARTBEAT, the
+# path of a TeaParty checkout's teaparty/bridge/state/heartbeat.py, adds
+# TeaParty's own functions to the contenders (with psutil, as TeaParty
+# runs: PYTHON names the Python that has it).
 ROUNDS ?= 7
+TEAPARTY_HEARTBEAT ?=
+PYTHON ?= python3
 bench-compare: build
-	$(GO) run ./internal/benchcompare -bin $(BIN) -sessions 1000 -per-session 10 -rounds $(ROUNDS)
+	$(GO) run ./internal/benchcompare -bin $(BIN) -sessions 1000 -per-session 10 -rounds $(ROUNDS) -teaparty "$(TEAPARTY_HEARTBEAT)" -python "$(PYTHON)"
 
 bench-compare-100k: build
-	$(GO) run ./internal/benchcompare -bin $(BIN) -sessions 10000 -per-session 10 -rounds $(ROUNDS)
+	$(GO) run ./internal/benchcompare -bin $(BIN) -sessions 10000 -per-session 10 -rounds $(ROUNDS) -teaparty "$(TEAPARTY_HEARTBEAT)" -python "$(PYTHON)"
 
 # SPEC §8's memory at 100,000 nodes as a user meets it: the dashboard in a
 # real terminal (tmux, 160×50) while the whole fleet turns quiet (30 s) and

@@ -1,11 +1,16 @@
 // Command benchcompare puts `dispatchtop --once --json` against the floor
 // (SPEC §8): `find ROOT -name .heartbeat` and a naive Python scan of the
 // same generated tree, run interleaved for N rounds; it prints the medians,
-// the ratios and the RSS of dispatchtop. The tree is made in a temporary
-// directory and removed afterwards. Its heartbeats name this process, so
-// every pid is alive while the contenders run.
+// the ratios and the RSS of dispatchtop. Given a TeaParty checkout's
+// heartbeat module (-teaparty), TeaParty's own functions run as a contender
+// too; the Python interpreter's start alone (-python names which
+// interpreter) is the last row, the floor of both Python contenders. The
+// tree is made in a temporary directory and removed afterwards. Its
+// heartbeats name this process, so every pid is alive while the
+// contenders run.
 //
-//	go run ./internal/benchcompare -bin bin/dispatchtop -sessions 1000 -per-session 10 -rounds 7
+//	go run ./internal/benchcompare -bin bin/dispatchtop -sessions 1000 -per-session 10 -rounds 7 \
+//		-teaparty ../teaparty/teaparty/bridge/state/heartbeat.py
 package main
 
 import (
@@ -54,6 +59,28 @@ for dirpath, dirnames, filenames in os.walk(root):
 json.dump({"nodes": nodes}, sys.stdout)
 `
 
+// teapartyScan is the scan TeaParty's recovery makes with its own
+// functions, loaded from the module given: walk the tree, ask
+// is_heartbeat_stale of every heartbeat and scan_children of every
+// registry. The module needs no package of its own (psutil is optional to
+// it: without, its pid check is os.kill).
+const teapartyScan = `
+import importlib.util, json, os, sys
+spec = importlib.util.spec_from_file_location("heartbeat", sys.argv[1])
+hb = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(hb)
+root = sys.argv[2]
+stale = 0
+kinds = {"completed": 0, "dead": 0, "live": 0}
+for dirpath, dirnames, filenames in os.walk(root):
+    if ".heartbeat" in filenames and hb.is_heartbeat_stale(os.path.join(dirpath, ".heartbeat")):
+        stale += 1
+    if ".children" in filenames:
+        for kind, children in hb.scan_children(os.path.join(dirpath, ".children")).items():
+            kinds[kind] += len(children)
+json.dump({"stale": stale, "children": kinds}, sys.stdout)
+`
+
 type contender struct {
 	name    string
 	argv    []string
@@ -69,14 +96,16 @@ func main() {
 	perSession := flag.Int("per-session", 10, "nodes per session")
 	depth := flag.Int("depth", 3, "levels per session")
 	rounds := flag.Int("rounds", 7, "rounds; each runs every contender once, interleaved")
+	teaparty := flag.String("teaparty", "", "TeaParty's teaparty/bridge/state/heartbeat.py, to run its own functions as a contender")
+	python := flag.String("python", "python3", "the Python that runs the Python contenders")
 	flag.Parse()
-	if err := run(*bin, *sessions, *perSession, *depth, *rounds); err != nil {
+	if err := run(*bin, *teaparty, *python, *sessions, *perSession, *depth, *rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "benchcompare:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, sessions, perSession, depth, rounds int) error {
+func run(bin, teaparty, python string, sessions, perSession, depth, rounds int) error {
 	if rounds < 1 {
 		return fmt.Errorf("-rounds %d: need at least 1", rounds)
 	}
@@ -109,12 +138,30 @@ func run(bin string, sessions, perSession, depth, rounds int) error {
 	dt := &contender{name: "dispatchtop --once --json", ok: exitOK,
 		argv: []string{binAbs, "--once", "--json", "--fail-on", "none", root}}
 	find := &contender{name: "find ROOT -name .heartbeat", ok: exitOK, argv: []string{"find", root, "-name", ".heartbeat"}}
-	py := &contender{name: "naive python scan", ok: exitOK, argv: []string{"python3", script, root}}
-	contenders := []*contender{dt, find, py}
+	py := &contender{name: "naive python scan", ok: exitOK, argv: []string{python, script, root}}
+	tpScript := filepath.Join(tmp, "teaparty_scan.py")
+	if err := os.WriteFile(tpScript, []byte(teapartyScan), 0o644); err != nil {
+		return fmt.Errorf("write the TeaParty scan: %w", err)
+	}
+	tp := &contender{name: "TeaParty's own functions", ok: exitOK, argv: []string{python, tpScript, teaparty, root}}
+	// The interpreter's start alone: a Python contender's floor, which a
+	// version manager's shim (pyenv's) can make ten times what the
+	// interpreter itself takes.
+	pyStart := &contender{name: "python start, no scan", ok: exitOK, argv: []string{python, "-c", "print()"}}
+	contenders := []*contender{dt, find, tp, py, pyStart}
 	for _, c := range contenders {
 		if _, err := exec.LookPath(c.argv[0]); err != nil {
 			c.missing = c.argv[0] + " not found"
 		}
+	}
+	if teaparty == "" {
+		tp.missing = "-teaparty names no heartbeat.py of a TeaParty checkout"
+	} else if _, err := os.Stat(teaparty); err != nil {
+		return fmt.Errorf("-teaparty: %w", err)
+	} else if tp.missing == "" && exec.Command(python, "-c", "import psutil").Run() != nil {
+		// TeaParty imports psutil at every pid check and falls back to
+		// os.kill: without it, each check pays for a failed import.
+		tp.name += ", no psutil"
 	}
 	if dt.missing != "" {
 		return fmt.Errorf("binary %s: %s", bin, dt.missing)
@@ -136,10 +183,10 @@ func run(bin string, sessions, perSession, depth, rounds int) error {
 		}
 	}
 	dtMed, findMed := median(dt.times), median(find.times)
-	fmt.Printf("%-28s %10s %14s %10s %12s\n", "contender", "median ms", "÷ dispatchtop", "÷ find", "max RSS MiB")
+	fmt.Printf("%-36s %10s %14s %10s %12s\n", "contender", "median ms", "÷ dispatchtop", "÷ find", "max RSS MiB")
 	for _, c := range contenders {
 		if c.missing != "" {
-			fmt.Printf("%-28s %s\n", c.name, "not run: "+c.missing)
+			fmt.Printf("%-36s %s\n", c.name, "not run: "+c.missing)
 			continue
 		}
 		m := median(c.times)
@@ -147,7 +194,7 @@ func run(bin string, sessions, perSession, depth, rounds int) error {
 		if find.missing == "" {
 			vsFind = fmt.Sprintf("%.2f", ratio(m, findMed))
 		}
-		fmt.Printf("%-28s %10.1f %14.2f %10s %12.1f\n", c.name, ms(m), ratio(m, dtMed), vsFind, float64(slices.Max(c.rssKiB))/1024)
+		fmt.Printf("%-36s %10.1f %14.2f %10s %12.1f\n", c.name, ms(m), ratio(m, dtMed), vsFind, float64(slices.Max(c.rssKiB))/1024)
 	}
 	return nil
 }

@@ -104,6 +104,9 @@ type Watcher struct {
 	// allRoots are every root, the stores' included, in the order given.
 	allRoots []Root
 	probe    *liveness.CachingProbe
+	// bySource are the thresholds of each registered source's nodes
+	// (sourceThresholds), made once: opts never change.
+	bySource map[string]*model.Thresholds
 	// releaseProbe lets go of the processes the probe pinned.
 	releaseProbe func()
 	now          func() time.Time
@@ -186,6 +189,7 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 		nodes:     newNodeRecords(),
 		due:       newDueTracker(),
 		walkProbs: map[string]model.Problem{},
+		bySource:  sourceThresholds(opts, opts.Thresholds),
 	}
 	if w.now == nil {
 		w.now = time.Now

@@ -23,8 +23,10 @@ func plainReason(text string) reason { return reason{text: text} }
 // beatAge is before + the age of the beat mtime at now + after; the age
 // moves with the clock.
 func beatAge(before string, mtime, now time.Time, after string) reason {
-	age := model.FormatAge(now.Sub(mtime))
-	return reason{text: before + age + after, age: model.ReasonAge{Since: mtime, At: int32(len(before)), Len: int32(len(age))}}
+	var buf [16]byte
+	age := model.AppendAge(buf[:0], now.Sub(mtime))
+	return reason{text: reasonTexts.join(before, string(age), after),
+		age: model.ReasonAge{Since: mtime, At: int32(len(before)), Len: int32(len(age))}}
 }
 
 // quotingTheClock marks r as quoting an age in plain text
@@ -39,19 +41,21 @@ func (r reason) prefixed(s string) reason {
 	if r.age.Len > 0 {
 		r.age.At += int32(len(s))
 	}
-	r.text = s + r.text
+	r.text = reasonTexts.join(s, r.text)
 	return r
 }
 
 func (r reason) appended(s string) reason {
-	r.text += s
+	if s != "" {
+		r.text = reasonTexts.join(r.text, s)
+	}
 	return r
 }
 
 // appendedReason appends sep and o. A moving age of o's cannot move here
 // (a reason has one, r's place), so it counts as the clock quoted.
 func (r reason) appendedReason(sep string, o reason) reason {
-	r.text += sep + o.text
+	r.text = reasonTexts.join(r.text, sep, o.text)
 	if o.age.QuotesClock || o.age.Len > 0 {
 		r.age.QuotesClock = true
 	}
@@ -61,7 +65,8 @@ func (r reason) appendedReason(sep string, o reason) reason {
 // killCandidateIn is the countdown of a stalled node: "kill candidate in
 // 1m30s", plain text that holds as of the classification.
 func killCandidateIn(d time.Duration) reason {
-	return plainReason("kill candidate in " + model.FormatAge(d)).quotingTheClock()
+	var buf [16]byte
+	return plainReason(reasonTexts.join("kill candidate in ", string(model.AppendAge(buf[:0], d)))).quotingTheClock()
 }
 
 // clock renders a wall time the way the reasons name it: "11:58:30" in the

@@ -80,6 +80,9 @@ type WatchOptions struct {
 	// lines into `.children` and remove it. Off, the watcher writes nothing
 	// and shows those lines from where they are (--readonly).
 	RecoverCompactions bool
+	// Transitions is what the consumer of Updates shows of them: an update
+	// lists only those (model.DiffFor). The zero value lists every one.
+	Transitions model.TransitionView
 
 	// netFS replaces the statfs check of a root or mount point in tests: it
 	// returns the name of the network file system the path is on, or "".

@@ -127,7 +127,7 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 	snap.Thresholds = w.opts.Thresholds
 	snap.Watch = w.watchInfo()
 	// The sessions nothing touched are prev's own nodes, which Diff skips.
-	trans := model.Diff(w.prev, snap, now, "vanished from disk")
+	trans := model.DiffFor(w.prev, snap, now, "vanished from disk", w.wo.Transitions)
 	w.prev = snap
 	w.latest.Store(snap)
 	w.lastFlush = time.Now()

@@ -23,10 +23,16 @@ func plainReason(text string) reason { return reason{text: text} }
 // beatAge is before + the age of the beat mtime at now + after; the age
 // moves with the clock.
 func beatAge(before string, mtime, now time.Time, after string) reason {
+	return ledBeatAge("", before, mtime, now, after)
+}
+
+// ledBeatAge is beatAge with lead before it: one text made, where
+// beatAge(...).prefixed(lead) makes two.
+func ledBeatAge(lead, before string, mtime, now time.Time, after string) reason {
 	var buf [16]byte
 	age := model.AppendAge(buf[:0], now.Sub(mtime))
-	return reason{text: reasonTexts.join(before, string(age), after),
-		age: model.ReasonAge{Since: mtime, At: int32(len(before)), Len: int32(len(age))}}
+	return reason{text: reasonTexts.join(lead, before, string(age), after),
+		age: model.ReasonAge{Since: mtime, At: int32(len(lead) + len(before)), Len: int32(len(age))}}
 }
 
 // quotingTheClock marks r as quoting an age in plain text
@@ -38,6 +44,9 @@ func (r reason) quotingTheClock() reason {
 }
 
 func (r reason) prefixed(s string) reason {
+	if s == "" {
+		return r
+	}
 	if r.age.Len > 0 {
 		r.age.At += int32(len(s))
 	}
@@ -79,8 +88,9 @@ func clock(t, now time.Time) string {
 	return t.Format("2006-01-02 15:04:05")
 }
 
-func lastBeat(mtime, now time.Time) reason {
-	return beatAge("last beat ", mtime, now, " ago")
+// lastBeat is lead + "last beat 12s ago".
+func lastBeat(lead string, mtime, now time.Time) reason {
+	return ledBeatAge(lead, "last beat ", mtime, now, " ago")
 }
 
 func waitingForHuman(b *model.Blocked) string {
@@ -107,12 +117,12 @@ func inTheFuture(file string, ahead time.Duration) string {
 	return file + " mtime " + model.FormatAge(ahead) + " in the future"
 }
 
-func reasonPidGone(pid int, beat reason) reason {
-	return beat.prefixed("pid " + strconv.Itoa(pid) + " gone; ")
-}
+// pidGoneLead and pidReusedLead lead the beat's word (see classifyHeartbeat) on a
+// dead node.
+func pidGoneLead(pid int) string { return "pid " + strconv.Itoa(pid) + " gone; " }
 
-func reasonPidReused(pid int, beat reason) reason {
-	return beat.prefixed("pid " + strconv.Itoa(pid) + " now belongs to another process; ")
+func pidReusedLead(pid int) string {
+	return "pid " + strconv.Itoa(pid) + " now belongs to another process; "
 }
 
 // launchTimeout is the reason of a starting record past its launch

@@ -56,7 +56,9 @@ func newFleet(specs []string, tokenFile string, lookupEnv func(string) (string, 
 	if err != nil {
 		return nil, usageError(err)
 	}
-	return remote.NewFleet(remote.Options{Hosts: hosts, Token: token}), nil
+	// Its updates feed the dashboard, whose event pane shows only some of
+	// their transitions.
+	return remote.NewFleet(remote.Options{Hosts: hosts, Token: token, Transitions: ui.EventTransitions()}), nil
 }
 
 func runRemote(ctx context.Context, g *Globals, specs []string, tokenFile string) error {

@@ -47,7 +47,8 @@ func runTUI(ctx context.Context, g *Globals) error {
 	defer cancel()
 	// The dashboard acts, so its watcher also finishes what a killed
 	// compaction left; with --readonly it only reads.
-	w, err := scanner.NewWatcher(opts, scanner.WatchOptions{Poll: g.Poll, RecoverCompactions: !g.Readonly})
+	w, err := scanner.NewWatcher(opts, scanner.WatchOptions{Poll: g.Poll, RecoverCompactions: !g.Readonly,
+		Transitions: ui.EventTransitions()})
 	if err != nil {
 		return usageError(err)
 	}

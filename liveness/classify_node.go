@@ -52,13 +52,14 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 	if skewed {
 		v.flags.add(model.FlagClockSkew)
 	}
-	// beat is the reason's word on the mtime: how old, or how far ahead.
-	// Built only for the reason that quotes it: 10,000 nodes a tick.
-	beat := func() reason {
+	// beat is the reason's word on the mtime, led by lead: how old, or
+	// how far ahead. Built only for the reason that quotes it: 10,000 nodes
+	// a tick.
+	beat := func(lead string) reason {
 		if skewed {
-			return plainReason(inTheFuture("heartbeat", ahead)).quotingTheClock()
+			return plainReason(inTheFuture("heartbeat", ahead)).quotingTheClock().prefixed(lead)
 		}
-		return lastBeat(n.BeatMtime, now)
+		return lastBeat(lead, n.BeatMtime, now)
 	}
 
 	tr := n.Traits
@@ -83,9 +84,9 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 			v.state = model.StateDead
 			switch {
 			case hb == nil:
-				v.reason = beat().prefixed(subject + "; ")
+				v.reason = beat(subject + "; ")
 			case pid <= 0:
-				v.reason = beat().prefixed("no pid; ")
+				v.reason = beat("no pid; ")
 			default:
 				v.reason = beatAge("no beat for ", n.BeatMtime, now, " (pid not checked)")
 			}
@@ -115,10 +116,10 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 			}
 			lead = turn.lead
 		case v.process == model.ProcessGone:
-			v.state, v.reason = model.StateDead, reasonPidGone(pid, beat())
+			v.state, v.reason = model.StateDead, beat(pidGoneLead(pid))
 			return v
 		case v.process == model.ProcessReused:
-			v.state, v.reason = model.StateDead, reasonPidReused(pid, beat())
+			v.state, v.reason = model.StateDead, beat(pidReusedLead(pid))
 			return v
 		case v.process == model.ProcessUnverified && !tr.NoProcessExpected && !boot.IsZero() && n.BeatMtime.Before(boot.Add(-th.StartTolerance)):
 			v.state = model.StateDead
@@ -137,7 +138,7 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 		if unverified {
 			v.flags.add(model.FlagPidUnverified)
 		}
-		v.reason = beat().prefixed(subject + "; ").appended(" (" + pidNote(pid, v.process, unverifiedWhy, th.NoPidCheck) + ")")
+		v.reason = beat(subject + "; ").appended(" (" + pidNote(pid, v.process, unverifiedWhy, th.NoPidCheck) + ")")
 	case age > th.Stale && probedAlive && !ageNoSign:
 		v.flags.add(model.FlagStalled)
 		if unverified {
@@ -149,7 +150,7 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 		v.reason = stalledFor(pid, n.BeatMtime, now, unverified, unverifiedWhy)
 	case age > th.Beat && (age <= th.Stale || ageNoSign):
 		v.flags.add(model.FlagQuiet)
-		v.reason = beat().prefixed(subject + ", quiet: ")
+		v.reason = beat(subject + ", quiet: ")
 		if age > th.Stale && tr.BeatNotRequired && note == "" {
 			// Running only because no beat is required: say so, and
 			// what the pid said.
@@ -162,16 +163,16 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 			}
 		}
 	default:
-		v.reason = beat().prefixed(subject + "; ")
+		v.reason = beat(subject + "; ")
 	}
 	if lead != "" {
-		v.reason = beat().prefixed(lead)
+		v.reason = beat(lead)
 	}
 	if note != "" {
 		v.reason = v.reason.appended("; " + note)
 	}
 	if blocked {
-		v.reason = beat().prefixed(waitingForHuman(n.Blocked) + "; ")
+		v.reason = beat(waitingForHuman(n.Blocked) + "; ")
 	}
 	return v
 }

@@ -23,8 +23,16 @@ func plainReason(text string) reason { return reason{text: text} }
 // beatAge is before + the age of the beat mtime at now + after; the age
 // moves with the clock.
 func beatAge(before string, mtime, now time.Time, after string) reason {
-	age := model.FormatAge(now.Sub(mtime))
-	return reason{text: before + age + after, age: model.ReasonAge{Since: mtime, At: int32(len(before)), Len: int32(len(age))}}
+	return ledBeatAge("", before, mtime, now, after)
+}
+
+// ledBeatAge is beatAge with lead before it: one text made, where
+// beatAge(...).prefixed(lead) makes two.
+func ledBeatAge(lead, before string, mtime, now time.Time, after string) reason {
+	var buf [16]byte
+	age := model.AppendAge(buf[:0], now.Sub(mtime))
+	return reason{text: reasonTexts.join(lead, before, string(age), after),
+		age: model.ReasonAge{Since: mtime, At: int32(len(lead) + len(before)), Len: int32(len(age))}}
 }
 
 // quotingTheClock marks r as quoting an age in plain text
@@ -36,22 +44,27 @@ func (r reason) quotingTheClock() reason {
 }
 
 func (r reason) prefixed(s string) reason {
+	if s == "" {
+		return r
+	}
 	if r.age.Len > 0 {
 		r.age.At += int32(len(s))
 	}
-	r.text = s + r.text
+	r.text = reasonTexts.join(s, r.text)
 	return r
 }
 
 func (r reason) appended(s string) reason {
-	r.text += s
+	if s != "" {
+		r.text = reasonTexts.join(r.text, s)
+	}
 	return r
 }
 
 // appendedReason appends sep and o. A moving age of o's cannot move here
 // (a reason has one, r's place), so it counts as the clock quoted.
 func (r reason) appendedReason(sep string, o reason) reason {
-	r.text += sep + o.text
+	r.text = reasonTexts.join(r.text, sep, o.text)
 	if o.age.QuotesClock || o.age.Len > 0 {
 		r.age.QuotesClock = true
 	}
@@ -61,7 +74,8 @@ func (r reason) appendedReason(sep string, o reason) reason {
 // killCandidateIn is the countdown of a stalled node: "kill candidate in
 // 1m30s", plain text that holds as of the classification.
 func killCandidateIn(d time.Duration) reason {
-	return plainReason("kill candidate in " + model.FormatAge(d)).quotingTheClock()
+	var buf [16]byte
+	return plainReason(reasonTexts.join("kill candidate in ", string(model.AppendAge(buf[:0], d)))).quotingTheClock()
 }
 
 // clock renders a wall time the way the reasons name it: "11:58:30" in the
@@ -74,8 +88,9 @@ func clock(t, now time.Time) string {
 	return t.Format("2006-01-02 15:04:05")
 }
 
-func lastBeat(mtime, now time.Time) reason {
-	return beatAge("last beat ", mtime, now, " ago")
+// lastBeat is lead + "last beat 12s ago".
+func lastBeat(lead string, mtime, now time.Time) reason {
+	return ledBeatAge(lead, "last beat ", mtime, now, " ago")
 }
 
 func waitingForHuman(b *model.Blocked) string {
@@ -102,12 +117,12 @@ func inTheFuture(file string, ahead time.Duration) string {
 	return file + " mtime " + model.FormatAge(ahead) + " in the future"
 }
 
-func reasonPidGone(pid int, beat reason) reason {
-	return beat.prefixed("pid " + strconv.Itoa(pid) + " gone; ")
-}
+// pidGoneLead and pidReusedLead lead the beat's word (see classifyHeartbeat) on a
+// dead node.
+func pidGoneLead(pid int) string { return "pid " + strconv.Itoa(pid) + " gone; " }
 
-func reasonPidReused(pid int, beat reason) reason {
-	return beat.prefixed("pid " + strconv.Itoa(pid) + " now belongs to another process; ")
+func pidReusedLead(pid int) string {
+	return "pid " + strconv.Itoa(pid) + " now belongs to another process; "
 }
 
 // launchTimeout is the reason of a starting record past its launch

@@ -3,6 +3,7 @@ package liveness
 import (
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -94,6 +95,45 @@ func TestReasonBeatAgeMovesWhenShown(t *testing.T) {
 			}
 			if n.ReasonAge.QuotesClock != tt.wantQuotes {
 				t.Errorf("quotes another age as text: %v, want %v", n.ReasonAge.QuotesClock, tt.wantQuotes)
+			}
+		})
+	}
+}
+
+// SPEC §8 memory: nodes whose reasons read the same share one text. A
+// fleet crossing a threshold together (every node quiet, or stalled, in
+// the same second) renews every node's reason: made anew per node, the
+// texts cost a fleet's worth of allocations and as much of the live heap.
+// Classifying a node again whose reason's text another node already has
+// allocates no text.
+func TestNodesOfOneReasonShareItsText(t *testing.T) {
+	tests := []struct {
+		name string
+		age  time.Duration
+		want string
+	}{
+		{"beating", 10 * time.Second, "beating; last beat 10s ago"},
+		{"quiet", 45 * time.Second, "beating, quiet: last beat 45s ago"},
+		{"stalled", 3 * time.Minute, "alive but not beating for 3m00s; kill candidate in 2m00s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := beating("a", "running", pidAlive, tt.age), beating("b", "running", pidAlive, tt.age)
+			probe := newFakeProbe()
+			ClassifyForest([]*model.Node{a, b}, probe, now, th)
+			if a.Reason != tt.want || b.Reason != tt.want {
+				t.Fatalf("reasons %q and %q, want %q", a.Reason, b.Reason, tt.want)
+			}
+			if unsafe.StringData(a.Reason) != unsafe.StringData(b.Reason) {
+				t.Errorf("a and b hold %q in two copies", tt.want)
+			}
+			c := beating("c", "running", pidAlive, tt.age)
+			allocs := testing.AllocsPerRun(20, func() {
+				ClassifyNode(c, probe, now, th)
+				classifyInTree(c, now, th)
+			})
+			if c.Reason != tt.want || allocs > 0 {
+				t.Errorf("classifying a node whose reason %q another has allocated %.0f times, want none", c.Reason, allocs)
 			}
 		})
 	}

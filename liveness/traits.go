@@ -42,7 +42,7 @@ type turn struct {
 // stale. A blocked node is never dead for idleness, so only its owner's
 // end makes it dead.
 func betweenTurns(n *model.Node, probe Probe, pid int, age time.Duration, skewed, blocked bool,
-	th model.Thresholds, beat func() reason) turn {
+	th model.Thresholds, beat func(lead string) reason) turn {
 	stale := age > th.Stale && !skewed && !blocked
 	if n.Owner.PID > 0 {
 		owner := ownerStatus(probe.Lookup(n.Owner.PID), n.Owner.Started, th.StartTolerance)
@@ -53,14 +53,14 @@ func betweenTurns(n *model.Node, probe Probe, pid int, age time.Duration, skewed
 			if owner == model.ProcessReused {
 				why += " (now another process)"
 			}
-			return turn{dead: true, reason: beat().prefixed(why + "; ")}
+			return turn{dead: true, reason: beat(why + "; ")}
 		case stale:
-			return turn{dead: true, reason: reasonPidGone(pid, beat())}
+			return turn{dead: true, reason: beat(pidGoneLead(pid))}
 		}
 		return turn{idle: true, lead: "between turns: pid " + strconv.Itoa(pid) + " exited; owner pid " + ownerPid + " alive; "}
 	}
 	if stale {
-		return turn{dead: true, reason: reasonPidGone(pid, beat())}
+		return turn{dead: true, reason: beat(pidGoneLead(pid))}
 	}
 	return turn{lead: "pid " + strconv.Itoa(pid) + " gone between turns: dead once the beat is stale; "}
 }

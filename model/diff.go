@@ -19,13 +19,32 @@ import (
 // so its subtree is skipped and a diff costs what was reclassified, not
 // the forest. Each snapshot must hold exactly its forest's nodes.
 func Diff(prev, next *Snapshot, now time.Time, gone string) []Transition {
+	return DiffFor(prev, next, now, gone, TransitionView{})
+}
+
+// TransitionView is what the consumer of a stream of updates shows of each
+// update's transitions: a producer told so lists only those (DiffFor). The
+// zero value shows every one.
+type TransitionView struct {
+	// Shows says whether the consumer shows t; nil: every one.
+	Shows func(t Transition) bool
+	// Newest > 0: of those shown, only the newest this many are kept (the
+	// dashboard's event pane holds 10,000).
+	Newest int
+}
+
+// DiffFor is Diff's list as view's consumer keeps it: the transitions it
+// shows, the newest view.Newest of them, in Diff's order. A fleet of
+// 100,000 nodes crossing a threshold together then costs the dashboard
+// the events it can hold, not a transition per node (SPEC §8 memory).
+func DiffFor(prev, next *Snapshot, now time.Time, gone string, view TransitionView) []Transition {
 	if prev == nil || next == nil {
 		return nil
 	}
 	// Counted first, then listed: a fleet crossing a threshold together
 	// makes a transition of every node, whose list, grown, would leave
 	// arrays of several times its size behind (SPEC §8 memory).
-	d := differ{prev: prev, now: now, counting: true}
+	d := differ{prev: prev, now: now, counting: true, shows: view.Shows}
 	d.sessions(next)
 	var vanished []string
 	if d.fresh > 0 || prev.NodeCount() != next.NodeCount() {
@@ -38,14 +57,24 @@ func Diff(prev, next *Snapshot, now time.Time, gone string) []Transition {
 		}
 		sort.Strings(vanished)
 	}
-	if d.count+len(vanished) == 0 {
+	vanishedAt := func(id string) Transition {
+		p := prev.Node(id)
+		return Transition{Time: now, ID: id, From: p.State, FromFlags: p.Flags, Reason: gone}
+	}
+	for _, id := range vanished {
+		d.add(vanishedAt(id))
+	}
+	if d.count == 0 {
 		return nil
 	}
-	d.counting, d.out = false, make([]Transition, 0, d.count+len(vanished))
+	listed := d.count
+	if view.Newest > 0 && listed > view.Newest {
+		d.skip, listed = d.count-view.Newest, view.Newest
+	}
+	d.counting, d.out = false, make([]Transition, 0, listed)
 	d.sessions(next)
 	for _, id := range vanished {
-		p := prev.Node(id)
-		d.out = append(d.out, Transition{Time: now, ID: id, From: p.State, FromFlags: p.Flags, Reason: gone})
+		d.add(vanishedAt(id))
 	}
 	return d.out
 }
@@ -56,8 +85,10 @@ type differ struct {
 	prev     *Snapshot
 	now      time.Time
 	counting bool
-	count    int // transitions counted
-	fresh    int // nodes of next whose id prev does not know, counted
+	shows    func(Transition) bool // nil: every transition is listed
+	count    int                   // transitions counted that are shown
+	skip     int                   // of those, how many to leave out, the oldest
+	fresh    int                   // nodes of next whose id prev does not know, counted
 	out      []Transition
 }
 
@@ -106,11 +137,16 @@ func (d *differ) walk(n, p *Node) {
 	}
 }
 
-// add counts t, or lists it.
+// add counts t, or lists it, when it is shown and not one of the oldest
+// left out.
 func (d *differ) add(t Transition) {
-	if d.counting {
+	switch {
+	case d.shows != nil && !d.shows(t):
+	case d.counting:
 		d.count++
-		return
+	case d.skip > 0:
+		d.skip--
+	default:
+		d.out = append(d.out, t)
 	}
-	d.out = append(d.out, t)
 }

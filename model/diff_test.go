@@ -237,3 +237,75 @@ func TestDiffAllocatesItsTransitionsOnce(t *testing.T) {
 		})
 	}
 }
+
+// A consumer that shows only some transitions, and only the newest of
+// them (the dashboard's event pane: SPEC §6), gets from a diff exactly
+// those, in order: what it would keep of the whole list.
+func TestDiffForListsWhatItsConsumerShows(t *testing.T) {
+	now := time.Date(2026, 3, 8, 12, 0, 0, 0, time.UTC)
+	quiet := []Flag{FlagQuiet}
+	prev := build(
+		tnode{id: "a", state: running, kids: []tnode{{id: "a/1", state: running}, {id: "a/2", state: running}}},
+		tnode{id: "b", state: running, kids: []tnode{{id: "b/1", state: running}}},
+		tnode{id: "c", state: running},
+		tnode{id: "d", state: running},
+	)
+	next := build(
+		tnode{id: "a", state: running, flags: quiet, kids: []tnode{{id: "a/1", state: dead}, {id: "a/2", state: running, flags: quiet}}},
+		tnode{id: "b", state: dead, kids: []tnode{{id: "b/1", state: running, flags: stalled}, {id: "b/3", state: running}}},
+		tnode{id: "c", state: running, flags: quiet},
+	)
+	notQuiet := func(t Transition) bool { return !slices.Contains(t.ToFlags, FlagQuiet) }
+	all := Diff(prev, next, now, "vanished")
+	tests := []struct {
+		name string
+		view TransitionView
+	}{
+		{"every one", TransitionView{}},
+		{"the newest three", TransitionView{Newest: 3}},
+		{"those shown", TransitionView{Shows: notQuiet}},
+		{"the newest two shown", TransitionView{Shows: notQuiet, Newest: 2}},
+		{"more than there are", TransitionView{Shows: notQuiet, Newest: 100}},
+		{"the newest one: a vanished node", TransitionView{Shows: notQuiet, Newest: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var want []Transition
+			for _, tr := range all {
+				if tt.view.Shows == nil || tt.view.Shows(tr) {
+					want = append(want, tr)
+				}
+			}
+			if tt.view.Newest > 0 && len(want) > tt.view.Newest {
+				want = want[len(want)-tt.view.Newest:]
+			}
+			got := DiffFor(prev, next, now, "vanished", tt.view)
+			if !slices.Equal(show(got), show(want)) {
+				t.Errorf("got\n  %s\nwant\n  %s", strings.Join(show(got), "\n  "), strings.Join(show(want), "\n  "))
+			}
+		})
+	}
+}
+
+// SPEC §8 memory: a fleet crossing a threshold together makes a transition
+// of every node; a consumer that keeps the newest few of them costs only
+// those.
+func TestDiffForAllocatesOnlyWhatItsConsumerKeeps(t *testing.T) {
+	fleet := func(state State) *Snapshot {
+		var ts []tnode
+		for i := range 1000 {
+			ts = append(ts, tnode{id: fmt.Sprintf("s%d", i), state: state})
+		}
+		return build(ts...)
+	}
+	prev, next := fleet(StateRunning), fleet(StateDead)
+	var out []Transition
+	view := TransitionView{Newest: 10, Shows: func(Transition) bool { return true }}
+	allocs := testing.AllocsPerRun(5, func() { out = DiffFor(prev, next, mergeNow, "vanished", view) })
+	if len(out) != 10 || out[9].ID != "s999" {
+		t.Fatalf("%d transitions, the last %+v: want the newest 10", len(out), out[len(out)-1])
+	}
+	if cap(out) > 10 || allocs > 1 {
+		t.Errorf("a list of capacity %d in %v allocations, want one of 10", cap(out), allocs)
+	}
+}

@@ -11,26 +11,33 @@ import (
 // It truncates to whole units; a negative duration (an mtime in the
 // future) is "0s".
 func FormatAge(d time.Duration) string {
+	var buf [16]byte
+	return string(AppendAge(buf[:0], d))
+}
+
+// AppendAge appends FormatAge(d) to dst: an age written into a text
+// being built costs no string of its own.
+func AppendAge(dst []byte, d time.Duration) []byte {
 	if d < time.Second {
-		return "0s"
+		return append(dst, "0s"...)
 	}
 	s := int64(d / time.Second)
 	switch {
 	case s < 60:
-		return strconv.FormatInt(s, 10) + "s"
+		return append(strconv.AppendInt(dst, s, 10), 's')
 	case s < 3600:
-		return strconv.FormatInt(s/60, 10) + "m" + twoDigits(s%60) + "s"
+		return append(appendTwoDigits(append(strconv.AppendInt(dst, s/60, 10), 'm'), s%60), 's')
 	case s < 86400:
-		return strconv.FormatInt(s/3600, 10) + "h" + twoDigits(s%3600/60) + "m"
+		return append(appendTwoDigits(append(strconv.AppendInt(dst, s/3600, 10), 'h'), s%3600/60), 'm')
 	}
-	return strconv.FormatInt(s/86400, 10) + "d" + twoDigits(s%86400/3600) + "h"
+	return append(appendTwoDigits(append(strconv.AppendInt(dst, s/86400, 10), 'd'), s%86400/3600), 'h')
 }
 
-func twoDigits(v int64) string {
+func appendTwoDigits(dst []byte, v int64) []byte {
 	if v < 10 {
-		return "0" + strconv.FormatInt(v, 10)
+		dst = append(dst, '0')
 	}
-	return strconv.FormatInt(v, 10)
+	return strconv.AppendInt(dst, v, 10)
 }
 
 // ReasonAge is the one age in a node's Reason that moves with the clock:

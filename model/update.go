@@ -13,7 +13,8 @@ import "time"
 //   - The newest snapshot always arrives; the ones in between may not.
 //   - Every transition arrives, in order, unless more than
 //     MaxPendingTransitions wait in one unread update: then the oldest are
-//     dropped.
+//     dropped. A producer told what its consumer shows (TransitionView)
+//     lists only those.
 //   - Hosts: the newest list arrives; an update without one keeps the last.
 //   - A snapshot is never mutated after it is sent: the consumer may read it
 //     while the producer goes on, and must not write to it. Two snapshots

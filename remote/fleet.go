@@ -85,6 +85,9 @@ type Options struct {
 	Every   time.Duration // Run's interval; 0 means DefaultEvery
 	Client  *http.Client  // nil: a client of its own
 	Now     func() time.Time
+	// Transitions is what the consumer of Updates shows of them: an update
+	// lists only those (model.DiffFor). The zero value lists every one.
+	Transitions model.TransitionView
 }
 
 // Fleet polls hosts and merges their snapshots. Poll and Run are not safe
@@ -163,7 +166,7 @@ func (f *Fleet) Poll(ctx context.Context) model.Update {
 		}
 	}
 	snap := f.merge(now)
-	trans := model.Diff(f.prev, snap, now, "gone from its host's snapshot")
+	trans := model.DiffFor(f.prev, snap, now, "gone from its host's snapshot", f.opts.Transitions)
 	f.prev = snap
 	hosts := make([]model.Host, len(f.state))
 	for i, st := range f.state {

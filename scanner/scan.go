@@ -42,7 +42,7 @@ func Classify(snap *model.Snapshot, opts Options) {
 	}
 	snap.GeneratedAt = now
 	snap.Thresholds = th
-	fillThresholds(snap.Sessions, opts, th)
+	fillThresholds(snap.Sessions, sourceThresholds(opts, th))
 	// Only the system probe is known to be safe to ask from several
 	// goroutines at once; injected probes are asked in order.
 	if _, ok := probe.(liveness.SystemProbe); ok {

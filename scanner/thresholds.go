@@ -52,10 +52,11 @@ func sourceThresholds(opts Options, global model.Thresholds) map[string]*model.T
 	return out
 }
 
-// fillThresholds gives every node of sessions whose source is registered
-// that source's thresholds (Node.Thresholds), and every other node none.
-func fillThresholds(sessions []*model.Node, opts Options, global model.Thresholds) {
-	bySource := sourceThresholds(opts, global)
+// fillThresholds gives every node of sessions whose source is in bySource
+// (sourceThresholds) that source's thresholds (Node.Thresholds), and every
+// other node none. The live engine makes bySource once: a renewal of every
+// session (a fleet's transition) then allocates none.
+func fillThresholds(sessions []*model.Node, bySource map[string]*model.Thresholds) {
 	for _, s := range sessions {
 		s.Walk(func(n *model.Node) {
 			n.Thresholds = bySource[n.Source]

@@ -90,3 +90,29 @@ func TestWatcherGivesSourceNodesTheirThresholds(t *testing.T) {
 		t.Errorf("thresholds %+v, flags %v (%s): want the source's stale, quiet", n.Thresholds, n.Flags, n.Reason)
 	}
 }
+
+// SPEC §8 memory: a source's thresholds are made once per watcher, and a
+// renewed session's nodes share them: a renewal allocates none (a fleet's
+// transition renews every session).
+func TestRenewedSessionsShareTheirSourcesThresholds(t *testing.T) {
+	store := newRecordStore(t)
+	writeRecords(t, store, []record{selfRecord("boss", "", "running")})
+	w, err := NewWatcher(Options{Roots: []string{store}, Sources: []sources.Source{slowStore{}}},
+		WatchOptions{Tick: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := mustNode(t, w.Snapshot(), "boss").Thresholds
+	if first == nil {
+		t.Fatal("boss has no thresholds of its source")
+	}
+	runWatcher(t, w)
+	writeRecords(t, store, []record{selfRecord("boss", "", "paused")})
+	await(t, w, "boss paused", func(s *model.Snapshot) bool {
+		n := s.Node("boss")
+		return n != nil && n.HasFlag(model.FlagPaused)
+	})
+	if got := mustNode(t, w.Snapshot(), "boss").Thresholds; got != first {
+		t.Errorf("the renewed boss has thresholds %p (%+v), the first snapshot's were %p: made again per renewal", got, got, first)
+	}
+}

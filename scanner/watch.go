@@ -80,6 +80,9 @@ type WatchOptions struct {
 	// lines into `.children` and remove it. Off, the watcher writes nothing
 	// and shows those lines from where they are (--readonly).
 	RecoverCompactions bool
+	// Transitions is what the consumer of Updates shows of them: an update
+	// lists only those (model.DiffFor). The zero value lists every one.
+	Transitions model.TransitionView
 
 	// netFS replaces the statfs check of a root or mount point in tests: it
 	// returns the name of the network file system the path is on, or "".
@@ -104,6 +107,9 @@ type Watcher struct {
 	// allRoots are every root, the stores' included, in the order given.
 	allRoots []Root
 	probe    *liveness.CachingProbe
+	// bySource are the thresholds of each registered source's nodes
+	// (sourceThresholds), made once: opts never change.
+	bySource map[string]*model.Thresholds
 	// releaseProbe lets go of the processes the probe pinned.
 	releaseProbe func()
 	now          func() time.Time
@@ -186,6 +192,7 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 		nodes:     newNodeRecords(),
 		due:       newDueTracker(),
 		walkProbs: map[string]model.Problem{},
+		bySource:  sourceThresholds(opts, opts.Thresholds),
 	}
 	if w.now == nil {
 		w.now = time.Now

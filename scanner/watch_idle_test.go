@@ -120,3 +120,35 @@ func TestWatchTickNoticesPidGone(t *testing.T) {
 		t.Errorf("no running -> dead transition for a in %+v", tr)
 	}
 }
+
+// A watcher told what its consumer shows of the transitions
+// (WatchOptions.Transitions, the dashboard's event pane) lists only those:
+// here b's, while a and b both die.
+func TestWatcherListsOnlyTheTransitionsItsConsumerShows(t *testing.T) {
+	root := t.TempDir()
+	started := time.Now().Add(-time.Hour)
+	sec := float64(started.UnixNano()) / 1e9
+	writeHeartbeat(t, filepath.Join(root, "a"), 4242, sec, "running", "")
+	writeHeartbeat(t, filepath.Join(root, "b"), 4343, sec, "running", "")
+	probe := &flipProbe{started: started}
+	onlyB := model.TransitionView{Shows: func(t model.Transition) bool { return t.ID == "b" }}
+	w, err := NewWatcher(Options{Roots: []string{root}, Thresholds: longThresholds, Probe: probe},
+		WatchOptions{Tick: 10 * time.Millisecond, Transitions: onlyB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runWatcher(t, w)
+	await(t, w, "running", nodeIs("a", model.StateRunning, "", false))
+	probe.gone.Store(true)
+	tr := await(t, w, "dead", func(s *model.Snapshot) bool {
+		return s.Node("a").State == model.StateDead && s.Node("b").State == model.StateDead
+	})
+	if !hasTransition(tr, "b", model.StateRunning, model.StateDead) {
+		t.Errorf("no running -> dead transition for b in %+v", tr)
+	}
+	for _, x := range tr {
+		if x.ID != "b" {
+			t.Errorf("listed %s's transition %+v, which the consumer does not show", x.ID, x)
+		}
+	}
+}

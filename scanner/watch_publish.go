@@ -112,7 +112,7 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 		}
 		for i := range affected {
 			c := w.renewSession(w.prev.Sessions[i])
-			fillThresholds([]*model.Node{c}, w.opts, w.opts.Thresholds)
+			fillThresholds([]*model.Node{c}, w.bySource)
 			w.owners.apply(c)
 			liveness.ClassifyForest([]*model.Node{c}, w.probe, now, w.opts.Thresholds)
 			w.owners.note(c, w.probe, now, w.opts.Thresholds)
@@ -127,7 +127,7 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 	snap.Thresholds = w.opts.Thresholds
 	snap.Watch = w.watchInfo()
 	// The sessions nothing touched are prev's own nodes, which Diff skips.
-	trans := model.Diff(w.prev, snap, now, "vanished from disk")
+	trans := model.DiffFor(w.prev, snap, now, "vanished from disk", w.wo.Transitions)
 	w.prev = snap
 	w.latest.Store(snap)
 	w.lastFlush = time.Now()
@@ -170,7 +170,7 @@ func (w *Watcher) affectedSessions(now time.Time, tick bool) map[int]bool {
 // rebuilt forest or a copy of the previous one, and notes what the ticks
 // need of each.
 func (w *Watcher) classifyAll(snap *model.Snapshot, now time.Time) {
-	fillThresholds(snap.Sessions, w.opts, w.opts.Thresholds)
+	fillThresholds(snap.Sessions, w.bySource)
 	w.owners.prune(snap.Sessions)
 	for _, s := range snap.Sessions {
 		w.owners.apply(s)

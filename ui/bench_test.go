@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -74,6 +75,31 @@ func BenchmarkReflowKeyToFrame10k(b *testing.B) {
 func BenchmarkUpdateToFrame10k(b *testing.B) {
 	m := newTestModel(b, 120, 40, Options{Initial: bigSnapshot(10000)})
 	snaps := [2]*model.Snapshot{bigSnapshot(10000), bigSnapshot(10000)}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		m.Update(updateMsg{update: model.Update{Snapshot: snaps[i%2]}})
+		_ = m.View()
+		i++
+	}
+}
+
+// A fleet's transition arriving at 10,000 nodes: every session but the
+// first renewed (the first is shared), then the frame. Two such snapshots
+// alternate.
+func BenchmarkFleetTransitionUpdate10k(b *testing.B) {
+	base := bigSnapshot(10000)
+	m := newTestModel(b, 120, 40, Options{Initial: base})
+	var snaps [2]*model.Snapshot
+	for k := range snaps {
+		next := *base
+		next.Sessions = slices.Clone(base.Sessions)
+		for i := 1; i < len(next.Sessions); i++ {
+			next.Sessions[i] = copySubtree(next.Sessions[i], nil)
+		}
+		next.ByID = indexForest(next.Sessions)
+		snaps[k] = &next
+	}
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {

@@ -97,6 +97,15 @@ func releasedCmd(release func()) tea.Cmd {
 	}
 }
 
+// EventTransitions is what the event pane shows of an update's
+// transitions: all but the quietOnly ones, the newest maxEvents of them. A
+// producer told so (scanner.WatchOptions.Transitions) lists no others, and
+// a fleet crossing a threshold together costs the events the pane holds,
+// not a transition per node.
+func EventTransitions() model.TransitionView {
+	return model.TransitionView{Shows: func(t model.Transition) bool { return !quietOnly(t) }, Newest: maxEvents}
+}
+
 // quietOnly is a transition that only sets or clears `quiet`: a beat a
 // little late, which flaps with every beat and would drown the event pane.
 func quietOnly(t model.Transition) bool {

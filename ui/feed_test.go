@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -287,4 +288,26 @@ func bytesOf(f func()) uint64 {
 	f()
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
+}
+
+// SPEC §8 (memory): an update that renews most of the tree but keeps a
+// session (a fleet crossing a threshold over a tick or two) lays the
+// renewed rows out without growing a scratch array row by row: it
+// allocates less than the rows take, and the rows are those of a whole
+// layout.
+func TestAMostlyRenewedUpdateReusesTheRows(t *testing.T) {
+	base := bigSnapshot(10000)
+	m := newTestModel(t, 120, 40, Options{Initial: base})
+	next := *base
+	next.Sessions = slices.Clone(base.Sessions)
+	for i := 1; i < len(next.Sessions); i++ { // the first is kept
+		next.Sessions[i] = copySubtree(next.Sessions[i], nil)
+	}
+	next.ByID = indexForest(next.Sessions)
+	rowsBytes := uint64(len(m.rows)) * uint64(unsafe.Sizeof(row{}))
+	got := bytesOf(func() { m.Update(updateMsg{update: model.Update{Snapshot: &next}}) })
+	checkLayout(t, m, "after renewing all sessions but one")
+	if got >= rowsBytes {
+		t.Errorf("an update renewing all sessions but one of %d rows allocated %d bytes, the rows alone take %d", len(m.rows), got, rowsBytes)
+	}
 }

@@ -27,10 +27,8 @@ type flatCache struct {
 	// its rows (empty when a filter hides it); spareTops is the array the
 	// next layout's go into.
 	tops, spareTops []flatBlock
-	// fresh holds the rows of the renewed top-level nodes while an update
-	// is laid out; spare is the array the next layout that moves rows goes
-	// into.
-	fresh, spare []row
+	// spare is the array the next layout that moves rows goes into.
+	spare []row
 	// at finds an old block by its top when the order of the tops differs.
 	at map[*model.Node]int
 	// indexed: the model's index holds the rows as they are (rowOf builds
@@ -38,17 +36,12 @@ type flatCache struct {
 	indexed bool
 }
 
-// maxFreshRows bounds the scratch rows an update's renewed blocks are laid
-// out in that are kept for the next update: a touch renews a session of a
-// few rows.
-const maxFreshRows = 1024
-
 // flatBlock is a top-level node and its rows, m.rows[start:end].
 type flatBlock struct {
 	top        *model.Node
 	start, end int
-	// from is where the rows come from while a layout is made: the old
-	// rows' start, or (fresh) the start in flatCache.fresh.
+	// from is, while a layout is made, where a kept block's rows are in
+	// the old rows; fresh: the block is laid out anew.
 	from  int
 	fresh bool
 }
@@ -157,18 +150,21 @@ func (m *Model) reflowUpdate() {
 		m.reflow()
 		return
 	}
-	// Where each block goes; the renewed ones are laid out.
+	// Where each block goes: a renewed one's rows are counted first, so
+	// that they are laid out where they go. A scratch array grown row by
+	// row would cost several times the rows when a fleet's transition
+	// renews most of them (SPEC §8 memory).
 	f := newFlattener(o)
-	fresh := c.fresh[:0]
 	inPlace := true // every kept block stays where it was
 	end := 0
 	for i := range next {
 		b := &next[i]
 		b.start = end
 		if b.fresh {
-			b.from = len(fresh)
-			fresh = f.top(fresh, b.top)
-			b.end = end + len(fresh) - b.from
+			b.end = end
+			if f.shown(b.top) {
+				b.end += f.count(b.top)
+			}
 		} else {
 			b.end += end // it held the block's length
 			inPlace = inPlace && b.start == b.from
@@ -177,12 +173,12 @@ func (m *Model) reflowUpdate() {
 	}
 	old := m.rows
 	if inPlace && end <= cap(old) {
-		// Only the renewed blocks are written, over the rows of what they
-		// replace.
+		// Only the renewed blocks are written, each over rows of what it
+		// replaces: the kept ones are where they were.
 		rows := old[:end]
 		for _, b := range next {
-			if b.fresh {
-				moveRows(rows[b.start:b.end], fresh[b.from:b.from+b.end-b.start], b.start-b.from)
+			if b.fresh && b.end > b.start {
+				f.lay(rows[:b.start], b.top) // within rows' array: cap(rows) >= end
 			}
 		}
 		if end < len(old) {
@@ -194,37 +190,35 @@ func (m *Model) reflowUpdate() {
 		if cap(rows) < end {
 			rows = make([]row, 0, end+end/8)
 		}
-		rows = rows[:end]
 		for _, b := range next {
-			src := old
 			if b.fresh {
-				src = fresh
+				if b.end > b.start {
+					rows = f.lay(rows, b.top)
+				}
+				continue
 			}
-			moveRows(rows[b.start:b.end], src[b.from:b.from+b.end-b.start], b.start-b.from)
+			start := len(rows)
+			rows = append(rows, old[b.from:b.from+b.end-b.start]...)
+			shiftParents(rows[start:], b.start-b.from)
 		}
 		// The old array is the next one's spare: it must not keep old nodes alive.
 		clear(old)
 		m.rows, c.spare = rows, old[:0]
 	}
-	clear(fresh)
-	if cap(fresh) > maxFreshRows {
-		fresh = nil // a big renewal's scratch is not kept for the small ones
-	}
 	clear(c.tops)
-	c.fresh, c.tops, c.spareTops = fresh[:0], next, c.tops[:0]
+	c.tops, c.spareTops = next, c.tops[:0]
 	m.placeCursor()
 }
 
-// moveRows copies src to dst, whose first row is shift rows further down
-// than src's was: the parent indices move with them.
-func moveRows(dst, src []row, shift int) {
-	copy(dst, src)
+// shiftParents moves the parent indices of rows, moved shift rows further
+// down, with them.
+func shiftParents(rows []row, shift int) {
 	if shift == 0 {
 		return
 	}
-	for i := range dst {
-		if dst[i].parent >= 0 {
-			dst[i].parent += shift
+	for i := range rows {
+		if rows[i].parent >= 0 {
+			rows[i].parent += shift
 		}
 	}
 }

@@ -218,16 +218,40 @@ func newFlattener(o flatOptions) *flattener {
 // top appends the rows of the top-level node s to rows; parent indices
 // are indices of rows.
 func (f *flattener) top(rows []row, s *model.Node) []row {
-	if f.keep != nil {
-		// keep grows over the tops of one layout (a node is under one top):
-		// clearing it per top would cost its size a top.
-		if !f.mark(s) {
-			return rows
-		}
+	if !f.shown(s) {
+		return rows
 	}
+	return f.lay(rows, s)
+}
+
+// shown says whether the top-level node s has rows: always, unless a
+// filter hides it and all beneath it.
+func (f *flattener) shown(s *model.Node) bool {
+	// keep grows over the tops of one layout (a node is under one top):
+	// clearing it per top would cost its size a top.
+	return f.keep == nil || f.mark(s)
+}
+
+// lay appends the rows of s, a shown top-level node, to rows.
+func (f *flattener) lay(rows []row, s *model.Node) []row {
 	f.rows = rows
 	f.walk(s, 0, -1, true)
 	rows, f.rows = f.rows, nil
+	return rows
+}
+
+// count is the number of rows lay makes of n's subtree, n shown: the
+// order of the children does not change it, so none is sorted.
+func (f *flattener) count(n *model.Node) int {
+	if f.o.collapsed[n.ID] && !f.onPath[n.ID] {
+		return 1
+	}
+	rows := 1
+	for _, c := range n.Children {
+		if f.keep == nil || f.keep[c] {
+			rows += f.count(c)
+		}
+	}
 	return rows
 }
 

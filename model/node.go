@@ -14,17 +14,14 @@ type Node struct {
 	HeartbeatPath string
 
 	// Facts from disk.
-	HasHeartbeat bool       // the .heartbeat file exists
-	Legacy       bool       // known from `.running` only (its pid: LegacyPID)
-	Merged       bool       // `.merged` exists
-	Heartbeat    *Heartbeat // nil when absent or unparseable
-	// HeartbeatRaw is the file as read (capped), for the detail pane and
-	// `--once --json`; the live engine keeps none (it reads the file when
-	// the detail pane opens). Beside Heartbeat, not in Rare: a one-shot
-	// scan keeps it for every node, and a Node has room for it in its size
-	// class.
-	HeartbeatRaw  []byte
-	BeatMtime     time.Time // mtime of .heartbeat (or .running for legacy)
+	HasHeartbeat bool // the .heartbeat file exists
+	Legacy       bool // known from `.running` only (its pid: LegacyPID)
+	Merged       bool // `.merged` exists
+	// Process is what the process probe said, when it was asked (beside
+	// the flags above: a byte of the word they share).
+	Process       ProcessStatus
+	Heartbeat     *Heartbeat // nil when absent or unparseable
+	BeatMtime     time.Time  // mtime of .heartbeat (or .running for legacy)
 	Registry      []RegistryLine
 	RegistryPath  string // absolute path of this node's .children ("" when none)
 	RegistryMtime time.Time
@@ -34,7 +31,6 @@ type Node struct {
 	Retries       RetryCount
 	Blocked       *Blocked
 	ActivityMtime time.Time // newest *-stream.jsonl mtime
-	ResumeMtime   time.Time // mtime of .resume-pending
 	ParentID      string    // "" for a session
 	Parent        *Node     `json:"-"`
 	Children      []*Node   // sorted by id
@@ -73,14 +69,12 @@ type Node struct {
 	Reason    string
 	ReasonAge ReasonAge
 	Action    Action
-	// Process is what the process probe said, when it was asked.
-	Process ProcessStatus
 	// OrphanedSince is when the parent stopped running, for an orphaned node.
 	OrphanedSince time.Time
 }
 
 // ProcessStatus is the result of probing a pid against a heartbeat's started.
-type ProcessStatus int
+type ProcessStatus uint8
 
 const (
 	ProcessNotProbed  ProcessStatus = iota
@@ -205,6 +199,8 @@ type Field struct {
 
 // Traits are the ways a source's records differ from a native heartbeat,
 // which the classifier honours (SPEC §10). The zero value is a heartbeat.
+// Its flags come first, together: every node holds a Traits, and a flag
+// between the durations would pad it by a word.
 type Traits struct {
 	// PIDPerTurn: the pid is the current turn's subprocess, gone between
 	// turns while the engine that owns the work lives (TeaParty's leads and
@@ -220,8 +216,6 @@ type Traits struct {
 	// MergesItself: the system merges finished work by itself, so a
 	// completed node recommends none, never merge.
 	MergesItself bool
-	// LaunchTimeout: a starting record older than this is dead (0: none).
-	LaunchTimeout time.Duration
 	// BeatNotRequired: the record's age is no sign of death. The system
 	// does not require a beat (opencode-teams' agents beat only when they
 	// call its heartbeat tool; chatroom's records never beat), so past
@@ -229,6 +223,8 @@ type Traits struct {
 	// age; only a gone or reused pid (where the record names one) or the
 	// record's own status says it stopped.
 	BeatNotRequired bool
+	// LaunchTimeout: a starting record older than this is dead (0: none).
+	LaunchTimeout time.Duration
 	// StartSlack: the record's started is stamped up to this long after
 	// the process was created (chatroom writes startedAt once its spawn
 	// call returns, up to ~110 s after the fork). The same process is one

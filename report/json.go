@@ -429,7 +429,7 @@ func nodeJSON(n *model.Node, now time.Time, a *nodeArena) NodeJSON {
 		if hb.Started > 0 {
 			out.Started = box(a, floatsOf(a), hb.Started)
 		}
-		if status, ok := statusJSON(hb, n.HeartbeatRaw); ok {
+		if status, ok := statusJSON(hb, n.HeartbeatRaw()); ok {
 			out.Status = box(a, strs, status)
 		}
 		if len(hb.Extra) > 0 {

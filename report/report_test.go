@@ -164,8 +164,8 @@ func TestJSONStreamedAsOneIndentedEncoderWouldWriteIt(t *testing.T) {
 	lead.Blocked = &model.Blocked{Question: "which one?\n"}
 	lead.Heartbeat.PID = -3
 	tiny := &model.Node{ID: "T", Root: "/r", InfraDir: "/r/T", HasHeartbeat: true, HeartbeatPath: "/r/T/.heartbeat",
-		Heartbeat: &model.Heartbeat{Started: 1e-7, PID: 12}, BeatMtime: odd.GeneratedAt.Add(time.Hour),
-		HeartbeatRaw: []byte(`{"status": null}`)}
+		Heartbeat: &model.Heartbeat{Started: 1e-7, PID: 12}, BeatMtime: odd.GeneratedAt.Add(time.Hour)}
+	tiny.EditRare(func(r *model.Rare) { r.HeartbeatRaw = []byte(`{"status": null}`) })
 	odd.Sessions = append(odd.Sessions, tiny)
 	tests := []struct {
 		name string
@@ -275,10 +275,12 @@ func TestJSONStatusIsNullOnlyWhenAbsent(t *testing.T) {
 				}
 			}
 			lead.Heartbeat = &hb
-			lead.HeartbeatRaw = nil
-			if tt.raw != "" {
-				lead.HeartbeatRaw = []byte(tt.raw)
-			}
+			lead.EditRare(func(r *model.Rare) {
+				r.HeartbeatRaw = nil
+				if tt.raw != "" {
+					r.HeartbeatRaw = []byte(tt.raw)
+				}
+			})
 			var buf bytes.Buffer
 			if err := WriteJSON(&buf, snap); err != nil {
 				t.Fatal(err)

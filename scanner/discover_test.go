@@ -304,7 +304,7 @@ func TestReadNodeDirFacts(t *testing.T) {
 		{"blocked in .middle", n.Blocked != nil && n.Blocked.Question == "why?" && strings.HasSuffix(n.Blocked.Path, ".middle/blocked.json")},
 		{"newest stream mtime", n.ActivityMtime.Round(time.Second).Equal(now.Add(-20 * time.Second).Round(time.Second))},
 		{"merged", n.Merged},
-		{"resume pending", n.ResumePending() != nil && n.ResumePending().PID == 9 && !n.ResumeMtime.IsZero()},
+		{"resume pending", n.ResumePending() != nil && n.ResumePending().PID == 9 && !n.ResumeMtime().IsZero()},
 		{"no problems", len(n.Problems()) == 0 && len(n.ScanFlags()) == 0},
 		{"root kept", n.Root == "/r"},
 	}

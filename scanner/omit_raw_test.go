@@ -33,7 +33,7 @@ func TestOmitRawKeepsNoFileBytesAndChangesNoReport(t *testing.T) {
 	}
 	var withRaw, heartbeats, lines, histories int
 	for _, n := range kept.Nodes() {
-		if n.HeartbeatRaw != nil {
+		if n.HeartbeatRaw() != nil {
 			withRaw++
 		}
 		if n.Cfa != nil && len(n.Cfa.History) > 0 {
@@ -41,8 +41,8 @@ func TestOmitRawKeepsNoFileBytesAndChangesNoReport(t *testing.T) {
 		}
 	}
 	for id, n := range omitted.Nodes() {
-		if n.HeartbeatRaw != nil && n.Source == "" {
-			t.Errorf("%s: %d bytes of heartbeat kept", id, len(n.HeartbeatRaw))
+		if n.HeartbeatRaw() != nil && n.Source == "" {
+			t.Errorf("%s: %d bytes of heartbeat kept", id, len(n.HeartbeatRaw()))
 		}
 		if n.Heartbeat != nil {
 			heartbeats++

@@ -165,7 +165,6 @@ func readNode(root string, h dirHandle, entries []fs.DirEntry, r *nodeReader) *m
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
-			n.ResumeMtime = fi.mtime
 			rp, perr := protocol.ParseResumePending(b)
 			r.keep(b)
 			if err == nil && perr != nil {
@@ -174,7 +173,7 @@ func readNode(root string, h dirHandle, entries []fs.DirEntry, r *nodeReader) *m
 			if err != nil {
 				addProblem(n, path, err, true)
 			}
-			n.EditRare(func(r *model.Rare) { r.ResumePending = &rp }) // present counts, parsed or not
+			n.EditRare(func(r *model.Rare) { r.ResumePending, r.ResumeMtime = &rp, fi.mtime }) // present counts, parsed or not
 		default:
 			if strings.HasSuffix(name, protocol.StreamSuffix) {
 				if mtime, ok := h.lstatMtime(name); ok && mtime.After(n.ActivityMtime) {
@@ -274,7 +273,7 @@ func readHeartbeatInto(n *model.Node, h dirHandle, name string, r *nodeReader) b
 	if r.omitRaw {
 		defer r.keep(b)
 	} else {
-		n.HeartbeatRaw = b
+		n.EditRare(func(r *model.Rare) { r.HeartbeatRaw = b })
 	}
 	hb, err := protocol.ParseHeartbeat(b)
 	if err != nil {

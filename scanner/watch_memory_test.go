@@ -162,8 +162,8 @@ func TestWatcherKeepsNoFileBytes(t *testing.T) {
 				t.Fatalf("the lead's facts were not read: %+v", n)
 			}
 			for id, n := range snap.Nodes() {
-				if n.HeartbeatRaw != nil {
-					t.Errorf("%s: %d bytes of heartbeat kept", id, len(n.HeartbeatRaw))
+				if n.HeartbeatRaw() != nil {
+					t.Errorf("%s: %d bytes of heartbeat kept", id, len(n.HeartbeatRaw()))
 				}
 				if n.Cfa != nil && n.Cfa.History != nil {
 					t.Errorf("%s: the CfA history kept: %q", id, n.Cfa.History)

@@ -49,7 +49,7 @@ func (m *Model) loadFiles(n *model.Node) tea.Cmd {
 		if err != nil {
 			msg.heartbeatErr = err.Error()
 		} else {
-			msg.heartbeat = facts.HeartbeatRaw
+			msg.heartbeat = facts.HeartbeatRaw()
 			if msg.heartbeat == nil {
 				for _, p := range facts.Problems() {
 					if p.Path == hb {
@@ -75,8 +75,8 @@ func (m *Model) loadFiles(n *model.Node) tea.Cmd {
 func (m *Model) heartbeatLines(n *model.Node) []string {
 	f := m.files
 	switch {
-	case n.HeartbeatRaw != nil || n.HeartbeatPath == "" || !m.readsFiles(n):
-		return rawJSONLines(n.HeartbeatRaw)
+	case n.HeartbeatRaw() != nil || n.HeartbeatPath == "" || !m.readsFiles(n):
+		return rawJSONLines(n.HeartbeatRaw())
 	case f.id != n.ID:
 		return []string{"  loading…"}
 	case f.heartbeatErr != "":

@@ -309,7 +309,7 @@ func readDaemon(m *machine, facts *sources.Facts) {
 			problem(m.stateFile, "read %s: version %s: only %q is known", m.stateFile, quoteOrAbsent(sf.Version), stateVersion)
 			break
 		}
-		daemon.HeartbeatRaw = b
+		daemon.EditRare(func(r *model.Rare) { r.HeartbeatRaw = b })
 		updated = sf.UpdatedAt
 		agents = readAgents(m, sf, problem)
 	}

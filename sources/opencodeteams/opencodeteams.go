@@ -363,7 +363,7 @@ func fillAgent(n *model.Node, a agentFile, parentKey string) {
 	s := a.state
 	n.Source = string(sources.OpencodeTeams)
 	n.HasHeartbeat = true
-	n.HeartbeatRaw = a.raw
+	n.EditRare(func(r *model.Rare) { r.HeartbeatRaw = a.raw })
 	n.BeatMtime = s.HeartbeatTs
 	hb := &model.Heartbeat{
 		ParentHeartbeat: parentKey,

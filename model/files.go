@@ -78,17 +78,27 @@ const (
 	OutcomeFailure = "failure"
 )
 
-// CfaState is the parsed `.cfa-state.json` (SPEC §1).
+// CfaState is the parsed `.cfa-state.json` (SPEC §1). Nearly every node has
+// one, so what older writers also wrote is behind a pointer (CfaLegacy):
+// encoding/json reads and writes its fields as this object's own, and makes
+// it when the file names one of them.
 type CfaState struct {
 	State          string            `json:"state"`
 	History        []json.RawMessage `json:"history"`
 	BacktrackCount int               `json:"backtrack_count"`
 	TaskID         string            `json:"task_id"`
-	Phase          string            `json:"phase,omitempty"`
-	Actor          string            `json:"actor,omitempty"`
-	ParentID       string            `json:"parent_id,omitempty"`
-	TeamID         string            `json:"team_id,omitempty"`
-	Depth          int               `json:"depth,omitempty"`
+	*CfaLegacy
+}
+
+// CfaLegacy is what older writers of `.cfa-state.json` also wrote (SPEC §1).
+// Read its fields through a non-nil CfaState.CfaLegacy: a promoted field of
+// a nil one panics.
+type CfaLegacy struct {
+	Phase    string `json:"phase,omitempty"`
+	Actor    string `json:"actor,omitempty"`
+	ParentID string `json:"parent_id,omitempty"`
+	TeamID   string `json:"team_id,omitempty"`
+	Depth    int    `json:"depth,omitempty"`
 }
 
 // Outcome classifies the CfA state: working, success or failure.

@@ -556,19 +556,19 @@ func parseCfaFast(b []byte) (model.CfaState, bool) {
 			ok = flatString(v, &c.TaskID)
 		case "phase":
 			bit = 1 << 4
-			ok = flatString(v, &c.Phase)
+			ok = flatString(v, &cfaLegacy(&c).Phase)
 		case "actor":
 			bit = 1 << 5
-			ok = flatString(v, &c.Actor)
+			ok = flatString(v, &cfaLegacy(&c).Actor)
 		case "parent_id":
 			bit = 1 << 6
-			ok = flatString(v, &c.ParentID)
+			ok = flatString(v, &cfaLegacy(&c).ParentID)
 		case "team_id":
 			bit = 1 << 7
-			ok = flatString(v, &c.TeamID)
+			ok = flatString(v, &cfaLegacy(&c).TeamID)
 		case "depth":
 			bit = 1 << 8
-			ok = flatInt(v, &c.Depth)
+			ok = flatInt(v, &cfaLegacy(&c).Depth)
 		default:
 			for _, k := range cfaKeys {
 				if !isASCII(key) || strings.EqualFold(string(key), k) {
@@ -586,6 +586,15 @@ func parseCfaFast(b []byte) (model.CfaState, bool) {
 		return model.CfaState{}, false
 	}
 	return c, true
+}
+
+// cfaLegacy is c's CfaLegacy, made on the first of its keys read, as
+// encoding/json makes it (even for a null).
+func cfaLegacy(c *model.CfaState) *model.CfaLegacy {
+	if c.CfaLegacy == nil {
+		c.CfaLegacy = new(model.CfaLegacy)
+	}
+	return c.CfaLegacy
 }
 
 // flatInt stores an integer or null member into dst (null leaves it);

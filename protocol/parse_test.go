@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -249,17 +250,24 @@ func TestParseRegistry(t *testing.T) {
 	}
 }
 
+// TestParseCfa: SPEC §1's `.cfa-state.json`. What older writers also wrote
+// is held only by the files that name it (model.CfaLegacy, nil otherwise),
+// as encoding/json holds it: made for a key given, even a null one.
 func TestParseCfa(t *testing.T) {
 	tests := []struct {
 		name        string
 		in          string
 		wantState   string
 		wantOutcome string
+		wantLegacy  *model.CfaLegacy
 		wantErr     string
 	}{
 		{name: "terminal success", in: `{"state":"DONE","history":[{"s":"PLAN"}],"backtrack_count":1,"task_id":"t1"}`, wantState: "DONE", wantOutcome: "success"},
 		{name: "terminal failure", in: `{"state":"WITHDRAWN"}`, wantState: "WITHDRAWN", wantOutcome: "failure"},
-		{name: "older writer fields", in: `{"state":"EXECUTE","phase":"exec","actor":"lead","depth":2}`, wantState: "EXECUTE", wantOutcome: "working"},
+		{name: "older writer fields", in: `{"state":"EXECUTE","phase":"exec","actor":"lead","parent_id":"p","team_id":"t","depth":2}`, wantState: "EXECUTE", wantOutcome: "working",
+			wantLegacy: &model.CfaLegacy{Phase: "exec", Actor: "lead", ParentID: "p", TeamID: "t", Depth: 2}},
+		{name: "an older writer's key, null", in: `{"state":"EXECUTE","team_id":null}`, wantState: "EXECUTE", wantOutcome: "working", wantLegacy: &model.CfaLegacy{}},
+		{name: "an older writer's key, another case", in: `{"state":"EXECUTE","Phase":"exec"}`, wantState: "EXECUTE", wantOutcome: "working", wantLegacy: &model.CfaLegacy{Phase: "exec"}},
 		{name: "empty", in: "", wantErr: "empty file"},
 		{name: "wrong type names the field", in: `{"state": 5}`, wantErr: `field "state"`},
 		{name: "history not a list", in: `{"state":"DONE","history":"x"}`, wantErr: `field "history"`},
@@ -277,6 +285,9 @@ func TestParseCfa(t *testing.T) {
 			}
 			if err != nil || c.State != tt.wantState || c.Outcome() != tt.wantOutcome {
 				t.Fatalf("got %+v (%s), %v", c, c.Outcome(), err)
+			}
+			if !reflect.DeepEqual(c.CfaLegacy, tt.wantLegacy) {
+				t.Errorf("older writer fields %+v, want %+v", c.CfaLegacy, tt.wantLegacy)
 			}
 		})
 	}

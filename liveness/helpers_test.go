@@ -148,7 +148,7 @@ func scanFlags(fs ...model.Flag) func(*model.Node) {
 // registryAge gives the node a `.children` last written age ago.
 func registryAge(age time.Duration) func(*model.Node) {
 	return func(n *model.Node) {
-		n.RegistryPath = n.InfraDir + "/.children"
+		n.HasRegistry = true
 		n.RegistryMtime = now.Add(-age)
 	}
 }

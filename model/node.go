@@ -1,6 +1,9 @@
 package model
 
-import "time"
+import (
+	"path/filepath"
+	"time"
+)
 
 // Node is one agent instance: the facts read from its infra dir, its place in
 // the forest, and (once classified) its state, flags, reason and action.
@@ -17,13 +20,14 @@ type Node struct {
 	HasHeartbeat bool // the .heartbeat file exists
 	Legacy       bool // known from `.running` only (its pid: LegacyPID)
 	Merged       bool // `.merged` exists
+	// HasRegistry: `.children` exists (at RegistryPath), read or not.
+	HasRegistry bool
 	// Process is what the process probe said, when it was asked (beside
 	// the flags above: a byte of the word they share).
 	Process       ProcessStatus
 	Heartbeat     *Heartbeat // nil when absent or unparseable
 	BeatMtime     time.Time  // mtime of .heartbeat (or .running for legacy)
 	Registry      []RegistryLine
-	RegistryPath  string // absolute path of this node's .children ("" when none)
 	RegistryMtime time.Time
 	RegistrySize  int64
 	Entry         *ChildEntry // this node's line in its parent's registry
@@ -69,8 +73,20 @@ type Node struct {
 	Reason    string
 	ReasonAge ReasonAge
 	Action    Action
-	// OrphanedSince is when the parent stopped running, for an orphaned node.
-	OrphanedSince time.Time
+}
+
+// registryFile is protocol.RegistryFile, which this package cannot import
+// (protocol imports it).
+const registryFile = ".children"
+
+// RegistryPath is the absolute path of the node's `.children`, "" when it
+// has none. It is made when asked, not held: a node's path a second time,
+// for the few that ask (the detail pane, actions).
+func (n *Node) RegistryPath() string {
+	if !n.HasRegistry {
+		return ""
+	}
+	return filepath.Join(n.InfraDir, registryFile)
 }
 
 // ProcessStatus is the result of probing a pid against a heartbeat's started.

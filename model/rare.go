@@ -25,7 +25,10 @@ type Rare struct {
 	ResumePending *ResumePending
 	// ResumeMtime is the mtime of `.resume-pending`.
 	ResumeMtime time.Time
-	Problems    []Problem
+	// OrphanedSince is when the parent stopped running, for an orphaned
+	// node (a classification's, as Node.State).
+	OrphanedSince time.Time
+	Problems      []Problem
 	// ScanFlags are the flags found while scanning: conflict, cycle,
 	// outside_root, unreadable.
 	ScanFlags []Flag
@@ -72,7 +75,8 @@ func (n *Node) AddProblem(p Problem) {
 
 // empty reports whether r holds no fact.
 func (r *Rare) empty() bool {
-	return r.LegacyPID == 0 && r.HeartbeatRaw == nil && r.ResumePending == nil && r.ResumeMtime.IsZero() && len(r.Problems) == 0 &&
+	return r.LegacyPID == 0 && r.HeartbeatRaw == nil && r.ResumePending == nil && r.ResumeMtime.IsZero() && r.OrphanedSince.IsZero() &&
+		len(r.Problems) == 0 &&
 		len(r.ScanFlags) == 0 && len(r.OtherParents) == 0 && len(r.RefusedChildren) == 0 &&
 		len(r.SourceFields) == 0 && r.RegistryCompacting == ""
 }
@@ -101,6 +105,23 @@ func (n *Node) HeartbeatRaw() []byte {
 // ResumeMtime is the mtime of `.resume-pending`, zero when absent.
 func (n *Node) ResumeMtime() time.Time {
 	return n.rare().ResumeMtime
+}
+
+// OrphanedSince is when the parent stopped running, for an orphaned node;
+// zero otherwise.
+func (n *Node) OrphanedSince() time.Time {
+	return n.rare().OrphanedSince
+}
+
+// SetOrphanedSince records when the parent stopped running (zero: the node
+// is not orphaned). A node that holds that very value (==, not Equal: its
+// location too) is left as it is, so that a classification that finds
+// nothing new makes no Rare.
+func (n *Node) SetOrphanedSince(since time.Time) {
+	if n.rare().OrphanedSince == since {
+		return
+	}
+	n.EditRare(func(r *Rare) { r.OrphanedSince = since })
 }
 
 // ResumePending is the `.resume-pending` marker, nil when absent.

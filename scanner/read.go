@@ -358,7 +358,7 @@ func readRegistryInto(n *model.Node, h dirHandle, name string) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
-	n.RegistryPath = path
+	n.HasRegistry = true
 	if err != nil {
 		addProblem(n, path, err, true)
 		return
@@ -386,12 +386,12 @@ func readRegistryViewInto(n *model.Node, dir, path string) {
 	v, err := protocol.ReadView(dir, protocol.MaxRegistryRead)
 	if v.Info == nil {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			n.RegistryPath = path
+			n.HasRegistry = true
 			addProblem(n, path, err, true)
 		}
 		return
 	}
-	n.RegistryPath = path
+	n.HasRegistry = true
 	n.RegistryMtime, n.RegistrySize = v.Info.ModTime(), v.Info.Size()
 	lines := protocol.ParseRegistry(v.Registry)
 	for _, l := range protocol.ParseRegistry(v.Pending) {

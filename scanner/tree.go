@@ -75,7 +75,7 @@ func CopyFacts(n *model.Node) *model.Node {
 		Root: n.Root, InfraDir: n.InfraDir, HeartbeatPath: n.HeartbeatPath,
 		HasHeartbeat: n.HasHeartbeat, Heartbeat: n.Heartbeat,
 		BeatMtime: n.BeatMtime, Legacy: n.Legacy,
-		Registry: n.Registry, RegistryPath: n.RegistryPath, RegistryMtime: n.RegistryMtime,
+		Registry: n.Registry, HasRegistry: n.HasRegistry, RegistryMtime: n.RegistryMtime,
 		RegistrySize: n.RegistrySize, Cfa: n.Cfa, Retries: n.Retries, Blocked: n.Blocked,
 		ActivityMtime: n.ActivityMtime, Merged: n.Merged,
 		Source: n.Source, Traits: n.Traits, Rare: n.Rare,

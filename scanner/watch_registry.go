@@ -37,7 +37,7 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 	// good. What is refused is re-read whole, which records the problem.
 	f, err := protocol.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		if n.RegistryPath != "" || len(n.Registry) > 0 {
+		if n.HasRegistry || len(n.Registry) > 0 {
 			w.readNode(n.InfraDir) // the registry went away: re-read the node
 		}
 		return
@@ -96,7 +96,7 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 	// The facts are replaced, never edited: published snapshots share them.
 	facts := *n
 	facts.Registry = lines
-	facts.RegistryPath = path
+	facts.HasRegistry = true // at path
 	facts.RegistryMtime, facts.RegistrySize = fi.ModTime(), fi.Size()
 	probs, flags := withRegistryProblems(n, path, lines)
 	facts.EditRare(func(r *model.Rare) { r.Problems, r.ScanFlags = probs, flags })

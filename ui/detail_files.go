@@ -40,7 +40,7 @@ func (m *Model) loadFiles(n *model.Node) tea.Cmd {
 	read := m.opts.Files
 	id, root, dir, hb := n.ID, n.Root, n.InfraDir, n.HeartbeatPath
 	var parentRoot, parentDir string
-	if n.Parent != nil && n.Parent.RegistryPath != "" && hb != "" {
+	if n.Parent != nil && n.Parent.HasRegistry && hb != "" {
 		parentRoot, parentDir = n.Parent.Root, n.Parent.InfraDir
 	}
 	return func() tea.Msg {

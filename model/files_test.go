@@ -1,6 +1,8 @@
 package model
 
 import (
+	"encoding/json"
+	"reflect"
 	"testing"
 	"unsafe"
 )
@@ -13,5 +15,34 @@ func TestCfaStateFitsItsSizeClass(t *testing.T) {
 	const sizeClass = 80
 	if got := unsafe.Sizeof(CfaState{}); got > sizeClass {
 		t.Errorf("a CfaState is %d bytes, past the %d-byte size class", got, sizeClass)
+	}
+}
+
+// TestHeartbeatFitsItsSizeClass: every node holds its Heartbeat (SPEC §8's
+// budget), and most heartbeats have only the five fields every writer
+// writes: what some add is behind Heartbeat.HeartbeatOptional. It was 128
+// bytes; it is 80.
+func TestHeartbeatFitsItsSizeClass(t *testing.T) {
+	const sizeClass = 80
+	if got := unsafe.Sizeof(Heartbeat{}); got > sizeClass {
+		t.Errorf("a Heartbeat is %d bytes, past the %d-byte size class", got, sizeClass)
+	}
+}
+
+// A heartbeat without optional fields reads zero ones, holds none, and is
+// given none for zero ones; given some, it holds them.
+func TestHeartbeatOptionalFieldsAreHeldOnlyWhenGiven(t *testing.T) {
+	var hb Heartbeat
+	if o := hb.Optional(); o.Team != "" || o.TaskID != "" || o.Worktree != "" || o.Extra != nil {
+		t.Errorf("a heartbeat without optional fields reads %+v", *o)
+	}
+	hb.SetOptional(HeartbeatOptional{})
+	if hb.HeartbeatOptional != nil {
+		t.Errorf("zero optional fields are held: %+v", *hb.HeartbeatOptional)
+	}
+	want := HeartbeatOptional{Team: "t", TaskID: "7", Worktree: "/w", Extra: map[string]json.RawMessage{"host": json.RawMessage(`"box"`)}}
+	hb.SetOptional(want)
+	if got := hb.Optional(); !reflect.DeepEqual(*got, want) {
+		t.Errorf("optional fields %+v, want %+v", *got, want)
 	}
 }

@@ -144,7 +144,7 @@ func (n *Node) Team() string {
 		return n.Entry.Team
 	}
 	if n.Heartbeat != nil {
-		return n.Heartbeat.Team
+		return n.Heartbeat.Optional().Team
 	}
 	return ""
 }
@@ -154,8 +154,8 @@ func (n *Node) TaskID() string {
 	if n.Entry != nil && n.Entry.TaskID != nil {
 		return *n.Entry.TaskID
 	}
-	if n.Heartbeat != nil && n.Heartbeat.TaskID != "" {
-		return n.Heartbeat.TaskID
+	if n.Heartbeat != nil && n.Heartbeat.Optional().TaskID != "" {
+		return n.Heartbeat.Optional().TaskID
 	}
 	if n.Cfa != nil {
 		return n.Cfa.TaskID

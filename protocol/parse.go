@@ -64,8 +64,9 @@ func (e *BadFieldsError) Error() string {
 
 // parseHeartbeatSlow parses field by field: unknown fields go to Extra and a
 // field at fault is zeroed and named in a *BadFieldsError.
-func parseHeartbeatSlow(b []byte) (model.Heartbeat, error) {
-	var hb model.Heartbeat
+func parseHeartbeatSlow(b []byte) (hb model.Heartbeat, err error) {
+	var opt model.HeartbeatOptional
+	defer func() { hb.SetOptional(opt) }() // on every return: the fields read count
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(b, &fields); err != nil {
 		return hb, fmt.Errorf("not a JSON object: %w", err)
@@ -94,16 +95,16 @@ func parseHeartbeatSlow(b []byte) (model.Heartbeat, error) {
 			hb.Status, err = jsonString(raw)
 			hb.HasStatusField = err == nil && !isNull(raw)
 		case "team":
-			hb.Team, err = jsonString(raw)
+			opt.Team, err = jsonString(raw)
 		case "task_id":
-			hb.TaskID, err = jsonStringOrNumber(raw)
+			opt.TaskID, err = jsonStringOrNumber(raw)
 		case "worktree":
-			hb.Worktree, err = jsonString(raw)
+			opt.Worktree, err = jsonString(raw)
 		default:
-			if hb.Extra == nil {
-				hb.Extra = map[string]json.RawMessage{}
+			if opt.Extra == nil {
+				opt.Extra = map[string]json.RawMessage{}
 			}
-			hb.Extra[name] = raw
+			opt.Extra[name] = raw
 		}
 		if err != nil {
 			bad = append(bad, fmt.Sprintf("field %q: %s", name, err))
@@ -126,6 +127,7 @@ func parseHeartbeatSlow(b []byte) (model.Heartbeat, error) {
 // the field-by-field path then parses or describes.
 func parseHeartbeatFast(b []byte) (model.Heartbeat, bool) {
 	var hb model.Heartbeat
+	var opt model.HeartbeatOptional
 	var seen uint8
 	o := openObject(b)
 	for {
@@ -177,9 +179,9 @@ func parseHeartbeatFast(b []byte) (model.Heartbeat, bool) {
 			bit = 1 << 3
 			switch {
 			case v.kind == kindNull:
-				hb.TaskID = ""
+				opt.TaskID = ""
 			case v.kind == kindString && !v.escaped, v.kind == kindNumber:
-				hb.TaskID = string(v.raw) // a number is kept as written
+				opt.TaskID = string(v.raw) // a number is kept as written
 			default:
 				return model.Heartbeat{}, false
 			}
@@ -192,10 +194,10 @@ func parseHeartbeatFast(b []byte) (model.Heartbeat, bool) {
 			hb.HasStatusField = v.kind == kindString
 		case "team":
 			bit = 1 << 6
-			ok = flatString(v, &hb.Team)
+			ok = flatString(v, &opt.Team)
 		case "worktree":
 			bit = 1 << 7
-			ok = flatString(v, &hb.Worktree)
+			ok = flatString(v, &opt.Worktree)
 		default:
 			return model.Heartbeat{}, false // kept in Extra by the exact path
 		}
@@ -207,6 +209,7 @@ func parseHeartbeatFast(b []byte) (model.Heartbeat, bool) {
 	if !o.done() {
 		return model.Heartbeat{}, false
 	}
+	hb.SetOptional(opt)
 	return hb, true
 }
 

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -9,6 +10,35 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/model"
 )
+
+// A heartbeat holds what some writers add (team, task_id, worktree, fields
+// no one names) only when its file has some: the five fields every writer
+// writes make no HeartbeatOptional, by the fast path or the exact one.
+func TestParseHeartbeatHoldsOptionalFieldsOnlyWhenWritten(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want *model.HeartbeatOptional
+	}{
+		{"the five fields", `{"pid": 7, "parent_heartbeat": "", "role": "lead", "started": 1.5, "status": "running"}`, nil},
+		{"the five, by the exact path", `{"pid": 7, "parent_heartbeat": "", "role": "lead", "started": 1.5, "status": "r\u0075nning"}`, nil},
+		{"empty optional fields", `{"pid": 7, "team": "", "task_id": null, "worktree": ""}`, nil},
+		{"a team", `{"pid": 7, "team": "t1"}`, &model.HeartbeatOptional{Team: "t1"}},
+		{"a task id and a worktree, by the exact path", `{"pid": 7, "task_id": 12, "worktree": "/w", "x": 1}`,
+			&model.HeartbeatOptional{TaskID: "12", Worktree: "/w", Extra: map[string]json.RawMessage{"x": json.RawMessage("1")}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hb, err := ParseHeartbeat([]byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(hb.HeartbeatOptional, tt.want) {
+				t.Errorf("optional fields %+v, want %+v", hb.HeartbeatOptional, tt.want)
+			}
+		})
+	}
+}
 
 func TestParseHeartbeat(t *testing.T) {
 	tests := []struct {
@@ -25,8 +55,8 @@ func TestParseHeartbeat(t *testing.T) {
 			}},
 		{name: "unknown fields kept in Extra", in: `{"pid": 1, "model": "opus", "cost": {"usd": 2}}`,
 			check: func(t *testing.T, got model.Heartbeat) {
-				if string(got.Extra["model"]) != `"opus"` || string(got.Extra["cost"]) != `{"usd": 2}` {
-					t.Errorf("Extra = %q", got.Extra)
+				if string(got.Optional().Extra["model"]) != `"opus"` || string(got.Optional().Extra["cost"]) != `{"usd": 2}` {
+					t.Errorf("Extra = %q", got.Optional().Extra)
 				}
 			}},
 		{name: "null fields mean unset", in: `{"pid": null, "parent_heartbeat": null, "task_id": null}`,
@@ -43,8 +73,8 @@ func TestParseHeartbeat(t *testing.T) {
 			}},
 		{name: "numeric task id kept as text", in: `{"task_id": 12}`,
 			check: func(t *testing.T, got model.Heartbeat) {
-				if got.TaskID != "12" {
-					t.Errorf("task_id = %q", got.TaskID)
+				if got.Optional().TaskID != "12" {
+					t.Errorf("task_id = %q", got.Optional().TaskID)
 				}
 			}},
 		{name: "pid 0 parses (no pid)", in: `{"pid": 0}`},
@@ -74,14 +104,14 @@ func TestParseHeartbeat(t *testing.T) {
 		{name: "bad field kept apart: started not a number, the rest read", in: `{"pid": 7, "started": "yesterday", "status": "running", "parent_heartbeat": "/r/A/.heartbeat", "model": "x"}`,
 			wantErr: `field "started": want a number`,
 			check: func(t *testing.T, got model.Heartbeat) {
-				if got.PID != 7 || got.Started != 0 || got.Status != "running" || got.ParentHeartbeat != "/r/A/.heartbeat" || string(got.Extra["model"]) != `"x"` {
+				if got.PID != 7 || got.Started != 0 || got.Status != "running" || got.ParentHeartbeat != "/r/A/.heartbeat" || string(got.Optional().Extra["model"]) != `"x"` {
 					t.Errorf("fields = %+v", got)
 				}
 			}},
 		{name: "bad field kept apart: task id an object, the rest read", in: `{"task_id": {"x": 1}, "status": "paused", "team": "t"}`,
 			wantErr: `field "task_id"`,
 			check: func(t *testing.T, got model.Heartbeat) {
-				if got.TaskID != "" || got.Status != "paused" || got.Team != "t" {
+				if got.Optional().TaskID != "" || got.Status != "paused" || got.Optional().Team != "t" {
 					t.Errorf("fields = %+v", got)
 				}
 			}},
@@ -94,7 +124,7 @@ func TestParseHeartbeat(t *testing.T) {
 			}},
 		{name: "not an object: nothing is kept", in: `[{"status": "running"}]`, wantErr: "not a JSON object",
 			check: func(t *testing.T, got model.Heartbeat) {
-				if got.Status != "" || got.Extra != nil {
+				if got.Status != "" || got.Optional().Extra != nil {
 					t.Errorf("fields = %+v", got)
 				}
 			}},

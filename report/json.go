@@ -432,8 +432,8 @@ func nodeJSON(n *model.Node, now time.Time, a *nodeArena) NodeJSON {
 		if status, ok := statusJSON(hb, n.HeartbeatRaw()); ok {
 			out.Status = box(a, strs, status)
 		}
-		if len(hb.Extra) > 0 {
-			out.Extra = hb.Extra
+		if extra := hb.Optional().Extra; len(extra) > 0 {
+			out.Extra = extra
 		}
 	}
 	if !n.BeatMtime.IsZero() {

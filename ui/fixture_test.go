@@ -52,7 +52,7 @@ func buildSnapshot(root string, now time.Time, specs []spec) *model.Snapshot {
 			if s.state == model.StateFinished {
 				status = "completed"
 			}
-			n.Heartbeat = &model.Heartbeat{PID: s.pid, Role: s.role, Team: s.team, Status: status, Started: float64(now.Add(-time.Hour).Unix())}
+			n.Heartbeat = &model.Heartbeat{PID: s.pid, Role: s.role, HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: s.team}), Status: status, Started: float64(now.Add(-time.Hour).Unix())}
 			raw, _ := json.Marshal(map[string]any{"pid": s.pid, "role": s.role, "status": status, "parent_heartbeat": ""})
 			n.EditRare(func(r *model.Rare) { r.HeartbeatRaw = raw })
 			n.BeatMtime = now.Add(-s.beat)

@@ -362,13 +362,13 @@ func readAgents(m *machine, sf stateFile, problem func(path, format string, a ..
 			Source:        string(sources.Chatroom),
 			BeatMtime:     started,
 			Heartbeat: &model.Heartbeat{
-				PID:             *e.PID,
-				ParentHeartbeat: m.stateFile,
-				HasParentField:  true,
-				Role:            role,
-				Started:         float64(started.UnixNano()) / 1e9,
-				Status:          model.StatusRunning,
-				Team:            chatroomID,
+				PID:               *e.PID,
+				ParentHeartbeat:   m.stateFile,
+				HasParentField:    true,
+				Role:              role,
+				Started:           float64(started.UnixNano()) / 1e9,
+				Status:            model.StatusRunning,
+				HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: chatroomID}),
 			},
 			// No beat: the pid alone says alive; startedAt is stamped once
 			// the spawn call returns.

@@ -253,3 +253,13 @@ func TestSignaturesOfTwoNodesHoldOneCopyOfAName(t *testing.T) {
 		t.Errorf("the heartbeat's signature %+v, %v", s, ok)
 	}
 }
+
+// TestANodeRecordIs48Bytes: SPEC §8's budget. The watcher keeps a record of
+// every node; where a registry's next read starts is behind a pointer, made
+// when a registry is read in part (a parent's `.children` appended to), so
+// a record is 48 bytes, not 64.
+func TestANodeRecordIs48Bytes(t *testing.T) {
+	if got := unsafe.Sizeof(liveNode{}); got > 48 {
+		t.Errorf("a node record is %d bytes, past 48", got)
+	}
+}

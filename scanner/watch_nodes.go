@@ -82,11 +82,18 @@ type liveNode struct {
 	// (-1 before the forest is built).
 	session int32
 	sigs    fileSigs // by name relative to the infra dir
-	// The registry tail: bytes of complete lines consumed, their newlines,
-	// and the file's inode. regOff < 0 means "read it whole next time".
-	regOff      int64
-	regNewlines int
-	regIno      uint64
+	// reg is where the registry's next read starts; nil: read it whole
+	// next time. Only a registry read since the node was (a parent's
+	// `.children` appended to) has one: a record is 48 bytes, not 64.
+	reg *registryTail
+}
+
+// registryTail is how much of a registry was read: the bytes of complete
+// lines consumed, their newlines, and the file's inode.
+type registryTail struct {
+	off      int64
+	newlines int
+	ino      uint64
 }
 
 // fileSigs is a node's few file signatures; a slice is a fraction of a
@@ -268,7 +275,7 @@ func (w *Watcher) readNode(dir string) {
 	}
 	w.readRecovered(dir)
 	w.sharePaths(n)
-	ln := &liveNode{n: n, own: true, session: -1, sigs: sigs, regOff: -1}
+	ln := &liveNode{n: n, own: true, session: -1, sigs: sigs}
 	if old != nil {
 		ln.session = old.session
 	}

@@ -89,15 +89,16 @@ type ChildEntry struct {
 	Worktree  string  `json:"worktree,omitempty"`
 }
 
-// RegistryLine is one line of a `.children` file as it is on disk.
+// RegistryLine is one line of a `.children` file as it is on disk. Every
+// registered node has one, its fields ordered so that it is 56 bytes, not 64.
 type RegistryLine struct {
-	Number int    // 1-based line number
-	Raw    []byte // the line verbatim, without its newline (CR kept)
+	Number int32 // 1-based line number
+	// Torn marks a last line without its newline: an append in flight.
+	Torn bool
+	Raw  []byte // the line verbatim, without its newline (CR kept)
 	// Entry is the parsed line; nil when the line does not parse.
 	Entry *ChildEntry
 	Err   string // why the line did not parse; "" when it did
-	// Torn marks a last line without its newline: an append in flight.
-	Torn bool
 }
 
 // TaskIDString is the entry's task id, or "" when null.

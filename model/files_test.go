@@ -46,3 +46,12 @@ func TestHeartbeatOptionalFieldsAreHeldOnlyWhenGiven(t *testing.T) {
 		t.Errorf("optional fields %+v, want %+v", *got, want)
 	}
 }
+
+// TestRegistryLineIs56Bytes: every registered node has its line in its
+// parent's registry (SPEC §8's budget); a line's number and its torn mark
+// share a word, so a line is 56 bytes, not 64.
+func TestRegistryLineIs56Bytes(t *testing.T) {
+	if got := unsafe.Sizeof(RegistryLine{}); got > 56 {
+		t.Errorf("a registry line is %d bytes, past 56", got)
+	}
+}

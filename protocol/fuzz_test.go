@@ -78,7 +78,7 @@ func FuzzRegistry(f *testing.F) {
 		// Raw bytes plus newlines rebuild the input when no line was capped.
 		var rebuilt []byte
 		for i, l := range lines {
-			if l.Number != i+1 {
+			if int(l.Number) != i+1 {
 				t.Fatalf("line %d numbered %d", i+1, l.Number)
 			}
 			if l.Torn && i != len(lines)-1 {

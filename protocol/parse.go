@@ -371,7 +371,7 @@ func splitRegistry(buf []byte, budget int64) ([]model.RegistryLine, error) {
 // else a copy.
 func parseRegistryLine(n int, raw []byte, torn, shared bool) model.RegistryLine {
 	raw = bytes.TrimSuffix(raw, []byte{'\n'})
-	line := model.RegistryLine{Number: n, Torn: torn}
+	line := model.RegistryLine{Number: int32(n), Torn: torn}
 	if len(raw) > MaxRegistryLine {
 		line.Raw = bytes.Clone(raw[:MaxRegistryLine])
 		line.Err = fmt.Sprintf("line longer than %d KiB", MaxRegistryLine>>10)

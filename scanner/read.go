@@ -395,7 +395,7 @@ func readRegistryViewInto(n *model.Node, dir, path string) {
 	n.RegistryMtime, n.RegistrySize = v.Info.ModTime(), v.Info.Size()
 	lines := protocol.ParseRegistry(v.Registry)
 	for _, l := range protocol.ParseRegistry(v.Pending) {
-		l.Number += len(lines)
+		l.Number += int32(len(lines))
 		lines = append(lines, l)
 	}
 	n.Registry = lines

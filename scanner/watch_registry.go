@@ -79,7 +79,7 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 	added := protocol.ParseRegistry(buf)
 	w.shareEntryPaths(added)
 	for i := range added {
-		added[i].Number += newlines
+		added[i].Number += int32(newlines)
 		if w.opts.OmitRaw {
 			added[i].Raw = nil // its bytes are buf's: they would keep it all
 		}

@@ -117,26 +117,29 @@ const (
 )
 
 // CfaState is the parsed `.cfa-state.json` (SPEC §1). Nearly every node has
-// one, so what older writers also wrote is behind a pointer (CfaLegacy):
-// encoding/json reads and writes its fields as this object's own, and makes
-// it when the file names one of them.
+// one, and the classifier reads its state, backtracks and task id: the rest
+// is behind a pointer (CfaDetail), which encoding/json reads and writes as
+// this object's own fields, in the file's order, and makes when the file
+// names one of them.
 type CfaState struct {
-	State          string            `json:"state"`
-	History        []json.RawMessage `json:"history"`
-	BacktrackCount int               `json:"backtrack_count"`
-	TaskID         string            `json:"task_id"`
-	*CfaLegacy
+	State string `json:"state"`
+	*CfaDetail
+	BacktrackCount int    `json:"backtrack_count"`
+	TaskID         string `json:"task_id"`
 }
 
-// CfaLegacy is what older writers of `.cfa-state.json` also wrote (SPEC §1).
-// Read its fields through a non-nil CfaState.CfaLegacy: a promoted field of
-// a nil one panics.
-type CfaLegacy struct {
-	Phase    string `json:"phase,omitempty"`
-	Actor    string `json:"actor,omitempty"`
-	ParentID string `json:"parent_id,omitempty"`
-	TeamID   string `json:"team_id,omitempty"`
-	Depth    int    `json:"depth,omitempty"`
+// CfaDetail is what of a CfA state the classifier does not read: the
+// history, which only a scan that keeps the files' bytes keeps (the detail
+// pane's), and what older writers also wrote (SPEC §1). Read its fields
+// through a non-nil CfaState.CfaDetail: a promoted field of a nil one
+// panics.
+type CfaDetail struct {
+	History  []json.RawMessage `json:"history"`
+	Phase    string            `json:"phase,omitempty"`
+	Actor    string            `json:"actor,omitempty"`
+	ParentID string            `json:"parent_id,omitempty"`
+	TeamID   string            `json:"team_id,omitempty"`
+	Depth    int               `json:"depth,omitempty"`
 }
 
 // Outcome classifies the CfA state: working, success or failure.

@@ -36,7 +36,7 @@ func TestOmitRawKeepsNoFileBytesAndChangesNoReport(t *testing.T) {
 		if n.HeartbeatRaw() != nil {
 			withRaw++
 		}
-		if n.Cfa != nil && len(n.Cfa.History) > 0 {
+		if n.Cfa != nil && n.Cfa.CfaDetail != nil && len(n.Cfa.History) > 0 {
 			histories++
 		}
 	}
@@ -47,7 +47,7 @@ func TestOmitRawKeepsNoFileBytesAndChangesNoReport(t *testing.T) {
 		if n.Heartbeat != nil {
 			heartbeats++
 		}
-		if n.Cfa != nil && n.Cfa.History != nil {
+		if n.Cfa != nil && n.Cfa.CfaDetail != nil && n.Cfa.History != nil {
 			t.Errorf("%s: the CfA history kept, %d entries", id, len(n.Cfa.History))
 		}
 		for _, l := range n.Registry {

@@ -132,15 +132,13 @@ func readNode(root string, h dirHandle, entries []fs.DirEntry, r *nodeReader) *m
 			}
 		case protocol.CfaFile:
 			if b, ok := readDocInto(n, h, name, r); ok {
-				c, err := protocol.ParseCfa(b)
+				// Without the bytes, no history: its entries are the file's.
+				c, err := protocol.ParseCfaState(b, !r.omitRaw)
 				r.keep(b)
-				if r.omitRaw {
-					c.History = nil // its entries are the file's bytes
-				}
 				if err != nil {
 					addProblem(n, h.file(name), fmt.Errorf("parse CfA state: %w", err), true)
 				} else {
-					n.Cfa = &c
+					n.Cfa = c
 				}
 			}
 		case protocol.RetryCountFile:

@@ -167,7 +167,7 @@ func TestWatcherKeepsNoFileBytes(t *testing.T) {
 				if n.HeartbeatRaw() != nil {
 					t.Errorf("%s: %d bytes of heartbeat kept", id, len(n.HeartbeatRaw()))
 				}
-				if n.Cfa != nil && n.Cfa.History != nil {
+				if n.Cfa != nil && n.Cfa.CfaDetail != nil && n.Cfa.History != nil {
 					t.Errorf("%s: the CfA history kept: %q", id, n.Cfa.History)
 				}
 				for _, l := range n.Registry {

@@ -110,7 +110,7 @@ func (m *Model) detailLines(n *model.Node) []string {
 	} else {
 		add("state", n.Cfa.State+" ("+n.Cfa.Outcome()+")")
 		add("backtracks", strconv.Itoa(n.Cfa.BacktrackCount))
-		if n.Cfa.CfaLegacy != nil && n.Cfa.Phase != "" {
+		if n.Cfa.CfaDetail != nil && n.Cfa.Phase != "" {
 			add("phase", n.Cfa.Phase)
 		}
 		history := m.cfaHistory(n)

@@ -57,7 +57,7 @@ func (m *Model) loadFiles(n *model.Node) tea.Cmd {
 					}
 				}
 			}
-			if facts.Cfa != nil {
+			if facts.Cfa != nil && facts.Cfa.CfaDetail != nil {
 				msg.history = facts.Cfa.History
 			}
 		}
@@ -87,10 +87,14 @@ func (m *Model) heartbeatLines(n *model.Node) []string {
 
 // cfaHistory is the node's CfA history, else the one read for the details.
 func (m *Model) cfaHistory(n *model.Node) []json.RawMessage {
-	if n.Cfa.History == nil && m.files.id == n.ID {
+	var history []json.RawMessage
+	if n.Cfa.CfaDetail != nil {
+		history = n.Cfa.History
+	}
+	if history == nil && m.files.id == n.ID {
 		return m.files.history
 	}
-	return n.Cfa.History
+	return history
 }
 
 // registryLine finds the node's line, verbatim, in its parent's registry:

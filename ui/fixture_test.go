@@ -62,7 +62,7 @@ func buildSnapshot(root string, now time.Time, specs []spec) *model.Snapshot {
 			n.Entry = &model.ChildEntry{Heartbeat: n.HeartbeatPath, Team: s.team, Status: "active"}
 		}
 		if s.cfa != "" {
-			n.Cfa = &model.CfaState{State: s.cfa, History: []json.RawMessage{json.RawMessage(`{"state":"PLAN"}`), json.RawMessage(`{"state":"` + s.cfa + `"}`)}}
+			n.Cfa = &model.CfaState{State: s.cfa, CfaDetail: &model.CfaDetail{History: []json.RawMessage{json.RawMessage(`{"state":"PLAN"}`), json.RawMessage(`{"state":"` + s.cfa + `"}`)}}}
 		}
 		n.Retries.Total = s.retries
 		if s.blocked != "" {

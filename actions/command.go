@@ -209,8 +209,8 @@ func worktreeOf(n *model.Node) (string, error) {
 	if n.Entry != nil && n.Entry.Worktree != "" {
 		return n.Entry.Worktree, nil
 	}
-	if n.Heartbeat != nil && n.Heartbeat.Worktree != "" {
-		return n.Heartbeat.Worktree, nil
+	if n.Heartbeat != nil && n.Heartbeat.Optional().Worktree != "" {
+		return n.Heartbeat.Optional().Worktree, nil
 	}
 	p := filepath.Join(n.InfraDir, "worktree")
 	if st, err := os.Stat(p); err == nil && st.IsDir() {

@@ -195,7 +195,7 @@ func (e *Engine) compactAll(ctx context.Context, req Request) (Result, error) {
 	total, files := 0, 0
 	for _, s := range snap.Sessions {
 		s.Walk(func(n *model.Node) {
-			if n.RegistryPath == "" || n.HasScanFlag(model.FlagOutsideRoot) {
+			if !n.HasRegistry || n.HasScanFlag(model.FlagOutsideRoot) {
 				return
 			}
 			if ctx.Err() != nil {
@@ -209,7 +209,7 @@ func (e *Engine) compactAll(ctx context.Context, req Request) (Result, error) {
 				errs = append(errs, err)
 				return
 			}
-			if fresh.RegistryPath == "" || fresh.HasScanFlag(model.FlagOutsideRoot) {
+			if !fresh.HasRegistry || fresh.HasScanFlag(model.FlagOutsideRoot) {
 				return
 			}
 			sub := req

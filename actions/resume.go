@@ -303,7 +303,7 @@ func beatSince(n *model.Node) string {
 	if err != nil {
 		return fmt.Sprintf("node %s: %s is gone since the node was read as dead: read it again", n.ID, path)
 	}
-	if !st.ModTime().Equal(n.BeatMtime) || n.HeartbeatRaw != nil && st.Size() != int64(len(n.HeartbeatRaw)) {
+	if !st.ModTime().Equal(n.BeatMtime) || n.HeartbeatRaw() != nil && st.Size() != int64(len(n.HeartbeatRaw())) {
 		return fmt.Sprintf("node %s beat since it was read as dead (%s now %s, %d bytes; read at %s): another resume may have taken; read it again",
 			n.ID, path, st.ModTime().UTC().Format(time.RFC3339Nano), st.Size(), n.BeatMtime.UTC().Format(time.RFC3339Nano))
 	}

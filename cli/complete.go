@@ -40,7 +40,7 @@ func compactable(cmd *cobra.Command, n *model.Node) bool {
 	if all, _ := cmd.Flags().GetBool("all"); all {
 		return false
 	}
-	return n.RegistryPath != ""
+	return n.HasRegistry
 }
 
 // mergeable is a node merge would accept (SPEC §5.4): its work succeeded,

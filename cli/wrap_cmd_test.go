@@ -315,7 +315,7 @@ func TestWrapRegistersInTheParentsChildrenBeforeStarting(t *testing.T) {
 		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
 	}
 	hb, _ := wrapReadHB(t, filepath.Join(infra, ".heartbeat"))
-	if hb.ParentHeartbeat != parentHB || hb.Team != "coding" || hb.TaskID != "t-7" {
+	if hb.ParentHeartbeat != parentHB || hb.Optional().Team != "coding" || hb.Optional().TaskID != "t-7" {
 		t.Errorf("heartbeat = %+v, want parent %s, team coding, task t-7", hb.Heartbeat, parentHB)
 	}
 	// A second dispatch of the same node (a resume) adds no line.

@@ -79,7 +79,8 @@ func RunAgent(ctx context.Context, o AgentOptions) (int, error) {
 	if err := os.MkdirAll(o.Infra, 0o755); err != nil {
 		return 1, fmt.Errorf("demo-agent: %w", err)
 	}
-	a := &agent{o: o, cfa: model.CfaState{TaskID: filepath.Base(o.Infra)}}
+	// A detail from the start: the file says "history": null until there is one.
+	a := &agent{o: o, cfa: model.CfaState{TaskID: filepath.Base(o.Infra), CfaDetail: new(model.CfaDetail)}}
 	a.resumeCfa()
 	if o.Behave == BehaveLegacy {
 		sentinel := filepath.Join(o.Infra, protocol.RunningFile)
@@ -169,6 +170,9 @@ func (a *agent) resumeCfa() {
 		return
 	}
 	a.cfa = prev
+	if a.cfa.CfaDetail == nil {
+		a.cfa.CfaDetail = new(model.CfaDetail) // the file says "history": null, as before
+	}
 	for a.step < 3 && phase(a.step) != prev.State {
 		a.step++
 	}
@@ -202,6 +206,9 @@ func (a *agent) work() error {
 
 func (a *agent) setCfa(state string) {
 	entry, _ := json.Marshal(map[string]any{"state": state, "at": time.Now().UTC().Format(time.RFC3339)})
+	if a.cfa.CfaDetail == nil {
+		a.cfa.CfaDetail = new(model.CfaDetail)
+	}
 	a.cfa.History = append(a.cfa.History, entry)
 	a.cfa.State = state
 }

@@ -30,7 +30,7 @@ func (s *busSeen) add(f *Fleet, snap *model.Snapshot) {
 		if n.Source != string(sources.TeaParty) || n.Heartbeat == nil {
 			continue
 		}
-		sid := n.Heartbeat.TaskID
+		sid := n.Heartbeat.Optional().TaskID
 		if n.Parent == nil || n.Parent.InfraDir != leadDir || n.Parent.Source == string(sources.TeaParty) {
 			s.outside[sid] = true
 			continue

@@ -60,7 +60,7 @@ func ClassifyNode(n *model.Node, probe Probe, now time.Time, th model.Thresholds
 	n.State, n.Reason, n.ReasonAge, n.Process = c.state, c.reason.text, c.reason.age, c.process
 	n.Flags = c.flags.with(n.ScanFlags())
 	n.Action = ""
-	n.OrphanedSince = time.Time{}
+	n.SetOrphanedSince(time.Time{})
 }
 
 // verdict is one node's own classification.

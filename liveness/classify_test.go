@@ -295,8 +295,8 @@ func TestFlagOrphaned(t *testing.T) {
 			if got := tt.child.HasFlag(model.FlagOrphaned); got != tt.want {
 				t.Fatalf("orphaned = %v, want %v (flags %v, reason %q)", got, tt.want, tt.child.Flags, tt.child.Reason)
 			}
-			if !tt.child.OrphanedSince.Equal(tt.wantSince) {
-				t.Errorf("orphaned since = %v, want %v", tt.child.OrphanedSince, tt.wantSince)
+			if !tt.child.OrphanedSince().Equal(tt.wantSince) {
+				t.Errorf("orphaned since = %v, want %v", tt.child.OrphanedSince(), tt.wantSince)
 			}
 			if !strings.Contains(tt.child.Reason, tt.wantReason) {
 				t.Errorf("reason = %q, want it to contain %q", tt.child.Reason, tt.wantReason)
@@ -696,8 +696,8 @@ func TestReclassifyIsIdempotent(t *testing.T) {
 	// And a node that stops being orphaned loses the flag and its since.
 	b.BeatMtime, b.Heartbeat.PID = now, pidAlive
 	ClassifyForest([]*model.Node{b}, probe, now, th)
-	if c.HasFlag(model.FlagOrphaned) || !c.OrphanedSince.IsZero() {
-		t.Errorf("flags %v since %v after the lead came back", c.Flags, c.OrphanedSince)
+	if c.HasFlag(model.FlagOrphaned) || !c.OrphanedSince().IsZero() {
+		t.Errorf("flags %v since %v after the lead came back", c.Flags, c.OrphanedSince())
 	}
 }
 

@@ -17,7 +17,7 @@ func classifyInTree(n *model.Node, now time.Time, th model.Thresholds) {
 	r := reason{text: n.Reason, age: n.ReasonAge}
 	if since, word, ok := orphanedBy(n); ok {
 		n.Flags = addFlag(n.Flags, model.FlagOrphaned)
-		n.OrphanedSince = since
+		n.SetOrphanedSince(since)
 		lead, aged := "lead "+word, false
 		if !since.IsZero() {
 			lead += " since " + clock(since, now)

@@ -137,10 +137,10 @@ func checkInvariants(t *testing.T, n *model.Node) {
 		t.Errorf("%s: resume under a dead parent (it belongs on the topmost)", n.ID)
 	case n.State == model.StateMissing && n.Action != model.ActionWait:
 		t.Errorf("%s: missing with action %s", n.ID, n.Action)
-	case has(model.FlagOrphaned) && (n.Parent == nil || !n.OrphanedSince.Equal(n.Parent.BeatMtime)):
-		t.Errorf("%s: orphaned since %v, not its parent's last beat", n.ID, n.OrphanedSince)
-	case !has(model.FlagOrphaned) && !n.OrphanedSince.IsZero():
-		t.Errorf("%s: orphaned since %v without the flag", n.ID, n.OrphanedSince)
+	case has(model.FlagOrphaned) && (n.Parent == nil || !n.OrphanedSince().Equal(n.Parent.BeatMtime)):
+		t.Errorf("%s: orphaned since %v, not its parent's last beat", n.ID, n.OrphanedSince())
+	case !has(model.FlagOrphaned) && !n.OrphanedSince().IsZero():
+		t.Errorf("%s: orphaned since %v without the flag", n.ID, n.OrphanedSince())
 	case has(model.FlagIdle) && (!running || !n.Traits.PIDPerTurn || n.Owner.PID <= 0):
 		t.Errorf("%s: idle, yet %s, traits %+v, owner %+v", n.ID, n.State, n.Traits, n.Owner)
 	case n.Traits.NeverKill && (has(model.FlagKillCandidate) || n.Action == model.ActionKill):

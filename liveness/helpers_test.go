@@ -148,7 +148,7 @@ func scanFlags(fs ...model.Flag) func(*model.Node) {
 // registryAge gives the node a `.children` last written age ago.
 func registryAge(age time.Duration) func(*model.Node) {
 	return func(n *model.Node) {
-		n.RegistryPath = n.InfraDir + "/.children"
+		n.HasRegistry = true
 		n.RegistryMtime = now.Add(-age)
 	}
 }
@@ -160,7 +160,7 @@ func adopt(parent *model.Node, children ...*model.Node) *model.Node {
 		c.Parent, c.ParentID = parent, parent.ID
 		parent.Children = append(parent.Children, c)
 		if c.Entry != nil {
-			parent.Registry = append(parent.Registry, model.RegistryLine{Number: len(parent.Registry) + 1, Entry: c.Entry})
+			parent.Registry = append(parent.Registry, model.RegistryLine{Number: int32(len(parent.Registry) + 1), Entry: c.Entry})
 		}
 	}
 	slices.SortFunc(parent.Children, func(a, b *model.Node) int {

@@ -12,12 +12,10 @@ type Heartbeat struct {
 	Role            string  `json:"role"`
 	Started         float64 `json:"started"`
 	Status          string  `json:"status"`
-	// Team, TaskID and Worktree are optional fields some writers add.
-	Team     string `json:"team,omitempty"`
-	TaskID   string `json:"task_id,omitempty"`
-	Worktree string `json:"worktree,omitempty"`
-	// Extra keeps every field not named above, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
+	// HeartbeatOptional holds what some writers add (nil when a heartbeat
+	// has none of it): encoding/json writes its fields as this object's
+	// own. Read them through Optional: a promoted field of a nil one panics.
+	*HeartbeatOptional
 	// HasParentField: parent_heartbeat was written as a string, "" included;
 	// false when it is absent or null (old writers leave it out).
 	HasParentField bool `json:"-"`
@@ -25,6 +23,45 @@ type Heartbeat struct {
 	// when it is absent, null or of another type (SPEC §4.1 reports the
 	// status as written, or null).
 	HasStatusField bool `json:"-"`
+}
+
+// HeartbeatOptional is what some writers add to a heartbeat beyond the five
+// fields every one has (SPEC §1). Most heartbeats have none of it (TeaParty's
+// lead writes the five alone), so a Heartbeat holds it behind a pointer: 80
+// bytes a heartbeat, not 128.
+type HeartbeatOptional struct {
+	Team     string `json:"team,omitempty"`
+	TaskID   string `json:"task_id,omitempty"`
+	Worktree string `json:"worktree,omitempty"`
+	// Extra keeps every field not named, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// noOptional is what a heartbeat without optional fields reads. Never written.
+var noOptional HeartbeatOptional
+
+// Optional is h's optional fields, a zero HeartbeatOptional when it has
+// none. Never write through it: use SetOptional.
+func (h *Heartbeat) Optional() *HeartbeatOptional {
+	if h.HeartbeatOptional == nil {
+		return &noOptional
+	}
+	return h.HeartbeatOptional
+}
+
+// SetOptional gives h the optional fields o (none when o is zero).
+func (h *Heartbeat) SetOptional(o HeartbeatOptional) {
+	h.HeartbeatOptional = OptionalOf(o)
+}
+
+// OptionalOf is o as a Heartbeat holds it: nil when o is zero.
+func OptionalOf(o HeartbeatOptional) *HeartbeatOptional {
+	if o.Team == "" && o.TaskID == "" && o.Worktree == "" && o.Extra == nil {
+		return nil
+	}
+	p := new(HeartbeatOptional) // not &o: o would be moved to the heap, zero or not
+	*p = o
+	return p
 }
 
 // SessionLead reports whether the heartbeat declares its agent a session
@@ -52,15 +89,16 @@ type ChildEntry struct {
 	Worktree  string  `json:"worktree,omitempty"`
 }
 
-// RegistryLine is one line of a `.children` file as it is on disk.
+// RegistryLine is one line of a `.children` file as it is on disk. Every
+// registered node has one, its fields ordered so that it is 56 bytes, not 64.
 type RegistryLine struct {
-	Number int    // 1-based line number
-	Raw    []byte // the line verbatim, without its newline (CR kept)
+	Number int32 // 1-based line number
+	// Torn marks a last line without its newline: an append in flight.
+	Torn bool
+	Raw  []byte // the line verbatim, without its newline (CR kept)
 	// Entry is the parsed line; nil when the line does not parse.
 	Entry *ChildEntry
 	Err   string // why the line did not parse; "" when it did
-	// Torn marks a last line without its newline: an append in flight.
-	Torn bool
 }
 
 // TaskIDString is the entry's task id, or "" when null.
@@ -78,17 +116,30 @@ const (
 	OutcomeFailure = "failure"
 )
 
-// CfaState is the parsed `.cfa-state.json` (SPEC §1).
+// CfaState is the parsed `.cfa-state.json` (SPEC §1). Nearly every node has
+// one, and the classifier reads its state, backtracks and task id: the rest
+// is behind a pointer (CfaDetail), which encoding/json reads and writes as
+// this object's own fields, in the file's order, and makes when the file
+// names one of them.
 type CfaState struct {
-	State          string            `json:"state"`
-	History        []json.RawMessage `json:"history"`
-	BacktrackCount int               `json:"backtrack_count"`
-	TaskID         string            `json:"task_id"`
-	Phase          string            `json:"phase,omitempty"`
-	Actor          string            `json:"actor,omitempty"`
-	ParentID       string            `json:"parent_id,omitempty"`
-	TeamID         string            `json:"team_id,omitempty"`
-	Depth          int               `json:"depth,omitempty"`
+	State string `json:"state"`
+	*CfaDetail
+	BacktrackCount int    `json:"backtrack_count"`
+	TaskID         string `json:"task_id"`
+}
+
+// CfaDetail is what of a CfA state the classifier does not read: the
+// history, which only a scan that keeps the files' bytes keeps (the detail
+// pane's), and what older writers also wrote (SPEC §1). Read its fields
+// through a non-nil CfaState.CfaDetail: a promoted field of a nil one
+// panics.
+type CfaDetail struct {
+	History  []json.RawMessage `json:"history"`
+	Phase    string            `json:"phase,omitempty"`
+	Actor    string            `json:"actor,omitempty"`
+	ParentID string            `json:"parent_id,omitempty"`
+	TeamID   string            `json:"team_id,omitempty"`
+	Depth    int               `json:"depth,omitempty"`
 }
 
 // Outcome classifies the CfA state: working, success or failure.

@@ -1,6 +1,9 @@
 package model
 
-import "time"
+import (
+	"path/filepath"
+	"time"
+)
 
 // Node is one agent instance: the facts read from its infra dir, its place in
 // the forest, and (once classified) its state, flags, reason and action.
@@ -14,19 +17,17 @@ type Node struct {
 	HeartbeatPath string
 
 	// Facts from disk.
-	HasHeartbeat bool       // the .heartbeat file exists
-	Legacy       bool       // known from `.running` only (its pid: LegacyPID)
-	Merged       bool       // `.merged` exists
-	Heartbeat    *Heartbeat // nil when absent or unparseable
-	// HeartbeatRaw is the file as read (capped), for the detail pane and
-	// `--once --json`; the live engine keeps none (it reads the file when
-	// the detail pane opens). Beside Heartbeat, not in Rare: a one-shot
-	// scan keeps it for every node, and a Node has room for it in its size
-	// class.
-	HeartbeatRaw  []byte
-	BeatMtime     time.Time // mtime of .heartbeat (or .running for legacy)
+	HasHeartbeat bool // the .heartbeat file exists
+	Legacy       bool // known from `.running` only (its pid: LegacyPID)
+	Merged       bool // `.merged` exists
+	// HasRegistry: `.children` exists (at RegistryPath), read or not.
+	HasRegistry bool
+	// Process is what the process probe said, when it was asked (beside
+	// the flags above: a byte of the word they share).
+	Process       ProcessStatus
+	Heartbeat     *Heartbeat // nil when absent or unparseable
+	BeatMtime     time.Time  // mtime of .heartbeat (or .running for legacy)
 	Registry      []RegistryLine
-	RegistryPath  string // absolute path of this node's .children ("" when none)
 	RegistryMtime time.Time
 	RegistrySize  int64
 	Entry         *ChildEntry // this node's line in its parent's registry
@@ -34,7 +35,6 @@ type Node struct {
 	Retries       RetryCount
 	Blocked       *Blocked
 	ActivityMtime time.Time // newest *-stream.jsonl mtime
-	ResumeMtime   time.Time // mtime of .resume-pending
 	ParentID      string    // "" for a session
 	Parent        *Node     `json:"-"`
 	Children      []*Node   // sorted by id
@@ -73,14 +73,24 @@ type Node struct {
 	Reason    string
 	ReasonAge ReasonAge
 	Action    Action
-	// Process is what the process probe said, when it was asked.
-	Process ProcessStatus
-	// OrphanedSince is when the parent stopped running, for an orphaned node.
-	OrphanedSince time.Time
+}
+
+// registryFile is protocol.RegistryFile, which this package cannot import
+// (protocol imports it).
+const registryFile = ".children"
+
+// RegistryPath is the absolute path of the node's `.children`, "" when it
+// has none. It is made when asked, not held: a node's path a second time,
+// for the few that ask (the detail pane, actions).
+func (n *Node) RegistryPath() string {
+	if !n.HasRegistry {
+		return ""
+	}
+	return filepath.Join(n.InfraDir, registryFile)
 }
 
 // ProcessStatus is the result of probing a pid against a heartbeat's started.
-type ProcessStatus int
+type ProcessStatus uint8
 
 const (
 	ProcessNotProbed  ProcessStatus = iota
@@ -134,7 +144,7 @@ func (n *Node) Team() string {
 		return n.Entry.Team
 	}
 	if n.Heartbeat != nil {
-		return n.Heartbeat.Team
+		return n.Heartbeat.Optional().Team
 	}
 	return ""
 }
@@ -144,8 +154,8 @@ func (n *Node) TaskID() string {
 	if n.Entry != nil && n.Entry.TaskID != nil {
 		return *n.Entry.TaskID
 	}
-	if n.Heartbeat != nil && n.Heartbeat.TaskID != "" {
-		return n.Heartbeat.TaskID
+	if n.Heartbeat != nil && n.Heartbeat.Optional().TaskID != "" {
+		return n.Heartbeat.Optional().TaskID
 	}
 	if n.Cfa != nil {
 		return n.Cfa.TaskID
@@ -205,6 +215,8 @@ type Field struct {
 
 // Traits are the ways a source's records differ from a native heartbeat,
 // which the classifier honours (SPEC §10). The zero value is a heartbeat.
+// Its flags come first, together: every node holds a Traits, and a flag
+// between the durations would pad it by a word.
 type Traits struct {
 	// PIDPerTurn: the pid is the current turn's subprocess, gone between
 	// turns while the engine that owns the work lives (TeaParty's leads and
@@ -220,8 +232,6 @@ type Traits struct {
 	// MergesItself: the system merges finished work by itself, so a
 	// completed node recommends none, never merge.
 	MergesItself bool
-	// LaunchTimeout: a starting record older than this is dead (0: none).
-	LaunchTimeout time.Duration
 	// BeatNotRequired: the record's age is no sign of death. The system
 	// does not require a beat (opencode-teams' agents beat only when they
 	// call its heartbeat tool; chatroom's records never beat), so past
@@ -229,6 +239,8 @@ type Traits struct {
 	// age; only a gone or reused pid (where the record names one) or the
 	// record's own status says it stopped.
 	BeatNotRequired bool
+	// LaunchTimeout: a starting record older than this is dead (0: none).
+	LaunchTimeout time.Duration
 	// StartSlack: the record's started is stamped up to this long after
 	// the process was created (chatroom writes startedAt once its spawn
 	// call returns, up to ~110 s after the fork). The same process is one

@@ -1,6 +1,9 @@
 package model
 
-import "slices"
+import (
+	"slices"
+	"time"
+)
 
 // Rare holds the facts few nodes have: a problem, a scan flag, a conflict,
 // a source's own fields. A node holds them behind one pointer (Node.Rare),
@@ -13,8 +16,18 @@ import "slices"
 // it. EditRare gives a node an edited copy.
 type Rare struct {
 	// LegacyPID is the pid in `.running` (Node.Legacy).
-	LegacyPID     int
+	LegacyPID int
+	// HeartbeatRaw is the heartbeat file as read (capped), for the detail
+	// pane: only a scan that keeps the files' bytes has it (not the live
+	// engine's, not `--once`'s: Options.OmitRaw), and a source whose
+	// record is the heartbeat.
+	HeartbeatRaw  []byte
 	ResumePending *ResumePending
+	// ResumeMtime is the mtime of `.resume-pending`.
+	ResumeMtime time.Time
+	// OrphanedSince is when the parent stopped running, for an orphaned
+	// node (a classification's, as Node.State).
+	OrphanedSince time.Time
 	Problems      []Problem
 	// ScanFlags are the flags found while scanning: conflict, cycle,
 	// outside_root, unreadable.
@@ -62,7 +75,8 @@ func (n *Node) AddProblem(p Problem) {
 
 // empty reports whether r holds no fact.
 func (r *Rare) empty() bool {
-	return r.LegacyPID == 0 && r.ResumePending == nil && len(r.Problems) == 0 &&
+	return r.LegacyPID == 0 && r.HeartbeatRaw == nil && r.ResumePending == nil && r.ResumeMtime.IsZero() && r.OrphanedSince.IsZero() &&
+		len(r.Problems) == 0 &&
 		len(r.ScanFlags) == 0 && len(r.OtherParents) == 0 && len(r.RefusedChildren) == 0 &&
 		len(r.SourceFields) == 0 && r.RegistryCompacting == ""
 }
@@ -81,6 +95,33 @@ func (n *Node) rare() *Rare {
 // LegacyPID is the pid in `.running`, 0 when none.
 func (n *Node) LegacyPID() int {
 	return n.rare().LegacyPID
+}
+
+// HeartbeatRaw is the heartbeat file as read, nil when not kept (see Rare).
+func (n *Node) HeartbeatRaw() []byte {
+	return n.rare().HeartbeatRaw
+}
+
+// ResumeMtime is the mtime of `.resume-pending`, zero when absent.
+func (n *Node) ResumeMtime() time.Time {
+	return n.rare().ResumeMtime
+}
+
+// OrphanedSince is when the parent stopped running, for an orphaned node;
+// zero otherwise.
+func (n *Node) OrphanedSince() time.Time {
+	return n.rare().OrphanedSince
+}
+
+// SetOrphanedSince records when the parent stopped running (zero: the node
+// is not orphaned). A node that holds that very value (==, not Equal: its
+// location too) is left as it is, so that a classification that finds
+// nothing new makes no Rare.
+func (n *Node) SetOrphanedSince(since time.Time) {
+	if n.rare().OrphanedSince == since {
+		return
+	}
+	n.EditRare(func(r *Rare) { r.OrphanedSince = since })
 }
 
 // ResumePending is the `.resume-pending` marker, nil when absent.

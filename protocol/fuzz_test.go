@@ -78,7 +78,7 @@ func FuzzRegistry(f *testing.F) {
 		// Raw bytes plus newlines rebuild the input when no line was capped.
 		var rebuilt []byte
 		for i, l := range lines {
-			if l.Number != i+1 {
+			if int(l.Number) != i+1 {
 				t.Fatalf("line %d numbered %d", i+1, l.Number)
 			}
 			if l.Torn && i != len(lines)-1 {
@@ -108,8 +108,17 @@ func FuzzCfa(f *testing.F) {
 		if err != nil && c.State != "" {
 			t.Fatalf("error %v with a state %q", err, c.State)
 		}
+		// Without the history, the same state, and no history.
+		if p, perr := ParseCfaState(b, false); (perr == nil) != (err == nil) {
+			t.Fatalf("without the history: error %v, with it %v", perr, err)
+		} else if perr == nil && (p.State != c.State || p.BacktrackCount != c.BacktrackCount || p.TaskID != c.TaskID || p.CfaDetail != nil && p.History != nil) {
+			t.Fatalf("without the history %+v, with it %+v", *p, c)
+		}
 		// The hand-written path must agree with encoding/json.
-		if fast, ok := parseCfaFast(b); ok {
+		if fast, d, hasDetail, ok := parseCfaFast(b, true); ok {
+			if hasDetail {
+				fast.CfaDetail = &d
+			}
 			var want model.CfaState
 			if err := json.Unmarshal(b, &want); err != nil || !reflect.DeepEqual(fast, want) {
 				t.Fatalf("fast %+v, encoding/json %+v (%v)", fast, want, err)

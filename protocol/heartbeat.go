@@ -7,6 +7,7 @@ package protocol
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"time"
@@ -58,10 +59,13 @@ func (w *HeartbeatWriter) SetExtra(key string, value any) error {
 	if err != nil {
 		return fmt.Errorf("heartbeat %s: encode %s: %w", w.path, key, err)
 	}
-	if w.hb.Extra == nil {
-		w.hb.Extra = map[string]json.RawMessage{}
+	opt := *w.hb.Optional()
+	opt.Extra = maps.Clone(opt.Extra) // a copy: the heartbeat given may be shared
+	if opt.Extra == nil {
+		opt.Extra = map[string]json.RawMessage{}
 	}
-	w.hb.Extra[key] = raw
+	opt.Extra[key] = raw
+	w.hb.SetOptional(opt)
 	return nil
 }
 
@@ -89,11 +93,12 @@ func EncodeHeartbeat(hb model.Heartbeat) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode heartbeat: %w", err)
 	}
-	if len(hb.Extra) == 0 {
+	extra := hb.Optional().Extra
+	if len(extra) == 0 {
 		return append(named, '\n'), nil
 	}
 	merged := map[string]json.RawMessage{}
-	for k, v := range hb.Extra {
+	for k, v := range extra {
 		merged[k] = v
 	}
 	var fields map[string]json.RawMessage

@@ -41,7 +41,7 @@ func TestHeartbeatWrittenWholeThroughTmpAndRename(t *testing.T) {
 		},
 		{
 			name:   "child names its parent, team and task",
-			hb:     model.Heartbeat{Role: "coding", ParentHeartbeat: "/p/.heartbeat", Team: "coding", TaskID: "t-1"},
+			hb:     model.Heartbeat{Role: "coding", ParentHeartbeat: "/p/.heartbeat", HeartbeatOptional: &model.HeartbeatOptional{Team: "coding", TaskID: "t-1"}},
 			status: model.StatusRunning, pid: 7, started: 2,
 			want: map[string]any{"pid": 7.0, "parent_heartbeat": "/p/.heartbeat", "role": "coding", "started": 2.0, "status": "running", "team": "coding", "task_id": "t-1"},
 		},

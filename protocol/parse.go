@@ -64,8 +64,9 @@ func (e *BadFieldsError) Error() string {
 
 // parseHeartbeatSlow parses field by field: unknown fields go to Extra and a
 // field at fault is zeroed and named in a *BadFieldsError.
-func parseHeartbeatSlow(b []byte) (model.Heartbeat, error) {
-	var hb model.Heartbeat
+func parseHeartbeatSlow(b []byte) (hb model.Heartbeat, err error) {
+	var opt model.HeartbeatOptional
+	defer func() { hb.SetOptional(opt) }() // on every return: the fields read count
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(b, &fields); err != nil {
 		return hb, fmt.Errorf("not a JSON object: %w", err)
@@ -94,16 +95,16 @@ func parseHeartbeatSlow(b []byte) (model.Heartbeat, error) {
 			hb.Status, err = jsonString(raw)
 			hb.HasStatusField = err == nil && !isNull(raw)
 		case "team":
-			hb.Team, err = jsonString(raw)
+			opt.Team, err = jsonString(raw)
 		case "task_id":
-			hb.TaskID, err = jsonStringOrNumber(raw)
+			opt.TaskID, err = jsonStringOrNumber(raw)
 		case "worktree":
-			hb.Worktree, err = jsonString(raw)
+			opt.Worktree, err = jsonString(raw)
 		default:
-			if hb.Extra == nil {
-				hb.Extra = map[string]json.RawMessage{}
+			if opt.Extra == nil {
+				opt.Extra = map[string]json.RawMessage{}
 			}
-			hb.Extra[name] = raw
+			opt.Extra[name] = raw
 		}
 		if err != nil {
 			bad = append(bad, fmt.Sprintf("field %q: %s", name, err))
@@ -126,6 +127,7 @@ func parseHeartbeatSlow(b []byte) (model.Heartbeat, error) {
 // the field-by-field path then parses or describes.
 func parseHeartbeatFast(b []byte) (model.Heartbeat, bool) {
 	var hb model.Heartbeat
+	var opt model.HeartbeatOptional
 	var seen uint8
 	o := openObject(b)
 	for {
@@ -177,9 +179,9 @@ func parseHeartbeatFast(b []byte) (model.Heartbeat, bool) {
 			bit = 1 << 3
 			switch {
 			case v.kind == kindNull:
-				hb.TaskID = ""
+				opt.TaskID = ""
 			case v.kind == kindString && !v.escaped, v.kind == kindNumber:
-				hb.TaskID = string(v.raw) // a number is kept as written
+				opt.TaskID = string(v.raw) // a number is kept as written
 			default:
 				return model.Heartbeat{}, false
 			}
@@ -192,10 +194,10 @@ func parseHeartbeatFast(b []byte) (model.Heartbeat, bool) {
 			hb.HasStatusField = v.kind == kindString
 		case "team":
 			bit = 1 << 6
-			ok = flatString(v, &hb.Team)
+			ok = flatString(v, &opt.Team)
 		case "worktree":
 			bit = 1 << 7
-			ok = flatString(v, &hb.Worktree)
+			ok = flatString(v, &opt.Worktree)
 		default:
 			return model.Heartbeat{}, false // kept in Extra by the exact path
 		}
@@ -207,6 +209,7 @@ func parseHeartbeatFast(b []byte) (model.Heartbeat, bool) {
 	if !o.done() {
 		return model.Heartbeat{}, false
 	}
+	hb.SetOptional(opt)
 	return hb, true
 }
 
@@ -368,7 +371,7 @@ func splitRegistry(buf []byte, budget int64) ([]model.RegistryLine, error) {
 // else a copy.
 func parseRegistryLine(n int, raw []byte, torn, shared bool) model.RegistryLine {
 	raw = bytes.TrimSuffix(raw, []byte{'\n'})
-	line := model.RegistryLine{Number: n, Torn: torn}
+	line := model.RegistryLine{Number: int32(n), Torn: torn}
 	if len(raw) > MaxRegistryLine {
 		line.Raw = bytes.Clone(raw[:MaxRegistryLine])
 		line.Err = fmt.Sprintf("line longer than %d KiB", MaxRegistryLine>>10)
@@ -498,20 +501,79 @@ func ParseCfa(b []byte) (model.CfaState, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return model.CfaState{}, errEmpty
 	}
-	if c, ok := parseCfaFast(b); ok {
+	if c, d, hasDetail, ok := parseCfaFast(b, true); ok {
+		if hasDetail {
+			c.CfaDetail = new(model.CfaDetail)
+			*c.CfaDetail = d
+		}
 		return c, nil
 	}
 	return parseCfaSlow(b)
 }
 
-// parseCfaSlow is encoding/json's reading, and its errors.
+// ParseCfaState is ParseCfa, its history kept only when keepHistory (a scan
+// that keeps no file bytes keeps none), in one allocation with its detail
+// when it has one: a scan reads one for nearly every node.
+func ParseCfaState(b []byte, keepHistory bool) (*model.CfaState, error) {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, errEmpty
+	}
+	if c, d, hasDetail, ok := parseCfaFast(b, keepHistory); ok {
+		if !hasDetail {
+			p := new(model.CfaState)
+			*p = c
+			return p, nil
+		}
+		both := new(struct {
+			c model.CfaState
+			d model.CfaDetail
+		})
+		both.c, both.d = c, d
+		both.c.CfaDetail = &both.d
+		return &both.c, nil
+	}
+	c, err := parseCfaSlow(b)
+	if err != nil {
+		return nil, err
+	}
+	if !keepHistory && c.CfaDetail != nil {
+		if d := *c.CfaDetail; d.Phase == "" && d.Actor == "" && d.ParentID == "" && d.TeamID == "" && d.Depth == 0 {
+			c.CfaDetail = nil // the history alone made it
+		} else {
+			c.History = nil
+		}
+	}
+	return &c, nil
+}
+
+// parseCfaSlow is encoding/json's reading, and its errors. It reads the
+// document's fields flat, as the file has them, into a struct named as
+// model.CfaState: encoding/json's errors name the field and its struct
+// (`field "history"`, "Go struct field CfaState.history"), and the problem
+// a node shows must not name where this program keeps it.
 func parseCfaSlow(b []byte) (model.CfaState, error) {
-	var c model.CfaState
-	if err := json.Unmarshal(b, &c); err != nil {
+	type CfaState struct {
+		State          string            `json:"state"`
+		History        []json.RawMessage `json:"history"`
+		BacktrackCount int               `json:"backtrack_count"`
+		TaskID         string            `json:"task_id"`
+		Phase          string            `json:"phase,omitempty"`
+		Actor          string            `json:"actor,omitempty"`
+		ParentID       string            `json:"parent_id,omitempty"`
+		TeamID         string            `json:"team_id,omitempty"`
+		Depth          int               `json:"depth,omitempty"`
+	}
+	var f CfaState
+	if err := json.Unmarshal(b, &f); err != nil {
 		return model.CfaState{}, describeJSONError(err)
 	}
 	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
 		return model.CfaState{}, errors.New("not a JSON object: null")
+	}
+	c := model.CfaState{State: f.State, BacktrackCount: f.BacktrackCount, TaskID: f.TaskID}
+	d := model.CfaDetail{History: f.History, Phase: f.Phase, Actor: f.Actor, ParentID: f.ParentID, TeamID: f.TeamID, Depth: f.Depth}
+	if d.History != nil || d.Phase != "" || d.Actor != "" || d.ParentID != "" || d.TeamID != "" || d.Depth != 0 {
+		c.CfaDetail = &d
 	}
 	return c, nil
 }
@@ -523,9 +585,11 @@ var cfaKeys = [...]string{"state", "history", "backtrack_count", "task_id", "pha
 // the usual document: the known keys of their usual types, each once, and
 // keys that match none of them in any case (encoding/json matches a key to
 // a field whatever its case); ok is false for anything else, which
-// encoding/json then decodes or describes.
-func parseCfaFast(b []byte) (model.CfaState, bool) {
-	var c model.CfaState
+// encoding/json then decodes or describes. Its detail is returned apart,
+// for the caller to allocate when hasDetail (the file names one of its
+// keys: encoding/json makes it then); without keepHistory the history is
+// checked but not kept, and makes no detail.
+func parseCfaFast(b []byte, keepHistory bool) (c model.CfaState, d model.CfaDetail, hasDetail, ok bool) {
 	var seen uint16
 	o := openObject(b)
 	for {
@@ -542,12 +606,17 @@ func parseCfaFast(b []byte) (model.CfaState, bool) {
 			bit = 1 << 1
 			switch v.kind {
 			case kindNull:
-				c.History = nil
+				d.History = nil
 			case kindArray:
-				c.History, ok = flatArray(v.raw)
+				if keepHistory {
+					d.History, ok = flatArray(v.raw)
+				} else {
+					ok = validArray(v.raw)
+				}
 			default:
 				ok = false
 			}
+			hasDetail = hasDetail || keepHistory
 		case "backtrack_count":
 			bit = 1 << 2
 			ok = flatInt(v, &c.BacktrackCount)
@@ -556,36 +625,36 @@ func parseCfaFast(b []byte) (model.CfaState, bool) {
 			ok = flatString(v, &c.TaskID)
 		case "phase":
 			bit = 1 << 4
-			ok = flatString(v, &c.Phase)
+			ok, hasDetail = flatString(v, &d.Phase), true
 		case "actor":
 			bit = 1 << 5
-			ok = flatString(v, &c.Actor)
+			ok, hasDetail = flatString(v, &d.Actor), true
 		case "parent_id":
 			bit = 1 << 6
-			ok = flatString(v, &c.ParentID)
+			ok, hasDetail = flatString(v, &d.ParentID), true
 		case "team_id":
 			bit = 1 << 7
-			ok = flatString(v, &c.TeamID)
+			ok, hasDetail = flatString(v, &d.TeamID), true
 		case "depth":
 			bit = 1 << 8
-			ok = flatInt(v, &c.Depth)
+			ok, hasDetail = flatInt(v, &d.Depth), true
 		default:
 			for _, k := range cfaKeys {
 				if !isASCII(key) || strings.EqualFold(string(key), k) {
-					return model.CfaState{}, false
+					return model.CfaState{}, model.CfaDetail{}, false, false
 				}
 			}
 			continue
 		}
 		if !ok || seen&bit != 0 {
-			return model.CfaState{}, false
+			return model.CfaState{}, model.CfaDetail{}, false, false
 		}
 		seen |= bit
 	}
 	if !o.done() {
-		return model.CfaState{}, false
+		return model.CfaState{}, model.CfaDetail{}, false, false
 	}
-	return c, true
+	return c, d, hasDetail, true
 }
 
 // flatInt stores an integer or null member into dst (null leaves it);
@@ -603,6 +672,33 @@ func flatInt(v flatValue, dst *int) bool {
 		return true
 	}
 	return false
+}
+
+// validArray reports whether flatArray reads arr, keeping nothing.
+func validArray(arr []byte) bool {
+	o := flatObject{b: arr, i: 1}
+	o.space()
+	if o.i < len(arr) && arr[o.i] == ']' {
+		return true
+	}
+	for {
+		if _, ok := o.value(1); !ok {
+			return false
+		}
+		o.space()
+		if o.i >= len(arr) {
+			return false
+		}
+		switch arr[o.i] {
+		case ',':
+			o.i++
+			o.space()
+		case ']':
+			return true
+		default:
+			return false
+		}
+	}
 }
 
 // flatArray is each element of the JSON array text arr, verbatim, as

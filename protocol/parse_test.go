@@ -2,12 +2,43 @@ package protocol
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/dispatchtop/dispatchtop/model"
 )
+
+// A heartbeat holds what some writers add (team, task_id, worktree, fields
+// no one names) only when its file has some: the five fields every writer
+// writes make no HeartbeatOptional, by the fast path or the exact one.
+func TestParseHeartbeatHoldsOptionalFieldsOnlyWhenWritten(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want *model.HeartbeatOptional
+	}{
+		{"the five fields", `{"pid": 7, "parent_heartbeat": "", "role": "lead", "started": 1.5, "status": "running"}`, nil},
+		{"the five, by the exact path", `{"pid": 7, "parent_heartbeat": "", "role": "lead", "started": 1.5, "status": "r\u0075nning"}`, nil},
+		{"empty optional fields", `{"pid": 7, "team": "", "task_id": null, "worktree": ""}`, nil},
+		{"a team", `{"pid": 7, "team": "t1"}`, &model.HeartbeatOptional{Team: "t1"}},
+		{"a task id and a worktree, by the exact path", `{"pid": 7, "task_id": 12, "worktree": "/w", "x": 1}`,
+			&model.HeartbeatOptional{TaskID: "12", Worktree: "/w", Extra: map[string]json.RawMessage{"x": json.RawMessage("1")}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hb, err := ParseHeartbeat([]byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(hb.HeartbeatOptional, tt.want) {
+				t.Errorf("optional fields %+v, want %+v", hb.HeartbeatOptional, tt.want)
+			}
+		})
+	}
+}
 
 func TestParseHeartbeat(t *testing.T) {
 	tests := []struct {
@@ -24,8 +55,8 @@ func TestParseHeartbeat(t *testing.T) {
 			}},
 		{name: "unknown fields kept in Extra", in: `{"pid": 1, "model": "opus", "cost": {"usd": 2}}`,
 			check: func(t *testing.T, got model.Heartbeat) {
-				if string(got.Extra["model"]) != `"opus"` || string(got.Extra["cost"]) != `{"usd": 2}` {
-					t.Errorf("Extra = %q", got.Extra)
+				if string(got.Optional().Extra["model"]) != `"opus"` || string(got.Optional().Extra["cost"]) != `{"usd": 2}` {
+					t.Errorf("Extra = %q", got.Optional().Extra)
 				}
 			}},
 		{name: "null fields mean unset", in: `{"pid": null, "parent_heartbeat": null, "task_id": null}`,
@@ -42,8 +73,8 @@ func TestParseHeartbeat(t *testing.T) {
 			}},
 		{name: "numeric task id kept as text", in: `{"task_id": 12}`,
 			check: func(t *testing.T, got model.Heartbeat) {
-				if got.TaskID != "12" {
-					t.Errorf("task_id = %q", got.TaskID)
+				if got.Optional().TaskID != "12" {
+					t.Errorf("task_id = %q", got.Optional().TaskID)
 				}
 			}},
 		{name: "pid 0 parses (no pid)", in: `{"pid": 0}`},
@@ -73,14 +104,14 @@ func TestParseHeartbeat(t *testing.T) {
 		{name: "bad field kept apart: started not a number, the rest read", in: `{"pid": 7, "started": "yesterday", "status": "running", "parent_heartbeat": "/r/A/.heartbeat", "model": "x"}`,
 			wantErr: `field "started": want a number`,
 			check: func(t *testing.T, got model.Heartbeat) {
-				if got.PID != 7 || got.Started != 0 || got.Status != "running" || got.ParentHeartbeat != "/r/A/.heartbeat" || string(got.Extra["model"]) != `"x"` {
+				if got.PID != 7 || got.Started != 0 || got.Status != "running" || got.ParentHeartbeat != "/r/A/.heartbeat" || string(got.Optional().Extra["model"]) != `"x"` {
 					t.Errorf("fields = %+v", got)
 				}
 			}},
 		{name: "bad field kept apart: task id an object, the rest read", in: `{"task_id": {"x": 1}, "status": "paused", "team": "t"}`,
 			wantErr: `field "task_id"`,
 			check: func(t *testing.T, got model.Heartbeat) {
-				if got.TaskID != "" || got.Status != "paused" || got.Team != "t" {
+				if got.Optional().TaskID != "" || got.Status != "paused" || got.Optional().Team != "t" {
 					t.Errorf("fields = %+v", got)
 				}
 			}},
@@ -93,7 +124,7 @@ func TestParseHeartbeat(t *testing.T) {
 			}},
 		{name: "not an object: nothing is kept", in: `[{"status": "running"}]`, wantErr: "not a JSON object",
 			check: func(t *testing.T, got model.Heartbeat) {
-				if got.Status != "" || got.Extra != nil {
+				if got.Status != "" || got.Optional().Extra != nil {
 					t.Errorf("fields = %+v", got)
 				}
 			}},
@@ -249,20 +280,42 @@ func TestParseRegistry(t *testing.T) {
 	}
 }
 
+// TestParseCfa: SPEC §1's `.cfa-state.json`. What the classifier does not
+// read (model.CfaDetail: the history, what older writers also wrote) is
+// held only by the files that name it, as encoding/json holds it: made for
+// a key given, even a null one. Without the history (a scan that keeps no
+// file bytes), the history makes none.
 func TestParseCfa(t *testing.T) {
 	tests := []struct {
 		name        string
 		in          string
 		wantState   string
 		wantOutcome string
+		wantDetail  *model.CfaDetail
 		wantErr     string
+		// wantOmitted is the detail without the history, when not wantDetail.
+		wantOmitted *model.CfaDetail
+		omitted     bool
 	}{
-		{name: "terminal success", in: `{"state":"DONE","history":[{"s":"PLAN"}],"backtrack_count":1,"task_id":"t1"}`, wantState: "DONE", wantOutcome: "success"},
+		{name: "terminal success", in: `{"state":"DONE","history":[{"s":"PLAN"}],"backtrack_count":1,"task_id":"t1"}`, wantState: "DONE", wantOutcome: "success",
+			wantDetail: &model.CfaDetail{History: []json.RawMessage{json.RawMessage(`{"s":"PLAN"}`)}}, omitted: true},
+		{name: "a history and an older writer's field", in: `{"state":"DONE","history":[],"depth":1}`, wantState: "DONE", wantOutcome: "success",
+			wantDetail: &model.CfaDetail{History: []json.RawMessage{}, Depth: 1}, wantOmitted: &model.CfaDetail{Depth: 1}, omitted: true},
+		{name: "a null history", in: `{"state":"DONE","history":null}`, wantState: "DONE", wantOutcome: "success",
+			wantDetail: &model.CfaDetail{}, omitted: true},
 		{name: "terminal failure", in: `{"state":"WITHDRAWN"}`, wantState: "WITHDRAWN", wantOutcome: "failure"},
-		{name: "older writer fields", in: `{"state":"EXECUTE","phase":"exec","actor":"lead","depth":2}`, wantState: "EXECUTE", wantOutcome: "working"},
+		{name: "older writer fields", in: `{"state":"EXECUTE","phase":"exec","actor":"lead","parent_id":"p","team_id":"t","depth":2}`, wantState: "EXECUTE", wantOutcome: "working",
+			wantDetail: &model.CfaDetail{Phase: "exec", Actor: "lead", ParentID: "p", TeamID: "t", Depth: 2}},
+		{name: "an older writer's key, null", in: `{"state":"EXECUTE","team_id":null}`, wantState: "EXECUTE", wantOutcome: "working", wantDetail: &model.CfaDetail{}},
+		{name: "an older writer's key, another case", in: `{"state":"EXECUTE","Phase":"exec"}`, wantState: "EXECUTE", wantOutcome: "working", wantDetail: &model.CfaDetail{Phase: "exec"}},
 		{name: "empty", in: "", wantErr: "empty file"},
 		{name: "wrong type names the field", in: `{"state": 5}`, wantErr: `field "state"`},
 		{name: "history not a list", in: `{"state":"DONE","history":"x"}`, wantErr: `field "history"`},
+		// A problem names the file's field, not where this program keeps it.
+		{name: "history not a list, said as before", in: `{"state":"DONE","history":"x"}`,
+			wantErr: `field "history": want []json.RawMessage, got string: json: cannot unmarshal string into Go struct field CfaState.history of type []json.RawMessage`},
+		{name: "an older writer's field of another type, said as before", in: `{"state":"DONE","phase":5}`,
+			wantErr: `field "phase": want string, got number: json: cannot unmarshal number into Go struct field CfaState.phase of type string`},
 		{name: "truncated", in: `{"state":"DO`, wantErr: "invalid JSON"},
 		{name: "null", in: `null`, wantErr: "null"},
 	}
@@ -277,6 +330,19 @@ func TestParseCfa(t *testing.T) {
 			}
 			if err != nil || c.State != tt.wantState || c.Outcome() != tt.wantOutcome {
 				t.Fatalf("got %+v (%s), %v", c, c.Outcome(), err)
+			}
+			if !reflect.DeepEqual(c.CfaDetail, tt.wantDetail) {
+				t.Errorf("detail %+v, want %+v", c.CfaDetail, tt.wantDetail)
+			}
+			if kept, err := ParseCfaState([]byte(tt.in), true); err != nil || !reflect.DeepEqual(*kept, c) {
+				t.Errorf("with the history: %+v, %v; want %+v", kept, err, c)
+			}
+			wantOmitted := tt.wantDetail
+			if tt.omitted {
+				wantOmitted = tt.wantOmitted
+			}
+			if p, err := ParseCfaState([]byte(tt.in), false); err != nil || p.State != c.State || !reflect.DeepEqual(p.CfaDetail, wantOmitted) {
+				t.Errorf("without the history: %+v, %v; want the detail %+v", p, err, wantOmitted)
 			}
 		})
 	}
@@ -424,9 +490,12 @@ func TestParsersAllocateOnlyForWhatTheyKeep(t *testing.T) {
 		{name: "heartbeat: the parent's path", max: 1,
 			in:    `{"pid": 4242, "parent_heartbeat": "/r/s/.heartbeat", "role": "worker", "started": 1700000000.25, "status": "running"}`,
 			parse: func(b []byte) error { _, err := ParseHeartbeat(b); return err }},
-		{name: "CfA state: its history", max: 2,
+		{name: "CfA state: the state with its detail, and its history", max: 3,
 			in:    `{"state": "EXECUTE", "history": [{"state": "PLAN"}], "backtrack_count": 0, "task_id": ""}`,
-			parse: func(b []byte) error { _, err := ParseCfa(b); return err }},
+			parse: func(b []byte) error { _, err := ParseCfaState(b, true); return err }},
+		{name: "CfA state without its history: the state alone", max: 1,
+			in:    `{"state": "EXECUTE", "history": [{"state": "PLAN"}], "backtrack_count": 0, "task_id": ""}`,
+			parse: func(b []byte) error { _, err := ParseCfaState(b, false); return err }},
 		{name: "registry: one buffer and the list of lines, then each line's entry, path, task id and team", max: 2 + 3*4,
 			in: `{"heartbeat": "/r/s/team1/a/.heartbeat", "team": "team1", "task_id": "task-1", "status": "active"}` + "\n" +
 				`{"heartbeat": "/r/s/team1/b/.heartbeat", "team": "team1", "task_id": "task-2", "status": "active"}` + "\n" +

@@ -103,7 +103,8 @@ func (b builder) node(j report.NodeJSON, parent *model.Node) *model.Node {
 	// one, a pid is a legacy sentinel's.
 	if j.Status != nil || (j.Heartbeat != nil && j.State != model.StateMissing && !n.Legacy) {
 		n.HasHeartbeat = true
-		hb := &model.Heartbeat{Role: j.Role, Team: j.Team, Extra: j.Extra}
+		hb := &model.Heartbeat{Role: j.Role}
+		opt := model.HeartbeatOptional{Team: j.Team, Extra: j.Extra}
 		if j.Status != nil {
 			hb.Status = *j.Status
 		}
@@ -114,8 +115,9 @@ func (b builder) node(j report.NodeJSON, parent *model.Node) *model.Node {
 			hb.Started = *j.Started
 		}
 		if j.TaskID != nil {
-			hb.TaskID = *j.TaskID
+			opt.TaskID = *j.TaskID
 		}
+		hb.SetOptional(opt)
 		n.Heartbeat = hb
 	} else {
 		if j.PID != nil {

@@ -24,7 +24,7 @@ func forestOf(sessions int) *model.Snapshot {
 				id += fmt.Sprintf("/t/w%d", k)
 			}
 			n := &model.Node{ID: id, Root: "/r", InfraDir: "/r/" + id, HeartbeatPath: "/r/" + id + "/.heartbeat", HasHeartbeat: true,
-				Heartbeat: &model.Heartbeat{PID: 100 + k, Role: "worker", Started: 1.7e9, Status: "running", TaskID: "t", HasStatusField: true},
+				Heartbeat: &model.Heartbeat{PID: 100 + k, Role: "worker", Started: 1.7e9, Status: "running", HeartbeatOptional: &model.HeartbeatOptional{TaskID: "t"}, HasStatusField: true},
 				BeatMtime: now.Add(-time.Second), ActivityMtime: now.Add(-2 * time.Second),
 				Cfa: &model.CfaState{State: "EXECUTE"}, Blocked: &model.Blocked{Question: "q"},
 				State: model.StateRunning, Flags: []model.Flag{model.FlagIdle}, Action: model.ActionNone, Reason: "beating"}

@@ -429,11 +429,11 @@ func nodeJSON(n *model.Node, now time.Time, a *nodeArena) NodeJSON {
 		if hb.Started > 0 {
 			out.Started = box(a, floatsOf(a), hb.Started)
 		}
-		if status, ok := statusJSON(hb, n.HeartbeatRaw); ok {
+		if status, ok := statusJSON(hb, n.HeartbeatRaw()); ok {
 			out.Status = box(a, strs, status)
 		}
-		if len(hb.Extra) > 0 {
-			out.Extra = hb.Extra
+		if extra := hb.Optional().Extra; len(extra) > 0 {
+			out.Extra = extra
 		}
 	}
 	if !n.BeatMtime.IsZero() {

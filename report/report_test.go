@@ -16,7 +16,7 @@ func sampleSnapshot() *model.Snapshot {
 	lead := &model.Node{
 		ID: "A", Root: "/r", InfraDir: "/r/A", HeartbeatPath: "/r/A/.heartbeat", HasHeartbeat: true,
 		Heartbeat: &model.Heartbeat{PID: 4121, Role: "lead", Started: 1700000000.5, Status: "running",
-			Extra: map[string]json.RawMessage{"host": json.RawMessage(`"box"`)}},
+			HeartbeatOptional: &model.HeartbeatOptional{Extra: map[string]json.RawMessage{"host": json.RawMessage(`"box"`)}}},
 		BeatMtime: now.Add(-10 * time.Second),
 		Cfa:       &model.CfaState{State: "EXECUTE"},
 		Retries:   model.RetryCount{Total: 8, ByPhase: map[string]int{"EXECUTE": 1}},
@@ -150,11 +150,10 @@ func TestJSONStreamedAsOneIndentedEncoderWouldWriteIt(t *testing.T) {
 	lead.ID = "A\"\\\b\f\n\r\t\x01\x1f<>&\u2028\u2029\xff\xc3é✓"
 	lead.Heartbeat.Started = 1e21
 	lead.Heartbeat.Role = "\x7f\u0085"
-	lead.Heartbeat.TaskID = "t-1"
-	lead.Heartbeat.Extra = map[string]json.RawMessage{
+	lead.Heartbeat.SetOptional(model.HeartbeatOptional{TaskID: "t-1", Extra: map[string]json.RawMessage{
 		"z": json.RawMessage(`{"nested": [1, {"a": []}, {}], "s": "<x>"}`),
 		"a": json.RawMessage(`[ ]`), "m": json.RawMessage(`1.5e-7`),
-	}
+	}})
 	lead.ActivityMtime = lead.BeatMtime.Add(-time.Nanosecond * 123456789)
 	lead.Flags = []model.Flag{model.FlagStalled, model.FlagOrphaned}
 	lead.EditRare(func(r *model.Rare) {
@@ -164,8 +163,8 @@ func TestJSONStreamedAsOneIndentedEncoderWouldWriteIt(t *testing.T) {
 	lead.Blocked = &model.Blocked{Question: "which one?\n"}
 	lead.Heartbeat.PID = -3
 	tiny := &model.Node{ID: "T", Root: "/r", InfraDir: "/r/T", HasHeartbeat: true, HeartbeatPath: "/r/T/.heartbeat",
-		Heartbeat: &model.Heartbeat{Started: 1e-7, PID: 12}, BeatMtime: odd.GeneratedAt.Add(time.Hour),
-		HeartbeatRaw: []byte(`{"status": null}`)}
+		Heartbeat: &model.Heartbeat{Started: 1e-7, PID: 12}, BeatMtime: odd.GeneratedAt.Add(time.Hour)}
+	tiny.EditRare(func(r *model.Rare) { r.HeartbeatRaw = []byte(`{"status": null}`) })
 	odd.Sessions = append(odd.Sessions, tiny)
 	tests := []struct {
 		name string
@@ -275,10 +274,12 @@ func TestJSONStatusIsNullOnlyWhenAbsent(t *testing.T) {
 				}
 			}
 			lead.Heartbeat = &hb
-			lead.HeartbeatRaw = nil
-			if tt.raw != "" {
-				lead.HeartbeatRaw = []byte(tt.raw)
-			}
+			lead.EditRare(func(r *model.Rare) {
+				r.HeartbeatRaw = nil
+				if tt.raw != "" {
+					r.HeartbeatRaw = []byte(tt.raw)
+				}
+			})
 			var buf bytes.Buffer
 			if err := WriteJSON(&buf, snap); err != nil {
 				t.Fatal(err)

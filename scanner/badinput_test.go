@@ -46,8 +46,8 @@ func TestBadInput(t *testing.T) {
 			writeFile(t, filepath.Join(root, "S", protocol.HeartbeatFile), big, now, 0)
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			unreadableWith("S", protocol.HeartbeatFile, "file larger than 1 MiB")(t, root, snap)
-			if n := mustNode(t, snap, "S"); n.BeatMtime.IsZero() || n.HeartbeatRaw != nil {
-				t.Errorf("node mtime %v raw %d bytes", n.BeatMtime, len(n.HeartbeatRaw))
+			if n := mustNode(t, snap, "S"); n.BeatMtime.IsZero() || n.HeartbeatRaw() != nil {
+				t.Errorf("node mtime %v raw %d bytes", n.BeatMtime, len(n.HeartbeatRaw()))
 			}
 		}},
 		{name: "10 MiB CfA, blocked and retry files are capped", build: func(t *testing.T, root string) {
@@ -192,7 +192,7 @@ func TestBadInput(t *testing.T) {
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			unreadableWith("S", protocol.HeartbeatFile, "symlink leads outside the root")(t, root, snap)
 			unreadableWith("S", protocol.CfaFile, "symlink leads outside the root")(t, root, snap)
-			if n := mustNode(t, snap, "S"); n.Heartbeat != nil || n.HeartbeatRaw != nil || !n.HasHeartbeat || n.Cfa != nil {
+			if n := mustNode(t, snap, "S"); n.Heartbeat != nil || n.HeartbeatRaw() != nil || !n.HasHeartbeat || n.Cfa != nil {
 				t.Errorf("node read the outside file: %+v", n)
 			}
 			if n := mustNode(t, snap, "S"); n.Blocked == nil || n.Blocked.Question != "" {
@@ -438,7 +438,7 @@ func TestOneBadHeartbeatFieldKeepsTheRest(t *testing.T) {
 			if !n.HasFlag(model.FlagUnreadable) || !hasProblem(n.Problems(), path, tt.problem) || !hasProblem(snap.Problems, path, tt.problem) {
 				t.Errorf("flags %v problems %v, want unreadable and %q", n.Flags, n.Problems(), tt.problem)
 			}
-			if string(n.HeartbeatRaw) == "" {
+			if string(n.HeartbeatRaw()) == "" {
 				t.Error("the raw heartbeat is not kept for the detail pane")
 			}
 			tt.check(t, n)

@@ -333,15 +333,17 @@ type dirJob struct {
 	dir   string
 	depth int
 	// heartbeat is the path of dir's heartbeat, made with dir in one
-	// string ("" for a root): most directories a walk lists are node dirs,
-	// and at 100,000 nodes a path of its own each was 10 MB.
+	// string: most directories a walk lists are node dirs, and at 100,000
+	// nodes a path of its own each was 10 MB. "" for a root, and for a
+	// directory between a node and a child its registry names (dir is then
+	// a slice of that entry's string; a heartbeat found there is joined).
 	heartbeat string
 	// above is the heartbeat path of the nearest node above dir ("" when
 	// none): a node's parent_heartbeat, which names it most of the time,
 	// is then held as that one string.
 	above string
 	// named are the paths the registry of that node names (nil when none),
-	// for heartbeatNamed: its children are often a directory or two below.
+	// for pathsNamed: its children are often a directory or two below.
 	named map[string]string
 	// parent is the directory dir was listed in, held open to open dir
 	// relative to it by its name ("" and nil for a root).
@@ -586,8 +588,7 @@ func (w *walker) visit(j dirJob, res *result) {
 			continue
 		}
 		name := e.Name()
-		heartbeat := heartbeatNamed(named, j.dir, name)
-		child := heartbeat[:len(heartbeat)-len(protocol.HeartbeatFile)-1]
+		child, heartbeat := pathsNamed(named, j.dir, name)
 		rel := strings.TrimPrefix(filepath.ToSlash(child[len(j.root.Path):]), "/")
 		if w.skipDir(name, rel) {
 			continue
@@ -620,10 +621,13 @@ func heartbeatIn(dir, name string) string {
 	return dir + sep + name + sep + protocol.HeartbeatFile
 }
 
-// registeredPaths are the heartbeat paths n's registry names, each as the
-// string of its entry (nil when none), for heartbeatNamed.
+// registeredPaths are the paths n's registry names (nil when none), for
+// pathsNamed, each as a slice of its entry's string: the heartbeat path of
+// each child, and the directories between n's and the child's (a team's).
+// Each key is its own value.
 func registeredPaths(n *model.Node) map[string]string {
 	var named map[string]string
+	dir := n.InfraDir
 	for _, line := range n.Registry {
 		if line.Entry == nil {
 			continue
@@ -631,28 +635,51 @@ func registeredPaths(n *model.Node) map[string]string {
 		if named == nil {
 			named = make(map[string]string, len(n.Registry))
 		}
-		named[line.Entry.Heartbeat] = line.Entry.Heartbeat
+		hb := line.Entry.Heartbeat
+		named[hb] = hb
+		if len(hb) <= len(dir)+1 || hb[:len(dir)] != dir || hb[len(dir)] != filepath.Separator {
+			continue // not below n: no directory between
+		}
+		// The child's own directory is named with its heartbeat; the
+		// ones above it, up to n's, are named here.
+		below := hb[:strings.LastIndexByte(hb, filepath.Separator)]
+		for {
+			i := strings.LastIndexByte(below, filepath.Separator)
+			if i <= len(dir) {
+				break
+			}
+			below = below[:i]
+			named[below] = below
+		}
 	}
 	return named
 }
 
-// heartbeatNamed is heartbeatIn(dir, name), as the very string of the
-// registry entry that names it when there is one (named, from
-// registeredPaths): a registered child's path is then held once, not once
-// by the entry and again by the child (10 MB at 100,000 nodes).
-func heartbeatNamed(named map[string]string, dir, name string) string {
+// pathsNamed is the path of dir's subdirectory name and of the heartbeat in
+// it, made in one string, as the very string of a registry entry when one
+// names them (named, from registeredPaths): a registered child's path is
+// then held once, not once by the entry and again by the child (10 MB at
+// 100,000 nodes), and so is a directory between (7 MB), whose heartbeat is
+// then "" (it is joined if there is one). dir is clean and name a listed
+// one, as joinClean takes them.
+func pathsNamed(named map[string]string, dir, name string) (child, heartbeat string) {
 	if len(named) > 0 && dir != "" && dir[len(dir)-1] != filepath.Separator {
 		var buf [256]byte
 		key := append(buf[:0], dir...)
 		key = append(key, filepath.Separator)
 		key = append(key, name...)
+		sub := len(key)
 		key = append(key, filepath.Separator)
 		key = append(key, protocol.HeartbeatFile...)
 		if s, ok := named[string(key)]; ok {
-			return s
+			return s[:sub], s
+		}
+		if s, ok := named[string(key[:sub])]; ok {
+			return s, ""
 		}
 	}
-	return heartbeatIn(dir, name)
+	heartbeat = heartbeatIn(dir, name)
+	return heartbeat[:len(heartbeat)-len(protocol.HeartbeatFile)-1], heartbeat
 }
 
 // skipDir applies the never-descend rules and the ignore globs (matched

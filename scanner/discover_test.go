@@ -295,16 +295,16 @@ func TestReadNodeDirFacts(t *testing.T) {
 		name string
 		ok   bool
 	}{
-		{"heartbeat parsed with extra", n.Heartbeat != nil && n.Heartbeat.PID == 7 && string(n.Heartbeat.Extra["model"]) == `"x"`},
+		{"heartbeat parsed with extra", n.Heartbeat != nil && n.Heartbeat.PID == 7 && string(n.Heartbeat.Optional().Extra["model"]) == `"x"`},
 		{"heartbeat mtime", n.BeatMtime.Round(time.Second).Equal(now.Add(-40 * time.Second).Round(time.Second))},
 		{"heartbeat path", n.HasHeartbeat && n.HeartbeatPath == filepath.Join(dir, protocol.HeartbeatFile)},
-		{"registry", len(n.Registry) == 2 && n.RegistryPath != "" && n.RegistrySize > 0 && !n.RegistryMtime.IsZero()},
+		{"registry", len(n.Registry) == 2 && n.RegistryPath() == filepath.Join(n.InfraDir, protocol.RegistryFile) && n.RegistrySize > 0 && !n.RegistryMtime.IsZero()},
 		{"cfa", n.Cfa != nil && n.Cfa.State == "DONE"},
 		{"retries", n.Retries.Total == 2},
 		{"blocked in .middle", n.Blocked != nil && n.Blocked.Question == "why?" && strings.HasSuffix(n.Blocked.Path, ".middle/blocked.json")},
 		{"newest stream mtime", n.ActivityMtime.Round(time.Second).Equal(now.Add(-20 * time.Second).Round(time.Second))},
 		{"merged", n.Merged},
-		{"resume pending", n.ResumePending() != nil && n.ResumePending().PID == 9 && !n.ResumeMtime.IsZero()},
+		{"resume pending", n.ResumePending() != nil && n.ResumePending().PID == 9 && !n.ResumeMtime().IsZero()},
 		{"no problems", len(n.Problems()) == 0 && len(n.ScanFlags()) == 0},
 		{"root kept", n.Root == "/r"},
 	}

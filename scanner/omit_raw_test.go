@@ -33,21 +33,21 @@ func TestOmitRawKeepsNoFileBytesAndChangesNoReport(t *testing.T) {
 	}
 	var withRaw, heartbeats, lines, histories int
 	for _, n := range kept.Nodes() {
-		if n.HeartbeatRaw != nil {
+		if n.HeartbeatRaw() != nil {
 			withRaw++
 		}
-		if n.Cfa != nil && len(n.Cfa.History) > 0 {
+		if n.Cfa != nil && n.Cfa.CfaDetail != nil && len(n.Cfa.History) > 0 {
 			histories++
 		}
 	}
 	for id, n := range omitted.Nodes() {
-		if n.HeartbeatRaw != nil && n.Source == "" {
-			t.Errorf("%s: %d bytes of heartbeat kept", id, len(n.HeartbeatRaw))
+		if n.HeartbeatRaw() != nil && n.Source == "" {
+			t.Errorf("%s: %d bytes of heartbeat kept", id, len(n.HeartbeatRaw()))
 		}
 		if n.Heartbeat != nil {
 			heartbeats++
 		}
-		if n.Cfa != nil && n.Cfa.History != nil {
+		if n.Cfa != nil && n.Cfa.CfaDetail != nil && n.Cfa.History != nil {
 			t.Errorf("%s: the CfA history kept, %d entries", id, len(n.Cfa.History))
 		}
 		for _, l := range n.Registry {

@@ -132,15 +132,13 @@ func readNode(root string, h dirHandle, entries []fs.DirEntry, r *nodeReader) *m
 			}
 		case protocol.CfaFile:
 			if b, ok := readDocInto(n, h, name, r); ok {
-				c, err := protocol.ParseCfa(b)
+				// Without the bytes, no history: its entries are the file's.
+				c, err := protocol.ParseCfaState(b, !r.omitRaw)
 				r.keep(b)
-				if r.omitRaw {
-					c.History = nil // its entries are the file's bytes
-				}
 				if err != nil {
 					addProblem(n, h.file(name), fmt.Errorf("parse CfA state: %w", err), true)
 				} else {
-					n.Cfa = &c
+					n.Cfa = c
 				}
 			}
 		case protocol.RetryCountFile:
@@ -165,7 +163,6 @@ func readNode(root string, h dirHandle, entries []fs.DirEntry, r *nodeReader) *m
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
-			n.ResumeMtime = fi.mtime
 			rp, perr := protocol.ParseResumePending(b)
 			r.keep(b)
 			if err == nil && perr != nil {
@@ -174,7 +171,7 @@ func readNode(root string, h dirHandle, entries []fs.DirEntry, r *nodeReader) *m
 			if err != nil {
 				addProblem(n, path, err, true)
 			}
-			n.EditRare(func(r *model.Rare) { r.ResumePending = &rp }) // present counts, parsed or not
+			n.EditRare(func(r *model.Rare) { r.ResumePending, r.ResumeMtime = &rp, fi.mtime }) // present counts, parsed or not
 		default:
 			if strings.HasSuffix(name, protocol.StreamSuffix) {
 				if mtime, ok := h.lstatMtime(name); ok && mtime.After(n.ActivityMtime) {
@@ -274,7 +271,7 @@ func readHeartbeatInto(n *model.Node, h dirHandle, name string, r *nodeReader) b
 	if r.omitRaw {
 		defer r.keep(b)
 	} else {
-		n.HeartbeatRaw = b
+		n.EditRare(func(r *model.Rare) { r.HeartbeatRaw = b })
 	}
 	hb, err := protocol.ParseHeartbeat(b)
 	if err != nil {
@@ -359,7 +356,7 @@ func readRegistryInto(n *model.Node, h dirHandle, name string) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
-	n.RegistryPath = path
+	n.HasRegistry = true
 	if err != nil {
 		addProblem(n, path, err, true)
 		return
@@ -387,16 +384,16 @@ func readRegistryViewInto(n *model.Node, dir, path string) {
 	v, err := protocol.ReadView(dir, protocol.MaxRegistryRead)
 	if v.Info == nil {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			n.RegistryPath = path
+			n.HasRegistry = true
 			addProblem(n, path, err, true)
 		}
 		return
 	}
-	n.RegistryPath = path
+	n.HasRegistry = true
 	n.RegistryMtime, n.RegistrySize = v.Info.ModTime(), v.Info.Size()
 	lines := protocol.ParseRegistry(v.Registry)
 	for _, l := range protocol.ParseRegistry(v.Pending) {
-		l.Number += len(lines)
+		l.Number += int32(len(lines))
 		lines = append(lines, l)
 	}
 	n.Registry = lines

@@ -75,11 +75,10 @@ func CopyFacts(n *model.Node) *model.Node {
 		Root: n.Root, InfraDir: n.InfraDir, HeartbeatPath: n.HeartbeatPath,
 		HasHeartbeat: n.HasHeartbeat, Heartbeat: n.Heartbeat,
 		BeatMtime: n.BeatMtime, Legacy: n.Legacy,
-		Registry: n.Registry, RegistryPath: n.RegistryPath, RegistryMtime: n.RegistryMtime,
+		Registry: n.Registry, HasRegistry: n.HasRegistry, RegistryMtime: n.RegistryMtime,
 		RegistrySize: n.RegistrySize, Cfa: n.Cfa, Retries: n.Retries, Blocked: n.Blocked,
 		ActivityMtime: n.ActivityMtime, Merged: n.Merged,
-		ResumeMtime: n.ResumeMtime,
-		Source:      n.Source, Traits: n.Traits, Rare: n.Rare,
+		Source: n.Source, Traits: n.Traits, Rare: n.Rare,
 	}
 	// The rare facts but the tree's, which BuildForest finds again: of the
 	// scan flags only unreadable is read.

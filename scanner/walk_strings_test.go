@@ -3,6 +3,7 @@ package scanner
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -121,4 +122,59 @@ func TestWatcherKeepsAPathNamedTwiceOnceWhenItReadsAgain(t *testing.T) {
 		nodes = append(nodes, n)
 	}
 	checkSharedStrings(t, nodes)
+}
+
+// A directory between a node and a child its registry names (a team's) is
+// held as a slice of that entry's string, which names it too: at 100,000
+// nodes those directories' paths were 7 MB of their own. The walk lists
+// it, and the watcher holds it, as that slice.
+func TestADirectoryBetweenANodeAndItsRegisteredChildIsASliceOfTheEntry(t *testing.T) {
+	root := sharedTree(t)
+	team := filepath.Join(root, "lead", "team1")
+	entryOf := func(nodes []*model.Node) string {
+		for _, n := range nodes {
+			for _, line := range n.Registry {
+				if e := line.Entry; e != nil && strings.HasPrefix(e.Heartbeat, team+string(filepath.Separator)) {
+					return e.Heartbeat
+				}
+			}
+		}
+		t.Fatalf("no registry entry names a child in %s", team)
+		return ""
+	}
+	walk, err := Discover(Options{Roots: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := entryOf(walk.Nodes)
+	listed := false
+	for _, d := range walk.Dirs {
+		if d == team {
+			listed = true
+			if !sameString(d, entry) {
+				t.Errorf("the walk lists %s as a string of its own, not a slice of the entry %s", d, entry)
+			}
+		}
+	}
+	if !listed {
+		t.Fatalf("the walk did not list %s: %v", team, walk.Dirs)
+	}
+
+	w, err := NewWatcher(Options{Roots: []string{root}}, WatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var nodes []*model.Node
+	for _, n := range w.Snapshot().Nodes() {
+		nodes = append(nodes, n)
+	}
+	entry = entryOf(nodes)
+	d := w.dirs.byPath[team]
+	if d == nil {
+		t.Fatalf("the watcher holds no record of %s", team)
+	}
+	if !sameString(d.path, entry) {
+		t.Errorf("the watcher holds %s as a string of its own, not a slice of the entry %s", d.path, entry)
+	}
 }

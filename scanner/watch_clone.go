@@ -16,7 +16,7 @@ import (
 // edge of the forest as it was.
 func sameEdges(a, b *model.Node) bool {
 	if a.HasHeartbeat != b.HasHeartbeat || a.Legacy != b.Legacy || a.DeclaredParent() != b.DeclaredParent() ||
-		a.HeartbeatPath != b.HeartbeatPath || a.RegistryPath != b.RegistryPath ||
+		a.HeartbeatPath != b.HeartbeatPath || a.HasRegistry != b.HasRegistry ||
 		len(a.Registry) != len(b.Registry) || a.HasScanFlag(model.FlagUnreadable) != b.HasScanFlag(model.FlagUnreadable) {
 		return false
 	}
@@ -97,7 +97,8 @@ func treeFlags(flags []model.Flag, unreadable bool) []model.Flag {
 // node copied from a published snapshot is classified from its facts alone.
 func resetClassification(n *model.Node) {
 	n.State, n.Flags, n.Reason, n.ReasonAge = "", nil, "", model.ReasonAge{}
-	n.Action, n.Process, n.OrphanedSince = "", model.ProcessNotProbed, time.Time{}
+	n.Action, n.Process = "", model.ProcessNotProbed
+	n.SetOrphanedSince(time.Time{})
 	n.Owner, n.Thresholds = model.Owner{}, nil
 }
 

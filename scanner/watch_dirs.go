@@ -188,10 +188,7 @@ func (t *walkTaker) walked(h dirHandle, entries []fs.DirEntry, isNode bool) {
 		t.recheck = append(t.recheck, d)
 	}
 	if isNode {
-		for i := range sigs {
-			sigs[i].name = w.nodes.intern(sigs[i].name)
-		}
-		w.nodes.byDir[dir] = &liveNode{own: true, session: -1, sigs: sigs, regOff: -1}
+		w.nodes.byDir[dir] = &liveNode{own: true, session: -1, sigs: sigs}
 		t.nodes++
 	}
 }

@@ -220,11 +220,11 @@ func nextDue(s *model.Node, now time.Time, th model.Thresholds) time.Time {
 		if !n.RegistryMtime.IsZero() {
 			consider(n.RegistryMtime, own.Stale)
 		}
-		if !n.ResumeMtime.IsZero() {
-			consider(n.ResumeMtime, own.Stale)
+		if !n.ResumeMtime().IsZero() {
+			consider(n.ResumeMtime(), own.Stale)
 		}
-		if !n.OrphanedSince.IsZero() {
-			consider(n.OrphanedSince, own.Stale)
+		if !n.OrphanedSince().IsZero() {
+			consider(n.OrphanedSince(), own.Stale)
 		}
 	})
 	return next

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/dispatchtop/dispatchtop/internal/treegen"
 	"github.com/dispatchtop/dispatchtop/model"
@@ -162,10 +164,10 @@ func TestWatcherKeepsNoFileBytes(t *testing.T) {
 				t.Fatalf("the lead's facts were not read: %+v", n)
 			}
 			for id, n := range snap.Nodes() {
-				if n.HeartbeatRaw != nil {
-					t.Errorf("%s: %d bytes of heartbeat kept", id, len(n.HeartbeatRaw))
+				if n.HeartbeatRaw() != nil {
+					t.Errorf("%s: %d bytes of heartbeat kept", id, len(n.HeartbeatRaw()))
 				}
-				if n.Cfa != nil && n.Cfa.History != nil {
+				if n.Cfa != nil && n.Cfa.CfaDetail != nil && n.Cfa.History != nil {
 					t.Errorf("%s: the CfA history kept: %q", id, n.Cfa.History)
 				}
 				for _, l := range n.Registry {
@@ -222,5 +224,42 @@ func TestWatcherFollowsALineRewrittenInPlace(t *testing.T) {
 	w.flush(eventBatch{}, false)
 	if got := w.Snapshot().Node(child).Team(); got != "gamma" {
 		t.Errorf("team %q after the rewrite, want gamma", got)
+	}
+}
+
+// TestAFileSignatureIs32Bytes: SPEC §8's budget. Every node the watcher
+// holds keeps a signature of each file it was read from (three or four), so
+// a signature names its file by a pointer to the one copy of the name, not
+// a string of its own: 32 bytes, not 40, three of them in the 96-byte size
+// class, not the 128.
+func TestAFileSignatureIs32Bytes(t *testing.T) {
+	if got := unsafe.Sizeof(namedSig{}); got > 32 {
+		t.Errorf("a file signature is %d bytes, past 32", got)
+	}
+}
+
+// A signature's name is the one copy of that name, whichever node's
+// listing it came from, and reads as the name it was given.
+func TestSignaturesOfTwoNodesHoldOneCopyOfAName(t *testing.T) {
+	stream := "." + strings.Repeat("x", 40) + protocol.StreamSuffix
+	var a, b fileSigs
+	a.set(string([]byte(stream)), fileSig{mtime: 1})
+	b.set(string([]byte(stream)), fileSig{mtime: 2})
+	b.set(protocol.HeartbeatFile, fileSig{mtime: 3})
+	if a[0].name.Value() != stream || !sameString(a[0].name.Value(), b[0].name.Value()) {
+		t.Errorf("names %q and %q, want one copy of %q", a[0].name.Value(), b[0].name.Value(), stream)
+	}
+	if s, ok := b.get(protocol.HeartbeatFile); !ok || s.mtime != 3 {
+		t.Errorf("the heartbeat's signature %+v, %v", s, ok)
+	}
+}
+
+// TestANodeRecordIs48Bytes: SPEC §8's budget. The watcher keeps a record of
+// every node; where a registry's next read starts is behind a pointer, made
+// when a registry is read in part (a parent's `.children` appended to), so
+// a record is 48 bytes, not 64.
+func TestANodeRecordIs48Bytes(t *testing.T) {
+	if got := unsafe.Sizeof(liveNode{}); got > 48 {
+		t.Errorf("a node record is %d bytes, past 48", got)
 	}
 }

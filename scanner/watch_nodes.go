@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unique"
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
@@ -29,43 +30,44 @@ type nodeRecords struct {
 	// readFailed holds the infra dirs whose last read failed: they are
 	// read again at every poll.
 	readFailed map[string]bool
-	// names holds one copy of each file name the signatures keep that is
-	// not a constant of the protocol (a stream's): every node has them.
-	names map[string]string
 }
 
 func newNodeRecords() nodeRecords {
 	return nodeRecords{byDir: map[string]*liveNode{}, toRead: map[string]dirtyKind{},
-		unpublished: map[string]bool{}, readFailed: map[string]bool{}, names: map[string]string{}}
+		unpublished: map[string]bool{}, readFailed: map[string]bool{}}
 }
 
-// intern is name as the records keep it: the protocol's constant, or the
-// one copy of a stream's name.
-func (r *nodeRecords) intern(name string) string {
+// sigName is a file name as the signatures keep it: one copy of each name
+// (every node has the same few), held by a pointer. unique keeps a name
+// while a signature holds it, so a writer naming its streams uniquely does
+// not make the names grow for good.
+type sigName = unique.Handle[string]
+
+// The names of the protocol's files, made once.
+var (
+	heartbeatSigName = unique.Make(protocol.HeartbeatFile)
+	runningSigName   = unique.Make(protocol.RunningFile)
+	registrySigName  = unique.Make(protocol.RegistryFile)
+	cfaSigName       = unique.Make(protocol.CfaFile)
+	blockedSigName   = unique.Make(middleBlocked)
+)
+
+// internName is name as the signatures keep it.
+func internName(name string) sigName {
 	switch name {
 	case protocol.HeartbeatFile:
-		return protocol.HeartbeatFile
+		return heartbeatSigName
 	case protocol.RunningFile:
-		return protocol.RunningFile
+		return runningSigName
 	case protocol.RegistryFile:
-		return protocol.RegistryFile
+		return registrySigName
 	case protocol.CfaFile:
-		return protocol.CfaFile
+		return cfaSigName
 	case middleBlocked:
-		return middleBlocked
+		return blockedSigName
 	}
-	if kept, ok := r.names[name]; ok {
-		return kept
-	}
-	if len(r.names) < maxInternedNames {
-		r.names[name] = name
-	}
-	return name
+	return unique.Make(name)
 }
-
-// maxInternedNames bounds the names kept once: a writer naming its
-// streams uniquely must not make the table grow for good.
-const maxInternedNames = 64
 
 // liveNode is the engine's record of one infra dir: its facts and what
 // polling compares against.
@@ -80,25 +82,33 @@ type liveNode struct {
 	// (-1 before the forest is built).
 	session int32
 	sigs    fileSigs // by name relative to the infra dir
-	// The registry tail: bytes of complete lines consumed, their newlines,
-	// and the file's inode. regOff < 0 means "read it whole next time".
-	regOff      int64
-	regNewlines int
-	regIno      uint64
+	// reg is where the registry's next read starts; nil: read it whole
+	// next time. Only a registry read since the node was (a parent's
+	// `.children` appended to) has one: a record is 48 bytes, not 64.
+	reg *registryTail
+}
+
+// registryTail is how much of a registry was read: the bytes of complete
+// lines consumed, their newlines, and the file's inode.
+type registryTail struct {
+	off      int64
+	newlines int
+	ino      uint64
 }
 
 // fileSigs is a node's few file signatures; a slice is a fraction of a
 // map's size, and there are 10,000s of nodes.
 type fileSigs []namedSig
 
+// namedSig is 32 bytes: a node has a few, and 100,000 nodes have them.
 type namedSig struct {
-	name string
+	name sigName
 	sig  fileSig
 }
 
 func (f fileSigs) get(name string) (fileSig, bool) {
 	for _, e := range f {
-		if e.name == name {
+		if e.name.Value() == name {
 			return e.sig, true
 		}
 	}
@@ -107,12 +117,12 @@ func (f fileSigs) get(name string) (fileSig, bool) {
 
 func (f *fileSigs) set(name string, sig fileSig) {
 	for i := range *f {
-		if (*f)[i].name == name {
+		if (*f)[i].name.Value() == name {
 			(*f)[i].sig = sig
 			return
 		}
 	}
-	*f = append(*f, namedSig{name, sig})
+	*f = append(*f, namedSig{internName(name), sig})
 }
 
 // fileSig is what says a file changed: its mtime (Unix nanoseconds), size
@@ -211,7 +221,7 @@ func (w *Watcher) restatActivity(ln *liveNode) {
 			continue
 		}
 		if sig, err := statSig(filepath.Join(ln.n.InfraDir, e.Name())); err == nil {
-			ln.sigs.set(w.nodes.intern(e.Name()), sig)
+			ln.sigs.set(e.Name(), sig)
 			if mt := sig.modTime(); mt.After(newest) {
 				newest = mt
 			}
@@ -265,7 +275,7 @@ func (w *Watcher) readNode(dir string) {
 	}
 	w.readRecovered(dir)
 	w.sharePaths(n)
-	ln := &liveNode{n: n, own: true, session: -1, sigs: sigs, regOff: -1}
+	ln := &liveNode{n: n, own: true, session: -1, sigs: sigs}
 	if old != nil {
 		ln.session = old.session
 	}
@@ -311,7 +321,7 @@ func stale(ln *liveNode) bool {
 func (w *Watcher) restatNode(ln *liveNode) {
 	dir := ln.n.InfraDir
 	for _, e := range ln.sigs {
-		name, old := e.name, e.sig
+		name, old := e.name.Value(), e.sig
 		sig, err := statSig(joinClean(dir, name))
 		if err != nil {
 			w.nodes.toRead[dir] |= kindNode
@@ -342,11 +352,7 @@ func (w *Watcher) nodeSigs(dir string) fileSigs {
 		return nil
 	}
 	defer h.close()
-	sigs := h.sigs(entries)
-	for i := range sigs {
-		sigs[i].name = w.nodes.intern(sigs[i].name)
-	}
-	return sigs
+	return h.sigs(entries)
 }
 
 // sigsOf signs the files of an infra dir's listing that matter for its
@@ -369,7 +375,7 @@ func sigsOf(entries []fs.DirEntry, stat func(name string) (fileSig, error)) file
 			continue
 		}
 		if s, err := stat(name); err == nil {
-			sigs = append(sigs, namedSig{name, s})
+			sigs = append(sigs, namedSig{internName(name), s})
 		}
 	}
 	return sigs

@@ -37,7 +37,7 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 	// good. What is refused is re-read whole, which records the problem.
 	f, err := protocol.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		if n.RegistryPath != "" || len(n.Registry) > 0 {
+		if n.HasRegistry || len(n.Registry) > 0 {
 			w.readNode(n.InfraDir) // the registry went away: re-read the node
 		}
 		return
@@ -53,12 +53,12 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 		return
 	}
 	ino := fileIno(fi)
-	whole := ln.regOff < 0 || ino != ln.regIno || fi.Size() < ln.regOff
+	whole := ln.reg == nil || ino != ln.reg.ino || fi.Size() < ln.reg.off
 	var kept []model.RegistryLine
-	off, newlines := ln.regOff, ln.regNewlines
-	if whole {
-		off, newlines = 0, 0
-	} else {
+	var off int64
+	var newlines int
+	if !whole {
+		off, newlines = ln.reg.off, ln.reg.newlines
 		kept = n.Registry
 		if k := len(kept); k > 0 && kept[k-1].Torn {
 			kept = kept[:k-1] // a torn line is read again, whole this time
@@ -79,7 +79,7 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 	added := protocol.ParseRegistry(buf)
 	w.shareEntryPaths(added)
 	for i := range added {
-		added[i].Number += newlines
+		added[i].Number += int32(newlines)
 		if w.opts.OmitRaw {
 			added[i].Raw = nil // its bytes are buf's: they would keep it all
 		}
@@ -88,15 +88,18 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 	lines = append(append(lines, kept...), added...)
 
 	changed := whole || len(added) > 0 || len(lines) != len(n.Registry)
-	ln.regOff = off + int64(consumed)
-	ln.regNewlines = newlines + bytes.Count(buf[:consumed], []byte{'\n'})
-	ln.regIno = ino
+	if ln.reg == nil {
+		ln.reg = new(registryTail)
+	}
+	ln.reg.off = off + int64(consumed)
+	ln.reg.newlines = newlines + bytes.Count(buf[:consumed], []byte{'\n'})
+	ln.reg.ino = ino
 	ln.sigs.set(protocol.RegistryFile, sigOf(fi))
 
 	// The facts are replaced, never edited: published snapshots share them.
 	facts := *n
 	facts.Registry = lines
-	facts.RegistryPath = path
+	facts.HasRegistry = true // at path
 	facts.RegistryMtime, facts.RegistrySize = fi.ModTime(), fi.Size()
 	probs, flags := withRegistryProblems(n, path, lines)
 	facts.EditRare(func(r *model.Rare) { r.Problems, r.ScanFlags = probs, flags })

@@ -8,7 +8,7 @@ import (
 
 // A path named twice is held as one string (SPEC §8's memory budget): the
 // walk makes a registered child's path with its registry entry's string,
-// and a parent_heartbeat is its parent's path (heartbeatNamed,
+// and a parent_heartbeat is its parent's path (pathsNamed,
 // dirJob.above). What the watcher reads again keeps to that here: over a
 // long watch every node is read again, and each copy was about 100 bytes
 // a path, 16 MB at 100,000 nodes.

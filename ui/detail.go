@@ -45,8 +45,8 @@ func (m *Model) detailLines(n *model.Node) []string {
 	if n.Blocked != nil {
 		m.questionLines(n, add, section, stamp, &out)
 	}
-	if !n.OrphanedSince.IsZero() {
-		add("orphaned", "since "+stamp(n.OrphanedSince))
+	if !n.OrphanedSince().IsZero() {
+		add("orphaned", "since "+stamp(n.OrphanedSince()))
 	}
 	add("role", n.Role())
 	add("team", n.Team())
@@ -76,11 +76,11 @@ func (m *Model) detailLines(n *model.Node) []string {
 	add("root", n.Root)
 	add("infra dir", n.InfraDir)
 	add("heartbeat", n.HeartbeatPath)
-	add(".children", n.RegistryPath)
+	add(".children", n.RegistryPath())
 	if n.Blocked != nil {
 		add("blocked", n.Blocked.Path)
 	}
-	if n.RegistryPath != "" {
+	if n.HasRegistry {
 		torn, bad := 0, 0
 		for _, l := range n.Registry {
 			if l.Torn {
@@ -110,7 +110,7 @@ func (m *Model) detailLines(n *model.Node) []string {
 	} else {
 		add("state", n.Cfa.State+" ("+n.Cfa.Outcome()+")")
 		add("backtracks", strconv.Itoa(n.Cfa.BacktrackCount))
-		if n.Cfa.Phase != "" {
+		if n.Cfa.CfaDetail != nil && n.Cfa.Phase != "" {
 			add("phase", n.Cfa.Phase)
 		}
 		history := m.cfaHistory(n)

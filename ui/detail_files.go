@@ -40,7 +40,7 @@ func (m *Model) loadFiles(n *model.Node) tea.Cmd {
 	read := m.opts.Files
 	id, root, dir, hb := n.ID, n.Root, n.InfraDir, n.HeartbeatPath
 	var parentRoot, parentDir string
-	if n.Parent != nil && n.Parent.RegistryPath != "" && hb != "" {
+	if n.Parent != nil && n.Parent.HasRegistry && hb != "" {
 		parentRoot, parentDir = n.Parent.Root, n.Parent.InfraDir
 	}
 	return func() tea.Msg {
@@ -49,7 +49,7 @@ func (m *Model) loadFiles(n *model.Node) tea.Cmd {
 		if err != nil {
 			msg.heartbeatErr = err.Error()
 		} else {
-			msg.heartbeat = facts.HeartbeatRaw
+			msg.heartbeat = facts.HeartbeatRaw()
 			if msg.heartbeat == nil {
 				for _, p := range facts.Problems() {
 					if p.Path == hb {
@@ -57,7 +57,7 @@ func (m *Model) loadFiles(n *model.Node) tea.Cmd {
 					}
 				}
 			}
-			if facts.Cfa != nil {
+			if facts.Cfa != nil && facts.Cfa.CfaDetail != nil {
 				msg.history = facts.Cfa.History
 			}
 		}
@@ -75,8 +75,8 @@ func (m *Model) loadFiles(n *model.Node) tea.Cmd {
 func (m *Model) heartbeatLines(n *model.Node) []string {
 	f := m.files
 	switch {
-	case n.HeartbeatRaw != nil || n.HeartbeatPath == "" || !m.readsFiles(n):
-		return rawJSONLines(n.HeartbeatRaw)
+	case n.HeartbeatRaw() != nil || n.HeartbeatPath == "" || !m.readsFiles(n):
+		return rawJSONLines(n.HeartbeatRaw())
 	case f.id != n.ID:
 		return []string{"  loading…"}
 	case f.heartbeatErr != "":
@@ -87,10 +87,14 @@ func (m *Model) heartbeatLines(n *model.Node) []string {
 
 // cfaHistory is the node's CfA history, else the one read for the details.
 func (m *Model) cfaHistory(n *model.Node) []json.RawMessage {
-	if n.Cfa.History == nil && m.files.id == n.ID {
+	var history []json.RawMessage
+	if n.Cfa.CfaDetail != nil {
+		history = n.Cfa.History
+	}
+	if history == nil && m.files.id == n.ID {
 		return m.files.history
 	}
-	return n.Cfa.History
+	return history
 }
 
 // registryLine finds the node's line, verbatim, in its parent's registry:

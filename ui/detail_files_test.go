@@ -49,7 +49,7 @@ func TestDetailsReadTheFilesTheEngineDoesNotKeep(t *testing.T) {
 			defer w.Close()
 			snap := w.Snapshot()
 			id := "20260308-000000/team1/a"
-			if n := snap.Node(id); n == nil || n.HeartbeatRaw != nil || n.Cfa == nil || n.Parent == nil {
+			if n := snap.Node(id); n == nil || n.HeartbeatRaw() != nil || n.Cfa == nil || n.Parent == nil {
 				t.Fatalf("want the child read without its bytes, got %+v", n)
 			}
 			tt.change(t, child)

@@ -52,8 +52,9 @@ func buildSnapshot(root string, now time.Time, specs []spec) *model.Snapshot {
 			if s.state == model.StateFinished {
 				status = "completed"
 			}
-			n.Heartbeat = &model.Heartbeat{PID: s.pid, Role: s.role, Team: s.team, Status: status, Started: float64(now.Add(-time.Hour).Unix())}
-			n.HeartbeatRaw, _ = json.Marshal(map[string]any{"pid": s.pid, "role": s.role, "status": status, "parent_heartbeat": ""})
+			n.Heartbeat = &model.Heartbeat{PID: s.pid, Role: s.role, HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: s.team}), Status: status, Started: float64(now.Add(-time.Hour).Unix())}
+			raw, _ := json.Marshal(map[string]any{"pid": s.pid, "role": s.role, "status": status, "parent_heartbeat": ""})
+			n.EditRare(func(r *model.Rare) { r.HeartbeatRaw = raw })
 			n.BeatMtime = now.Add(-s.beat)
 			n.Process = model.ProcessAlive
 		}
@@ -61,7 +62,7 @@ func buildSnapshot(root string, now time.Time, specs []spec) *model.Snapshot {
 			n.Entry = &model.ChildEntry{Heartbeat: n.HeartbeatPath, Team: s.team, Status: "active"}
 		}
 		if s.cfa != "" {
-			n.Cfa = &model.CfaState{State: s.cfa, History: []json.RawMessage{json.RawMessage(`{"state":"PLAN"}`), json.RawMessage(`{"state":"` + s.cfa + `"}`)}}
+			n.Cfa = &model.CfaState{State: s.cfa, CfaDetail: &model.CfaDetail{History: []json.RawMessage{json.RawMessage(`{"state":"PLAN"}`), json.RawMessage(`{"state":"` + s.cfa + `"}`)}}}
 		}
 		n.Retries.Total = s.retries
 		if s.blocked != "" {

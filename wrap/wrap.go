@@ -107,7 +107,8 @@ func Run(o Options, argv []string) error {
 		o.Probe = liveness.SystemProbe{}
 	}
 	w, err := protocol.NewHeartbeatWriter(infra, model.Heartbeat{
-		ParentHeartbeat: o.Parent, Role: o.Role, Team: o.Team, TaskID: o.TaskID,
+		ParentHeartbeat: o.Parent, Role: o.Role,
+		HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: o.Team, TaskID: o.TaskID}),
 	})
 	if err != nil {
 		return fmt.Errorf("wrap: %w", err)

@@ -309,7 +309,7 @@ func readDaemon(m *machine, facts *sources.Facts) {
 			problem(m.stateFile, "read %s: version %s: only %q is known", m.stateFile, quoteOrAbsent(sf.Version), stateVersion)
 			break
 		}
-		daemon.HeartbeatRaw = b
+		daemon.EditRare(func(r *model.Rare) { r.HeartbeatRaw = b })
 		updated = sf.UpdatedAt
 		agents = readAgents(m, sf, problem)
 	}
@@ -362,13 +362,13 @@ func readAgents(m *machine, sf stateFile, problem func(path, format string, a ..
 			Source:        string(sources.Chatroom),
 			BeatMtime:     started,
 			Heartbeat: &model.Heartbeat{
-				PID:             *e.PID,
-				ParentHeartbeat: m.stateFile,
-				HasParentField:  true,
-				Role:            role,
-				Started:         float64(started.UnixNano()) / 1e9,
-				Status:          model.StatusRunning,
-				Team:            chatroomID,
+				PID:               *e.PID,
+				ParentHeartbeat:   m.stateFile,
+				HasParentField:    true,
+				Role:              role,
+				Started:           float64(started.UnixNano()) / 1e9,
+				Status:            model.StatusRunning,
+				HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: chatroomID}),
 			},
 			// No beat: the pid alone says alive; startedAt is stamped once
 			// the spawn call returns.

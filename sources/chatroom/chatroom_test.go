@@ -150,8 +150,8 @@ func TestMappingRules(t *testing.T) {
 			if hb.Status != model.StatusRunning {
 				t.Errorf("status %q, want running", hb.Status)
 			}
-			if hb.PID != tt.pid || hb.Role != tt.role || hb.Team != tt.team {
-				t.Errorf("pid %d role %q team %q, want %d %q %q", hb.PID, hb.Role, hb.Team, tt.pid, tt.role, tt.team)
+			if hb.PID != tt.pid || hb.Role != tt.role || hb.Optional().Team != tt.team {
+				t.Errorf("pid %d role %q team %q, want %d %q %q", hb.PID, hb.Role, hb.Optional().Team, tt.pid, tt.role, tt.team)
 			}
 			if !hb.HasParentField || hb.ParentHeartbeat != tt.parent {
 				t.Errorf("parent %q (declared %v), want %q", hb.ParentHeartbeat, hb.HasParentField, tt.parent)

@@ -63,7 +63,7 @@ func readNodesWith(t *testing.T, root string, src *Source) map[string]*model.Nod
 	}
 	nodes := map[string]*model.Node{}
 	for _, n := range facts.Nodes {
-		nodes[n.Heartbeat.TaskID+"|"+field(n, "workflow")] = n
+		nodes[n.Heartbeat.Optional().TaskID+"|"+field(n, "workflow")] = n
 	}
 	return nodes
 }
@@ -186,8 +186,8 @@ func TestMapping(t *testing.T) {
 			if n.Source != string(sources.Middle) || !n.HasHeartbeat || !hb.HasParentField || hb.ParentHeartbeat != "" || hb.PID != 0 {
 				t.Fatalf("source %q, record %v, heartbeat %+v", n.Source, n.HasHeartbeat, hb)
 			}
-			if n.HeartbeatPath != h.db+"#wf-a1" || n.ID != "acme/api/wf-a1" || n.InfraDir != h.worktree || hb.Worktree != h.worktree {
-				t.Errorf("key %q, id %q, infra %q, worktree %q", n.HeartbeatPath, n.ID, n.InfraDir, hb.Worktree)
+			if n.HeartbeatPath != h.db+"#wf-a1" || n.ID != "acme/api/wf-a1" || n.InfraDir != h.worktree || hb.Optional().Worktree != h.worktree {
+				t.Errorf("key %q, id %q, infra %q, worktree %q", n.HeartbeatPath, n.ID, n.InfraDir, hb.Optional().Worktree)
 			}
 			if hb.Status != tc.want.status {
 				t.Errorf("status = %q, want %q", hb.Status, tc.want.status)

@@ -327,14 +327,12 @@ func key(dbPath string, w *workflow) string { return dbPath + "#" + w.id }
 // Epic (nil or itself for the newest), p what tmux says of its session.
 func node(dbPath string, w *workflow, newest *workflow, p pane) *model.Node {
 	hb := &model.Heartbeat{
-		PID:            p.pid,
-		Started:        p.started,
-		Status:         status(w.state),
-		Role:           w.kind,
-		Team:           w.repo,
-		TaskID:         epic(w),
-		Worktree:       w.worktree.String,
-		HasParentField: true,
+		PID:               p.pid,
+		Started:           p.started,
+		Status:            status(w.state),
+		Role:              w.kind,
+		HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: w.repo, TaskID: epic(w), Worktree: w.worktree.String}),
+		HasParentField:    true,
 	}
 	if newest != nil && newest != w {
 		hb.ParentHeartbeat = key(dbPath, newest)

@@ -250,11 +250,11 @@ func readTeams(store string, teams map[string]*team, facts *sources.Facts) error
 			continue
 		}
 		t.leader.Heartbeat = &model.Heartbeat{
-			Role:           "leader",
-			Started:        epochSeconds(t.config.Created),
-			Status:         model.StatusRunning,
-			Team:           t.name,
-			HasParentField: true, // a session lead
+			Role:              "leader",
+			Started:           epochSeconds(t.config.Created),
+			Status:            model.StatusRunning,
+			HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: t.name}),
+			HasParentField:    true, // a session lead
 		}
 		fields := leaderFields(t.config)
 		t.leader.EditRare(func(r *model.Rare) { r.SourceFields = fields })
@@ -273,10 +273,10 @@ func goneTeam(store, name string) *team {
 		HeartbeatPath: path,
 		HasHeartbeat:  true,
 		Heartbeat: &model.Heartbeat{
-			Role:           "leader",
-			Status:         model.StatusWithdrawn,
-			Team:           name,
-			HasParentField: true,
+			Role:              "leader",
+			Status:            model.StatusWithdrawn,
+			HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: name}),
+			HasParentField:    true,
 		},
 		Source: string(sources.OpencodeTeams),
 		Rare:   &model.Rare{SourceFields: []model.Field{{Name: "team config", Value: "gone: the team was cleaned up or deleted"}}},
@@ -363,15 +363,15 @@ func fillAgent(n *model.Node, a agentFile, parentKey string) {
 	s := a.state
 	n.Source = string(sources.OpencodeTeams)
 	n.HasHeartbeat = true
-	n.HeartbeatRaw = a.raw
+	n.EditRare(func(r *model.Rare) { r.HeartbeatRaw = a.raw })
 	n.BeatMtime = s.HeartbeatTs
 	hb := &model.Heartbeat{
-		ParentHeartbeat: parentKey,
-		HasParentField:  true,
-		Role:            s.Role,
-		Started:         epochSeconds(s.CreatedAt),
-		Status:          model.StatusRunning,
-		Team:            s.TeamName,
+		ParentHeartbeat:   parentKey,
+		HasParentField:    true,
+		Role:              s.Role,
+		Started:           epochSeconds(s.CreatedAt),
+		Status:            model.StatusRunning,
+		HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: s.TeamName}),
 	}
 	// No agent has a pid: its process is `opencode attach` in a tmux pane,
 	// its work runs in the shared server. Its files are in the shared

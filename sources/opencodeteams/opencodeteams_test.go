@@ -405,8 +405,8 @@ func TestTeamNameNoConfigCanBear(t *testing.T) {
 			if n == nil || len(facts.Nodes) != 2 || len(facts.Problems) != 0 {
 				t.Fatalf("nodes %d problems %+v", len(facts.Nodes), facts.Problems)
 			}
-			if !n.Heartbeat.SessionLead() || n.Heartbeat.Team != team {
-				t.Errorf("agent parent %q team %q", n.Heartbeat.ParentHeartbeat, n.Heartbeat.Team)
+			if !n.Heartbeat.SessionLead() || n.Heartbeat.Optional().Team != team {
+				t.Errorf("agent parent %q team %q", n.Heartbeat.ParentHeartbeat, n.Heartbeat.Optional().Team)
 			}
 		})
 	}

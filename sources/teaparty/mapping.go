@@ -47,15 +47,13 @@ func node(l layout, r *row, rows map[string]*row) *model.Node {
 		return gate(l, r)
 	}
 	hb := &model.Heartbeat{
-		PID:             r.pid,
-		Started:         r.pidStarted,
-		Status:          status(r),
-		Role:            r.agent,
-		Team:            r.project,
-		TaskID:          qualifier(r.id),
-		Worktree:        r.worktree,
-		ParentHeartbeat: parentKey(r, rows),
-		HasParentField:  true,
+		PID:               r.pid,
+		Started:           r.pidStarted,
+		Status:            status(r),
+		Role:              r.agent,
+		HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: r.project, TaskID: qualifier(r.id), Worktree: r.worktree}),
+		ParentHeartbeat:   parentKey(r, rows),
+		HasParentField:    true,
 	}
 	n := &model.Node{
 		ID:            storeID(l, r),
@@ -168,12 +166,11 @@ func gate(l layout, r *row) *model.Node {
 		HeartbeatPath: r.bus.path + "#" + r.id,
 		HasHeartbeat:  true,
 		Heartbeat: &model.Heartbeat{
-			Status:          "running",
-			Role:            r.agent,
-			Team:            r.project,
-			TaskID:          qualifier(r.id),
-			ParentHeartbeat: key(r),
-			HasParentField:  true,
+			Status:            "running",
+			Role:              r.agent,
+			HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: r.project, TaskID: qualifier(r.id)}),
+			ParentHeartbeat:   key(r),
+			HasParentField:    true,
 		},
 		BeatMtime: epochSeconds(r.createdAt),
 		Blocked:   b,

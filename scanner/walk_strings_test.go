@@ -90,10 +90,7 @@ func TestWatcherHoldsAPathNamedTwiceOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	var nodes []*model.Node
-	for _, n := range w.Snapshot().Nodes() {
-		nodes = append(nodes, n)
-	}
+	nodes := snapshotNodes(w.Snapshot())
 	checkSharedStrings(t, nodes)
 }
 
@@ -117,10 +114,7 @@ func TestWatcherKeepsAPathNamedTwiceOnceWhenItReadsAgain(t *testing.T) {
 		return n != nil && n.Status() == "waiting" && l != nil && len(l.Registry) == 2 &&
 			l.Registry[0].Entry != nil && l.Registry[0].Entry.Heartbeat == b
 	})
-	var nodes []*model.Node
-	for _, n := range w.Snapshot().Nodes() {
-		nodes = append(nodes, n)
-	}
+	nodes := snapshotNodes(w.Snapshot())
 	checkSharedStrings(t, nodes)
 }
 
@@ -165,10 +159,7 @@ func TestADirectoryBetweenANodeAndItsRegisteredChildIsASliceOfTheEntry(t *testin
 		t.Fatal(err)
 	}
 	defer w.Close()
-	var nodes []*model.Node
-	for _, n := range w.Snapshot().Nodes() {
-		nodes = append(nodes, n)
-	}
+	nodes := snapshotNodes(w.Snapshot())
 	entry = entryOf(nodes)
 	d := w.dirs.byPath[team]
 	if d == nil {
@@ -177,4 +168,13 @@ func TestADirectoryBetweenANodeAndItsRegisteredChildIsASliceOfTheEntry(t *testin
 	if !sameString(d.path, entry) {
 		t.Errorf("the watcher holds %s as a string of its own, not a slice of the entry %s", d.path, entry)
 	}
+}
+
+// snapshotNodes lists a snapshot's nodes, in no particular order.
+func snapshotNodes(snap *model.Snapshot) []*model.Node {
+	var nodes []*model.Node
+	for _, n := range snap.Nodes() {
+		nodes = append(nodes, n)
+	}
+	return nodes
 }

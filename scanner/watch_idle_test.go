@@ -98,24 +98,7 @@ func (p *flipProbe) Lookup(pid int) liveness.ProcessInfo {
 // SPEC §3 dead (b): with no threshold near, a pid that stops answering is
 // still noticed on the next tick, through the distinct-pid check.
 func TestWatchTickNoticesPidGone(t *testing.T) {
-	root := t.TempDir()
-	started := time.Now().Add(-time.Hour)
-	sec := float64(started.UnixNano()) / 1e9
-	writeHeartbeat(t, filepath.Join(root, "a"), 4242, sec, "running", "")
-	writeHeartbeat(t, filepath.Join(root, "b"), 4343, sec, "running", "")
-	probe := &flipProbe{started: started}
-	// ExitGrace 0: the heartbeats are already past it, so the pid decides.
-	w, err := NewWatcher(Options{Roots: []string{root}, Thresholds: longThresholds, Probe: probe},
-		WatchOptions{Tick: 10 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runWatcher(t, w)
-	await(t, w, "running", nodeIs("a", model.StateRunning, "", false))
-	probe.gone.Store(true)
-	tr := await(t, w, "dead", func(s *model.Snapshot) bool {
-		return s.Node("a").State == model.StateDead && s.Node("b").State == model.StateDead
-	})
+	tr := watchTwoPidsGo(t, WatchOptions{Tick: 10 * time.Millisecond})
 	if !hasTransition(tr, "a", model.StateRunning, model.StateDead) {
 		t.Errorf("no running -> dead transition for a in %+v", tr)
 	}
@@ -125,24 +108,8 @@ func TestWatchTickNoticesPidGone(t *testing.T) {
 // (WatchOptions.Transitions, the dashboard's event pane) lists only those:
 // here b's, while a and b both die.
 func TestWatcherListsOnlyTheTransitionsItsConsumerShows(t *testing.T) {
-	root := t.TempDir()
-	started := time.Now().Add(-time.Hour)
-	sec := float64(started.UnixNano()) / 1e9
-	writeHeartbeat(t, filepath.Join(root, "a"), 4242, sec, "running", "")
-	writeHeartbeat(t, filepath.Join(root, "b"), 4343, sec, "running", "")
-	probe := &flipProbe{started: started}
 	onlyB := model.TransitionView{Shows: func(t model.Transition) bool { return t.ID == "b" }}
-	w, err := NewWatcher(Options{Roots: []string{root}, Thresholds: longThresholds, Probe: probe},
-		WatchOptions{Tick: 10 * time.Millisecond, Transitions: onlyB})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runWatcher(t, w)
-	await(t, w, "running", nodeIs("a", model.StateRunning, "", false))
-	probe.gone.Store(true)
-	tr := await(t, w, "dead", func(s *model.Snapshot) bool {
-		return s.Node("a").State == model.StateDead && s.Node("b").State == model.StateDead
-	})
+	tr := watchTwoPidsGo(t, WatchOptions{Tick: 10 * time.Millisecond, Transitions: onlyB})
 	if !hasTransition(tr, "b", model.StateRunning, model.StateDead) {
 		t.Errorf("no running -> dead transition for b in %+v", tr)
 	}
@@ -151,4 +118,28 @@ func TestWatcherListsOnlyTheTransitionsItsConsumerShows(t *testing.T) {
 			t.Errorf("listed %s's transition %+v, which the consumer does not show", x.ID, x)
 		}
 	}
+}
+
+// watchTwoPidsGo watches two running nodes, a and b, an hour into their
+// run, until the probe says both pids are gone; it returns the
+// transitions of the update that showed both dead. ExitGrace 0: the
+// heartbeats are already past it, so the pid decides.
+func watchTwoPidsGo(t *testing.T, wo WatchOptions) []model.Transition {
+	t.Helper()
+	root := t.TempDir()
+	started := time.Now().Add(-time.Hour)
+	sec := float64(started.UnixNano()) / 1e9
+	writeHeartbeat(t, filepath.Join(root, "a"), 4242, sec, "running", "")
+	writeHeartbeat(t, filepath.Join(root, "b"), 4343, sec, "running", "")
+	probe := &flipProbe{started: started}
+	w, err := NewWatcher(Options{Roots: []string{root}, Thresholds: longThresholds, Probe: probe}, wo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runWatcher(t, w)
+	await(t, w, "running", nodeIs("a", model.StateRunning, "", false))
+	probe.gone.Store(true)
+	return await(t, w, "dead", func(s *model.Snapshot) bool {
+		return s.Node("a").State == model.StateDead && s.Node("b").State == model.StateDead
+	})
 }

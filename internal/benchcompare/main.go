@@ -25,7 +25,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dispatchtop/dispatchtop/internal/treegen"
+	"github.com/dispatchtop/dispatchtop/internal/benchrun"
 )
 
 // naiveScan is what a user would write in a few minutes: walk the tree,
@@ -109,25 +109,14 @@ func run(bin, teaparty, python string, sessions, perSession, depth, rounds int) 
 	if rounds < 1 {
 		return fmt.Errorf("-rounds %d: need at least 1", rounds)
 	}
-	binAbs, err := filepath.Abs(bin)
+	r, err := benchrun.Prepare(bin, "benchcompare-", sessions, perSession, depth)
 	if err != nil {
-		return fmt.Errorf("binary %s: %w", bin, err)
-	}
-	if _, err := os.Stat(binAbs); err != nil {
-		return fmt.Errorf("binary %s: %w (build it first)", bin, err)
-	}
-	tmp, err := os.MkdirTemp("", "benchcompare-")
-	if err != nil {
-		return fmt.Errorf("temporary directory: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	root := filepath.Join(tmp, ".sessions")
-	started := time.Now()
-	if err := treegen.Generate(root, sessions, perSession, depth, time.Now()); err != nil {
 		return err
 	}
+	defer r.Remove()
+	binAbs, tmp, root, took := r.Bin, r.Dir, r.Root, r.Took
 	fmt.Printf("tree: %d nodes (%d sessions × %d, %d deep), generated in %s; %d rounds, medians\n",
-		sessions*perSession, sessions, perSession, depth, time.Since(started).Round(time.Millisecond), rounds)
+		sessions*perSession, sessions, perSession, depth, took.Round(time.Millisecond), rounds)
 	script := filepath.Join(tmp, "naive_scan.py")
 	if err := os.WriteFile(script, []byte(naiveScan), 0o644); err != nil {
 		return fmt.Errorf("write the python scan: %w", err)

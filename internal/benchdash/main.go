@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/benchrun"
 	"github.com/dispatchtop/dispatchtop/internal/treegen"
 )
 
@@ -50,30 +51,19 @@ func run(bin string, sessions, perSession, depth, seconds, width, height int) er
 	if _, err := exec.LookPath("tmux"); err != nil {
 		return errors.New("tmux not found: the dashboard is measured in a real terminal, and tmux provides it")
 	}
-	binAbs, err := filepath.Abs(bin)
+	r, err := benchrun.Prepare(bin, "benchdash-", sessions, perSession, depth)
 	if err != nil {
-		return fmt.Errorf("binary %s: %w", bin, err)
-	}
-	if _, err := os.Stat(binAbs); err != nil {
-		return fmt.Errorf("binary %s: %w (build it first)", bin, err)
-	}
-	tmp, err := os.MkdirTemp("", "benchdash-")
-	if err != nil {
-		return fmt.Errorf("temporary directory: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	root := filepath.Join(tmp, ".sessions")
-	configHome := filepath.Join(tmp, "config") // no config: the defaults
-	started := time.Now()
-	if err := treegen.Generate(root, sessions, perSession, depth, time.Now()); err != nil {
 		return err
 	}
+	defer r.Remove()
+	binAbs, tmp, root, took := r.Bin, r.Dir, r.Root, r.Took
+	configHome := filepath.Join(tmp, "config") // no config: the defaults
 	beats, err := treegen.HeartbeatPaths(root)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("tree: %d nodes (%d sessions × %d, %d deep), generated in %s; the dashboard in a %d×%d terminal\n",
-		len(beats), sessions, perSession, depth, time.Since(started).Round(time.Second), width, height)
+		len(beats), sessions, perSession, depth, took.Round(time.Second), width, height)
 
 	// Generating 100,000 nodes takes a minute, so the first sessions'
 	// beats would be old before the dashboard starts: touch them all

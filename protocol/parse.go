@@ -496,19 +496,13 @@ func parseChildEntrySlow(b []byte) (model.ChildEntry, error) {
 	return e, nil
 }
 
-// ParseCfa parses a `.cfa-state.json`.
+// ParseCfa parses a `.cfa-state.json`, its history kept.
 func ParseCfa(b []byte) (model.CfaState, error) {
-	if len(bytes.TrimSpace(b)) == 0 {
-		return model.CfaState{}, errEmpty
+	c, err := ParseCfaState(b, true)
+	if err != nil {
+		return model.CfaState{}, err
 	}
-	if c, d, hasDetail, ok := parseCfaFast(b, true); ok {
-		if hasDetail {
-			c.CfaDetail = new(model.CfaDetail)
-			*c.CfaDetail = d
-		}
-		return c, nil
-	}
-	return parseCfaSlow(b)
+	return *c, nil
 }
 
 // ParseCfaState is ParseCfa, its history kept only when keepHistory (a scan

@@ -139,7 +139,7 @@ func TestAtomicRewritesNeverTearOrHide(t *testing.T) {
 		}
 	}()
 	for range 300 {
-		facts := Source{}.Read(store, fixtureNow)
+		facts := recordsOnly.Read(store, fixtureNow)
 		if len(facts.Problems) != 0 {
 			t.Fatalf("problem during rewrites: %+v", facts.Problems)
 		}

@@ -1,8 +1,10 @@
 // Package opencodeteams reads the store of opencode-teams (an OpenCode
 // plugin that runs teams of agents in tmux panes): one JSON file per agent
-// under agents/, one config per team under teams/<team>/. It yields node
-// facts (see package sources): each team's leader, synthesised from its
-// config, is a session; every agent of the team hangs under it.
+// under agents/, one config per team under teams/<team>/, one server file
+// per project under servers/. It yields node facts (see package sources):
+// each team's leader, synthesised from its config, is a session; every
+// agent of the team hangs under it, judged by its tmux pane and its
+// project's server too (processes.go).
 //
 // Every problem of a read (a file that fails the system's schema, a dir
 // that cannot be listed) is in Facts.Problems once, naming the file; a

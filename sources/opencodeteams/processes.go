@@ -197,7 +197,7 @@ func judgePane(ap *agentProcess, a agentState, l paneLookup, started func(int) (
 }
 
 // serverFile is one servers/<hash>/server.json, validated as
-// ServerInfoSchema (src/types/schemas.ts L340-362); nil when absent or
+// ServerInfoSchema (src/types/schemas.ts L342-362); nil when absent or
 // failing the schema (a problem then names it).
 type serverFile struct {
 	path      string

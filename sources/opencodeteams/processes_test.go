@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -155,6 +156,31 @@ func (s processStore) server(pid int, startedAt time.Time, running bool) string 
 	return path
 }
 
+// storeBytes is every file of the store with its bytes and mtime.
+func storeBytes(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		out[path] = fi.ModTime().String() + " " + string(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func iso(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // TestAgentsLiveAndDieWithTheirPaneAndServer: docs/sources.md,
@@ -253,7 +279,11 @@ func TestAgentsLiveAndDieWithTheirPaneAndServer(t *testing.T) {
 			}
 			s.agent(set)
 			tt.server(s)
+			before := storeBytes(t, s.dir)
 			facts := Source{Lookup: tt.lookup}.Read(s.dir, now)
+			if after := storeBytes(t, s.dir); !maps.Equal(before, after) {
+				t.Errorf("the read changed the store: %v, then %v", before, after)
+			}
 			if len(facts.Problems) != 0 {
 				t.Fatalf("problems %+v", facts.Problems)
 			}

@@ -115,9 +115,11 @@ func (Source) WatchPaths(path string) []string {
 // pid does (kill(pid, 0)) — so the only staleness it defines is its
 // daemon's heartbeat to the backend: every 5 min, gone after 30 min
 // (services/backend/config/reliability.ts). Those are one beat and stale
-// here; kill-after is stale. They judge only a daemon with no pid file (dead
-// once its last state write is older than stale): its agents carry
-// BeatNotRequired, so their age never makes them stalled or dead.
+// here; kill-after is stale. They judge only a daemon with no pid file
+// while machine.json cannot be read (dead once its last state write is
+// older than stale; with it read, such a daemon is dead at once): its
+// agents carry BeatNotRequired, so their age never makes them stalled or
+// dead.
 func (Source) Thresholds() model.Thresholds {
 	th := model.DefaultThresholds()
 	th.Beat, th.Stale, th.KillAfter = 5*time.Minute, 30*time.Minute, 30*time.Minute

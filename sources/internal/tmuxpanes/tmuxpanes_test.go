@@ -94,3 +94,26 @@ func TestParseSkipsWhatItCannotRead(t *testing.T) {
 		t.Errorf("parse = %+v, want %+v", got, want)
 	}
 }
+
+// TestNoServerIsWhatSaysNoServerListens: only tmux's words for a socket
+// nobody listens on say a server's panes are gone; any other failure says
+// nothing of them.
+func TestNoServerIsWhatSaysNoServerListens(t *testing.T) {
+	tests := []struct {
+		msg  string
+		want bool
+	}{
+		{"no server running on /tmp/tmux-0/default", true},
+		{"error connecting to /tmp/tmux-0/x (No such file or directory)", true},
+		{"error connecting to /tmp/tmux-0/x (Connection refused)", true},
+		{"server exited unexpectedly", true},
+		{"error connecting to /tmp/tmux-0/x (Permission denied)", false},
+		{"open terminal failed: not a terminal", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := noServer(tt.msg); got != tt.want {
+			t.Errorf("noServer(%q) = %v, want %v", tt.msg, got, tt.want)
+		}
+	}
+}

@@ -49,6 +49,7 @@ const (
 	ProjectRootEnv = "OPENCODE_PROJECT_ROOT"
 	agentsDir      = "agents"
 	teamsDir       = "teams"
+	serversDir     = "servers"
 	teamConfigFile = "config.json"
 )
 
@@ -120,8 +121,9 @@ func (Source) Detect(path string) bool {
 	return ok
 }
 
-// WatchPaths are the store, agents/, teams/ and each team's dir: agent
-// files and team configs are replaced by rename in those dirs.
+// WatchPaths are the store, agents/, teams/ and each team's dir, then
+// servers/ and each server's dir: agent files, team configs and server
+// files are replaced by rename in those dirs.
 func (Source) WatchPaths(path string) []string {
 	store, ok := storeDir(path)
 	if !ok {
@@ -133,10 +135,21 @@ func (Source) WatchPaths(path string) []string {
 			paths = append(paths, filepath.Join(store, sub))
 		}
 	}
-	entries, _ := os.ReadDir(filepath.Join(store, teamsDir))
+	paths = append(paths, subdirs(filepath.Join(store, teamsDir))...)
+	if fi, err := os.Stat(filepath.Join(store, serversDir)); err == nil && fi.IsDir() {
+		paths = append(paths, filepath.Join(store, serversDir))
+		paths = append(paths, subdirs(filepath.Join(store, serversDir))...)
+	}
+	return paths
+}
+
+// subdirs are the dirs in dir.
+func subdirs(dir string) []string {
+	var paths []string
+	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		if e.IsDir() {
-			paths = append(paths, filepath.Join(store, teamsDir, e.Name()))
+			paths = append(paths, filepath.Join(dir, e.Name()))
 		}
 	}
 	return paths

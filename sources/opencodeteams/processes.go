@@ -213,7 +213,7 @@ type serverFile struct {
 // src/utils/storage-paths.ts L196-200).
 func readServer(store, cwd string, cache map[string]*serverFile, facts *sources.Facts) *serverFile {
 	sum := md5.Sum([]byte(filepath.Clean(cwd)))
-	path := filepath.Join(store, "servers", hex.EncodeToString(sum[:]), "server.json")
+	path := filepath.Join(store, serversDir, hex.EncodeToString(sum[:]), "server.json")
 	if srv, ok := cache[path]; ok {
 		return srv
 	}

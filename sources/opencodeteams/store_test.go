@@ -74,11 +74,15 @@ func TestDefaultStore(t *testing.T) {
 	}
 }
 
-// TestWatchPaths: the dirs whose entries are replaced by rename.
+// TestWatchPaths: the dirs whose entries are replaced by rename: agent
+// files, team configs and server files (stop writes isRunning false).
 func TestWatchPaths(t *testing.T) {
 	store := newStore(t, agentRecord())
+	const hash = "ce3fa0aa9e98006977055c78d826399a"
+	writeFile(t, filepath.Join(store, "servers", hash, "server.json"), []byte("{}"))
 	got := Source{}.WatchPaths(store)
-	want := []string{store, filepath.Join(store, "agents"), filepath.Join(store, "teams"), filepath.Join(store, "teams", "alpha")}
+	want := []string{store, filepath.Join(store, "agents"), filepath.Join(store, "teams"), filepath.Join(store, "teams", "alpha"),
+		filepath.Join(store, "servers"), filepath.Join(store, "servers", hash)}
 	if !slices.Equal(got, want) {
 		t.Errorf("WatchPaths = %v, want %v", got, want)
 	}

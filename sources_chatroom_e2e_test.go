@@ -27,10 +27,15 @@ func (s *chatroomStore) machine(url, id string, pid int, age time.Duration) {
 	s.t.Helper()
 	s.machines[url] = map[string]string{"machineId": id, "hostname": "devbox"}
 	if pid != 0 {
-		// daemon-<sha256(url)[:8]>.pid, decimal, no newline (pid.ts).
-		sum := sha256.Sum256([]byte(url))
-		writeAged(s.t, filepath.Join(s.dir, "daemon-"+hex.EncodeToString(sum[:])[:8]+".pid"), strconv.Itoa(pid), age)
+		writeAged(s.t, filepath.Join(s.dir, chatroomPIDFile(url)), strconv.Itoa(pid), age)
 	}
+}
+
+// chatroomPIDFile is daemon-<sha256(url)[:8]>.pid (pid.ts), written
+// decimal, no newline.
+func chatroomPIDFile(url string) string {
+	sum := sha256.Sum256([]byte(url))
+	return "daemon-" + hex.EncodeToString(sum[:])[:8] + ".pid"
 }
 
 func (s *chatroomStore) writeMachines() {
@@ -188,13 +193,17 @@ func TestOnceJSONShowsEveryChatroomMappingRow(t *testing.T) {
 			state: "running", flags: []string{"conflict"}, action: "none", status: "running", pid: twinPID, parent: liveState, fields: agentFields},
 		{row: "a key without a role: no node", key: liveState + "#no-role-in-this-key", absent: true},
 		{row: "an entry that fails the schema: no node", key: agent(liveState, "bad-pid"), absent: true},
-		{row: "no pid file, entries remain, the last state write past stale: the daemon is dead", key: crashedState,
-			state: "dead", action: "surface", reason: []string{"cannot be resumed here", "no pid"}, status: "running", pid: -1, fields: daemonFields,
+		{row: "no pid file, entries remain (the daemon crashed): dead", key: crashedState,
+			state: "dead", action: "surface", reason: []string{"cannot be resumed here", "pid file " + chatroomPIDFile("https://crashed.example") + " gone: chatroom reads its daemon as not running"},
+			status: "running", pid: -1, fields: daemonFields,
 			values: map[string]string{"pid file": "none", "state updated": isoMillis(ago(40 * time.Minute))}},
 		{row: "an entry whose daemon is dead: orphaned", key: agent(crashedState, "solo"),
 			state: "running", flags: []string{"orphaned"}, action: "none", status: "running", pid: orphanPID, parent: crashedState, fields: agentFields},
-		{row: "no pid file, entries remain, the last state write fresh: the daemon runs until it is stale", key: recentState,
-			state: "running", action: "none", status: "running", pid: -1, fields: daemonFields, values: map[string]string{"pid file": "none"}},
+		{row: "no pid file, entries remain, the last state write fresh: dead all the same, the pid file decides", key: recentState,
+			state: "dead", action: "surface", reason: []string{"pid file " + chatroomPIDFile("https://recent.example") + " gone"},
+			status: "running", pid: -1, fields: daemonFields, values: map[string]string{"pid file": "none"}},
+		{row: "an entry whose daemon crashed a minute ago: orphaned", key: agent(recentState, "solo"),
+			state: "running", flags: []string{"orphaned"}, action: "none", status: "running", pid: orphanPID, parent: recentState, fields: agentFields},
 		{row: "no pid file and no entries: no node", key: stoppedState, absent: true},
 		{row: "pid file, no state file: the daemon alone", key: aloneState,
 			state: "running", action: "none", status: "running", pid: daemonPID,
@@ -212,6 +221,17 @@ func TestOnceJSONShowsEveryChatroomMappingRow(t *testing.T) {
 	}
 	for _, r := range rows {
 		r.check(t, doc)
+	}
+
+	// A ROOT naming the state files' dir, without a KIND, is detected as
+	// the store that holds it: the same nodes, the daemon still judged by
+	// the pid files beside it.
+	fromState := onceDoc(t, filepath.Join(s.dir, "machines", "state"))
+	for _, key := range []string{liveState, crashedState, agent(crashedState, "solo")} {
+		want, got := doc.byKey[key], fromState.byKey[key]
+		if got == nil || want == nil || got.State != want.State || got.Source != "chatroom" {
+			t.Errorf("ROOT machines/state: node %s is %+v, want it as the store's root shows it (%+v)", key, got, want)
+		}
 	}
 
 	// The entry is deleted (the agent stopped): its node disappears, never

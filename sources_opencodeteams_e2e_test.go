@@ -1,10 +1,14 @@
 package main
 
 import (
+	"crypto/md5"
+	"encoding/hex"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -51,8 +55,10 @@ func (s opencodeStore) fromFixture(rel string, set map[string]any) []byte {
 // and a beat at beat.
 func (s opencodeStore) agent(id, team, status string, beat time.Time, set map[string]any) string {
 	s.t.Helper()
+	// No pane unless a case gives one: a pane is looked up on the tmux
+	// servers, and the fixture's %3 is on none.
 	fields := map[string]any{"id": id, "name": "agent-" + id[:8], "teamName": team, "status": status,
-		"heartbeatTs": isoMillis(beat), "updatedAt": isoMillis(beat), "createdAt": isoMillis(beat.Add(-time.Minute))}
+		"heartbeatTs": isoMillis(beat), "updatedAt": isoMillis(beat), "createdAt": isoMillis(beat.Add(-time.Minute)), "paneId": nil}
 	for k, v := range set {
 		fields[k] = v
 	}
@@ -67,6 +73,68 @@ func (s opencodeStore) team(name, leader string) string {
 	p := filepath.Join(s.dir, "teams", name, "config.json")
 	writeAged(s.t, p, string(s.fromFixture("teams/alpha/config.json", map[string]any{"name": name, "leader": leader})), 0)
 	return p
+}
+
+// server writes servers/<md5(project)>/server.json as ensureRunning
+// does, for the opencode serve of project running as pid since startedAt.
+func (s opencodeStore) server(project string, pid int, startedAt time.Time) string {
+	s.t.Helper()
+	sum := md5.Sum([]byte(project))
+	hash := hex.EncodeToString(sum[:])
+	p := filepath.Join(s.dir, "servers", hash, "server.json")
+	b, err := json.MarshalIndent(map[string]any{
+		"projectPath": project, "projectHash": hash, "pid": pid, "port": 28799, "hostname": "127.0.0.1",
+		"isRunning": true, "activeSessions": 0, "startedAt": isoMillis(startedAt), "lastHealthCheck": isoMillis(startedAt),
+	}, "", "  ")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	writeAged(s.t, p, string(b), 0)
+	return p
+}
+
+// agentsTmux is a tmux server of its own (-L agents) in a socket dir of its
+// own, killed when the test ends, with a session to split agents' panes
+// in. It returns the socket dir (the binary's $TMUX_TMPDIR) and a pane
+// maker: a pane carrying session as spawnAgent sets it, with its pid.
+func agentsTmux(t *testing.T) (string, func(session string) (string, int)) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("no tmux on PATH")
+	}
+	base, err := os.MkdirTemp("", "tx") // a socket path must fit in sun_path
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	env := append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "TMUX=") }), "TMUX_TMPDIR="+base)
+	tmux := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("tmux", append([]string{"-L", "agents"}, args...)...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v: %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	tmux("-f", "/dev/null", "new-session", "-d", "-s", "alpha", "-x", "300", "-y", "100", "sleep 600")
+	t.Cleanup(func() {
+		cmd := exec.Command("tmux", "-L", "agents", "kill-server")
+		cmd.Env = env
+		_ = cmd.Run()
+	})
+	return base, func(session string) (string, int) {
+		t.Helper()
+		id := tmux("split-window", "-t", "alpha", "-PF", "#{pane_id}", "sleep 600")
+		tmux("set-option", "-p", "-t", id, "@opencode_session_id", session)
+		tmux("select-layout", "-t", "alpha", "main-vertical")
+		pid, err := strconv.Atoi(tmux("display-message", "-p", "-t", id, "#{pane_pid}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id, pid
+	}
 }
 
 // isoMillis is a time as zod's datetime() takes it: UTC, milliseconds, Z.
@@ -103,7 +171,30 @@ func TestOnceJSONShowsEveryOpencodeTeamsMappingRow(t *testing.T) {
 	leaderOwn := s.agent("d0000000-0000-4000-8000-000000000001", "delta", "active", ago(5*time.Second), nil)
 	noTeam := s.agent("e0000000-0000-4000-8000-000000000001", "../alpha", "active", ago(5*time.Second), nil)
 
-	doc := onceDoc(t, "opencode-teams:"+s.dir)
+	// An agent's processes: its pane on a tmux server, its project's
+	// opencode serve (a real process each).
+	tmuxDir, pane := agentsTmux(t)
+	withPane := func(session string) (map[string]any, int) {
+		id, pid := pane(session)
+		return map[string]any{"paneId": id, "sessionId": session}, pid
+	}
+	paneSet, panePID := withPane("ses_pane_live")
+	paneLive := s.agent("f0000000-0000-4000-8000-000000000001", "alpha", "active", ago(5*time.Second), paneSet)
+	stalledSet, stalledPID := withPane("ses_pane_stalled")
+	paneStalled := s.agent("f0000000-0000-4000-8000-000000000002", "alpha", "active", ago(90*time.Second), stalledSet)
+	killSet, killPID := withPane("ses_pane_kill")
+	paneKill := s.agent("f0000000-0000-4000-8000-000000000003", "alpha", "active", ago(10*time.Minute), killSet)
+	goneSet, _ := withPane("ses_pane_gone")
+	goneSet["paneId"] = "%999" // never made on this server
+	paneGone := s.agent("f0000000-0000-4000-8000-000000000004", "alpha", "active", ago(5*time.Second), goneSet)
+	servedPID, servedCreated := liveProcess(t)
+	s.server("/home/dev/served", servedPID, time.Unix(0, int64(servedCreated*1e9)).Add(time.Second))
+	served := s.agent("f0000000-0000-4000-8000-000000000005", "alpha", "active", ago(5*time.Second), map[string]any{"cwd": "/home/dev/served"})
+	deadServer := gonePid(t)
+	s.server("/home/dev/crashed", deadServer, now.Add(-time.Hour))
+	crashed := s.agent("f0000000-0000-4000-8000-000000000006", "alpha", "active", ago(5*time.Second), map[string]any{"cwd": "/home/dev/crashed"})
+
+	doc := onceDocEnv(t, []string{"TMUX_TMPDIR=" + tmuxDir}, "opencode-teams:"+s.dir)
 	problems := map[string]string{}
 	for _, p := range doc.Problems {
 		problems[p.Path] = p.Error
@@ -117,7 +208,9 @@ func TestOnceJSONShowsEveryOpencodeTeamsMappingRow(t *testing.T) {
 	if len(problems) > 0 {
 		t.Errorf("other problems: %v", problems)
 	}
-	agentFields := []string{"name", "agent id", "status", "consecutive misses", "next deadline", "tmux pane", "session", "server port", "model", "cwd", "created"}
+	agentFields := []string{"name", "agent id", "status", "consecutive misses", "next deadline", "session", "server port", "model", "cwd", "created"}
+	paneFields := slices.Insert(slices.Clone(agentFields), 5, "tmux pane", "tmux")
+	serverFields := slices.Insert(slices.Clone(agentFields), 7, "server")
 	// A record that accepts no beat has no deadline; an error and a
 	// termination come after the misses.
 	ended := func(extra ...string) []string {
@@ -136,8 +229,24 @@ func TestOnceJSONShowsEveryOpencodeTeamsMappingRow(t *testing.T) {
 			status: "starting", pid: -1, parent: alpha, fields: agentFields},
 		{row: "active: running", key: active,
 			state: "running", action: "none", status: "running", pid: -1, parent: alpha, fields: agentFields,
-			values: map[string]string{"status": "active", "consecutive misses": "0", "tmux pane": "%3", "server port": "28799"}},
-		{row: "active past the 60 s deadline: quiet, not dead (no beat required)", key: silent,
+			values: map[string]string{"status": "active", "consecutive misses": "0", "server port": "28799"}},
+		{row: "its pane live, carrying its session: running, the pane's pid", key: paneLive,
+			state: "running", action: "none", status: "running", pid: panePID, parent: alpha, fields: paneFields},
+		{row: "its pane live, past the 60 s deadline: stalled", key: paneStalled,
+			state: "running", flags: []string{"stalled"}, action: "wait", reason: []string{"alive but not beating"},
+			status: "running", pid: stalledPID, parent: alpha, fields: paneFields},
+		{row: "its pane live, past two deadlines: a kill candidate", key: paneKill,
+			state: "running", flags: []string{"stalled", "kill_candidate"}, action: "kill",
+			status: "running", pid: killPID, parent: alpha, fields: paneFields},
+		{row: "its pane gone: dead at once", key: paneGone,
+			state: "dead", action: "wait", reason: []string{"tmux pane %999 gone"}, status: "running", pid: -1, parent: alpha,
+			fields: slices.Delete(slices.Clone(paneFields), 6, 7)},
+		{row: "its server alive as started: running", key: served,
+			state: "running", action: "none", status: "running", pid: -1, parent: alpha, fields: serverFields},
+		{row: "its server's pid gone: dead at once", key: crashed,
+			state: "dead", action: "wait", reason: []string{"opencode serve pid " + strconv.Itoa(deadServer) + " gone"},
+			status: "running", pid: -1, parent: alpha, fields: serverFields},
+		{row: "active with no pane recorded, past the 60 s deadline: quiet, not dead (no beat required)", key: silent,
 			state: "running", flags: []string{"quiet"}, action: "none", reason: []string{"no beat required"},
 			status: "running", pid: -1, parent: alpha, fields: agentFields},
 		{row: "idle: running, status idle shown", key: idle,

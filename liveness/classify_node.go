@@ -45,7 +45,11 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 	if blocked {
 		v.flags.add(model.FlagBlocked)
 	}
+	ended := n.Ended()
 	if n.BeatMtime.IsZero() {
+		if ended != "" {
+			return endedVerdict(v, ended, plainReason(""))
+		}
 		return unknownMtime(v, subject, n.Blocked)
 	}
 	ahead, skewed := skewedBy(n.BeatMtime, now)
@@ -60,6 +64,10 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 			return plainReason(inTheFuture("heartbeat", ahead)).quotingTheClock().prefixed(lead)
 		}
 		return lastBeat(lead, n.BeatMtime, now)
+	}
+
+	if ended != "" {
+		return endedVerdict(v, ended, beat(""))
 	}
 
 	tr := n.Traits
@@ -173,6 +181,21 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 	}
 	if blocked {
 		v.reason = beat(waitingForHuman(n.Blocked) + "; ")
+	}
+	return v
+}
+
+// endedVerdict: the node's source saw its process end though the record
+// does not say it stopped (SPEC §10, model.Rare.Ended). Dead at once: no
+// age, trait or pid outweighs what the system's own rule says, and the
+// reason leads with what ended, then the beat (when there is one).
+func endedVerdict(v verdict, why string, beat reason) verdict {
+	v.state = model.StateDead
+	lead := termtext.OneLine(why, maxQuestion)
+	if beat.text == "" {
+		v.reason = plainReason(lead)
+	} else {
+		v.reason = beat.prefixed(lead + "; ")
 	}
 	return v
 }

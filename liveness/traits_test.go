@@ -443,3 +443,30 @@ func TestNodeWithoutADirIsNeverResumedNorMerged(t *testing.T) {
 		}
 	})
 }
+
+func ended(why string) func(*model.Node) {
+	return func(n *model.Node) { n.SetEnded(why) }
+}
+
+// TestSourceSawTheProcessEnd: a source that saw the process its record
+// stands for end (a tmux pane gone, a server dead, a pid file removed)
+// makes the node dead at once, whatever its age or traits, the reason
+// naming what ended; a record that says it stopped is still finished.
+func TestSourceSawTheProcessEnd(t *testing.T) {
+	noBeat := traits(model.Traits{BeatNotRequired: true})
+	const why = "tmux pane %3 gone"
+	runTraitCases(t, []traitCase{
+		{name: "no pid, fresh beat, no beat required: dead at once", node: beating("s", "running", 0, time.Second, noBeat, ended(why)),
+			wantState: model.StateDead, wantFlags: fl(), wantReason: why},
+		{name: "no pid, beat an hour old, no beat required: dead, not quiet", node: beating("s", "running", 0, time.Hour, noBeat, ended(why)),
+			wantState: model.StateDead, wantFlags: fl(), wantReason: why},
+		{name: "a live pid does not outweigh it", node: beating("s", "running", pidAlive, time.Minute, ended(why)),
+			wantState: model.StateDead, wantFlags: fl(), wantReason: why},
+		{name: "starting: dead, no launch to wait for", node: beating("s", "starting", 0, time.Second, traits(model.Traits{BeatNotRequired: true, LaunchTimeout: time.Minute}), ended(why)),
+			wantState: model.StateDead, wantFlags: fl(model.FlagStarting), wantReason: why},
+		{name: "the record says it stopped: finished", node: beating("s", "completed", 0, time.Hour, noBeat, ended(why)),
+			wantState: model.StateFinished, wantFlags: fl()},
+		{name: "nothing seen to end: quiet as before", node: beating("s", "running", 0, time.Hour, noBeat),
+			wantState: model.StateRunning, wantFlags: fl(model.FlagQuiet), avoidReason: why},
+	})
+}

@@ -44,6 +44,11 @@ type Rare struct {
 	// compaction's replaced registry is not carried over whole ("" when
 	// none); Registry then ends with its lines not carried yet.
 	RegistryCompacting string
+	// Ended is what a source saw end of the process its record stands for,
+	// though the record does not say it stopped ("" when nothing): an
+	// opencode-teams agent's tmux pane gone or its server dead, a chatroom
+	// daemon's pid file removed. Such a node is dead at once (SPEC §10).
+	Ended string
 }
 
 // EditRare gives n its rare facts as edit leaves them, edited on a copy
@@ -78,7 +83,7 @@ func (r *Rare) empty() bool {
 	return r.LegacyPID == 0 && r.HeartbeatRaw == nil && r.ResumePending == nil && r.ResumeMtime.IsZero() && r.OrphanedSince.IsZero() &&
 		len(r.Problems) == 0 &&
 		len(r.ScanFlags) == 0 && len(r.OtherParents) == 0 && len(r.RefusedChildren) == 0 &&
-		len(r.SourceFields) == 0 && r.RegistryCompacting == ""
+		len(r.SourceFields) == 0 && r.RegistryCompacting == "" && r.Ended == ""
 }
 
 // noRare is what a node without a Rare reads: no rare fact. Never written.
@@ -105,6 +110,17 @@ func (n *Node) HeartbeatRaw() []byte {
 // ResumeMtime is the mtime of `.resume-pending`, zero when absent.
 func (n *Node) ResumeMtime() time.Time {
 	return n.rare().ResumeMtime
+}
+
+// Ended is what the node's source saw end of its process, "" when
+// nothing (see Rare.Ended).
+func (n *Node) Ended() string {
+	return n.rare().Ended
+}
+
+// SetEnded records what the node's source saw end of its process.
+func (n *Node) SetEnded(why string) {
+	n.EditRare(func(r *Rare) { r.Ended = why })
 }
 
 // OrphanedSince is when the parent stopped running, for an orphaned node;

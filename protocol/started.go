@@ -6,6 +6,10 @@ import (
 	"github.com/shirou/gopsutil/v4/process"
 )
 
+// ErrProcessGone is ProcessStarted's error for a pid that names no
+// process (errors.Is tells it from a create time that cannot be read).
+var ErrProcessGone = process.ErrorProcessNotRunning
+
 // ProcessStarted is a process's create time in float seconds since the
 // epoch: the `started` a heartbeat carries for it (SPEC §1), read as the
 // classifier's process probe reads create times, so both agree on the same

@@ -69,12 +69,18 @@ func DefaultStore(home string) string {
 }
 
 // storeDir resolves path to the store, absolute: path itself when it holds
-// machines/state or machine.json, else the .chatroom dir under it (a home).
+// machines/state or machine.json, else the .chatroom dir under it (a home),
+// else, for the machines/state dir itself, the store holding it (whose
+// pid files and machine.json say whether its daemons run).
 func storeDir(path string) (string, bool) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	for _, dir := range []string{path, filepath.Join(path, ".chatroom")} {
+	candidates := []string{path, filepath.Join(path, ".chatroom")}
+	if parent := filepath.Dir(path); filepath.Base(path) == "state" && filepath.Base(parent) == "machines" {
+		candidates = append(candidates, filepath.Dir(parent))
+	}
+	for _, dir := range candidates {
 		if fi, err := os.Stat(filepath.Join(dir, stateDir)); err == nil && fi.IsDir() {
 			return dir, true
 		}
@@ -109,9 +115,11 @@ func (Source) WatchPaths(path string) []string {
 // pid does (kill(pid, 0)) — so the only staleness it defines is its
 // daemon's heartbeat to the backend: every 5 min, gone after 30 min
 // (services/backend/config/reliability.ts). Those are one beat and stale
-// here; kill-after is stale. They judge only a daemon with no pid file (dead
-// once its last state write is older than stale): its agents carry
-// BeatNotRequired, so their age never makes them stalled or dead.
+// here; kill-after is stale. They judge only a daemon with no pid file
+// while machine.json cannot be read (dead once its last state write is
+// older than stale; with it read, such a daemon is dead at once): its
+// agents carry BeatNotRequired, so their age never makes them stalled or
+// dead.
 func (Source) Thresholds() model.Thresholds {
 	th := model.DefaultThresholds()
 	th.Beat, th.Stale, th.KillAfter = 5*time.Minute, 30*time.Minute, 30*time.Minute
@@ -131,7 +139,7 @@ type machine struct {
 func (Source) Read(path string, now time.Time) sources.Facts {
 	var facts sources.Facts
 	store, _ := storeDir(path)
-	machines := readMachines(store, &facts)
+	machines, linked := readMachines(store, &facts)
 	ids, err := stateFileIDs(store)
 	if err != nil {
 		facts.Problems = append(facts.Problems, model.Problem{Path: filepath.Join(store, stateDir), Error: err.Error()})
@@ -143,7 +151,7 @@ func (Source) Read(path string, now time.Time) sources.Facts {
 	}
 	for _, m := range machines {
 		m.stateFile = filepath.Join(store, stateDir, m.id+".json")
-		readDaemon(m, &facts)
+		readDaemon(m, linked, &facts)
 	}
 	sort.Slice(facts.Nodes, func(i, j int) bool { return facts.Nodes[i].ID < facts.Nodes[j].ID })
 	sort.SliceStable(facts.Problems, func(i, j int) bool { return facts.Problems[i].Path < facts.Problems[j].Path })
@@ -153,12 +161,15 @@ func (Source) Read(path string, now time.Time) sources.Facts {
 // readMachines reads machine.json: each backend URL names a machineId, and
 // the daemon serving that URL writes its pid to daemon-<sha256(url)[:8]>.pid.
 // The first URL (in order) whose pid file exists links the machine to it.
-func readMachines(store string, facts *sources.Facts) map[string]*machine {
-	machines := map[string]*machine{}
+// linked reports whether machine.json said which pid file is each
+// machine's daemon's (read, or absent: no daemon registered); false when
+// it could not be read, and a machine with no pid file then may have one.
+func readMachines(store string, facts *sources.Facts) (machines map[string]*machine, linked bool) {
+	machines = map[string]*machine{}
 	path := filepath.Join(store, machineFile)
 	b, err := protocol.ReadFile(path, protocol.MaxDocumentSize)
 	if errors.Is(err, fs.ErrNotExist) {
-		return machines
+		return machines, true
 	}
 	var doc struct {
 		Machines map[string]struct {
@@ -173,7 +184,7 @@ func readMachines(store string, facts *sources.Facts) map[string]*machine {
 	}
 	if err != nil {
 		facts.Problems = append(facts.Problems, model.Problem{Path: path, Error: err.Error()})
-		return machines
+		return machines, false
 	}
 	urls := make([]string, 0, len(doc.Machines))
 	for url := range doc.Machines {
@@ -198,7 +209,7 @@ func readMachines(store string, facts *sources.Facts) map[string]*machine {
 			m.url, m.hostname, m.pidFile = url, reg.Hostname, pidFile
 		}
 	}
-	return machines
+	return machines, true
 }
 
 // PIDFileName is the name of the pid file of the daemon serving the backend
@@ -246,7 +257,11 @@ type agentEntry struct {
 
 // readDaemon adds m's daemon node and its agents' nodes. A daemon with no
 // pid file and no agents left is not running and owns nothing: no node.
-func readDaemon(m *machine, facts *sources.Facts) {
+// One with no pid file that left agents crashed: chatroom reads it as not
+// running (pid.ts isDaemonRunning: readPid finds no file), and the next
+// daemon kills what it left (recover()): it is dead, once machine.json
+// (linked) says which pid file would be its.
+func readDaemon(m *machine, linked bool, facts *sources.Facts) {
 	daemon := &model.Node{
 		ID:            m.id,
 		HeartbeatPath: m.stateFile,
@@ -325,6 +340,9 @@ func readDaemon(m *machine, facts *sources.Facts) {
 			daemon.BeatMtime = stateFi.ModTime()
 		}
 	}
+	if m.pidFile == "" && linked {
+		daemon.SetEnded(noPIDFile(m))
+	}
 	fields := daemonFields(m, updated, len(agents))
 	daemon.EditRare(func(r *model.Rare) { r.SourceFields = fields })
 	facts.Nodes = append(facts.Nodes, daemon)
@@ -396,6 +414,14 @@ func readAgents(m *machine, sf stateFile, problem func(path, format string, a ..
 		}
 	}
 	return nodes
+}
+
+// noPIDFile says why a daemon with no pid file is not running.
+func noPIDFile(m *machine) string {
+	if m.url == "" {
+		return "no daemon: machine.json registers no backend for this machine, so no pid file is its"
+	}
+	return "pid file " + PIDFileName(m.url) + " gone: chatroom reads its daemon as not running"
 }
 
 // parseEntry checks a DaemonAgentEntry: a positive pid, a harness, an ISO

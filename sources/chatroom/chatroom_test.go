@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -354,6 +355,8 @@ func TestDetect(t *testing.T) {
 	}{
 		{"a home holding .chatroom", fixtureHome, true},
 		{"the store itself", store, true},
+		{"the store's machines/state, the dir of the state files", filepath.Join(store, "machines", "state"), true},
+		{"a machines/state path that does not exist", filepath.Join(t.TempDir(), "machines", "state"), false},
 		{"an empty directory", t.TempDir(), false},
 	}
 	for _, tt := range tests {
@@ -369,6 +372,21 @@ func TestDetect(t *testing.T) {
 	want := []string{store, filepath.Join(store, "machines", "state")}
 	if got := (Source{}).WatchPaths(fixtureHome); !slices.Equal(got, want) {
 		t.Errorf("WatchPaths = %v, want %v", got, want)
+	}
+	// A ROOT naming the state dir reads the whole store: the pid files
+	// and machine.json beside it say whether the daemon runs.
+	stateRoot := filepath.Join(store, "machines", "state")
+	if got := (Source{}).WatchPaths(stateRoot); !slices.Equal(got, want) {
+		t.Errorf("WatchPaths(%s) = %v, want %v", stateRoot, got, want)
+	}
+	fromState, fromHome := Source{}.Read(stateRoot, fixtureNow), Source{}.Read(fixtureHome, fixtureNow)
+	if len(fromState.Nodes) != len(fromHome.Nodes) || len(fromState.Nodes) == 0 {
+		t.Fatalf("%d nodes read from %s, %d from the home", len(fromState.Nodes), stateRoot, len(fromHome.Nodes))
+	}
+	for i, n := range fromState.Nodes {
+		if h := fromHome.Nodes[i]; n.HeartbeatPath != h.HeartbeatPath || n.Heartbeat.PID != h.Heartbeat.PID {
+			t.Errorf("node %s (pid %d) from the state dir, %s (pid %d) from the home", n.HeartbeatPath, n.Heartbeat.PID, h.HeartbeatPath, h.Heartbeat.PID)
+		}
 	}
 }
 
@@ -531,4 +549,81 @@ func TestPidFileReadMidWriteKeepsTheDaemonRunning(t *testing.T) {
 	if d.State != model.StateRunning {
 		t.Errorf("daemon %s (%s), want running", d.State, d.Reason)
 	}
+}
+
+// TestDaemonWithoutPidFileIsDeadAtOnce: chatroom reads a daemon whose pid
+// file is gone as not running (pid.ts isDaemonRunning: readPid null), and a
+// new daemon kills the entries it left (recover()). So the daemon is dead
+// at once, however fresh its last state write; its live agents are
+// orphaned, and a dead one is not told its lead owns the recovery.
+func TestDaemonWithoutPidFileIsDeadAtOnce(t *testing.T) {
+	live := exec.Command("sleep", "60")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = live.Process.Kill(); _ = live.Wait() }()
+	info := liveness.SystemProbe{}.Lookup(live.Process.Pid)
+	if !info.Exists || info.CreateTime.IsZero() {
+		t.Skipf("create time of pid %d unreadable here: %+v", live.Process.Pid, info)
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	created := info.CreateTime
+	iso := func(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+	now := created.Add(time.Minute) // past the exit grace: the pids are asked
+
+	tests := []struct {
+		name       string
+		pidFile    bool
+		wantDaemon model.State
+		wantReason string
+		wantLive   []model.Flag
+		wantAction string // the dead agent's action reason, a part
+	}{
+		{name: "pid file present: the daemon runs, its dead agent waits on it", pidFile: true,
+			wantDaemon: model.StateRunning, wantLive: nil, wantAction: "its lead is running and owns the recovery"},
+		{name: "pid file gone, the last state write a second old: dead, its agents orphaned",
+			wantDaemon: model.StateDead, wantReason: "daemon-5931b02f.pid gone", wantLive: []model.Flag{model.FlagOrphaned}, wantAction: "is dead too"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := copyStore(t)
+			pidFile := filepath.Join(store, "daemon-5931b02f.pid")
+			if tt.pidFile {
+				write(t, pidFile, strconv.Itoa(os.Getpid()))
+			} else {
+				remove(t, pidFile)
+			}
+			write(t, statePath(store), string(stateJSON(t, map[string]any{
+				"c1/live": map[string]any{"pid": live.Process.Pid, "harness": "claude", "startedAt": iso(created)},
+				"c1/gone": map[string]any{"pid": gone.Process.Pid, "harness": "claude", "startedAt": iso(created)},
+			}, now.Add(-time.Second))))
+			facts := Source{}.Read(store, now)
+			nodes := byID(facts.Nodes)
+			d, a, g := nodes[machineID], nodes[machineID+"/c1/live"], nodes[machineID+"/c1/gone"]
+			if d == nil || a == nil || g == nil || len(facts.Problems) != 0 {
+				t.Fatalf("nodes %v, problems %+v", nodes, facts.Problems)
+			}
+			d.Children = []*model.Node{a, g}
+			a.Parent, g.Parent = d, d
+			liveness.ClassifyForest([]*model.Node{d}, liveness.SystemProbe{}, now, Source{}.Thresholds())
+			if d.State != tt.wantDaemon || !strings.Contains(d.Reason, tt.wantReason) {
+				t.Errorf("daemon %s (%s), want %s saying %q", d.State, d.Reason, tt.wantDaemon, tt.wantReason)
+			}
+			if a.State != model.StateRunning || !slices.Equal(a.Flags, tt.wantLive) {
+				t.Errorf("live agent %s %v (%s), want running %v", a.State, a.Flags, a.Reason, tt.wantLive)
+			}
+			if g.State != model.StateDead || !strings.Contains(g.Reason+" "+actionNote(g), tt.wantAction) {
+				t.Errorf("dead agent %s, action %s (%s), want dead, its action saying %q", g.State, g.Action, actionNote(g), tt.wantAction)
+			}
+		})
+	}
+}
+
+// actionNote is what the classifier says of n's action.
+func actionNote(n *model.Node) string {
+	_, note := liveness.Recommend(n, time.Now(), Source{}.Thresholds())
+	return note
 }

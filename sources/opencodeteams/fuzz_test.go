@@ -54,3 +54,26 @@ func FuzzParseTeamConfig(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseServerInfo: no input crashes the server file's parser, and
+// what it accepts has what judging a server needs (a pid, a port of the
+// system's range, a start time). The fixture's server file is the seed.
+func FuzzParseServerInfo(f *testing.F) {
+	seeds, _ := filepath.Glob(filepath.Join(fixtureProject, ".opencode", "opencode-teams", "servers", "*", "server.json"))
+	for _, path := range seeds {
+		if b, err := os.ReadFile(path); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"pid": 0, "port": 28000}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		srv, err := parseServerInfo(b)
+		if err != nil {
+			return
+		}
+		if srv.pid <= 0 || srv.port < 28000 || srv.port > 28999 || srv.startedAt.IsZero() {
+			t.Fatalf("accepted a server without pid, port or start: %+v", srv)
+		}
+	})
+}

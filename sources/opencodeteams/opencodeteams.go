@@ -1,8 +1,10 @@
 // Package opencodeteams reads the store of opencode-teams (an OpenCode
 // plugin that runs teams of agents in tmux panes): one JSON file per agent
-// under agents/, one config per team under teams/<team>/. It yields node
-// facts (see package sources): each team's leader, synthesised from its
-// config, is a session; every agent of the team hangs under it.
+// under agents/, one config per team under teams/<team>/, one server file
+// per project under servers/. It yields node facts (see package sources):
+// each team's leader, synthesised from its config, is a session; every
+// agent of the team hangs under it, judged by its tmux pane and its
+// project's server too (processes.go).
 //
 // Every problem of a read (a file that fails the system's schema, a dir
 // that cannot be listed) is in Facts.Problems once, naming the file; a
@@ -47,6 +49,7 @@ const (
 	ProjectRootEnv = "OPENCODE_PROJECT_ROOT"
 	agentsDir      = "agents"
 	teamsDir       = "teams"
+	serversDir     = "servers"
 	teamConfigFile = "config.json"
 )
 
@@ -54,7 +57,11 @@ const (
 var projectMarkers = []string{".git", "package.json", "opencode.json", ".opencode"}
 
 // Source reads an opencode-teams store.
-type Source struct{}
+type Source struct {
+	// Lookup says where the agents' panes and servers are looked up
+	// (nil: every tmux server of the user, see Lookup).
+	Lookup *Lookup
+}
 
 var _ sources.Source = Source{}
 
@@ -114,8 +121,9 @@ func (Source) Detect(path string) bool {
 	return ok
 }
 
-// WatchPaths are the store, agents/, teams/ and each team's dir: agent
-// files and team configs are replaced by rename in those dirs.
+// WatchPaths are the store, agents/, teams/ and each team's dir, then
+// servers/ and each server's dir: agent files, team configs and server
+// files are replaced by rename in those dirs.
 func (Source) WatchPaths(path string) []string {
 	store, ok := storeDir(path)
 	if !ok {
@@ -127,10 +135,21 @@ func (Source) WatchPaths(path string) []string {
 			paths = append(paths, filepath.Join(store, sub))
 		}
 	}
-	entries, _ := os.ReadDir(filepath.Join(store, teamsDir))
+	paths = append(paths, subdirs(filepath.Join(store, teamsDir))...)
+	if fi, err := os.Stat(filepath.Join(store, serversDir)); err == nil && fi.IsDir() {
+		paths = append(paths, filepath.Join(store, serversDir))
+		paths = append(paths, subdirs(filepath.Join(store, serversDir))...)
+	}
+	return paths
+}
+
+// subdirs are the dirs in dir.
+func subdirs(dir string) []string {
+	var paths []string
+	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		if e.IsDir() {
-			paths = append(paths, filepath.Join(store, teamsDir, e.Name()))
+			paths = append(paths, filepath.Join(dir, e.Name()))
 		}
 	}
 	return paths
@@ -169,13 +188,14 @@ func (s Source) Read(path string, now time.Time) sources.Facts {
 	if err != nil {
 		facts.Problems = append(facts.Problems, model.Problem{Path: filepath.Join(store, agentsDir), Error: err.Error()})
 	}
+	procs := s.processes(store, agents, &facts)
 	for _, a := range agents {
 		if !teamNamePattern.MatchString(a.state.TeamName) {
 			// No team config can bear this name (TeamConfigSchema), so no
 			// leader either: the agent is a session of its own, its team
 			// shown, never a path built from the name.
 			n := &model.Node{ID: agentsDir + "/" + a.stem, HeartbeatPath: a.path}
-			fillAgent(n, a, "")
+			fillAgent(n, a, "", procs[a.path])
 			facts.Nodes = append(facts.Nodes, n)
 			continue
 		}
@@ -189,7 +209,7 @@ func (s Source) Read(path string, now time.Time) sources.Facts {
 		if !t.ownRecord && t.config.Leader != "" && a.state.ID == t.config.Leader {
 			// The leader has an agent file of its own (registerAgent called
 			// for it): its record speaks for the leader node.
-			fillAgent(t.leader, a, "")
+			fillAgent(t.leader, a, "", procs[a.path])
 			t.leader.Traits.NeverKill = true
 			fields := append(leaderFields(t.config), t.leader.SourceFields()...)
 			t.leader.EditRare(func(r *model.Rare) { r.SourceFields = fields })
@@ -197,7 +217,7 @@ func (s Source) Read(path string, now time.Time) sources.Facts {
 			continue
 		}
 		n := &model.Node{ID: t.name + "/" + a.stem, HeartbeatPath: a.path}
-		fillAgent(n, a, t.key)
+		fillAgent(n, a, t.key, procs[a.path])
 		facts.Nodes = append(facts.Nodes, n)
 	}
 	for _, t := range teams {
@@ -346,7 +366,7 @@ func readAgents(store string, facts *sources.Facts) ([]agentFile, error) {
 }
 
 // fillAgent maps an agent record onto n; parentKey is its team's config
-// ("" for a leader's own record).
+// ("" for a leader's own record), proc what its pane and server say.
 //
 //	spawning      -> starting (dead past LaunchTimeout)
 //	active, idle, shutting_down -> running; a beat past the deadline is
@@ -359,7 +379,13 @@ func readAgents(store string, facts *sources.Facts) ([]agentFile, error) {
 //	                 inactive only past the deadline) reads dead
 //	terminated    -> completed; written by forceKill only, so the fields
 //	                 say "force killed"
-func fillAgent(n *model.Node, a agentFile, parentKey string) {
+//
+// and, for a record that does not say it stopped (processes.go):
+//
+//	its pane found live -> the pane's pid and create time; a beat past
+//	                 the deadline is then stalled (no BeatNotRequired)
+//	its pane gone or exited, its server dead -> dead at once (Ended)
+func fillAgent(n *model.Node, a agentFile, parentKey string, proc agentProcess) {
 	s := a.state
 	n.Source = string(sources.OpencodeTeams)
 	n.HasHeartbeat = true
@@ -373,9 +399,10 @@ func fillAgent(n *model.Node, a agentFile, parentKey string) {
 		Status:            model.StatusRunning,
 		HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: s.TeamName}),
 	}
-	// No agent has a pid: its process is `opencode attach` in a tmux pane,
-	// its work runs in the shared server. Its files are in the shared
-	// checkout, so there is nothing of its own to merge.
+	// The record has no pid: its process is `opencode attach` typed into a
+	// tmux pane's shell, its work runs in the shared server; the pane's
+	// pid is given below when the pane is found. Its files are in the
+	// shared checkout, so there is nothing of its own to merge.
 	traits := model.Traits{BeatNotRequired: true, MergesItself: true}
 	switch s.Status {
 	case statusSpawning:
@@ -386,14 +413,24 @@ func fillAgent(n *model.Node, a agentFile, parentKey string) {
 	case statusTerminated:
 		hb.Status = model.StatusCompleted
 	}
+	if proc.pid > 0 {
+		// The pane's process is the agent's: alive, the beat's age
+		// counts again, as the system's own deadline counts it.
+		hb.PID, hb.Started = proc.pid, proc.started
+		traits.BeatNotRequired = false
+	}
+	if proc.ended != "" {
+		n.SetEnded(proc.ended)
+	}
 	n.Heartbeat = hb
 	n.Traits = traits
-	fields := agentFields(s)
+	fields := agentFields(s, proc.fields)
 	n.EditRare(func(r *model.Rare) { r.SourceFields = fields })
 }
 
-// agentFields are what the record says beyond the facts, in a fixed order.
-func agentFields(s agentState) []model.Field {
+// agentFields are what the record says beyond the facts, in a fixed order;
+// found are what its pane ("tmux") and server ("server") said.
+func agentFields(s agentState, found []model.Field) []model.Field {
 	status := s.Status
 	if s.Status == statusTerminated {
 		status += " (force killed)"
@@ -416,15 +453,28 @@ func agentFields(s agentState) []model.Field {
 	if s.PaneID != "" {
 		f = append(f, model.Field{Name: "tmux pane", Value: s.PaneID})
 	}
+	f = appendFound(f, found, "tmux")
 	f = append(f,
 		model.Field{Name: "session", Value: s.SessionID},
-		model.Field{Name: "server port", Value: strconv.Itoa(s.ServerPort)},
+		model.Field{Name: "server port", Value: strconv.Itoa(s.ServerPort)})
+	f = appendFound(f, found, "server")
+	f = append(f,
 		model.Field{Name: "model", Value: s.Model},
 		model.Field{Name: "cwd", Value: s.Cwd},
 		model.Field{Name: "created", Value: formatTime(s.CreatedAt)},
 	)
 	if s.SessionRotationCount > 0 {
 		f = append(f, model.Field{Name: "session rotations", Value: strconv.Itoa(s.SessionRotationCount)})
+	}
+	return f
+}
+
+// appendFound appends the found fields named name.
+func appendFound(f, found []model.Field, name string) []model.Field {
+	for _, x := range found {
+		if x.Name == name {
+			f = append(f, x)
+		}
 	}
 	return f
 }

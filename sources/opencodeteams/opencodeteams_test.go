@@ -18,6 +18,12 @@ var fixtureNow = mustTime("2026-02-11T10:05:00.000Z")
 
 const fixtureProject = "../../testdata/sources/opencode-teams/acme-api"
 
+// recordsOnly reads the records alone, as when neither tmux nor the
+// server's process can be asked: the fixture's panes (%2 … %9) and its
+// server's pid belong to no process of this machine. Those rules are
+// tested on a real tmux server and real processes (processes_test.go).
+var recordsOnly = Source{Lookup: &Lookup{RecordsOnly: true}}
+
 func fixtureStore(t *testing.T) string {
 	t.Helper()
 	abs, err := filepath.Abs(filepath.Join(fixtureProject, ".opencode", "opencode-teams"))
@@ -56,7 +62,7 @@ func field(n *model.Node, name string) string {
 // ## opencode-teams) on the fixture store.
 func TestMappingRules(t *testing.T) {
 	store := fixtureStore(t)
-	facts := Source{}.Read(fixtureProject, fixtureNow)
+	facts := recordsOnly.Read(fixtureProject, fixtureNow)
 	nodes := byID(facts.Nodes)
 	alphaKey := filepath.Join(store, "teams", "alpha", "config.json")
 	betaKey := filepath.Join(store, "teams", "beta", "config.json")
@@ -168,7 +174,7 @@ func TestMappingRules(t *testing.T) {
 // TestLeaderKeyIsTheConfigPath: every agent of a team declares the config
 // as its parent's record, and the leader node is keyed by it.
 func TestLeaderKeyIsTheConfigPath(t *testing.T) {
-	facts := Source{}.Read(fixtureProject, fixtureNow)
+	facts := recordsOnly.Read(fixtureProject, fixtureNow)
 	nodes := byID(facts.Nodes)
 	leader := nodes["alpha"]
 	if leader == nil || leader.HeartbeatPath != filepath.Join(fixtureStore(t), "teams", "alpha", "config.json") {
@@ -192,7 +198,7 @@ func TestLeaderKeyIsTheConfigPath(t *testing.T) {
 // lock files are neither nodes nor problems; the one broken agent file is
 // the only problem, and it names the file.
 func TestTempFilesAndLocksAreIgnored(t *testing.T) {
-	facts := Source{}.Read(fixtureProject, fixtureNow)
+	facts := recordsOnly.Read(fixtureProject, fixtureNow)
 	if len(facts.Nodes) != 10 {
 		t.Errorf("%d nodes, want 10 (8 agents, 2 leaders)", len(facts.Nodes))
 	}
@@ -209,7 +215,7 @@ func TestTempFilesAndLocksAreIgnored(t *testing.T) {
 // source's thresholds, reads the states the mapping promises for the rows
 // it can judge without traits.
 func TestClassifierReadsTheMapping(t *testing.T) {
-	facts := Source{}.Read(fixtureProject, fixtureNow)
+	facts := recordsOnly.Read(fixtureProject, fixtureNow)
 	nodes := byID(facts.Nodes)
 	th := Source{}.Thresholds()
 	tests := []struct {
@@ -294,7 +300,7 @@ func with(m map[string]any, kv ...any) map[string]any {
 // running agent between prompts; its status is shown as the system wrote it.
 func TestIdleIsRunning(t *testing.T) {
 	store := newStore(t, with(agentRecord(), "status", "idle"))
-	facts := Source{}.Read(store, fixtureNow)
+	facts := recordsOnly.Read(store, fixtureNow)
 	n := byID(facts.Nodes)["alpha/0b6f3c8e-5d1a-4b7e-9a42-3f1c2d8e7a10"]
 	if n == nil || n.Heartbeat.Status != model.StatusRunning || field(n, "status") != "idle" || !n.Traits.BeatNotRequired {
 		t.Fatalf("idle agent %+v", n)
@@ -307,7 +313,7 @@ func TestIdleIsRunning(t *testing.T) {
 func TestLeaderWithItsOwnAgentFile(t *testing.T) {
 	leader := with(agentRecord(), "id", "lead-1", "name", "Leader", "role", "leader", "paneId", "%1")
 	store := newStore(t, leader, agentRecord())
-	facts := Source{}.Read(store, fixtureNow)
+	facts := recordsOnly.Read(store, fixtureNow)
 	if len(facts.Nodes) != 2 || len(facts.Problems) != 0 {
 		t.Fatalf("nodes %d, problems %+v; want 2 and none", len(facts.Nodes), facts.Problems)
 	}
@@ -353,7 +359,7 @@ func TestSchemaFailuresAreProblems(t *testing.T) {
 			store := newStore(t, good)
 			bad := filepath.Join(store, "agents", "bad-1.json")
 			writeFile(t, bad, tt.body)
-			facts := Source{}.Read(store, fixtureNow)
+			facts := recordsOnly.Read(store, fixtureNow)
 			if len(facts.Problems) != 1 || facts.Problems[0].Path != bad || !strings.Contains(facts.Problems[0].Error, tt.want) ||
 				!strings.Contains(facts.Problems[0].Error, bad) {
 				t.Fatalf("problems %+v, want one naming %s with %q", facts.Problems, bad, tt.want)
@@ -371,7 +377,7 @@ func TestUnreadableTeamConfig(t *testing.T) {
 	store := newStore(t, agentRecord())
 	path := filepath.Join(store, "teams", "alpha", "config.json")
 	writeFile(t, path, []byte(`{"name":"alpha","created":"2026-02-11T09:40:12.004Z","leader":"l","members":[]}`))
-	facts := Source{}.Read(store, fixtureNow)
+	facts := recordsOnly.Read(store, fixtureNow)
 	leader := byID(facts.Nodes)["alpha"]
 	if len(facts.Problems) != 1 || facts.Problems[0].Path != path || !strings.Contains(facts.Problems[0].Error, "at least one member") {
 		t.Fatalf("problems %+v", facts.Problems)
@@ -400,7 +406,7 @@ func TestTeamNameNoConfigCanBear(t *testing.T) {
 	for _, team := range []string{"../../etc", "a/b", "..", "team one"} {
 		t.Run(team, func(t *testing.T) {
 			store := newStore(t, with(agentRecord(), "teamName", team))
-			facts := Source{}.Read(store, fixtureNow)
+			facts := recordsOnly.Read(store, fixtureNow)
 			n := byID(facts.Nodes)["agents/"+agentRecord()["id"].(string)]
 			if n == nil || len(facts.Nodes) != 2 || len(facts.Problems) != 0 {
 				t.Fatalf("nodes %d problems %+v", len(facts.Nodes), facts.Problems)

@@ -58,14 +58,23 @@ var (
 	isoDatetime = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$`)
 )
 
-// parseAgentState decodes and validates an agent file.
-func parseAgentState(b []byte) (agentState, error) {
+// object decodes a JSON object's keys.
+func object(b []byte) (map[string]json.RawMessage, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {
-		return agentState{}, err
+		return nil, err
 	}
 	if raw == nil {
-		return agentState{}, errors.New("not a JSON object")
+		return nil, errors.New("not a JSON object")
+	}
+	return raw, nil
+}
+
+// parseAgentState decodes and validates an agent file.
+func parseAgentState(b []byte) (agentState, error) {
+	raw, err := object(b)
+	if err != nil {
+		return agentState{}, err
 	}
 	f := fields{raw: raw}
 	a := agentState{

@@ -74,11 +74,15 @@ func TestDefaultStore(t *testing.T) {
 	}
 }
 
-// TestWatchPaths: the dirs whose entries are replaced by rename.
+// TestWatchPaths: the dirs whose entries are replaced by rename: agent
+// files, team configs and server files (stop writes isRunning false).
 func TestWatchPaths(t *testing.T) {
 	store := newStore(t, agentRecord())
+	const hash = "ce3fa0aa9e98006977055c78d826399a"
+	writeFile(t, filepath.Join(store, "servers", hash, "server.json"), []byte("{}"))
 	got := Source{}.WatchPaths(store)
-	want := []string{store, filepath.Join(store, "agents"), filepath.Join(store, "teams"), filepath.Join(store, "teams", "alpha")}
+	want := []string{store, filepath.Join(store, "agents"), filepath.Join(store, "teams"), filepath.Join(store, "teams", "alpha"),
+		filepath.Join(store, "servers"), filepath.Join(store, "servers", hash)}
 	if !slices.Equal(got, want) {
 		t.Errorf("WatchPaths = %v, want %v", got, want)
 	}
@@ -139,7 +143,7 @@ func TestAtomicRewritesNeverTearOrHide(t *testing.T) {
 		}
 	}()
 	for range 300 {
-		facts := Source{}.Read(store, fixtureNow)
+		facts := recordsOnly.Read(store, fixtureNow)
 		if len(facts.Problems) != 0 {
 			t.Fatalf("problem during rewrites: %+v", facts.Problems)
 		}

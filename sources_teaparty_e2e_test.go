@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -226,5 +227,66 @@ func TestOnceJSONShowsEveryTeaPartyMappingRow(t *testing.T) {
 	}
 	for _, r := range rows {
 		r.check(t, doc)
+	}
+}
+
+// SPEC §10, docs/sources.md (TeaParty, keys and edges): a job read both
+// ways is one TeaParty node. Its lead, read through its `.heartbeat` by the
+// file protocol, carries the source's traits whichever reader found it:
+// TeaParty squash-merges a session at DONE by itself (`teaparty/cfa/
+// session.py`, step 12), so a completed job over CfA DONE, or a dead one
+// whose CfA reached DONE, is never offered `merge`; and the lead's pid is a
+// turn's `claude` (`teaparty/runners/claude.py`, `activate_heartbeat` with
+// `proc.pid`), gone between turns. A TeaParty root inside a native root
+// leaves its files to that root: its leads carry the traits all the same.
+func TestTeaPartyJobLeadCarriesTheSourcesTraits(t *testing.T) {
+	gone := gonePid(t)
+	leadPID, leadStarted := liveProcess(t)
+	project := filepath.Join(t.TempDir(), "webapp")
+	h := teaPartyHome{t: t, home: filepath.Join(project, ".teaparty")}
+	// job writes a job dir: its lead's heartbeat (beaten age ago), its CfA
+	// state, and its bus with the job's row.
+	job := func(name, heartbeat string, age time.Duration, cfa string) string {
+		dir := filepath.Join(h.home, "jobs", name)
+		writeAged(t, filepath.Join(dir, ".heartbeat"), heartbeat, age)
+		writeAged(t, filepath.Join(dir, ".cfa-state.json"), fmt.Sprintf(`{"state": %q}`, cfa), age)
+		_, db := h.bus("jobs/" + name + "/messages.db")
+		insertRows(t, db, teapartytest.Conversation{ID: "job:webapp:" + name, Type: "job", State: "closed",
+			CreatedAt: epoch(time.Now().Add(-time.Hour)), Agent: "webapp-lead", Slug: "webapp"})
+		return filepath.Join(dir, ".heartbeat")
+	}
+	done := job("job-1--done", fmt.Sprintf(`{"pid": %d, "parent_heartbeat": "", "role": "lead", "started": %f, "status": "completed"}`,
+		gone, 1746638161.0), time.Minute, "DONE")
+	died := job("job-2--died", fmt.Sprintf(`{"pid": %d, "parent_heartbeat": "", "role": "lead", "started": %f, "status": "running"}`,
+		gone, 1746638161.0), 10*time.Minute, "DONE")
+	turn := job("job-3--turn", fmt.Sprintf(`{"pid": %d, "parent_heartbeat": "", "role": "lead", "started": %f, "status": "running"}`,
+		gone, 1746638161.0), 40*time.Second, "EXECUTE")
+	live := job("job-4--live", fmt.Sprintf(`{"pid": %d, "parent_heartbeat": "", "role": "lead", "started": %f, "status": "running"}`,
+		leadPID, leadStarted), 0, "EXECUTE")
+	rows := []mappingRow{
+		{row: "a completed job over CfA DONE: TeaParty merged it", key: done,
+			state: "finished", action: "none", reason: []string{"completed; its source merges by itself"}, status: "completed", pid: gone},
+		{row: "a dead job whose CfA reached DONE: TeaParty merged it", key: died,
+			state: "dead", action: "none", reason: []string{"CfA DONE; its source merges by itself"}, status: "running", pid: gone},
+		{row: "a job whose turn's pid is gone, the beat fresh: between turns, not dead", key: turn,
+			state: "running", flags: []string{"quiet"}, action: "none", reason: []string{fmt.Sprintf("pid %d gone between turns", gone)},
+			status: "running", pid: gone},
+		{row: "a job whose turn runs", key: live, state: "running", action: "none", status: "running", pid: leadPID},
+	}
+	for _, roots := range [][]string{
+		{filepath.Join(h.home, "jobs")},
+		{"teaparty:" + h.home},
+		{"native:" + filepath.Join(h.home, "jobs"), "teaparty:" + filepath.Join(h.home, "jobs")},
+		{"native:" + project, h.home},
+	} {
+		t.Run(strings.Join(roots, " "), func(t *testing.T) {
+			doc := onceDoc(t, roots...)
+			if len(doc.Problems) > 0 {
+				t.Errorf("problems: %v", doc.Problems)
+			}
+			for _, r := range rows {
+				r.check(t, doc)
+			}
+		})
 	}
 }

@@ -167,3 +167,28 @@ func TestBeatingIsSaidOnlyOfABeat(t *testing.T) {
 		}
 	}
 }
+
+// A finished record whose system says more of how it ended than its
+// status (Rare.Ending: middle's "failed: idle-timeout" under withdrawn)
+// reads in those words; without them, its status.
+func TestFinishedReasonIsTheSystemsOwnWords(t *testing.T) {
+	tests := []struct {
+		name, status, ending, want string
+	}{
+		{"withdrawn, the system's words", model.StatusWithdrawn, "failed: idle-timeout", "failed: idle-timeout"},
+		{"withdrawn, no words: the status", model.StatusWithdrawn, "", "withdrawn"},
+		{"completed, the system's words", model.StatusCompleted, "merged upstream", "merged upstream"},
+		{"words on several lines: one line", model.StatusWithdrawn, "failed:\nidle-timeout", "failed: idle-timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := beating("wf", tt.status, 0, time.Hour, func(n *model.Node) {
+				n.EditRare(func(r *model.Rare) { r.Ending = tt.ending })
+			})
+			ClassifyForest([]*model.Node{n}, newFakeProbe(), now, th)
+			if n.State != model.StateFinished || !strings.HasPrefix(n.Reason, tt.want) || strings.Contains(n.Reason, "\n") {
+				t.Errorf("%s %q, want finished, its reason led by %q", n.State, n.Reason, tt.want)
+			}
+		})
+	}
+}

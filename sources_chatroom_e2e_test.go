@@ -115,6 +115,12 @@ func TestOnceJSONShowsEveryChatroomMappingRow(t *testing.T) {
 	s.machine("https://gone.example", goneDmn, gone, time.Minute)
 	s.writeMachines()
 
+	// Its age is its start, pid 1's: past chatroom's stale (30 min) the
+	// reason adds that the age says nothing and what the pid said.
+	lateReason := []string{"running, quiet: started "}
+	if time.Since(time.Unix(0, int64(lateCreated*1e9))) > 30*time.Minute+time.Minute {
+		lateReason = append(lateReason, "its age says nothing (pid 1 alive)")
+	}
 	liveState := s.state(live, ago(time.Minute), map[string]any{
 		chatroom + "/planner": chatroomEntry{agentPID, "claude", startedAt(agentCreated, 0)},
 		chatroom + "/late":    chatroomEntry{latePID, "opencode-sdk", startedAt(lateCreated, 100*time.Second)},
@@ -173,7 +179,7 @@ func TestOnceJSONShowsEveryChatroomMappingRow(t *testing.T) {
 			state: "running", action: "none", status: "running", pid: agentPID, parent: liveState, fields: agentFields,
 			values: map[string]string{"chatroom": chatroom, "role": "planner", "harness": "claude", "pid is": "the agent's CLI process", "machine": live}},
 		{row: "an entry stamped after its process was created, within StartSlack: the same process", key: agent(liveState, "late"),
-			state: "running", flags: []string{"quiet"}, action: "none", reason: []string{"no beat required (pid 1 alive)"},
+			state: "running", flags: []string{"quiet"}, action: "none", reason: lateReason,
 			status: "running", pid: latePID, parent: liveState, fields: agentFields,
 			values: map[string]string{"pid is": "the agent's own `opencode serve`"}},
 		{row: "an entry whose pid is gone: dead", key: agent(liveState, "builder"),

@@ -138,7 +138,7 @@ func TestOnceJSONShowsEveryOpencodeTeamsMappingRow(t *testing.T) {
 			state: "running", action: "none", status: "running", pid: -1, parent: alpha, fields: agentFields,
 			values: map[string]string{"status": "active", "consecutive misses": "0", "tmux pane": "%3", "server port": "28799"}},
 		{row: "active past the 60 s deadline: quiet, not dead (no beat required)", key: silent,
-			state: "running", flags: []string{"quiet"}, action: "none", reason: []string{"no beat required"},
+			state: "running", flags: []string{"quiet"}, action: "none", reason: []string{"running, quiet: last update 10m", "its age says nothing"},
 			status: "running", pid: -1, parent: alpha, fields: agentFields},
 		{row: "idle: running, status idle shown", key: idle,
 			state: "running", action: "none", status: "running", pid: -1, parent: alpha, fields: agentFields,

@@ -322,6 +322,8 @@ func TestOnceJudgesAMiddleRowAsItsWatchdogDoes(t *testing.T) {
 		}
 	}
 	k := func(id string) string { return dbPath + "#" + id }
+	before := storeBytes(t, home)
+	t.Cleanup(func() { sameBytes(t, before, storeBytes(t, home)) })
 	ended := []mappingRow{
 		{row: "failed by the watchdog: its state and the watchdog's reason", key: k("wf-idle-timeout"),
 			state: "finished", action: "none", reason: []string{"failed: idle-timeout"}, status: "withdrawn", pid: -1,

@@ -273,6 +273,8 @@ func TestTeaPartyJobLeadCarriesTheSourcesTraits(t *testing.T) {
 			status: "running", pid: gone},
 		{row: "a job whose turn runs", key: live, state: "running", action: "none", status: "running", pid: leadPID},
 	}
+	before := storeBytes(t, h.home)
+	t.Cleanup(func() { sameBytes(t, before, storeBytes(t, h.home)) })
 	for _, roots := range [][]string{
 		{filepath.Join(h.home, "jobs")},
 		{"teaparty:" + h.home},

@@ -142,7 +142,7 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 			return v
 		case v.process == model.ProcessUnverified && !tr.NoProcessExpected && !boot.IsZero() && n.BeatMtime.Before(boot.Add(-th.StartTolerance)):
 			v.state = model.StateDead
-			v.reason = plainReason(fmt.Sprintf("heartbeat predates the last boot (%s); pid %d is not its process", clock(boot, now), pid))
+			v.reason = plainReason(fmt.Sprintf("%s predates the last boot (%s); pid %d is not its process", sign.noun, clock(boot, now), pid))
 			return v
 		}
 		v.state = model.StateRunning

@@ -117,18 +117,20 @@ type signWords struct {
 	future     string // before how far ahead it is: "heartbeat mtime 1m00s in the future"
 	// noSign: its age is no sign of death (Traits.BeatNotRequired)
 	noSign string
+	// noun names its time: "heartbeat predates the last boot"
+	noun string
 }
 
 // signs are the words of each sign of life.
 var signs = [...]signWords{
 	model.SignBeat: {running: "beating", unreadable: "heartbeat unreadable", ago: "last beat ", none: "no beat for ",
-		stalled: "alive but not beating for ", stale: "the beat", future: "heartbeat mtime ", noSign: "no beat required"},
+		stalled: "alive but not beating for ", stale: "the beat", future: "heartbeat mtime ", noSign: "no beat required", noun: "heartbeat"},
 	model.SignActivity: {running: "running", unreadable: "record unreadable", ago: "last activity ", none: "no activity for ",
-		stalled: "alive but no activity for ", stale: "the last activity", future: "last activity ", noSign: "its age says nothing"},
+		stalled: "alive but no activity for ", stale: "the last activity", future: "last activity ", noSign: "its age says nothing", noun: "its last activity"},
 	model.SignUpdate: {running: "running", unreadable: "record unreadable", ago: "last update ", none: "no update for ",
-		stalled: "alive but no update for ", stale: "the last update", future: "last update ", noSign: "its age says nothing"},
+		stalled: "alive but no update for ", stale: "the last update", future: "last update ", noSign: "its age says nothing", noun: "its last update"},
 	model.SignStart: {running: "running", unreadable: "record unreadable", ago: "started ", none: "started ", noneAfter: " ago",
-		stalled: "alive, started ", stale: "the start", future: "start ", noSign: "its age says nothing"},
+		stalled: "alive, started ", stale: "the start", future: "start ", noSign: "its age says nothing", noun: "its start"},
 }
 
 // signOf is the words of n's sign of life; a beat's for a value no

@@ -109,6 +109,7 @@ func TestBeatingIsSaidOnlyOfABeat(t *testing.T) {
 		age        time.Duration
 		traits     model.Traits
 		noPidCheck bool
+		beforeBoot bool // its mtime an hour before the last boot, its started unknown
 		wantState  model.State
 		want       map[model.SignOfLife]string
 	}
@@ -134,6 +135,9 @@ func TestBeatingIsSaidOnlyOfABeat(t *testing.T) {
 		{name: "pid gone: dead", pid: gone, age: 30 * time.Second, wantState: model.StateDead,
 			want: map[model.SignOfLife]string{model.SignBeat: "last beat 30s ago", model.SignActivity: "last activity 30s ago",
 				model.SignUpdate: "last update 30s ago", model.SignStart: "started 30s ago"}},
+		{name: "before the last boot, the pid unverified: dead", pid: alive, beforeBoot: true, wantState: model.StateDead,
+			want: map[model.SignOfLife]string{model.SignBeat: "heartbeat predates the last boot", model.SignActivity: "its last activity predates the last boot",
+				model.SignUpdate: "its last update predates the last boot", model.SignStart: "its start predates the last boot"}},
 		{name: "in the future: clock_skew", pid: alive, age: -time.Minute, wantState: model.StateRunning,
 			want: map[model.SignOfLife]string{model.SignBeat: "heartbeat mtime 1m00s in the future", model.SignActivity: "last activity 1m00s in the future",
 				model.SignUpdate: "last update 1m00s in the future", model.SignStart: "start 1m00s in the future"}},
@@ -146,6 +150,9 @@ func TestBeatingIsSaidOnlyOfABeat(t *testing.T) {
 				tr.SignOfLife = sign
 				n := &model.Node{ID: "n", HasHeartbeat: true, BeatMtime: now.Add(-r.age), InfraDir: "/r/n", Traits: tr,
 					Heartbeat: &model.Heartbeat{PID: r.pid, Status: model.StatusRunning, Started: aliveStarted}}
+				if r.beforeBoot {
+					n.BeatMtime, n.Heartbeat.Started = SystemProbe{}.BootTime().Add(-time.Hour), 0
+				}
 				thr := model.DefaultThresholds()
 				thr.NoPidCheck = r.noPidCheck
 				ClassifyForest([]*model.Node{n}, nil, now, thr)

@@ -117,14 +117,19 @@ func processStart(t *testing.T, pid int) float64 {
 	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
 	var ticks float64
 	fmt.Sscan(fields[19], &ticks) // starttime, field 22 of stat
+	return bootTime(t) + ticks/100
+}
+
+// bootTime is the host's boot, in Unix seconds, from /proc/uptime.
+func bootTime(t *testing.T) float64 {
+	t.Helper()
 	uptime, err := os.ReadFile("/proc/uptime")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var up float64
 	fmt.Sscan(string(uptime), &up)
-	boot := float64(time.Now().UnixNano())/1e9 - up
-	return boot + ticks/100
+	return float64(time.Now().UnixNano())/1e9 - up
 }
 
 func TestOnceJSONSchemaAndExitCodes(t *testing.T) {

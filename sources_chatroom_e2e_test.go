@@ -120,11 +120,34 @@ func TestOnceJSONShowsEveryChatroomMappingRow(t *testing.T) {
 	s.machine("https://gone.example", goneDmn, gone, time.Minute)
 	s.writeMachines()
 
+	// Its age is its start, 100 s after pid 1's, so on a machine booted
+	// minutes ago it is younger than chatroom's beat (5 min) and not yet
+	// quiet; near that edge the test waits until it is clearly past it.
+	// Past chatroom's stale (30 min) the reason adds that the age says
+	// nothing and what the pid said.
+	lateStart := time.Unix(0, int64(lateCreated*1e9)).Add(100 * time.Second)
+	if age := time.Since(lateStart); age > 5*time.Minute-30*time.Second && age < 5*time.Minute+30*time.Second {
+		time.Sleep(5*time.Minute + 30*time.Second - age)
+	}
+	lateFlags, lateReason := []string(nil), []string{"started "}
+	if time.Since(lateStart) > 5*time.Minute {
+		lateFlags, lateReason = []string{"quiet"}, []string{"running, quiet: started "}
+	}
+	if time.Since(lateStart) > 30*time.Minute+time.Minute {
+		lateReason = append(lateReason, "its age says nothing (pid 1 alive)")
+	}
+	// The reused entry's start lies between the boot and its pid's
+	// process: a record of this boot whose pid another process took, on a
+	// machine booted a minute ago as on one up for weeks.
+	reusedLag := min(time.Hour, time.Duration((reusedCreated-bootTime(t))*1e9)/2)
+	if reusedLag < 5*time.Second {
+		t.Fatalf("pid %d was created %s after the boot: too soon to record an earlier start", reusedPID, 2*reusedLag)
+	}
 	liveState := s.state(live, ago(time.Minute), map[string]any{
 		chatroom + "/planner": chatroomEntry{agentPID, "claude", startedAt(agentCreated, 0)},
 		chatroom + "/late":    chatroomEntry{latePID, "opencode-sdk", startedAt(lateCreated, 100*time.Second)},
 		chatroom + "/builder": chatroomEntry{gone, "opencode", isoMillis(ago(time.Minute))},
-		chatroom + "/reused":  chatroomEntry{reusedPID, "claude-sdk", startedAt(reusedCreated, -time.Hour)},
+		chatroom + "/reused":  chatroomEntry{reusedPID, "claude-sdk", startedAt(reusedCreated, -reusedLag)},
 		chatroom + "/twin-a":  chatroomEntry{twinPID, "claude", startedAt(twinCreated, 0)},
 		chatroom + "/twin-b":  chatroomEntry{twinPID, "claude", startedAt(twinCreated, 0)},
 		"no-role-in-this-key": chatroomEntry{reusedPID, "claude", startedAt(agentCreated, 0)},
@@ -178,7 +201,7 @@ func TestOnceJSONShowsEveryChatroomMappingRow(t *testing.T) {
 			state: "running", action: "none", status: "running", pid: agentPID, parent: liveState, fields: agentFields,
 			values: map[string]string{"chatroom": chatroom, "role": "planner", "harness": "claude", "pid is": "the agent's CLI process", "machine": live}},
 		{row: "an entry stamped after its process was created, within StartSlack: the same process", key: agent(liveState, "late"),
-			state: "running", flags: []string{"quiet"}, action: "none", reason: []string{"no beat required (pid 1 alive)"},
+			state: "running", flags: lateFlags, action: "none", reason: lateReason,
 			status: "running", pid: latePID, parent: liveState, fields: agentFields,
 			values: map[string]string{"pid is": "the agent's own `opencode serve`"}},
 		{row: "an entry whose pid is gone: dead", key: agent(liveState, "builder"),

@@ -241,5 +241,41 @@ func writeAged(t *testing.T, path, content string, age time.Duration) {
 	}
 }
 
+// storeBytes is the content of every file of a store dir (a database and
+// its -wal included; SQLite's -shm, its readers' shared index, left out),
+// by path: a store read must leave it as it was, byte for byte.
+func storeBytes(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(p, "-shm") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		out[p] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// sameBytes fails the test for every file of before that changed or went,
+// and every file that came, in after.
+func sameBytes(t *testing.T, before, after map[string]string) {
+	t.Helper()
+	for p, b := range before {
+		if a, ok := after[p]; !ok || a != b {
+			t.Errorf("%s changed (%d bytes, then %d): a read must not write a store", p, len(b), len(a))
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok && !strings.HasSuffix(p, "-wal") {
+			t.Errorf("%s appeared: a read must not write a store", p)
+		}
+	}
+}
+
 // epoch is t as TeaParty stores times (REAL seconds).
 func epoch(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

@@ -223,7 +223,7 @@ func TestOnceJSONShowsEveryMiddleMappingRow(t *testing.T) {
 			state: "running", flags: []string{"blocked"}, action: "answer", reason: []string{"Keep the v1 endpoint?"}, status: "running", pid: -1,
 			blocked: "Keep the v1 endpoint?", fields: with("tmux_session", "tmux")},
 		{row: "the transcript's last timestamp is part of the beat", key: k("wf-transcript"),
-			state: "running", action: "none", reason: []string{"last beat 1"}, status: "running", pid: -1,
+			state: "running", action: "none", reason: []string{"running; last activity 1"}, status: "running", pid: -1,
 			fields: with("tmux_session", "tmux", "transcript"), values: map[string]string{"transcript": transcript, "tmux": "session middle-14 gone"}},
 		{row: "a session whose panes have all exited: no pid, the tmux field says so", key: k("wf-no-pane"),
 			state: "running", action: "none", status: "running", pid: -1,
@@ -246,14 +246,14 @@ func TestOnceJSONShowsEveryMiddleMappingRow(t *testing.T) {
 		{row: "completed: finished, merged by itself (through its pull request), archived_at shown", key: k("wf-completed"),
 			state: "finished", action: "none", reason: []string{"completed; its source merges by itself"}, status: "completed", pid: -1,
 			fields: with("tmux_session", "archived_at"), values: map[string]string{"archived_at": ago(time.Minute).UTC().Format(time.RFC3339)}},
-		{row: "failed: withdrawn, with the watchdog's reason", key: k("wf-failed"),
-			state: "finished", action: "none", reason: []string{"withdrawn"}, status: "withdrawn", pid: -1,
+		{row: "failed: withdrawn, its reason middle's words: the state and the watchdog's reason", key: k("wf-failed"),
+			state: "finished", action: "none", reason: []string{"failed: stuck-launching"}, status: "withdrawn", pid: -1,
 			fields: with("tmux_session", "watchdog_reason"), values: map[string]string{"state": "failed", "watchdog_reason": "stuck-launching"}},
-		{row: "compensated: withdrawn, with its end_reason", key: k("wf-compensated"),
-			state: "finished", action: "none", reason: []string{"withdrawn"}, status: "withdrawn", pid: -1,
+		{row: "compensated: withdrawn, its reason the state and its end_reason", key: k("wf-compensated"),
+			state: "finished", action: "none", reason: []string{"compensated: session-ended-before-Stop"}, status: "withdrawn", pid: -1,
 			fields: with("end_reason"), values: map[string]string{"state": "compensated", "end_reason": "session-ended-before-Stop"}},
-		{row: "cancelled: withdrawn (a run of no Epic stands alone)", key: k("wf-cancelled"),
-			state: "finished", action: "none", reason: []string{"withdrawn"}, status: "withdrawn", pid: -1,
+		{row: "cancelled: withdrawn, its reason the state (a run of no Epic stands alone)", key: k("wf-cancelled"),
+			state: "finished", action: "none", reason: []string{"cancelled"}, status: "withdrawn", pid: -1,
 			fields: []string{"workflow", "kind", "repo", "state", "adapter", "controlled_by"}, values: map[string]string{"kind": "recommender"}},
 		{row: "controlled_by = 'human': stalled but never a kill candidate", key: k("wf-human"),
 			state: "running", flags: []string{"stalled"}, action: "wait", reason: []string{"never a kill candidate: a human controls it"},
@@ -268,4 +268,120 @@ func TestOnceJSONShowsEveryMiddleMappingRow(t *testing.T) {
 	for _, r := range rows {
 		r.check(t, doc)
 	}
+}
+
+// docs/sources.md, middle: a running row is judged as middle's watchdog
+// judges it (packages/dispatcher/src/watchdog.ts). When tmux cannot be
+// asked (here: dispatchtop's tmux finds no server where the agents' runs),
+// the watchdog skips its liveness check and its idle rules decide: idle
+// from 5 minutes, killed and failed at 15. So a row quiet for 8 minutes is
+// stalled and waits, `--once` exits 0; past 15 minutes it is dead. Asked,
+// tmux gives the pane's pid and a quiet row is stalled by that pid. And an
+// ended row says middle's own words: its state (failed, cancelled,
+// compensated), its end_reason, and the events that say why (watchdog.failed,
+// daemon.orphan-finalized, gate.failed: middle commit 2bbacdc).
+func TestOnceJudgesAMiddleRowAsItsWatchdogDoes(t *testing.T) {
+	now := time.Now()
+	ago := func(d time.Duration) time.Time { return now.Add(-d) }
+	home := filepath.Join(t.TempDir(), ".middle")
+	dbPath := filepath.Join(home, "db.sqlite3")
+	db, err := middletest.Open(dbPath, middletest.Migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	tmux := newTmuxServer(t)
+	late := filepath.Join(home, "worktrees", "acme", "api", "issue-51")
+	if err := os.MkdirAll(late, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	quietPane := tmux.session("middle-52", "sleep", "300")
+	tmux.session("middle-50", "sleep", "300")
+	insertWorkflows(t, db,
+		middleRow{id: "wf-quiet", epic: "50", state: "running", created: ago(time.Hour), updated: ago(8 * time.Minute), session: "middle-50"},
+		middleRow{id: "wf-late", epic: "51", state: "running", created: ago(time.Hour), updated: ago(16 * time.Minute), session: "middle-51",
+			worktree: late},
+		middleRow{id: "wf-quiet-pane", epic: "52", state: "running", created: ago(time.Hour), updated: ago(8 * time.Minute), session: "middle-52"},
+		middleRow{id: "wf-idle-timeout", epic: "60", state: "failed", created: ago(time.Hour), updated: ago(10 * time.Minute)},
+		middleRow{id: "wf-cancelled", epic: "61", state: "cancelled", created: ago(time.Hour), updated: ago(10 * time.Minute)},
+		middleRow{id: "wf-compensated", epic: "62", state: "compensated", created: ago(time.Hour), updated: ago(10 * time.Minute),
+			endReason: "Stop-hook-timed-out"},
+		middleRow{id: "wf-orphan", epic: "63", state: "failed", created: ago(time.Hour), updated: ago(10 * time.Minute)},
+		middleRow{id: "wf-gate", epic: "64", state: "compensated", created: ago(time.Hour), updated: ago(10 * time.Minute),
+			endReason: "session-ended-before-Stop"},
+	)
+	for _, stmt := range []string{
+		`INSERT INTO events (workflow_id, ts, type, payload_json) VALUES ('wf-idle-timeout', 1, 'watchdog.idle', NULL)`,
+		`INSERT INTO events (workflow_id, ts, type, payload_json) VALUES ('wf-idle-timeout', 2, 'watchdog.failed', '{"reason":"idle-timeout"}')`,
+		`INSERT INTO events (workflow_id, ts, type, payload_json) VALUES ('wf-orphan', 1, 'daemon.orphan-finalized', '{"finalState":"failed"}')`,
+		`INSERT INTO events (workflow_id, ts, type, payload_json) VALUES ('wf-gate', 1, 'gate.failed', '{"gateName":"lint","exitCode":2,"stderrExcerpt":"x"}')`,
+		`INSERT INTO events (workflow_id, ts, type, payload_json) VALUES ('wf-gate', 2, 'gate.failed', '{"gateName":"test","exitCode":1,"stderrExcerpt":"FAIL"}')`,
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	k := func(id string) string { return dbPath + "#" + id }
+	before := storeBytes(t, home)
+	t.Cleanup(func() { sameBytes(t, before, storeBytes(t, home)) })
+	ended := []mappingRow{
+		{row: "failed by the watchdog: its state and the watchdog's reason", key: k("wf-idle-timeout"),
+			state: "finished", action: "none", reason: []string{"failed: idle-timeout"}, status: "withdrawn", pid: -1,
+			values: map[string]string{"state": "failed", "watchdog_reason": "idle-timeout"}},
+		{row: "cancelled: its state", key: k("wf-cancelled"),
+			state: "finished", action: "none", reason: []string{"cancelled"}, status: "withdrawn", pid: -1},
+		{row: "compensated: its state and its end_reason", key: k("wf-compensated"),
+			state: "finished", action: "none", reason: []string{"compensated: Stop-hook-timed-out"}, status: "withdrawn", pid: -1,
+			values: map[string]string{"end_reason": "Stop-hook-timed-out"}},
+		{row: "finalized as an orphan on the daemon's restart", key: k("wf-orphan"),
+			state: "finished", action: "none", reason: []string{"failed: daemon.orphan-finalized"}, status: "withdrawn", pid: -1,
+			values: map[string]string{"orphan_finalized": "failed"}},
+		{row: "a gate failed: the last one, with its exit code", key: k("wf-gate"),
+			state: "finished", action: "none", reason: []string{"compensated: session-ended-before-Stop; gate.failed: test (exit 1)"}, status: "withdrawn", pid: -1,
+			values: map[string]string{"gate_failed": "test (exit 1)"}},
+	}
+
+	t.Run("tmux cannot be asked", func(t *testing.T) {
+		// A server dir of its own with no server in it: dispatchtop's tmux
+		// cannot reach the one the agents run on.
+		elsewhere := []string{"TMUX_TMPDIR=" + t.TempDir(), "TMUX="}
+		doc := onceDocEnv(t, elsewhere, "middle:"+home)
+		rows := append([]mappingRow{
+			{row: "quiet 8 minutes, its process not looked up: stalled until middle's kill time", key: k("wf-quiet"),
+				state: "running", flags: []string{"stalled"}, action: "wait", status: "running", pid: -1,
+				reason: []string{"its process could not be looked up; no activity for 8m", "dead past kill-after, in "}},
+			{row: "quiet 16 minutes, its process not looked up: dead past middle's kill time", key: k("wf-late"),
+				state: "dead", action: "resume", status: "running", pid: -1,
+				reason: []string{"its process could not be looked up; no activity for 16m", "past kill-after (15m00s)"}},
+		}, ended...)
+		for _, r := range rows {
+			r.check(t, doc)
+		}
+		// --once's exit: nothing is dead when only the quiet row is there.
+		quiet := filepath.Join(t.TempDir(), ".middle")
+		qdb, err := middletest.Open(filepath.Join(quiet, "db.sqlite3"), middletest.Migrations)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer qdb.Close()
+		insertWorkflows(t, qdb, middleRow{id: "wf-quiet", epic: "50", state: "running", created: ago(time.Hour), updated: ago(8 * time.Minute), session: "middle-50"})
+		cmd := exec.Command(binary, "--once", "middle:"+quiet)
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir()), elsewhere...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("--once over a row quiet 8 minutes whose process could not be looked up: %v\n%s", err, out)
+		}
+	})
+	t.Run("tmux asked", func(t *testing.T) {
+		doc := onceDocEnv(t, tmux.env, "middle:"+home)
+		rows := append([]mappingRow{
+			{row: "quiet 8 minutes, its pane alive: stalled by that pid, a kill candidate at 15 minutes", key: k("wf-quiet-pane"),
+				state: "running", flags: []string{"stalled"}, action: "wait", status: "running", pid: quietPane,
+				reason: []string{"alive but no activity for 8m", "kill candidate in "}},
+		}, ended...)
+		for _, r := range rows {
+			r.check(t, doc)
+		}
+	})
 }

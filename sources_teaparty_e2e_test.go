@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -187,7 +188,7 @@ func TestOnceJSONShowsEveryTeaPartyMappingRow(t *testing.T) {
 			fields: with("pid_recorded_in"), values: map[string]string{"pid_recorded_in": mgmt}},
 		{row: "the management row that only stamps a pid is no node", key: mgmt + "#dispatch:stamped", absent: true},
 		{row: "a turn's pid gone, the beat fresh: running until the beat is stale (--once records no owner)", key: inA("dispatch:turn-fresh"),
-			state: "running", action: "none", reason: []string{fmt.Sprintf("pid %d gone between turns: dead once the beat is stale", gone)},
+			state: "running", action: "none", reason: []string{fmt.Sprintf("pid %d gone between turns: dead once the last activity is stale", gone)},
 			status: "running", pid: gone, parent: leadHB, fields: workerFields},
 		{row: "a turn's pid gone, the beat stale: dead", key: inA("dispatch:turn-stale"),
 			state: "dead", action: "wait", reason: []string{fmt.Sprintf("pid %d gone", gone), "its lead is running"},
@@ -213,7 +214,7 @@ func TestOnceJSONShowsEveryTeaPartyMappingRow(t *testing.T) {
 			status: "starting", pid: -1, infra: jobC, blocked: "Ship it?",
 			fields: []string{"conversation", "type", "state", "bus", "project", "awaiting_input"}},
 		{row: "a live chat conversation: running, no process expected, its newest message its activity", key: omBus + "#om",
-			state: "running", flags: []string{"quiet"}, action: "none", reason: []string{"last beat 3m"}, status: "running", pid: -1,
+			state: "running", flags: []string{"quiet"}, action: "none", reason: []string{"running, quiet: last activity 3m"}, status: "running", pid: -1,
 			fields: []string{"conversation", "type", "state", "bus"}},
 		{row: "a live row while <home>/paused exists: paused, field paused_by", key: filepath.Join(jobP, ".heartbeat"),
 			state: "running", flags: []string{"paused"}, action: "none", status: "paused", pid: -1, infra: jobP,
@@ -226,5 +227,68 @@ func TestOnceJSONShowsEveryTeaPartyMappingRow(t *testing.T) {
 	}
 	for _, r := range rows {
 		r.check(t, doc)
+	}
+}
+
+// SPEC §10, docs/sources.md (TeaParty, keys and edges): a job read both
+// ways is one TeaParty node. Its lead, read through its `.heartbeat` by the
+// file protocol, carries the source's traits whichever reader found it:
+// TeaParty squash-merges a session at DONE by itself (`teaparty/cfa/
+// session.py`, step 12), so a completed job over CfA DONE, or a dead one
+// whose CfA reached DONE, is never offered `merge`; and the lead's pid is a
+// turn's `claude` (`teaparty/runners/claude.py`, `activate_heartbeat` with
+// `proc.pid`), gone between turns. A TeaParty root inside a native root
+// leaves its files to that root: its leads carry the traits all the same.
+func TestTeaPartyJobLeadCarriesTheSourcesTraits(t *testing.T) {
+	gone := gonePid(t)
+	leadPID, leadStarted := liveProcess(t)
+	project := filepath.Join(t.TempDir(), "webapp")
+	h := teaPartyHome{t: t, home: filepath.Join(project, ".teaparty")}
+	// job writes a job dir: its lead's heartbeat (beaten age ago), its CfA
+	// state, and its bus with the job's row.
+	job := func(name, heartbeat string, age time.Duration, cfa string) string {
+		dir := filepath.Join(h.home, "jobs", name)
+		writeAged(t, filepath.Join(dir, ".heartbeat"), heartbeat, age)
+		writeAged(t, filepath.Join(dir, ".cfa-state.json"), fmt.Sprintf(`{"state": %q}`, cfa), age)
+		_, db := h.bus("jobs/" + name + "/messages.db")
+		insertRows(t, db, teapartytest.Conversation{ID: "job:webapp:" + name, Type: "job", State: "closed",
+			CreatedAt: epoch(time.Now().Add(-time.Hour)), Agent: "webapp-lead", Slug: "webapp"})
+		return filepath.Join(dir, ".heartbeat")
+	}
+	done := job("job-1--done", fmt.Sprintf(`{"pid": %d, "parent_heartbeat": "", "role": "lead", "started": %f, "status": "completed"}`,
+		gone, 1746638161.0), time.Minute, "DONE")
+	died := job("job-2--died", fmt.Sprintf(`{"pid": %d, "parent_heartbeat": "", "role": "lead", "started": %f, "status": "running"}`,
+		gone, 1746638161.0), 10*time.Minute, "DONE")
+	turn := job("job-3--turn", fmt.Sprintf(`{"pid": %d, "parent_heartbeat": "", "role": "lead", "started": %f, "status": "running"}`,
+		gone, 1746638161.0), 40*time.Second, "EXECUTE")
+	live := job("job-4--live", fmt.Sprintf(`{"pid": %d, "parent_heartbeat": "", "role": "lead", "started": %f, "status": "running"}`,
+		leadPID, leadStarted), 0, "EXECUTE")
+	rows := []mappingRow{
+		{row: "a completed job over CfA DONE: TeaParty merged it", key: done,
+			state: "finished", action: "none", reason: []string{"completed; its source merges by itself"}, status: "completed", pid: gone},
+		{row: "a dead job whose CfA reached DONE: TeaParty merged it", key: died,
+			state: "dead", action: "none", reason: []string{"CfA DONE; its source merges by itself"}, status: "running", pid: gone},
+		{row: "a job whose turn's pid is gone, the beat fresh: between turns, not dead", key: turn,
+			state: "running", flags: []string{"quiet"}, action: "none", reason: []string{fmt.Sprintf("pid %d gone between turns", gone)},
+			status: "running", pid: gone},
+		{row: "a job whose turn runs", key: live, state: "running", action: "none", status: "running", pid: leadPID},
+	}
+	before := storeBytes(t, h.home)
+	t.Cleanup(func() { sameBytes(t, before, storeBytes(t, h.home)) })
+	for _, roots := range [][]string{
+		{filepath.Join(h.home, "jobs")},
+		{"teaparty:" + h.home},
+		{"native:" + filepath.Join(h.home, "jobs"), "teaparty:" + filepath.Join(h.home, "jobs")},
+		{"native:" + project, h.home},
+	} {
+		t.Run(strings.Join(roots, " "), func(t *testing.T) {
+			doc := onceDoc(t, roots...)
+			if len(doc.Problems) > 0 {
+				t.Errorf("problems: %v", doc.Problems)
+			}
+			for _, r := range rows {
+				r.check(t, doc)
+			}
+		})
 	}
 }

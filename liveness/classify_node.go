@@ -19,14 +19,20 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 	hb := n.Heartbeat
 	age := now.Sub(n.BeatMtime)
 	pid, started := 0, 0.0
+	sign := signOf(n)
 	subject := "" // what the reason says about the heartbeat before its age
 	if hb == nil {
 		v.flags.add(model.FlagUnreadable)
-		subject = "heartbeat unreadable"
+		subject = sign.unreadable
 	} else {
 		pid, started = hb.PID, hb.Started
 		switch hb.Status {
 		case model.StatusCompleted, model.StatusWithdrawn:
+			// In the system's own words when it has more to say than
+			// the status (middle's "failed: idle-timeout").
+			if e := n.Ending(); e != "" {
+				return verdict{state: model.StateFinished, reason: plainReason(termtext.OneLine(e, maxQuestion))}
+			}
 			return verdict{state: model.StateFinished, reason: plainReason(hb.Status)}
 		case model.StatusStarting:
 			v.flags.add(model.FlagStarting)
@@ -35,7 +41,7 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 			v.flags.add(model.FlagPaused)
 			subject = "paused"
 		case model.StatusRunning:
-			subject = "beating"
+			subject = sign.running
 		default:
 			v.flags.add(model.FlagUnknownStatus)
 			subject = "unknown status " + strconv.Quote(termtext.OneLine(hb.Status, maxQuestion))
@@ -61,9 +67,9 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 	// a tick.
 	beat := func(lead string) reason {
 		if skewed {
-			return plainReason(inTheFuture("heartbeat", ahead)).quotingTheClock().prefixed(lead)
+			return plainReason(inTheFuture(sign.future, ahead)).quotingTheClock().prefixed(lead)
 		}
-		return lastBeat(lead, n.BeatMtime, now)
+		return lastBeat(lead, sign, n.BeatMtime, now)
 	}
 
 	if ended != "" {
@@ -88,6 +94,19 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 			v.state, v.reason = model.StateDead, launchTimeout(n.BeatMtime, now, tr.LaunchTimeout)
 			return v
 		}
+		if age > th.Stale && !blocked && !ageNoSign && tr.ProcessUnseen && pid <= 0 && !th.NoPidCheck && !skewed {
+			// The source could not look the process up: as the system's
+			// own watchdog, which cannot tell either, idle (stalled) until
+			// its kill time, dead only past it.
+			if age <= th.KillAfter {
+				v.flags.add(model.FlagStalled)
+				v.reason = beatAge(processUnseenLead+sign.none, n.BeatMtime, now, sign.noneAfter)
+				return v
+			}
+			v.state = model.StateDead
+			v.reason = beatAge(processUnseenLead+sign.none, n.BeatMtime, now, sign.noneAfter+", past kill-after ("+model.FormatAge(th.KillAfter)+")")
+			return v
+		}
 		if age > th.Stale && !blocked && !ageNoSign {
 			v.state = model.StateDead
 			switch {
@@ -96,7 +115,7 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 			case pid <= 0:
 				v.reason = beat("no pid; ")
 			default:
-				v.reason = beatAge("no beat for ", n.BeatMtime, now, " (pid not checked)")
+				v.reason = beatAge(sign.none, n.BeatMtime, now, sign.noneAfter+" (pid not checked)")
 			}
 			return v
 		}
@@ -109,12 +128,12 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 		ended := v.process == model.ProcessGone || v.process == model.ProcessReused
 		switch {
 		case ended && tr.NoProcessExpected:
-			note = "no process expected (pid " + strconv.Itoa(pid) + " " + endedWord(v.process) + ")"
+			note = "no process expected (" + pidEnded(pid, v.process) + ")"
 		case ended && launchTimedOut:
 			v.state, v.reason = model.StateDead, launchTimeout(n.BeatMtime, now, tr.LaunchTimeout)
 			return v
 		case ended && tr.PIDPerTurn:
-			turn := betweenTurns(n, probe, pid, age, skewed, blocked, th, beat)
+			turn := betweenTurns(n, probe, pid, v.process, age, skewed, blocked, th, sign, beat)
 			if turn.dead {
 				v.state, v.reason = model.StateDead, turn.reason
 				return v
@@ -131,7 +150,7 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 			return v
 		case v.process == model.ProcessUnverified && !tr.NoProcessExpected && !boot.IsZero() && n.BeatMtime.Before(boot.Add(-th.StartTolerance)):
 			v.state = model.StateDead
-			v.reason = plainReason(fmt.Sprintf("heartbeat predates the last boot (%s); pid %d is not its process", clock(boot, now), pid))
+			v.reason = plainReason(fmt.Sprintf("%s predates the last boot (%s); pid %d is not its process", sign.noun, clock(boot, now), pid))
 			return v
 		}
 		v.state = model.StateRunning
@@ -155,7 +174,7 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 		if age > th.KillAfter && !blocked && !unverified && !tr.NeverKill {
 			v.flags.add(model.FlagKillCandidate)
 		}
-		v.reason = stalledFor(pid, n.BeatMtime, now, unverified, unverifiedWhy)
+		v.reason = stalledFor(pid, sign, n.BeatMtime, now, unverified, unverifiedWhy)
 	case age > th.Beat && (age <= th.Stale || ageNoSign):
 		v.flags.add(model.FlagQuiet)
 		v.reason = beat(subject + ", quiet: ")
@@ -165,7 +184,7 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 			if unverified {
 				v.flags.add(model.FlagPidUnverified)
 			}
-			note = "no beat required"
+			note = sign.noSign
 			if probedAlive {
 				note += " (" + pidNote(pid, v.process, unverifiedWhy, th.NoPidCheck) + ")"
 			}
@@ -200,10 +219,14 @@ func endedVerdict(v verdict, why string, beat reason) verdict {
 	return v
 }
 
+// processUnseenLead leads the reason of a record whose source could not
+// look its process up (Traits.ProcessUnseen), past stale.
+const processUnseenLead = "its process could not be looked up; "
+
 // endedWord names a pid found not to be its process any more.
 func endedWord(p model.ProcessStatus) string {
 	if p == model.ProcessReused {
-		return "now another process"
+		return "now belongs to another process"
 	}
 	return "gone"
 }
@@ -219,7 +242,7 @@ func pidNote(pid int, process model.ProcessStatus, why error, noPidCheck bool) s
 	case process == model.ProcessUnverified:
 		return unverifiedPid(pid, why)
 	case process == model.ProcessGone || process == model.ProcessReused:
-		return "pid " + strconv.Itoa(pid) + " " + endedWord(process)
+		return pidEnded(pid, process)
 	}
 	return "pid " + strconv.Itoa(pid) + " alive"
 }
@@ -243,7 +266,7 @@ func classifyLegacy(n *model.Node, probe Probe, now time.Time, th model.Threshol
 	ahead, skewed := skewedBy(n.BeatMtime, now)
 	if skewed {
 		v.flags.add(model.FlagClockSkew)
-		written = plainReason(inTheFuture(".running", ahead)).quotingTheClock()
+		written = plainReason(inTheFuture(".running mtime ", ahead)).quotingTheClock()
 	}
 
 	switch {

@@ -164,6 +164,10 @@ func recommendRow(n *model.Node, now time.Time, th model.Thresholds) (model.Acti
 		return model.ActionKill, plainReason("")
 	case n.HasFlag(model.FlagStalled) && n.HasFlag(model.FlagPidUnverified):
 		return model.ActionWait, plainReason("never a kill candidate: its pid cannot be verified")
+	case n.HasFlag(model.FlagStalled) && n.Traits.ProcessUnseen && n.PID() <= 0:
+		// No pid to kill: it waits for its system's own kill time, past
+		// which it is dead.
+		return model.ActionWait, deadIn(th.KillAfter - now.Sub(n.BeatMtime))
 	case n.HasFlag(model.FlagStalled) && n.Traits.NeverKill:
 		return model.ActionWait, plainReason("never a kill candidate: a human controls it")
 	case n.HasFlag(model.FlagStalled):

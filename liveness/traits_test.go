@@ -470,3 +470,37 @@ func TestSourceSawTheProcessEnd(t *testing.T) {
 			wantState: model.StateRunning, wantFlags: fl(model.FlagQuiet), avoidReason: why},
 	})
 }
+
+// TestTraitProcessUnseen: a record whose source could not look its process
+// up (middle's tmux server did not answer) has pid 0 for want of an
+// answer. As middle's watchdog, which falls through to its idle rules when
+// tmux errs, it is stalled from stale to kill-after (its own thresholds:
+// 5 and 15 minutes), never a kill candidate (no pid), waiting; dead only
+// past kill-after. A record whose source looked and found no process is
+// dead past stale, as before; so is one under --no-pid-check.
+func TestTraitProcessUnseen(t *testing.T) {
+	middle := model.DefaultThresholds()
+	middle.Stale, middle.KillAfter = 5*time.Minute, 15*time.Minute
+	unseen := traits(model.Traits{ProcessUnseen: true, MergesItself: true, SignOfLife: model.SignActivity})
+	noPidCheck := middle
+	noPidCheck.NoPidCheck = true
+	runTraitCases(t, []traitCase{
+		{name: "below stale: quiet", node: beating("wf", "running", 0, 3*time.Minute, unseen, ownThresholds(middle)),
+			wantState: model.StateRunning, wantFlags: fl(model.FlagQuiet), wantAction: model.ActionNone},
+		{name: "8 minutes quiet: stalled, waiting for middle's kill time", node: beating("wf", "running", 0, 8*time.Minute, unseen, ownThresholds(middle)),
+			wantState: model.StateRunning, wantFlags: fl(model.FlagStalled), wantAction: model.ActionWait,
+			wantReason: "its process could not be looked up; no activity for 8m00s; no pid to kill; dead past kill-after, in 7m00s"},
+		{name: "at kill-after: still stalled", node: beating("wf", "running", 0, 15*time.Minute, unseen, ownThresholds(middle)),
+			wantState: model.StateRunning, wantFlags: fl(model.FlagStalled), wantAction: model.ActionWait},
+		{name: "past kill-after: dead", node: beating("wf", "running", 0, 16*time.Minute, unseen, ownThresholds(middle)),
+			wantState: model.StateDead, wantFlags: fl(), wantAction: model.ActionResume,
+			wantReason: "its process could not be looked up; no activity for 16m00s, past kill-after (15m00s)"},
+		{name: "blocked: waiting for a human, never stalled", node: beating("wf", "running", 0, 8*time.Minute, unseen, ownThresholds(middle), blocked("keep v1?")),
+			wantState: model.StateRunning, wantFlags: fl(model.FlagBlocked), wantAction: model.ActionAnswer},
+		{name: "looked up and no process: dead past stale", node: beating("wf", "running", 0, 8*time.Minute,
+			traits(model.Traits{MergesItself: true, SignOfLife: model.SignActivity}), ownThresholds(middle)),
+			wantState: model.StateDead, wantFlags: fl(), wantReason: "no pid; last activity 8m00s ago"},
+		{name: "--no-pid-check: the mtime alone, dead past stale", node: beating("wf", "running", 0, 8*time.Minute, unseen, ownThresholds(middle)),
+			th: noPidCheck, wantState: model.StateDead, wantFlags: fl()},
+	})
+}

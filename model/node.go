@@ -213,6 +213,26 @@ type Field struct {
 	Name, Value string
 }
 
+// SignOfLife is what a record's BeatMtime is (Traits.SignOfLife): the
+// reasons name it so, and say "beating" only of a beat.
+type SignOfLife uint8
+
+// The signs of life a source's records give.
+const (
+	// SignBeat: a heartbeat's mtime, or a column the system bumps to say
+	// it lives: "last beat".
+	SignBeat SignOfLife = iota
+	// SignActivity: the newest output the system writes as the agent
+	// works (a stream, a transcript, a message, a hook event): "last
+	// activity".
+	SignActivity
+	// SignUpdate: the record's own last write (a state file, a config, a
+	// status record): "last update".
+	SignUpdate
+	// SignStart: when the process started, and nothing since: "started".
+	SignStart
+)
+
 // Traits are the ways a source's records differ from a native heartbeat,
 // which the classifier honours (SPEC §10). The zero value is a heartbeat.
 // Its flags come first, together: every node holds a Traits, and a flag
@@ -239,6 +259,18 @@ type Traits struct {
 	// age; only a gone or reused pid (where the record names one) or the
 	// record's own status says it stopped.
 	BeatNotRequired bool
+	// ProcessUnseen: the record has a process that the source could not
+	// look up this read (middle's tmux server did not answer), so its pid
+	// is 0 for want of an answer, not for want of a process. As the
+	// system's own watchdog does when it cannot ask, the beat alone
+	// judges it, with the system's own kill time: past stale it is
+	// stalled (never a kill candidate: there is no pid to kill), dead only
+	// past kill-after.
+	ProcessUnseen bool
+	// SignOfLife says what BeatMtime is, for the reason to name it in the
+	// system's own words: a beat (the zero value), or another write the
+	// system makes that dispatchtop reads as its sign of life.
+	SignOfLife SignOfLife
 	// LaunchTimeout: a starting record older than this is dead (0: none).
 	LaunchTimeout time.Duration
 	// StartSlack: the record's started is stamped up to this long after

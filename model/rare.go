@@ -40,6 +40,10 @@ type Rare struct {
 	// SourceFields are what a source's record says beyond the node's facts
 	// (a row id, a tmux session), in the source's order, shown as they are.
 	SourceFields []Field
+	// Ending is the record's own words on how it ended, where its status
+	// says less (middle's "failed: idle-timeout" under the status
+	// withdrawn): a finished node's reason says them. "" for a heartbeat.
+	Ending string
 	// RegistryCompacting is the path of `.children.compacting` while a
 	// compaction's replaced registry is not carried over whole ("" when
 	// none); Registry then ends with its lines not carried yet.
@@ -83,7 +87,7 @@ func (r *Rare) empty() bool {
 	return r.LegacyPID == 0 && r.HeartbeatRaw == nil && r.ResumePending == nil && r.ResumeMtime.IsZero() && r.OrphanedSince.IsZero() &&
 		len(r.Problems) == 0 &&
 		len(r.ScanFlags) == 0 && len(r.OtherParents) == 0 && len(r.RefusedChildren) == 0 &&
-		len(r.SourceFields) == 0 && r.RegistryCompacting == "" && r.Ended == ""
+		len(r.SourceFields) == 0 && r.Ending == "" && r.RegistryCompacting == "" && r.Ended == ""
 }
 
 // noRare is what a node without a Rare reads: no rare fact. Never written.
@@ -169,6 +173,12 @@ func (n *Node) RefusedChildren() []string {
 // SourceFields are a source's own fields for the node.
 func (n *Node) SourceFields() []Field {
 	return n.rare().SourceFields
+}
+
+// Ending is the record's own words on how it ended, "" when its status
+// says it all (see Rare).
+func (n *Node) Ending() string {
+	return n.rare().Ending
 }
 
 // RegistryCompacting is the path of `.children.compacting` while a

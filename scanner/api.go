@@ -79,6 +79,42 @@ type Root struct {
 	// AlsoNative says the native reader walks the root too: a store whose
 	// tree the file protocol is written in as well (sources.NativeTree).
 	AlsoNative bool
+	// trees are the directories, under a walked root, that a store reads
+	// with the file protocol too (its own root's, or a store's nested in
+	// this one): the nodes the file protocol reads there carry the store's
+	// traits (see nativeTraits).
+	trees []nativeTree
+}
+
+// nativeTree is a store's tree that the file protocol reads too
+// (sources.NativeTree): its dir under a walked root, as the walk names it,
+// and the traits of the nodes read there.
+type nativeTree struct {
+	dir    string
+	traits model.Traits
+}
+
+// nativeTraits are the traits of the node the file protocol reads at dir
+// under r: a store's, where dir lies in its tree (a TeaParty job's lead is
+// TeaParty's, whichever reader found it); none elsewhere.
+func (r *Root) nativeTraits(dir string) model.Traits {
+	for _, t := range r.trees {
+		if within(t.dir, dir) {
+			return t.traits
+		}
+	}
+	return model.Traits{}
+}
+
+// nativeTraitsIn is nativeTraits of the walked root of roots that dir lies
+// under (walked roots never nest).
+func nativeTraitsIn(roots []Root, dir string) model.Traits {
+	for i := range roots {
+		if len(roots[i].trees) > 0 && within(roots[i].Path, dir) {
+			return roots[i].nativeTraits(dir)
+		}
+	}
+	return model.Traits{}
 }
 
 // Walk is what discovery found under the roots.

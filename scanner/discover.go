@@ -109,6 +109,24 @@ func PrepareRoots(paths []string, srcs ...sources.Source) ([]Root, []model.Probl
 			kept = append(kept, r)
 		}
 	}
+	// The trees a store reads with the file protocol too, under the
+	// walked root that walks them: its own, or the outer root it is
+	// nested in. Their nodes are the store's system's own.
+	for i := range kept {
+		o := &kept[i]
+		if !o.walked() {
+			continue
+		}
+		for _, r := range roots {
+			nt, ok := r.Source.(sources.NativeTree)
+			if !ok || !r.AlsoNative || !within(o.Resolved, r.Resolved) {
+				continue
+			}
+			if rel, err := filepath.Rel(o.Resolved, r.Resolved); err == nil {
+				o.trees = append(o.trees, nativeTree{dir: filepath.Join(o.Path, rel), traits: nt.NativeTraits()})
+			}
+		}
+	}
 	if len(kept) > 1 {
 		// Count up until the prefix is free: "x-2" made up for a second
 		// "x" may be the real name of another root.
@@ -557,6 +575,7 @@ func (w *walker) visit(j dirJob, res *result) {
 	if isNode {
 		h.heartbeat, h.above = j.heartbeat, j.above
 		if n := readNode(j.root.Path, h, entries, &res.reader); n != nil {
+			n.Traits = j.root.nativeTraits(j.dir)
 			res.nodes = append(res.nodes, n)
 			if n.HeartbeatPath != "" {
 				above = n.HeartbeatPath

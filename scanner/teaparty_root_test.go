@@ -2,6 +2,7 @@ package scanner
 
 import (
 	"database/sql"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -150,5 +151,43 @@ func TestWatchTeaPartyRootFollowsItsFilesAndItsBus(t *testing.T) {
 	})
 	if got := w.Snapshot().RootSources; !slices.Equal(got, []string{"teaparty"}) {
 		t.Errorf("root sources %v, want one teaparty root", got)
+	}
+}
+
+// SPEC §10: the live engine gives a TeaParty job's lead, read through its
+// `.heartbeat`, the source's traits on its first read and on every read
+// after: completed over CfA DONE, it is merged by TeaParty itself, never
+// offered `merge`; its native task below it is TeaParty's too. A native
+// root's lead beside it keeps a heartbeat's traits.
+func TestWatchTeaPartyJobLeadKeepsItsSourcesTraits(t *testing.T) {
+	p := newTeapartyProject(t)
+	w, err := NewWatcher(Options{Roots: []string{p.jobs, p.sessions}, Sources: []sources.Source{teaparty.New()}},
+		WatchOptions{FallbackPoll: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runWatcher(t, w)
+	lead, task := "jobs/"+tpJob, "jobs/"+tpJob+"/tasks/task-1--a"
+	want := teaparty.New().NativeTraits()
+	snap := w.Snapshot()
+	for _, id := range []string{lead, task} {
+		if n := mustNode(t, snap, id); n.Traits != want || n.Source != "" {
+			t.Errorf("%s: source %q, traits %+v, want the native reader's node with TeaParty's %+v", id, n.Source, n.Traits, want)
+		}
+	}
+	if n := mustNode(t, snap, ".sessions/s1"); n.Traits != (model.Traits{}) {
+		t.Errorf("a native root's node: traits %+v, want none", n.Traits)
+	}
+
+	hb := filepath.Join(p.job, protocol.HeartbeatFile)
+	writeFile(t, filepath.Join(p.job, protocol.CfaFile), `{"state": "DONE"}`, time.Now(), 0)
+	writeFile(t, hb, heartbeat(os.Getpid(), "", "completed"), time.Now(), 0)
+	await(t, w, "the completed lead, merged by TeaParty", func(s *model.Snapshot) bool {
+		n := s.Node(lead)
+		return n != nil && n.State == model.StateFinished && n.Cfa != nil && n.Cfa.State == "DONE"
+	})
+	n := mustNode(t, w.Snapshot(), lead)
+	if n.Traits != want || n.Action != model.ActionNone || !strings.Contains(n.Reason, "its source merges by itself") {
+		t.Errorf("re-read lead: traits %+v, %s (%s); want TeaParty's traits, none: its source merges by itself", n.Traits, n.Action, n.Reason)
 	}
 }

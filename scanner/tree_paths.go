@@ -98,6 +98,7 @@ func (b *builder) lookup(dir, file string, create bool) *model.Node {
 		// A node the walk did not reach (depth bound, appeared or vanished
 		// during it) or one reached through a symlink inside the root.
 		if n, err := ReadNodeDir(root.Path, lex); err == nil {
+			n.Traits = root.nativeTraits(lex)
 			b.add(n)
 			return n
 		}

@@ -274,6 +274,7 @@ func (w *Watcher) readNode(dir string) {
 		return
 	}
 	w.readRecovered(dir)
+	n.Traits = nativeTraitsIn(w.roots, dir)
 	w.sharePaths(n)
 	ln := &liveNode{n: n, own: true, session: -1, sigs: sigs}
 	if old != nil {

@@ -85,12 +85,17 @@ type Source interface {
 // `.heartbeat` of their job dirs, beside the bus that holds their workers.
 // The scanner walks a root such a source reads with the native reader as
 // well, as one root: one id prefix, one entry in the roots, the source's
-// Kind.
+// Kind. The records the file protocol reads there are the system's own, so
+// they carry its traits whichever reader found them (NativeTraits).
 type NativeTree interface {
 	Source
 	// HoldsNativeTree reports whether the directory path, a root this
 	// source reads, is walked for infra dirs too.
 	HoldsNativeTree(path string) bool
+	// NativeTraits are the traits of every node the file protocol reads
+	// in such a tree (a TeaParty job's lead: its pid a turn's, its work
+	// merged by TeaParty itself).
+	NativeTraits() model.Traits
 }
 
 // HoldsNativeTree reports whether src, reading its store at path, wants

@@ -303,6 +303,8 @@ func readDaemon(m *machine, linked bool, facts *sources.Facts) {
 			daemon.Heartbeat.PID = pid
 			daemon.BeatMtime = fi.ModTime()
 			daemon.Traits.BeatNotRequired = pid > 0
+			// Written once, when the daemon took its lock: its start.
+			daemon.Traits.SignOfLife = model.SignStart
 		}
 	}
 
@@ -334,6 +336,7 @@ func readDaemon(m *machine, linked bool, facts *sources.Facts) {
 	}
 	if daemon.BeatMtime.IsZero() {
 		// No pid file: its last sign of life is its last state write.
+		daemon.Traits.SignOfLife = model.SignUpdate
 		if t, err := parseTime(updated); err == nil {
 			daemon.BeatMtime = t
 		} else if stateFi != nil {
@@ -390,7 +393,7 @@ func readAgents(m *machine, sf stateFile, problem func(path, format string, a ..
 			},
 			// No beat: the pid alone says alive; startedAt is stamped once
 			// the spawn call returns.
-			Traits: model.Traits{BeatNotRequired: true, StartSlack: StartSlack},
+			Traits: model.Traits{BeatNotRequired: true, StartSlack: StartSlack, SignOfLife: model.SignStart},
 			Rare: &model.Rare{SourceFields: []model.Field{
 				{Name: "chatroom", Value: chatroomID},
 				{Name: "role", Value: role},

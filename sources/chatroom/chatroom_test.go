@@ -96,7 +96,7 @@ func TestMappingRules(t *testing.T) {
 	facts := Source{}.Read(fixtureHome, fixtureNow)
 	nodes := byID(facts.Nodes)
 	state := statePath(store)
-	agentTraits := model.Traits{BeatNotRequired: true, StartSlack: 120 * time.Second}
+	agentTraits := model.Traits{BeatNotRequired: true, StartSlack: 120 * time.Second, SignOfLife: model.SignStart}
 
 	tests := []struct {
 		rule       string
@@ -112,7 +112,7 @@ func TestMappingRules(t *testing.T) {
 		{
 			rule: "the daemon is a session whose pid comes from the pid file machine.json links", id: machineID,
 			pid: 51234, role: "daemon", key: state,
-			traits:     model.Traits{BeatNotRequired: true},
+			traits:     model.Traits{BeatNotRequired: true, SignOfLife: model.SignStart},
 			wantFields: map[string]string{"hostname": "devbox", "backend": "https://chatroom-cloud.duskfare.com", "pid file": "daemon-5931b02f.pid", "agents": "4"},
 		},
 		{

@@ -195,8 +195,11 @@ func TestMapping(t *testing.T) {
 			if !n.BeatMtime.Equal(time.UnixMilli(tc.want.beat)) {
 				t.Errorf("beat = %v, want %v", n.BeatMtime.UTC(), time.UnixMilli(tc.want.beat).UTC())
 			}
-			if n.Traits != tc.want.traits {
-				t.Errorf("traits = %+v, want %+v", n.Traits, tc.want.traits)
+			// Every row's sign of life is the watchdog's activity baseline.
+			wantTraits := tc.want.traits
+			wantTraits.SignOfLife = model.SignActivity
+			if n.Traits != wantTraits {
+				t.Errorf("traits = %+v, want %+v", n.Traits, wantTraits)
 			}
 			switch {
 			case tc.want.question == "" && n.Blocked != nil:

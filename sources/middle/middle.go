@@ -175,8 +175,10 @@ type workflow struct {
 	lastHeartbeat, archived        sql.NullInt64
 	endReason                      sql.NullString
 	// From the other tables, when they are there.
-	watchdogReason string // the latest watchdog.failed event's reason
-	signal         string // the armed waitfor signal of a parked row
+	watchdogReason  string // the latest watchdog.failed event's reason
+	orphanFinalized string // the latest daemon.orphan-finalized event's finalState
+	gateFailed      string // the latest gate.failed event's gate and exit code
+	signal          string // the armed waitfor signal of a parked row
 }
 
 // Read reads the workflows of the store at root in one short transaction.
@@ -246,25 +248,46 @@ func (s *Source) read(path string) ([]*workflow, error) {
 	return out, nil
 }
 
-// readEvents takes the reason of each row's latest watchdog.failed event:
-// the watchdog writes why it failed a row there, not in end_reason.
+// readEvents takes, of each row, the latest of the events that say why it
+// ended: watchdog.failed's reason (the watchdog writes why it failed a row
+// there, not in end_reason), daemon.orphan-finalized's finalState (a
+// parked row whose execution was gone at the daemon's restart) and
+// gate.failed's gate and exit code (a verify gate that failed on Stop),
+// as middle records them (commit 2bbacdc: recovery.ts
+// reconcileOrphanedSignals, build-deps.ts runVerifyGates).
 func readEvents(snap *sqlitestore.Snapshot, byID map[string]*workflow) error {
-	rows, err := snap.Query(`SELECT workflow_id, payload_json FROM events WHERE type = 'watchdog.failed' ORDER BY ts, id`)
+	rows, err := snap.Query(`SELECT workflow_id, type, payload_json FROM events
+		WHERE type IN ('watchdog.failed', 'daemon.orphan-finalized', 'gate.failed') ORDER BY ts, id`)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id string
+		var id, typ string
 		var payload sql.NullString
-		if err := rows.Scan(&id, &payload); err != nil {
+		if err := rows.Scan(&id, &typ, &payload); err != nil {
 			return sqlitestore.Describe(snap.Path, err)
 		}
+		w := byID[id]
 		var p struct {
-			Reason string `json:"reason"`
+			Reason     string `json:"reason"`
+			FinalState string `json:"finalState"`
+			GateName   string `json:"gateName"`
+			ExitCode   *int   `json:"exitCode"`
 		}
-		if w := byID[id]; w != nil && json.Unmarshal([]byte(payload.String), &p) == nil && p.Reason != "" {
+		if w == nil || json.Unmarshal([]byte(payload.String), &p) != nil {
+			continue
+		}
+		switch {
+		case typ == "watchdog.failed" && p.Reason != "":
 			w.watchdogReason = p.Reason
+		case typ == "daemon.orphan-finalized" && p.FinalState != "":
+			w.orphanFinalized = p.FinalState
+		case typ == "gate.failed" && p.GateName != "":
+			w.gateFailed = p.GateName
+			if p.ExitCode != nil {
+				w.gateFailed += " (exit " + strconv.Itoa(*p.ExitCode) + ")"
+			}
 		}
 	}
 	return rows.Err()
@@ -385,12 +408,49 @@ func node(dbPath string, w *workflow, newest *workflow, p pane) *model.Node {
 		}
 	}
 	n.Traits.NeverKill = w.controlledBy == "human"
+	// tmux could not be asked: an inconclusive status, on which the
+	// watchdog skips its liveness check and lets its idle rules judge the
+	// row (watchdog.ts, rule 2), failing it only at the idle kill time.
+	n.Traits.ProcessUnseen = p.unseen
+	// The watchdog's baseline is activity (hook events, the transcript,
+	// the row's own writes), nothing that beats.
+	n.Traits.SignOfLife = model.SignActivity
 	// middle's work lands through its pull request, merged on GitHub; its
 	// worktree is destroyed when the row ends: nothing is left to merge here.
 	n.Traits.MergesItself = true
-	sf := fields(w, p)
-	n.EditRare(func(r *model.Rare) { r.SourceFields = sf })
+	sf, end := fields(w, p), ending(w)
+	n.EditRare(func(r *model.Rare) { r.SourceFields, r.Ending = sf, end })
 	return n
+}
+
+// ending is middle's own words on how a row ended that the status
+// withdrawn does not say: the state (failed, cancelled, compensated),
+// then why, as middle recorded it: the watchdog's reason, end_reason, a
+// finalization as an orphan, the last gate that failed. "" for any other
+// row.
+func ending(w *workflow) string {
+	switch w.state {
+	case "failed", "cancelled", "compensated":
+	default:
+		return ""
+	}
+	var why []string
+	if w.watchdogReason != "" {
+		why = append(why, w.watchdogReason)
+	}
+	if w.endReason.Valid && w.endReason.String != "" {
+		why = append(why, w.endReason.String)
+	}
+	if w.orphanFinalized != "" {
+		why = append(why, "daemon.orphan-finalized")
+	}
+	if w.gateFailed != "" {
+		why = append(why, "gate.failed: "+w.gateFailed)
+	}
+	if len(why) == 0 {
+		return w.state
+	}
+	return w.state + ": " + strings.Join(why, "; ")
 }
 
 // status maps a workflow state onto the heartbeat vocabulary (SPEC §1).
@@ -536,6 +596,8 @@ func fields(w *workflow, p pane) []model.Field {
 	add("transcript", w.transcript)
 	add("end_reason", w.endReason)
 	add("watchdog_reason", sql.NullString{String: w.watchdogReason, Valid: true})
+	add("orphan_finalized", sql.NullString{String: w.orphanFinalized, Valid: true})
+	add("gate_failed", sql.NullString{String: w.gateFailed, Valid: true})
 	add("signal", sql.NullString{String: w.signal, Valid: true})
 	if w.archived.Valid {
 		f = append(f, model.Field{Name: "archived_at", Value: millis(w.archived.Int64).UTC().Format(time.RFC3339)})

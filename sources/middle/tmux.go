@@ -137,6 +137,9 @@ type pane struct {
 	pid     int
 	started float64
 	note    string
+	// unseen: tmux could not be asked, so whether the agent runs is not
+	// known (not: it runs no process).
+	unseen bool
 }
 
 // sessionOwners are the rows that may claim their session: only the
@@ -211,7 +214,7 @@ func ownersPanes(owners []*workflow, pids map[string]int, err error, started fun
 		pid, listed := pids[name]
 		switch {
 		case err != nil:
-			out[w] = pane{note: err.Error()}
+			out[w] = pane{note: err.Error(), unseen: true}
 		case !listed:
 			out[w] = pane{note: "session " + name + " gone"}
 			allLive = false

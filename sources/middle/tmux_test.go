@@ -147,6 +147,12 @@ func TestTmuxIsAskedOncePerReadAndItsFailureCostsNoRow(t *testing.T) {
 	if len(facts.Nodes) != 6 || calls != 1 {
 		t.Fatalf("%d nodes, %d calls to tmux: want 6 and 1", len(facts.Nodes), calls)
 	}
+	for _, n := range facts.Nodes {
+		// tmux answered: a session it lacks has no process, it is not unseen.
+		if n.Traits.ProcessUnseen {
+			t.Errorf("%s: process unseen, though tmux answered", field(n, "workflow"))
+		}
+	}
 
 	const why = "tmux list-panes: error connecting to /tmp/tmux-1000/default (No such file or directory)"
 	facts = fakeSource(nil, errors.New(why), nil).Read(h.dir, now)
@@ -157,6 +163,11 @@ func TestTmuxIsAskedOncePerReadAndItsFailureCostsNoRow(t *testing.T) {
 		owner := n.Heartbeat.Status == "running"
 		if n.Heartbeat.PID != 0 || (field(n, "tmux") == why) != owner {
 			t.Errorf("%s: pid %d, note %q", field(n, "workflow"), n.Heartbeat.PID, field(n, "tmux"))
+		}
+		// An owner's process is unknown, not absent (watchdog.ts, rule 2:
+		// a status error is inconclusive).
+		if n.Traits.ProcessUnseen != owner {
+			t.Errorf("%s: process unseen %v, want %v", field(n, "workflow"), n.Traits.ProcessUnseen, owner)
 		}
 	}
 }

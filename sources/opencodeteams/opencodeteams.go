@@ -252,7 +252,7 @@ func readTeams(store string, teams map[string]*team, facts *sources.Facts) error
 			HeartbeatPath: path,
 			HasHeartbeat:  true,
 			Source:        string(sources.OpencodeTeams),
-			Traits:        model.Traits{BeatNotRequired: true, NeverKill: true, MergesItself: true},
+			Traits:        model.Traits{BeatNotRequired: true, NeverKill: true, MergesItself: true, SignOfLife: model.SignUpdate},
 		}
 		if fi, serr := os.Stat(path); serr == nil {
 			t.leader.BeatMtime = fi.ModTime()
@@ -300,7 +300,7 @@ func goneTeam(store, name string) *team {
 		},
 		Source: string(sources.OpencodeTeams),
 		Rare:   &model.Rare{SourceFields: []model.Field{{Name: "team config", Value: "gone: the team was cleaned up or deleted"}}},
-		Traits: model.Traits{NeverKill: true, MergesItself: true},
+		Traits: model.Traits{NeverKill: true, MergesItself: true, SignOfLife: model.SignUpdate},
 	}}
 }
 
@@ -403,7 +403,9 @@ func fillAgent(n *model.Node, a agentFile, parentKey string, proc agentProcess) 
 	// tmux pane's shell, its work runs in the shared server; the pane's
 	// pid is given below when the pane is found. Its files are in the
 	// shared checkout, so there is nothing of its own to merge.
-	traits := model.Traits{BeatNotRequired: true, MergesItself: true}
+	// heartbeatTs moves at activation and when the agent calls the
+	// heartbeat tool, nothing beats it: the record's last update.
+	traits := model.Traits{BeatNotRequired: true, MergesItself: true, SignOfLife: model.SignUpdate}
 	switch s.Status {
 	case statusSpawning:
 		hb.Status = model.StatusStarting

@@ -224,7 +224,7 @@ func TestAgentsLiveAndDieWithTheirPaneAndServer(t *testing.T) {
 	}{
 		{name: "its pane lives, carrying its session: the pane's pid, stalled past the deadline",
 			set: map[string]any{"paneId": live}, beat: 90 * time.Second, server: liveServer,
-			wantState: model.StateRunning, wantFlags: []model.Flag{model.FlagStalled}, wantPID: livePID, wantReason: "alive but not beating"},
+			wantState: model.StateRunning, wantFlags: []model.Flag{model.FlagStalled}, wantPID: livePID, wantReason: "alive but no update for"},
 		{name: "its pane lives past two deadlines: a kill candidate, its pid verified by its create time",
 			set: map[string]any{"paneId": live}, beat: 3 * time.Minute, server: liveServer,
 			wantState: model.StateRunning, wantFlags: []model.Flag{model.FlagStalled, model.FlagKillCandidate}, wantPID: livePID},
@@ -242,7 +242,7 @@ func TestAgentsLiveAndDieWithTheirPaneAndServer(t *testing.T) {
 			wantState: model.StateDead, wantReason: "tmux pane " + exited + " exited"},
 		{name: "a pane of its id carrying another session is not its pane: quiet, no pid, as before",
 			set: map[string]any{"paneId": other}, beat: 90 * time.Second, server: liveServer,
-			wantState: model.StateRunning, wantFlags: []model.Flag{model.FlagQuiet}, wantReason: "no beat required"},
+			wantState: model.StateRunning, wantFlags: []model.Flag{model.FlagQuiet}, wantReason: "its age says nothing"},
 		{name: "no tmux server of the user holds its pane: dead",
 			lookup: &Lookup{SocketDir: t.TempDir()}, set: map[string]any{"paneId": live}, beat: 5 * time.Second, server: liveServer,
 			wantState: model.StateDead, wantReason: "gone: no tmux server"},

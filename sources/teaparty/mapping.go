@@ -139,6 +139,9 @@ func node(l layout, r *row, rows map[string]*row) *model.Node {
 	// A job squash-merges its worktree into the project by itself; a
 	// worker is merged by its dispatcher's CloseConversation.
 	n.Traits.MergesItself = true
+	// Its sign of life is its activity (a stream's write, a message, its
+	// creation), nothing that beats.
+	n.Traits.SignOfLife = model.SignActivity
 	sf := fields(r, phase, pausedBy)
 	n.EditRare(func(rare *model.Rare) { rare.SourceFields = sf })
 	return n
@@ -175,7 +178,7 @@ func gate(l layout, r *row) *model.Node {
 		BeatMtime: epochSeconds(r.createdAt),
 		Blocked:   b,
 		Source:    string(sources.TeaParty),
-		Traits:    model.Traits{NoProcessExpected: true, MergesItself: true},
+		Traits:    model.Traits{NoProcessExpected: true, MergesItself: true, SignOfLife: model.SignActivity},
 	}
 	if b.Since.After(n.BeatMtime) {
 		n.BeatMtime = b.Since

@@ -190,7 +190,7 @@ func TestMapping(t *testing.T) {
 			case tc.want.question != "" && (n.Blocked == nil || n.Blocked.Question != tc.want.question):
 				t.Errorf("blocked %+v, want the question %q", n.Blocked, tc.want.question)
 			}
-			wantTraits := model.Traits{PIDPerTurn: tc.want.pidPerTurn, NoProcessExpected: tc.want.noProcess, MergesItself: tc.want.mergesItself}
+			wantTraits := model.Traits{PIDPerTurn: tc.want.pidPerTurn, NoProcessExpected: tc.want.noProcess, MergesItself: tc.want.mergesItself, SignOfLife: model.SignActivity}
 			if n.Traits != wantTraits {
 				t.Errorf("traits = %+v, want %+v", n.Traits, wantTraits)
 			}

@@ -123,6 +123,17 @@ func (*Source) HoldsNativeTree(path string) bool {
 	return ok
 }
 
+// NativeTraits are the traits of the nodes the file protocol reads in a
+// TeaParty tree, a job's lead above all, which beats through its job's
+// `.heartbeat`: the same as its row's (see node). Its pid is the current
+// turn's `claude`, which `activate_heartbeat` writes at each launch
+// (teaparty/runners/claude.py), gone between turns; and a job squash-merges
+// its session by itself at DONE (teaparty/cfa/session.py, step 12), as a
+// dispatched session is merged by its dispatcher.
+func (*Source) NativeTraits() model.Traits {
+	return model.Traits{PIDPerTurn: true, MergesItself: true}
+}
+
 // WatchPaths are the databases with their -wal files, the jobs dir (a new
 // job), each job dir (its lead's streams, its workers' tasks; its bus,
 // which TeaParty opens after it made the dir), and the management and

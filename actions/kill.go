@@ -285,8 +285,15 @@ func (e *Engine) verifyIdentity(n *model.Node) (time.Time, string) {
 	}
 	if n.Legacy && !n.BeatMtime.IsZero() {
 		// A legacy sentinel has no started time: the process must have
-		// existed when `.running` was written.
-		if info.CreateTime.After(n.BeatMtime.Add(e.thresholds().StartTolerance)) {
+		// existed when `.running` was written — a time that can be a
+		// process's of this host at all: a mtime far ahead is passed by
+		// every process.
+		tolerance := e.thresholds().StartTolerance
+		if err := liveness.CheckStarted(model.EpochSeconds(n.BeatMtime), e.bootTime(), e.now(), tolerance); err != nil {
+			return time.Time{}, fmt.Sprintf("pid %d of node %s cannot be verified (.running %s): not signalled", pid, n.ID,
+				strings.TrimPrefix(err.Error(), "started "))
+		}
+		if info.CreateTime.After(n.BeatMtime.Add(tolerance)) {
 			return time.Time{}, fmt.Sprintf("pid %d now belongs to another process", pid)
 		}
 		return info.CreateTime, ""

@@ -84,9 +84,10 @@ type Source struct {
 	// (0: sqlitestore.DefaultBusyTimeout).
 	BusyTimeout time.Duration
 	// PaneLookup lists the live tmux sessions with their agents' pane
-	// pids, for a read that has a row to judge by its session, at most
-	// once per PaneTTL (nil: Tmux{}.PanePIDs, the user's default server).
-	PaneLookup func() (map[string]int, error)
+	// pids and creation times, for a read that has a row to judge by its
+	// session, at most once per PaneTTL (nil: Tmux{}.Sessions, the user's
+	// default server).
+	PaneLookup func() (map[string]Session, error)
 	// ProcessStarted is a pid's create time in float seconds since the
 	// epoch (nil: the process probe's reading, through gopsutil).
 	ProcessStarted func(pid int) (float64, error)

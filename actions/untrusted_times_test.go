@@ -158,3 +158,27 @@ func TestAnImplausibleRunningMtimeNeverVerifiesItsPid(t *testing.T) {
 		t.Errorf("kill says %q: want that .running's time is in the future", res.Message)
 	}
 }
+
+// SPEC §5.1, §9: the same for the file protocol's own `started`: a value
+// no process of this host can have been created at — 2^64 ns after the
+// process's create time, beyond what a time holds, before 1970 — verifies
+// nothing, and the process survives.
+func TestAnImplausibleStartedNeverVerifiesANativePid(t *testing.T) {
+	pid := innocentSleep(t)
+	created := startedOf(t, pid)
+	for _, tc := range []struct {
+		name    string
+		started float64
+	}{
+		{name: "2^64 ns after its create time", started: created + 18_446_744_073.709551616},
+		{name: "beyond what a time holds", started: 1e300},
+		{name: "before 1970", started: -5},
+		{name: "before the boot", started: created - 50*365*86400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeNode(t, root, nodeSpec{dir: "s", pid: pid, started: tc.started, status: "running", age: time.Hour})
+			mustSurvive(t, testEngine(root, model.DefaultThresholds(), Config{}), "s", pid)
+		})
+	}
+}

@@ -144,44 +144,44 @@ func TestOnceJSONShowsEveryMiddleMappingRow(t *testing.T) {
 		ago(10*time.Second).UTC().Format(time.RFC3339Nano)), 10*time.Minute)
 
 	tmux := newTmuxServer(t)
-	ownerPane := tmux.session("middle-12", "sleep", "300")
-	humanPane := tmux.session("middle-30", "sleep", "300")
-	stalledPane := tmux.session("middle-31", "sleep", "300")
+	ownerPane := tmux.session("middle-acme-api-12", "sleep", "300")
+	humanPane := tmux.session("middle-acme-api-30", "sleep", "300")
+	stalledPane := tmux.session("middle-acme-api-31", "sleep", "300")
 	tmux.run("set-option", "-g", "remain-on-exit", "on")
-	tmux.session("middle-17", "true")
-	for deadline := time.Now().Add(5 * time.Second); tmux.run("list-panes", "-t", "middle-17", "-F", "#{pane_dead}") != "1"; {
+	tmux.session("middle-acme-api-17", "true")
+	for deadline := time.Now().Add(5 * time.Second); tmux.run("list-panes", "-t", "middle-acme-api-17", "-F", "#{pane_dead}") != "1"; {
 		if time.Now().After(deadline) {
-			t.Fatal("the pane of middle-17 did not exit")
+			t.Fatal("the pane of middle-acme-api-17 did not exit")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 
 	insertWorkflows(t, db,
 		middleRow{id: "wf-pending", epic: "10", state: "pending", created: ago(2 * time.Minute), updated: ago(2 * time.Minute)},
-		middleRow{id: "wf-launching", epic: "11", state: "launching", created: ago(2 * time.Minute), updated: ago(2 * time.Minute), session: "middle-11"},
-		middleRow{id: "wf-old-round", epic: "12", state: "completed", created: ago(time.Hour), updated: ago(50 * time.Minute), session: "middle-12"},
+		middleRow{id: "wf-launching", epic: "11", state: "launching", created: ago(2 * time.Minute), updated: ago(2 * time.Minute), session: "middle-acme-api-11"},
+		middleRow{id: "wf-old-round", epic: "12", state: "completed", created: ago(time.Hour), updated: ago(50 * time.Minute), session: "middle-acme-api-12"},
 		middleRow{id: "wf-running", epic: "12", state: "running", created: ago(10 * time.Minute), updated: ago(20 * time.Second),
-			lastHeartbeat: ago(5 * time.Second), worktree: worktree("issue-12", false), session: "middle-12", sessionID: "sess-12"},
+			lastHeartbeat: ago(5 * time.Second), worktree: worktree("issue-12", false), session: "middle-acme-api-12", sessionID: "sess-12"},
 		middleRow{id: "wf-asked", epic: "13", state: "running", created: ago(10 * time.Minute), updated: ago(20 * time.Second),
-			worktree: worktree("issue-13", true), session: "middle-13"},
+			worktree: worktree("issue-13", true), session: "middle-acme-api-13"},
 		middleRow{id: "wf-transcript", epic: "14", state: "running", created: ago(20 * time.Minute), updated: ago(10 * time.Minute),
-			session: "middle-14", transcript: transcript},
-		middleRow{id: "wf-no-pane", epic: "17", state: "running", created: ago(time.Minute), updated: ago(10 * time.Second), session: "middle-17"},
+			session: "middle-acme-api-14", transcript: transcript},
+		middleRow{id: "wf-no-pane", epic: "17", state: "running", created: ago(time.Minute), updated: ago(10 * time.Second), session: "middle-acme-api-17"},
 		middleRow{id: "wf-parked-asked", epic: "18", state: "waiting-human", created: ago(time.Hour), updated: ago(10 * time.Minute),
-			worktree: worktree("issue-18", true), session: "middle-18"},
-		middleRow{id: "wf-parked-review", epic: "15", state: "waiting-human", created: ago(time.Hour), updated: ago(10 * time.Minute), session: "middle-15"},
-		middleRow{id: "wf-parked-question", epic: "16", state: "waiting-human", created: ago(time.Hour), updated: ago(10 * time.Minute), session: "middle-16"},
-		middleRow{id: "wf-parked-cap", epic: "19", state: "waiting-human", created: ago(time.Hour), updated: ago(10 * time.Minute), session: "middle-19"},
-		middleRow{id: "wf-rate-limited", epic: "20", state: "rate-limited", created: ago(time.Hour), updated: ago(10 * time.Minute), session: "middle-20"},
+			worktree: worktree("issue-18", true), session: "middle-acme-api-18"},
+		middleRow{id: "wf-parked-review", epic: "15", state: "waiting-human", created: ago(time.Hour), updated: ago(10 * time.Minute), session: "middle-acme-api-15"},
+		middleRow{id: "wf-parked-question", epic: "16", state: "waiting-human", created: ago(time.Hour), updated: ago(10 * time.Minute), session: "middle-acme-api-16"},
+		middleRow{id: "wf-parked-cap", epic: "19", state: "waiting-human", created: ago(time.Hour), updated: ago(10 * time.Minute), session: "middle-acme-api-19"},
+		middleRow{id: "wf-rate-limited", epic: "20", state: "rate-limited", created: ago(time.Hour), updated: ago(10 * time.Minute), session: "middle-acme-api-20"},
 		middleRow{id: "wf-completed", epic: "21", state: "completed", created: ago(time.Hour), updated: ago(10 * time.Minute),
-			archived: ago(time.Minute), session: "middle-21"},
-		middleRow{id: "wf-failed", epic: "22", state: "failed", created: ago(time.Hour), updated: ago(10 * time.Minute), session: "middle-22"},
+			archived: ago(time.Minute), session: "middle-acme-api-21"},
+		middleRow{id: "wf-failed", epic: "22", state: "failed", created: ago(time.Hour), updated: ago(10 * time.Minute), session: "middle-acme-api-22"},
 		middleRow{id: "wf-compensated", epic: "23", state: "compensated", created: ago(time.Hour), updated: ago(10 * time.Minute),
 			endReason: "session-ended-before-Stop"},
 		middleRow{id: "wf-cancelled", kind: "recommender", state: "cancelled", created: ago(time.Hour), updated: ago(10 * time.Minute)},
 		middleRow{id: "wf-human", epic: "30", state: "running", created: ago(time.Hour), updated: ago(20 * time.Minute),
-			session: "middle-30", controlledBy: "human"},
-		middleRow{id: "wf-stalled", epic: "31", state: "running", created: ago(time.Hour), updated: ago(20 * time.Minute), session: "middle-31"},
+			session: "middle-acme-api-30", controlledBy: "human"},
+		middleRow{id: "wf-stalled", epic: "31", state: "running", created: ago(time.Hour), updated: ago(20 * time.Minute), session: "middle-acme-api-31"},
 	)
 	for _, stmt := range []string{
 		`INSERT INTO events (workflow_id, ts, type, payload_json) VALUES ('wf-failed', 1, 'watchdog.failed', '{"reason": "stuck-launching"}')`,
@@ -212,10 +212,10 @@ func TestOnceJSONShowsEveryMiddleMappingRow(t *testing.T) {
 				"epic": "10", "adapter": "claude", "controlled_by": "middle"}},
 		{row: "launching: starting, dead 90 s past its last update", key: k("wf-launching"),
 			state: "dead", flags: []string{"starting"}, action: "surface", reason: []string{"cannot be resumed here", "launch timed out", "launch timeout 1m30s"}, status: "starting", pid: -1,
-			fields: with("tmux_session", "tmux"), values: map[string]string{"tmux": "session middle-11 gone"}},
+			fields: with("tmux_session", "tmux"), values: map[string]string{"tmux": "session middle-acme-api-11 gone"}},
 		{row: "running, the newest round owning its tmux session: running by the pane's pid", key: k("wf-running"),
 			state: "running", action: "none", status: "running", pid: ownerPane, infra: filepath.Join(home, "worktrees", "acme", "api", "issue-12"),
-			fields: with("tmux_session", "session_id"), values: map[string]string{"tmux_session": "middle-12", "session_id": "sess-12"}},
+			fields: with("tmux_session", "session_id"), values: map[string]string{"tmux_session": "middle-acme-api-12", "session_id": "sess-12"}},
 		{row: "an older round of the Epic: under the newest, never claiming the session", key: k("wf-old-round"),
 			state: "finished", action: "none", reason: []string{"completed"}, status: "completed", pid: -1,
 			parent: k("wf-running"), fields: with("tmux_session")},
@@ -224,10 +224,10 @@ func TestOnceJSONShowsEveryMiddleMappingRow(t *testing.T) {
 			blocked: "Keep the v1 endpoint?", fields: with("tmux_session", "tmux")},
 		{row: "the transcript's last timestamp is part of the beat", key: k("wf-transcript"),
 			state: "running", action: "none", reason: []string{"running; last activity 1"}, status: "running", pid: -1,
-			fields: with("tmux_session", "tmux", "transcript"), values: map[string]string{"transcript": transcript, "tmux": "session middle-14 gone"}},
+			fields: with("tmux_session", "tmux", "transcript"), values: map[string]string{"transcript": transcript, "tmux": "session middle-acme-api-14 gone"}},
 		{row: "a session whose panes have all exited: no pid, the tmux field says so", key: k("wf-no-pane"),
 			state: "running", action: "none", status: "running", pid: -1,
-			fields: with("tmux_session", "tmux"), values: map[string]string{"tmux": "session middle-17 has no live pane"}},
+			fields: with("tmux_session", "tmux"), values: map[string]string{"tmux": "session middle-acme-api-17 has no live pane"}},
 		{row: "waiting-human with blocked.json still there: blocked on its question, no process expected", key: k("wf-parked-asked"),
 			state: "running", flags: []string{"quiet", "blocked"}, action: "answer", reason: []string{"Keep the v1 endpoint?"}, status: "running", pid: -1,
 			blocked: "Keep the v1 endpoint?", fields: with("tmux_session")},
@@ -295,13 +295,13 @@ func TestOnceJudgesAMiddleRowAsItsWatchdogDoes(t *testing.T) {
 	if err := os.MkdirAll(late, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	quietPane := tmux.session("middle-52", "sleep", "300")
-	tmux.session("middle-50", "sleep", "300")
+	quietPane := tmux.session("middle-acme-api-52", "sleep", "300")
+	tmux.session("middle-acme-api-50", "sleep", "300")
 	insertWorkflows(t, db,
-		middleRow{id: "wf-quiet", epic: "50", state: "running", created: ago(time.Hour), updated: ago(8 * time.Minute), session: "middle-50"},
-		middleRow{id: "wf-late", epic: "51", state: "running", created: ago(time.Hour), updated: ago(16 * time.Minute), session: "middle-51",
+		middleRow{id: "wf-quiet", epic: "50", state: "running", created: ago(time.Hour), updated: ago(8 * time.Minute), session: "middle-acme-api-50"},
+		middleRow{id: "wf-late", epic: "51", state: "running", created: ago(time.Hour), updated: ago(16 * time.Minute), session: "middle-acme-api-51",
 			worktree: late},
-		middleRow{id: "wf-quiet-pane", epic: "52", state: "running", created: ago(time.Hour), updated: ago(8 * time.Minute), session: "middle-52"},
+		middleRow{id: "wf-quiet-pane", epic: "52", state: "running", created: ago(time.Hour), updated: ago(8 * time.Minute), session: "middle-acme-api-52"},
 		middleRow{id: "wf-idle-timeout", epic: "60", state: "failed", created: ago(time.Hour), updated: ago(10 * time.Minute)},
 		middleRow{id: "wf-cancelled", epic: "61", state: "cancelled", created: ago(time.Hour), updated: ago(10 * time.Minute)},
 		middleRow{id: "wf-compensated", epic: "62", state: "compensated", created: ago(time.Hour), updated: ago(10 * time.Minute),
@@ -364,7 +364,7 @@ func TestOnceJudgesAMiddleRowAsItsWatchdogDoes(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer qdb.Close()
-		insertWorkflows(t, qdb, middleRow{id: "wf-quiet", epic: "50", state: "running", created: ago(time.Hour), updated: ago(8 * time.Minute), session: "middle-50"})
+		insertWorkflows(t, qdb, middleRow{id: "wf-quiet", epic: "50", state: "running", created: ago(time.Hour), updated: ago(8 * time.Minute), session: "middle-acme-api-50"})
 		cmd := exec.Command(binary, "--once", "middle:"+quiet)
 		cmd.Dir = t.TempDir()
 		cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir()), elsewhere...)

@@ -21,11 +21,20 @@ const pollEvery = 20 * time.Millisecond
 // the kill is reported as failed.
 const sigkillSettle = 5 * time.Second
 
-// victim is one process to signal, pinned by its create time so a pid that
-// is reused meanwhile is never signalled.
+// victim is one process to signal, held (a pidfd) from before its identity
+// was checked, so the process verified is the one signalled; where there
+// are no pidfds, pinned by its create time, re-verified before each signal.
 type victim struct {
 	pid     int
 	created time.Time
+	proc    held
+}
+
+// releaseAll lets every victim's process go.
+func releaseAll(vs []victim) {
+	for _, v := range vs {
+		v.proc.release()
+	}
 }
 
 // kill ends a running node's process and its descendants (SPEC §5.1); with
@@ -66,6 +75,7 @@ func (e *Engine) kill(ctx context.Context, req Request, snap *model.Snapshot, n 
 	for _, t := range targets {
 		r := Result{Action: model.ActionKill, NodeID: t.ID, Root: t.Root, PID: t.PID()}
 		victims, checks, why := e.killChecks(t, protected)
+		defer releaseAll(victims)
 		r.Checks = checks
 		if t == n {
 			res.Checks = checks
@@ -92,7 +102,7 @@ func (e *Engine) kill(ctx context.Context, req Request, snap *model.Snapshot, n 
 		if err := e.step("kill:term " + t.ID); err != nil {
 			return res, err
 		}
-		signals, killed, err := terminate(ctx, victims, grace)
+		signals, killed, err := e.terminate(ctx, victims, grace)
 		r.Checks = append(r.Checks, "re-verified identity before SIGKILL")
 		if err != nil {
 			r.Outcome, r.Message = OutcomeFailed, fmt.Sprintf("kill %s: %v", t.ID, err)
@@ -235,8 +245,16 @@ func (e *Engine) killChecks(n *model.Node, protected map[int]bool) ([]victim, []
 	if protected[pid] {
 		return nil, checks, fmt.Sprintf("pid %d of node %s is dispatchtop itself or one of its ancestors: never signalled", pid, n.ID)
 	}
+	// Held before its identity is checked: if the process checked is
+	// still the one held afterwards, the signals reach that process and
+	// no other, whatever takes its pid meanwhile.
+	proc, gone := hold(pid)
 	created, why := e.verifyIdentity(n)
+	if why == "" && (gone || proc.exited()) {
+		why = fmt.Sprintf("pid %d of node %s is gone", pid, n.ID)
+	}
 	if why != "" {
+		proc.release()
 		checks = append(checks, "identity: "+why)
 		return nil, checks, why
 	}
@@ -245,8 +263,8 @@ func (e *Engine) killChecks(n *model.Node, protected map[int]bool) ([]victim, []
 		within += fmt.Sprintf(" (or up to %s before it: its source stamps started late)", slack)
 	}
 	checks = append(checks, fmt.Sprintf("identity: pid %d created %s, %s", pid, created.UTC().Format(time.RFC3339Nano), within))
-	victims := []victim{{pid: pid, created: created}}
-	desc := descendants(pid, protected)
+	victims := []victim{{pid: pid, created: created, proc: proc}}
+	desc := descendants(victims[0], protected)
 	victims = append(victims, desc...)
 	checks = append(checks, fmt.Sprintf("descendants: %d", len(desc)))
 	return victims, checks, ""
@@ -285,8 +303,15 @@ func (e *Engine) verifyIdentity(n *model.Node) (time.Time, string) {
 	}
 	if n.Legacy && !n.BeatMtime.IsZero() {
 		// A legacy sentinel has no started time: the process must have
-		// existed when `.running` was written.
-		if info.CreateTime.After(n.BeatMtime.Add(e.thresholds().StartTolerance)) {
+		// existed when `.running` was written — a time that can be a
+		// process's of this host at all: a mtime far ahead is passed by
+		// every process.
+		tolerance := e.thresholds().StartTolerance
+		if err := liveness.CheckStarted(model.EpochSeconds(n.BeatMtime), e.bootTime(), e.now(), tolerance); err != nil {
+			return time.Time{}, fmt.Sprintf("pid %d of node %s cannot be verified (.running %s): not signalled", pid, n.ID,
+				strings.TrimPrefix(err.Error(), "started "))
+		}
+		if info.CreateTime.After(n.BeatMtime.Add(tolerance)) {
 			return time.Time{}, fmt.Sprintf("pid %d now belongs to another process", pid)
 		}
 		return info.CreateTime, ""
@@ -329,15 +354,19 @@ func osLookup(pid int) liveness.ProcessInfo {
 	return liveness.ProcessInfo{Exists: true, CreateTime: time.UnixMilli(ms)}
 }
 
-// descendants collects every process below pid (children first found,
-// breadth first), each pinned by its create time. Protected pids are left out.
-func descendants(pid int, protected map[int]bool) []victim {
+// descendants collects every process below top (children first found,
+// breadth first), each held from before it is known as a child: a process
+// held whose parent is, after the hold, the held parent still running is
+// that parent's child, not a process that took a child's pid. Protected
+// pids are left out.
+func descendants(top victim, protected map[int]bool) []victim {
 	var out []victim
-	seen := map[int]bool{pid: true}
-	queue := []int{pid}
+	seen := map[int]bool{top.pid: true}
+	queue := []victim{top}
 	for len(queue) > 0 {
-		p, err := process.NewProcess(int32(queue[0]))
+		parent := queue[0]
 		queue = queue[1:]
+		p, err := process.NewProcess(int32(parent.pid))
 		if err != nil {
 			continue
 		}
@@ -351,12 +380,19 @@ func descendants(pid int, protected map[int]bool) []victim {
 				continue
 			}
 			seen[kp] = true
-			ms, err := k.CreateTime()
-			if err != nil {
-				continue // cannot be pinned: never signalled
+			proc, gone := hold(kp)
+			if gone {
+				continue
 			}
-			out = append(out, victim{pid: kp, created: time.UnixMilli(ms)})
-			queue = append(queue, kp)
+			ppid, perr := k.Ppid()
+			ms, cerr := k.CreateTime()
+			if perr != nil || cerr != nil || int(ppid) != parent.pid || proc.exited() || parent.proc.exited() {
+				proc.release() // cannot be pinned as this parent's child: never signalled
+				continue
+			}
+			v := victim{pid: kp, created: time.UnixMilli(ms), proc: proc}
+			out = append(out, v)
+			queue = append(queue, v)
 		}
 	}
 	return out
@@ -381,8 +417,13 @@ func protectedPIDs(self int) map[int]bool {
 	return out
 }
 
-// alive reports whether v is still the same, unreaped-and-running process.
+// alive reports whether v is still the same, unreaped-and-running process:
+// the held process has not exited, or, held by its pid only, the pid's
+// create time is still v's.
 func alive(v victim) bool {
+	if v.proc.pinned() {
+		return !v.proc.exited()
+	}
 	p, err := process.NewProcess(int32(v.pid))
 	if err != nil {
 		return false
@@ -404,13 +445,17 @@ func alive(v victim) bool {
 // terminate sends SIGTERM to every victim still alive, waits up to grace for
 // them to end, re-verifies each survivor's identity and SIGKILLs it. It
 // returns the signals sent (for the journal) and how many needed SIGKILL.
-func terminate(ctx context.Context, victims []victim, grace time.Duration) ([]string, int, error) {
+// Each signal goes through the victim's hold: the process checked, or none.
+func (e *Engine) terminate(ctx context.Context, victims []victim, grace time.Duration) ([]string, int, error) {
 	var signals []string
 	for _, v := range victims {
 		if !alive(v) {
 			continue
 		}
-		if err := syscall.Kill(v.pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		if err := e.step(fmt.Sprintf("kill:signal TERM %d", v.pid)); err != nil {
+			return signals, 0, err
+		}
+		if err := v.proc.signal(v.pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 			return signals, 0, fmt.Errorf("SIGTERM pid %d: %w", v.pid, err)
 		}
 		signals = append(signals, fmt.Sprintf("TERM %d", v.pid))
@@ -436,7 +481,10 @@ wait:
 		if !alive(v) { // re-verified: a pid reused meanwhile is left alone
 			continue
 		}
-		if err := syscall.Kill(v.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		if err := e.step(fmt.Sprintf("kill:signal KILL %d", v.pid)); err != nil {
+			return signals, killed, err
+		}
+		if err := v.proc.signal(v.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 			return signals, killed, fmt.Errorf("SIGKILL pid %d: %w", v.pid, err)
 		}
 		signals = append(signals, fmt.Sprintf("KILL %d", v.pid))

@@ -1,15 +1,18 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // SPEC §4: --fail-on takes states, flags and actions (action:NAME; also
@@ -218,5 +221,39 @@ func TestOnceOrRecoverWithNoTreeIsAUsageError(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// SPEC §4, §5.1: a record of pid 1 — its real create time as started, so
+// the identity verifies — stalled far past kill-after is no kill candidate
+// (kill never signals pid 1): the default --fail-on, which fails on
+// kill_candidate and action:kill, passes it.
+func TestTheDefaultFailOnPassesAStalledRecordOfPid1(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	started, err := protocol.ProcessStarted(1)
+	if err != nil {
+		t.Skipf("pid 1 cannot be read here: %v", err)
+	}
+	root := t.TempDir()
+	hb := filepath.Join(root, "init", ".heartbeat")
+	if err := os.MkdirAll(filepath.Dir(hb), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(map[string]any{"pid": 1, "parent_heartbeat": "", "role": "agent", "started": started, "status": "running"})
+	if err := os.WriteFile(hb, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-3 * time.Hour)
+	if err := os.Chtimes(hb, old, old); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := Execute([]string{"--once", "--json", root}, strings.NewReader(""), &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q: want 0, a record of pid 1 is never a kill candidate\n%s", code, stderr.String(), stdout.String())
+	}
+	flagged := regexp.MustCompile(`"flags": \[[^\]]*"kill_candidate"`)
+	if out := stdout.String(); flagged.MatchString(out) || !strings.Contains(out, "pid 1 is never signalled") {
+		t.Errorf("the document shows no reason why pid 1 is not killed, or flags it:\n%s", out)
 	}
 }

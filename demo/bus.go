@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
 	"github.com/dispatchtop/dispatchtop/sources/teaparty/teapartytest"
 )
@@ -105,4 +106,4 @@ func (f *Fleet) note(line string) {
 }
 
 // epochSeconds is t as TeaParty stores times: REAL seconds since the epoch.
-func epochSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+func epochSeconds(t time.Time) float64 { return model.EpochSeconds(t) }

@@ -22,6 +22,14 @@ type Probe interface {
 	Lookup(pid int) ProcessInfo
 }
 
+// SignalGuard is implemented by a probe of this host's processes: besides
+// pid 1 and below, which no record may have killed, it names the pids
+// dispatchtop never signals — itself and its ancestors (SPEC §5.1) — so
+// that such a record is never a kill candidate. A fake probe needs none.
+type SignalGuard interface {
+	NeverSignalled(pid int) bool
+}
+
 // BootTimer is implemented by a Probe that knows when the host last booted.
 // Only the legacy `.running` rule needs it (a sentinel older than the boot
 // is dead whatever its pid says); a probe without it skips that check. It is

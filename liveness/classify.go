@@ -124,6 +124,19 @@ type bootOnce struct {
 	read  bool
 }
 
+// NeverSignalled is the wrapped probe's.
+func (b *bootOnce) NeverSignalled(pid int) bool { return neverSignalledBy(b.Probe, pid) }
+
+// neverSignalledBy says whether pid is one dispatchtop never signals: pid 1
+// and below, and the pids probe's SignalGuard names (none without one).
+func neverSignalledBy(probe Probe, pid int) bool {
+	if pid <= 1 {
+		return true
+	}
+	g, ok := probe.(SignalGuard)
+	return ok && g.NeverSignalled(pid)
+}
+
 func (b *bootOnce) BootTime() time.Time {
 	if !b.read {
 		b.boot, b.read = b.timer.BootTime(), true

@@ -171,7 +171,9 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 		if unverified {
 			v.flags.add(model.FlagPidUnverified)
 		}
-		if age > th.KillAfter && !blocked && !unverified && !tr.NeverKill {
+		// A pid kill never signals (1, dispatchtop's own, an ancestor's)
+		// is no candidate: recommendRow says why.
+		if age > th.KillAfter && !blocked && !unverified && !tr.NeverKill && !neverSignalledBy(probe, pid) {
 			v.flags.add(model.FlagKillCandidate)
 		}
 		v.reason = stalledFor(pid, sign, n.BeatMtime, now, unverified, unverifiedWhy)

@@ -170,6 +170,14 @@ func recommendRow(n *model.Node, now time.Time, th model.Thresholds) (model.Acti
 		return model.ActionWait, deadIn(th.KillAfter - now.Sub(n.BeatMtime))
 	case n.HasFlag(model.FlagStalled) && n.Traits.NeverKill:
 		return model.ActionWait, plainReason("never a kill candidate: a human controls it")
+	case n.HasFlag(model.FlagStalled) && n.PID() <= 1:
+		return model.ActionWait, plainReason("never a kill candidate: pid " + strconv.Itoa(n.PID()) + " is never signalled")
+	case n.HasFlag(model.FlagStalled) && now.Sub(n.BeatMtime) > th.KillAfter:
+		// Past kill-after, neither blocked, unverified nor a human's,
+		// and still no candidate: the classifier found its pid to be
+		// dispatchtop's own or an ancestor's (neverSignalledBy), in the
+		// same pass, at the same now.
+		return model.ActionWait, plainReason("never a kill candidate: pid " + strconv.Itoa(n.PID()) + " is dispatchtop itself or one of its ancestors")
 	case n.HasFlag(model.FlagStalled):
 		return model.ActionWait, killCandidateIn(th.KillAfter - now.Sub(n.BeatMtime))
 	case n.State == model.StateRunning:

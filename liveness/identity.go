@@ -129,18 +129,8 @@ func TimeDistance(a, b time.Time) time.Duration {
 }
 
 // epochSeconds is t as float seconds since the epoch, the unit of started.
-func epochSeconds(t time.Time) float64 {
-	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
-}
+func epochSeconds(t time.Time) float64 { return model.EpochSeconds(t) }
 
-// maxStartedSeconds bounds the seconds startedTime converts: far beyond
-// any time CheckStarted accepts with a real now, and within what int64
-// seconds and time.Unix hold without wrapping.
-const maxStartedSeconds = 1 << 62
-
-// startedTime converts a started that CheckStarted accepted to a time.
-func startedTime(s float64) time.Time {
-	sec, frac := math.Modf(s)
-	sec = math.Max(-maxStartedSeconds, math.Min(maxStartedSeconds, sec))
-	return time.Unix(int64(sec), int64(frac*1e9))
-}
+// startedTime converts a started that CheckStarted accepted to a time,
+// never wrapped.
+func startedTime(s float64) time.Time { return model.TimeOfEpochSeconds(s) }

@@ -260,6 +260,9 @@ func PinProcesses(base Probe) (Probe, ProcessPins, func()) {
 	return pins, pins, pins.close
 }
 
+// NeverSignalled is the wrapped probe's.
+func (p *pidPins) NeverSignalled(pid int) bool { return neverSignalledBy(p.base, pid) }
+
 // Parent is the wrapped probe's.
 func (p *pidPins) Parent(pid int) (int, error) {
 	if pr, ok := p.base.(ParentReader); ok {

@@ -430,6 +430,34 @@ func parentField(stat []byte) (int, error) {
 	return ppid, nil
 }
 
+// NeverSignalled is SignalGuard's: pid 1 and below, this process and its
+// ancestors.
+func (SystemProbe) NeverSignalled(pid int) bool {
+	return pid <= 1 || selfAndAncestors()[pid]
+}
+
+// selfAndAncestors is this process and every ancestor, read once: a later
+// re-parenting only moves it under pid 1 or a subreaper that was already an
+// ancestor.
+var selfAndAncestors = sync.OnceValue(func() map[int]bool {
+	pid := os.Getpid()
+	out := map[int]bool{pid: true}
+	for i := 0; i < 1024 && pid > 1; i++ {
+		ppid, err := SystemProbe{}.Parent(pid)
+		if err != nil {
+			break
+		}
+		pid = ppid
+		out[pid] = true
+	}
+	return out
+})
+
+// NeverSignalled is the wrapped probe's (pid 1 and below without one).
+func (c *CachingProbe) NeverSignalled(pid int) bool {
+	return neverSignalledBy(c.probe, pid)
+}
+
 // Parent is the wrapped probe's, never cached: it is read once a pid.
 func (c *CachingProbe) Parent(pid int) (int, error) {
 	if pr, ok := c.probe.(ParentReader); ok {

@@ -70,14 +70,13 @@ func (h Heartbeat) SessionLead() bool {
 	return h.HasParentField && h.ParentHeartbeat == ""
 }
 
-// StartedTime converts Started (float seconds since the epoch) to a time.
+// StartedTime converts Started (float seconds since the epoch) to a time;
+// zero when it is not positive (TimeOfEpochSeconds: never wrapped).
 func (h Heartbeat) StartedTime() time.Time {
-	if h.Started <= 0 {
+	if !(h.Started > 0) {
 		return time.Time{}
 	}
-	sec := int64(h.Started)
-	nsec := int64((h.Started - float64(sec)) * 1e9)
-	return time.Unix(sec, nsec)
+	return TimeOfEpochSeconds(h.Started)
 }
 
 // ChildEntry is one line of a parent's `.children` registry (SPEC §1).

@@ -32,6 +32,13 @@ func (p prefetchedProbe) BootTime() time.Time {
 	return time.Time{}
 }
 
+// NeverSignalled keeps the pids kill never signals (dispatchtop itself, its
+// ancestors) out of the kill candidates through the wrapper.
+func (p prefetchedProbe) NeverSignalled(pid int) bool {
+	g, ok := p.base.(liveness.SignalGuard)
+	return ok && g.NeverSignalled(pid)
+}
+
 // prefetch looks up, in parallel, the pids the classifier will ask about:
 // those of nodes whose beat is older than the exit grace (a fresher beat is
 // running without asking), each node's own (SPEC §10) where it has one. A

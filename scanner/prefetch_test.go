@@ -1,6 +1,8 @@
 package scanner
 
 import (
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -99,5 +101,27 @@ func TestPrefetchJudgesEachNodeByItsOwnExitGrace(t *testing.T) {
 		if base.asked[pid] != n {
 			t.Errorf("pid %d asked %d times, want %d (asked %v)", pid, base.asked[pid], n, base.asked)
 		}
+	}
+}
+
+// SPEC §3, §5.1: the prefetching wrapper keeps what the system probe knows
+// of the pids kill never signals: a stalled record of this very process
+// (its real create time as started) is no kill candidate in a scan.
+func TestAScanNeverMakesDispatchtopItselfAKillCandidate(t *testing.T) {
+	root := t.TempDir()
+	pid, started := self(t)
+	hb := writeHeartbeat(t, filepath.Join(root, "s"), pid, started, "running", "")
+	setMtime(t, hb, time.Now().Add(-time.Hour))
+	snap, err := Scan(Options{Roots: []string{root}, Thresholds: model.DefaultThresholds(), Now: time.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := snap.Node("s")
+	if n == nil {
+		t.Fatal("no node s")
+	}
+	if !n.HasFlag(model.FlagStalled) || n.HasFlag(model.FlagKillCandidate) || n.Action != model.ActionWait ||
+		!strings.Contains(n.Reason, "dispatchtop itself or one of its ancestors") {
+		t.Errorf("flags %v, action %s, reason %q: want stalled, no kill_candidate, wait, saying why", n.Flags, n.Action, n.Reason)
 	}
 }

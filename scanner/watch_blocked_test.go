@@ -50,7 +50,10 @@ func TestWatchMiddleBlockedAppears(t *testing.T) {
 		for _, m := range watchModes {
 			t.Run(tt.name+"/"+m.name, func(t *testing.T) {
 				root := t.TempDir()
-				pid, started := self(t)
+				// Not this test process: kill never signals it or its
+				// ancestors, so a record of it is never a kill candidate.
+				cmd, started := startSleep(t)
+				pid := cmd.Process.Pid
 				infra := filepath.Join(root, "s")
 				hb := writeHeartbeat(t, infra, pid, started, "running", "")
 				setMtime(t, hb, time.Now().Add(-time.Minute)) // alive, long past kill-after

@@ -43,7 +43,9 @@ var watchModes = []struct {
 	{"polling", WatchOptions{Poll: 40 * time.Millisecond, Tick: 50 * time.Millisecond}, ModePolling},
 }
 
-// self is this test process as a heartbeat names it: alive, same process.
+// self is this test process as a heartbeat names it: alive, same process,
+// but never a kill candidate (kill never signals it): a test that wants
+// one names a process of its own (startSleep).
 func self(t *testing.T) (int, float64) {
 	t.Helper()
 	pid := os.Getpid()
@@ -51,7 +53,7 @@ func self(t *testing.T) (int, float64) {
 	if !info.Exists || info.CreateTime.IsZero() {
 		t.Fatalf("cannot read this process's create time: %+v", info)
 	}
-	return pid, float64(info.CreateTime.UnixNano()) / 1e9
+	return pid, model.EpochSeconds(info.CreateTime)
 }
 
 // writeHeartbeat writes dir/.heartbeat the way writers do: temp file, rename.
@@ -294,8 +296,10 @@ func TestWatchTimeBasedStates(t *testing.T) {
 	for _, m := range watchModes {
 		t.Run(m.name, func(t *testing.T) {
 			root := t.TempDir()
-			pid, started := self(t)
-			writeHeartbeat(t, filepath.Join(root, "s"), pid, started, "running", "")
+			// Not this test process: a record of it is never a kill
+			// candidate (kill never signals it).
+			cmd, started := startSleep(t)
+			writeHeartbeat(t, filepath.Join(root, "s"), cmd.Process.Pid, started, "running", "")
 			w := newTestWatcher(t, m.wo, root)
 			for _, f := range []model.Flag{model.FlagQuiet, model.FlagStalled, model.FlagKillCandidate} {
 				// Two flags may come in one snapshot, and no later one

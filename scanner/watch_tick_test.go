@@ -30,7 +30,7 @@ func startSleep(t *testing.T) (*exec.Cmd, float64) {
 	if !info.Exists || info.CreateTime.IsZero() {
 		t.Fatalf("cannot read the create time of sleep %d: %+v", cmd.Process.Pid, info)
 	}
-	return cmd, float64(info.CreateTime.UnixNano()) / 1e9
+	return cmd, model.EpochSeconds(info.CreateTime)
 }
 
 // touchUntilDone bumps hb's mtime every interval until the test ends.
@@ -105,8 +105,10 @@ func TestWatchKillCandidateDueAtKillAfter(t *testing.T) {
 	for _, m := range watchModes {
 		t.Run(m.name, func(t *testing.T) {
 			root := t.TempDir()
-			pid, started := self(t)
-			hb := writeHeartbeat(t, filepath.Join(root, "s"), pid, started, "running", "")
+			// Not this test process: a record of it is never a kill
+			// candidate (kill never signals it).
+			cmd, started := startSleep(t)
+			hb := writeHeartbeat(t, filepath.Join(root, "s"), cmd.Process.Pid, started, "running", "")
 			th := model.Thresholds{Beat: time.Second, Stale: 4 * time.Second, KillAfter: 6 * time.Second,
 				ExitGrace: time.Second, StartTolerance: 2 * time.Second}
 			setMtime(t, hb, time.Now().Add(-5500*time.Millisecond)) // stalled; kill candidate in 0.5 s

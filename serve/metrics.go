@@ -129,7 +129,7 @@ func (c *snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 	now := c.now()
 	gauge(c.sessions, float64(len(snap.Sessions)))
 	gauge(c.problems, float64(len(snap.Problems)))
-	gauge(c.snapTime, float64(snap.GeneratedAt.UnixNano())/1e9)
+	gauge(c.snapTime, model.EpochSeconds(snap.GeneratedAt))
 	wi := snap.Watch
 	if wi.Mode != "" {
 		gauge(c.watchMode, 1, wi.Mode, wi.Reason)

@@ -399,4 +399,4 @@ func signalNumber(sig os.Signal) int {
 	return 1
 }
 
-func nowSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+func nowSeconds(t time.Time) float64 { return model.EpochSeconds(t) }

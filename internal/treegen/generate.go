@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
@@ -57,7 +58,7 @@ func GenerateWith(dir string, o Options) error {
 		pid := os.Getpid()
 		started, err := protocol.ProcessStarted(pid)
 		if err != nil {
-			started = float64(now.Add(-time.Hour).UnixNano()) / 1e9
+			started = model.EpochSeconds(now.Add(-time.Hour))
 		}
 		procs = []Process{{PID: pid, Started: started}}
 	}

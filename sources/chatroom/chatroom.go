@@ -387,7 +387,7 @@ func readAgents(m *machine, sf stateFile, problem func(path, format string, a ..
 				ParentHeartbeat:   m.stateFile,
 				HasParentField:    true,
 				Role:              role,
-				Started:           float64(started.UnixNano()) / 1e9,
+				Started:           model.EpochSeconds(started),
 				Status:            model.StatusRunning,
 				HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: chatroomID}),
 			},

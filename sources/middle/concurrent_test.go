@@ -41,7 +41,7 @@ func TestReadsWhileMiddleWritesLoseNoRowAndChangeNoByte(t *testing.T) {
 	h := newHome(t)
 	exec := func(q string, args ...any) error { _, err := h.writer.Exec(q, args...); return err }
 	src := New()
-	src.PaneLookup = func() (map[string]int, error) { return map[string]int{}, nil }
+	src.PaneLookup = func() (map[string]Session, error) { return map[string]Session{}, nil }
 	readAll := func(committed int) {
 		t.Helper()
 		facts := src.Read(h.dir, now)

@@ -51,7 +51,7 @@ func newHome(t *testing.T) home {
 func readNodes(t *testing.T, root string) map[string]*model.Node {
 	t.Helper()
 	src := New()
-	src.PaneLookup = func() (map[string]int, error) { return map[string]int{}, nil }
+	src.PaneLookup = func() (map[string]Session, error) { return map[string]Session{}, nil }
 	return readNodesWith(t, root, src)
 }
 

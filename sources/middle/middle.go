@@ -6,7 +6,8 @@
 // middle records no pid: an agent runs in a tmux session, whose name the
 // row keeps. A launching or running row that is the newest with its
 // session name gets the pid of the session's pane (one `tmux list-panes`
-// per read) and that process's create time; every other row's pid is 0,
+// per read) and that process's create time, when the session is one
+// middle would have made for it (tmux.go); every other row's pid is 0,
 // and a note says why when a row that should have one has none.
 // There is no parent column either: the rows of one Epic (same repo and
 // epic_ref) are the rounds of one piece of work, each handing off to the
@@ -84,9 +85,10 @@ type Source struct {
 	// (0: sqlitestore.DefaultBusyTimeout).
 	BusyTimeout time.Duration
 	// PaneLookup lists the live tmux sessions with their agents' pane
-	// pids, for a read that has a row to judge by its session, at most
-	// once per PaneTTL (nil: Tmux{}.PanePIDs, the user's default server).
-	PaneLookup func() (map[string]int, error)
+	// pids and creation times, for a read that has a row to judge by its
+	// session, at most once per PaneTTL (nil: Tmux{}.Sessions, the user's
+	// default server).
+	PaneLookup func() (map[string]Session, error)
 	// ProcessStarted is a pid's create time in float seconds since the
 	// epoch (nil: the process probe's reading, through gopsutil).
 	ProcessStarted func(pid int) (float64, error)

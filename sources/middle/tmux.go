@@ -5,6 +5,11 @@ package middle
 // user, and middle judges it alive by `tmux list-panes`. The pane's pid is
 // the agent's, so a row that owns a live session gets that pid and its
 // create time, and the classifier judges it as it judges a heartbeat's.
+//
+// The pane's create time is read from the pane itself, so it cannot tell
+// middle's session from any other: a row is trusted with a session only
+// when its name is the one middle gives that row's run (sessionNameFor)
+// and the session was created after the row, as middle creates it.
 
 import (
 	"bytes"
@@ -13,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,11 +40,20 @@ type Tmux struct {
 	Timeout time.Duration
 }
 
-// PanePIDs lists every session of the server with the pid of its first
-// live pane, in one call (`tmux list-panes -a`); a session whose panes
-// have all exited (remain-on-exit) maps to 0. An error says why the server
-// could not be asked: no tmux, no server, no answer in time.
-func (t Tmux) PanePIDs() (map[string]int, error) {
+// Session is what tmux lists of one session.
+type Session struct {
+	// PanePID is the pid of its first live pane; 0 when its panes have
+	// all exited (remain-on-exit).
+	PanePID int
+	// Created is when the session was created (to the second).
+	Created time.Time
+}
+
+// Sessions lists every session of the server with the pid of its first
+// live pane and its creation time, in one call (`tmux list-panes -a`). An
+// error says why the server could not be asked: no tmux, no server, no
+// answer in time.
+func (t Tmux) Sessions() (map[string]Session, error) {
 	timeout := t.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTmuxTimeout
@@ -49,8 +64,8 @@ func (t Tmux) PanePIDs() (map[string]int, error) {
 	if t.Socket != "" {
 		args = append(args, "-L", t.Socket)
 	}
-	// The pid first: a session name may hold spaces, a pid never does.
-	args = append(args, "list-panes", "-a", "-F", "#{pane_pid} #{pane_dead} #{session_name}")
+	// The numbers first: a session name may hold spaces, they never do.
+	args = append(args, "list-panes", "-a", "-F", "#{pane_pid} #{pane_dead} #{session_created} #{session_name}")
 	cmd := exec.CommandContext(ctx, "tmux", args...)
 	// Inside a tmux client, $TMUX names that client's server; without it
 	// tmux asks the user's default server, as middle's daemon does.
@@ -71,34 +86,95 @@ func (t Tmux) PanePIDs() (map[string]int, error) {
 		}
 		return nil, fmt.Errorf("tmux list-panes: %w", err)
 	}
-	return parsePanes(stdout.String()), nil
+	return parseSessions(stdout.String()), nil
 }
 
-// parsePanes reads list-panes lines "<pid> <dead> <session>", in the order
-// tmux lists them (window, then pane index); a line it cannot read is
-// skipped.
-func parsePanes(out string) map[string]int {
-	panes := map[string]int{}
+// parseSessions reads list-panes lines "<pid> <dead> <created> <session>",
+// in the order tmux lists them (window, then pane index); a line it cannot
+// read is skipped.
+func parseSessions(out string) map[string]Session {
+	sessions := map[string]Session{}
 	for line := range strings.Lines(out) {
 		line = strings.TrimRight(line, "\r\n")
-		pidText, rest, ok := strings.Cut(line, " ")
-		if !ok {
+		f := strings.SplitN(line, " ", 4)
+		if len(f) < 4 || f[3] == "" {
 			continue
 		}
-		dead, name, ok := strings.Cut(rest, " ")
-		pid, err := strconv.Atoi(pidText)
-		if !ok || err != nil || pid <= 0 || name == "" {
+		pid, perr := strconv.Atoi(f[0])
+		created, cerr := strconv.ParseInt(f[2], 10, 64)
+		if perr != nil || cerr != nil || pid <= 0 || created <= 0 {
 			continue
 		}
-		if panes[name] != 0 {
+		name := f[3]
+		if s, ok := sessions[name]; ok && s.PanePID != 0 {
 			continue // the first live pane is the agent's
 		}
-		if dead == "1" {
+		if f[1] == "1" {
 			pid = 0
 		}
-		panes[name] = pid
+		sessions[name] = Session{PanePID: pid, Created: time.Unix(created, 0)}
 	}
-	return panes
+	return sessions
+}
+
+// sessionName is the tmux session middle names for w's run, as tmux
+// stores it; ok is false when middle names none for it (an implementation
+// with no Epic, a kind it does not launch). The recommender's and the docs
+// bot's end in a hash of the repo that is not recomputed here (Bun.hash):
+// hashed is then the name's prefix, to be followed by 1-8 hex digits.
+// (`implementation.ts`, `recommender.ts`, `documentation.ts` `sessionNameFor`.)
+func sessionName(w *workflow) (name string, hashed, ok bool) {
+	slug := nonSlug.ReplaceAllString(w.repo, "-")
+	switch w.kind {
+	case "implementation":
+		ref := epic(w)
+		if ref == "" {
+			return "", false, false
+		}
+		return tmuxName("middle-" + slug + "-" + ref), false, true
+	case "recommender":
+		return tmuxName("middle-rec-" + slug + "-"), true, true
+	case "documentation":
+		return tmuxName("middle-docs-" + slug + "-"), true, true
+	}
+	return "", false, false
+}
+
+// nonSlug is what middle's repo slug replaces with '-'.
+var nonSlug = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+
+// repoHash is the hash a recommender's or docs bot's session name ends in:
+// Bun.hash(repo).toString(16).slice(0, 8).
+var repoHash = regexp.MustCompile(`^[0-9a-f]{1,8}$`)
+
+// tmuxName is a session name as tmux keeps it: ':' and '.' become '_'
+// (tmux's session_check_name).
+func tmuxName(s string) string {
+	return strings.NewReplacer(":", "_", ".", "_").Replace(s)
+}
+
+// middlesSession says why the session w names is not one middle would
+// have made for w's run ("" when it may be): its name is not the one
+// middle gives that run, or it was created before the row (middle creates
+// it on each drive, after the row is written: a session older than the
+// row is someone else's).
+func middlesSession(w *workflow, listed Session) string {
+	name := w.session.String
+	want, hashed, ok := sessionName(w)
+	switch {
+	case !ok && w.kind == "implementation":
+		return fmt.Sprintf("session %s: middle names no session for an implementation without an Epic", name)
+	case !ok:
+		return fmt.Sprintf("session %s: middle names no session for a run of kind %q", name, w.kind)
+	case hashed && !(strings.HasPrefix(tmuxName(name), want) && repoHash.MatchString(strings.TrimPrefix(tmuxName(name), want))):
+		return fmt.Sprintf("session %s is not the name middle gives a %s of %s (%s<hash>): not its agent", name, w.kind, w.repo, want)
+	case !hashed && tmuxName(name) != want:
+		return fmt.Sprintf("session %s is not the name middle gives %s's Epic %s (%s): not its agent", name, w.repo, epic(w), want)
+	case listed.Created.Before(time.UnixMilli(w.created).Truncate(time.Second)):
+		return fmt.Sprintf("session %s was created %s, before the row (%s): not its agent", name,
+			listed.Created.UTC().Format(time.RFC3339), time.UnixMilli(w.created).UTC().Format(time.RFC3339))
+	}
+	return ""
 }
 
 func firstLine(s string) string {
@@ -125,10 +201,10 @@ const DefaultPaneTTL = time.Second
 // paneCache holds tmux's last answer (or why it had none) and when it
 // was asked.
 type paneCache struct {
-	mu    sync.Mutex
-	asked time.Time
-	pids  map[string]int
-	err   error
+	mu       sync.Mutex
+	asked    time.Time
+	sessions map[string]Session
+	err      error
 }
 
 // pane is what a row learns from tmux: the pid and create time of its
@@ -172,7 +248,7 @@ func (s *Source) panes(rows []*workflow) map[*workflow]pane {
 	}
 	lookup, started := s.PaneLookup, s.ProcessStarted
 	if lookup == nil {
-		lookup = Tmux{}.PanePIDs
+		lookup = Tmux{}.Sessions
 	}
 	if started == nil {
 		started = protocol.ProcessStarted
@@ -191,13 +267,13 @@ func (s *Source) panes(rows []*workflow) map[*workflow]pane {
 	defer c.mu.Unlock()
 	now := clock()
 	if age := now.Sub(c.asked); !c.asked.IsZero() && age >= 0 && age < ttl && c.err == nil {
-		if out, allLive := ownersPanes(owners, c.pids, nil, started); allLive {
+		if out, allLive := ownersPanes(owners, c.sessions, nil, started); allLive {
 			return out
 		}
 	}
-	c.pids, c.err = lookup()
+	c.sessions, c.err = lookup()
 	c.asked = now
-	out, _ := ownersPanes(owners, c.pids, c.err, started)
+	out, _ := ownersPanes(owners, c.sessions, c.err, started)
 	return out
 }
 
@@ -206,12 +282,17 @@ func (s *Source) panes(rows []*workflow) map[*workflow]pane {
 // process is there now. Only such an answer serves again: a session it
 // lacks, or one whose pane's process is gone, may be the next round's,
 // started since, and the store is read again only when it is written.
-func ownersPanes(owners []*workflow, pids map[string]int, err error, started func(int) (float64, error)) (out map[*workflow]pane, allLive bool) {
+//
+// A session that is not one middle would have made for the row (its name,
+// its creation time: middlesSession), or a pane whose process is older
+// than the row, gives no pid: the process is someone else's.
+func ownersPanes(owners []*workflow, sessions map[string]Session, err error, started func(int) (float64, error)) (out map[*workflow]pane, allLive bool) {
 	out = make(map[*workflow]pane, len(owners))
 	allLive = err == nil
 	for _, w := range owners {
 		name := w.session.String
-		pid, listed := pids[name]
+		listing, listed := sessions[tmuxName(name)]
+		pid := listing.PanePID
 		switch {
 		case err != nil:
 			out[w] = pane{note: err.Error(), unseen: true}
@@ -222,12 +303,22 @@ func ownersPanes(owners []*workflow, pids map[string]int, err error, started fun
 			out[w] = pane{note: "session " + name + " has no live pane"}
 			allLive = false
 		default:
+			if why := middlesSession(w, listing); why != "" {
+				out[w] = pane{note: why}
+				continue
+			}
 			st, err := started(pid)
 			if err != nil {
 				// Gone between the two questions, or unreadable: no pid
 				// is better than one that cannot be told from a reuse.
 				out[w] = pane{note: "pane pid " + strconv.Itoa(pid) + ": " + err.Error()}
 				allLive = false
+				continue
+			}
+			// The create time is read to the boot's second: a pane made
+			// just after the row may read up to a second before it.
+			if rowSecond := float64(w.created/1000) - 1; st < rowSecond {
+				out[w] = pane{note: fmt.Sprintf("pane pid %d was created before the row: not its agent", pid)}
 				continue
 			}
 			out[w] = pane{pid: pid, started: st}

@@ -15,15 +15,39 @@ import (
 )
 
 // paneStarted is the create time the fake probe gives every pane pid but
-// unreadablePID.
+// unreadablePID: a minute before now, after every row that owns a
+// session was created; sessionCreated is when the fake tmux says every
+// session was created, the same second.
 const (
-	paneStarted   = 1750699000.25
+	paneStarted   = float64(nowMs/1000-60) + 0.25
 	unreadablePID = 9999
 )
 
+var sessionCreated = time.Unix(nowMs/1000-60, 0)
+
+// sessionsOf is a fake tmux's listing: each session's pane pid, every
+// session created at sessionCreated.
+func sessionsOf(panes map[string]int) map[string]Session {
+	if panes == nil {
+		return nil
+	}
+	out := make(map[string]Session, len(panes))
+	for name, pid := range panes {
+		out[name] = Session{PanePID: pid, Created: sessionCreated}
+	}
+	return out
+}
+
+// oldPanePID is a pane pid whose process the fake probe says was created
+// an hour before now: before every row.
+const oldPanePID = 7777
+
 func fakeStarted(pid int) (float64, error) {
-	if pid == unreadablePID {
+	switch pid {
+	case unreadablePID:
 		return 0, fmt.Errorf("process %d: not found", pid)
+	case oldPanePID:
+		return float64(nowMs/1000 - 3600), nil
 	}
 	return paneStarted, nil
 }
@@ -32,11 +56,11 @@ func fakeStarted(pid int) (float64, error) {
 // the calls.
 func fakeSource(panes map[string]int, err error, calls *int) *Source {
 	return &Source{
-		PaneLookup: func() (map[string]int, error) {
+		PaneLookup: func() (map[string]Session, error) {
 			if calls != nil {
 				*calls++
 			}
-			return maps.Clone(panes), err
+			return sessionsOf(panes), err
 		},
 		ProcessStarted: fakeStarted,
 	}
@@ -128,6 +152,88 @@ func TestOnlyTheSessionsOwnerGetsItsPanePid(t *testing.T) {
 	}
 }
 
+// A row's session_name is a name any tmux session may have: the pane's
+// create time, read from the pane itself, cannot tell middle's session
+// from another. So a session gives its pane's pid only when middle would
+// have made it for the row: its name is the one middle's sessionNameFor
+// gives the row's run (implementation: middle-<repo slug>-<Epic>;
+// recommender, docs bot: middle-rec-/middle-docs-<repo slug>-<hash>, as
+// tmux keeps it: '.' and ':' become '_'), created after the row (to
+// tmux's second), its pane's process too.
+func TestOnlyASessionMiddleWouldHaveMadeGivesItsPanePid(t *testing.T) {
+	type want struct {
+		pid  int
+		note string
+	}
+	given := want{pid: 4242}
+	tests := []struct {
+		name    string
+		row     wf
+		listed  string // the name tmux lists ("" : the row's)
+		created int64  // the row's created_at ("" : 15 minutes ago)
+		panePID int    // the session's pane (0: 4242)
+		want    want
+	}{
+		{name: "middle's own name for the Epic", row: wf{epic: "42", session: "middle-acme-api-42"}, want: given},
+		{name: "the default session 0", row: wf{epic: "42", session: "0"},
+			want: want{note: "session 0 is not the name middle gives acme/api's Epic 42 (middle-acme-api-42): not its agent"}},
+		{name: "a session of the user's", row: wf{epic: "42", session: "notes"},
+			want: want{note: "session notes is not the name middle gives acme/api's Epic 42 (middle-acme-api-42): not its agent"}},
+		{name: "another Epic's name", row: wf{epic: "42", session: "middle-acme-api-43"},
+			want: want{note: "session middle-acme-api-43 is not the name middle gives acme/api's Epic 42 (middle-acme-api-42): not its agent"}},
+		{name: "another repo's name", row: wf{epic: "42", session: "middle-acme-web-42"},
+			want: want{note: "session middle-acme-web-42 is not the name middle gives acme/api's Epic 42 (middle-acme-api-42): not its agent"}},
+		{name: "a repo slugged as middle slugs it", row: wf{repo: "acme/api.v2", epic: "42", session: "middle-acme-api-v2-42"}, want: given},
+		{name: "an Epic ref with a dot, as tmux keeps it", row: wf{epic: "v1.2", session: "middle-acme-api-v1.2"},
+			listed: "middle-acme-api-v1_2", want: given},
+		{name: "the recommender's name", row: wf{kind: "recommender", session: "middle-rec-acme-api-1a2b3c4d"}, want: given},
+		{name: "the docs bot's name", row: wf{kind: "documentation", session: "middle-docs-acme-api-0f"}, want: given},
+		{name: "the recommender's name with no hash", row: wf{kind: "recommender", session: "middle-rec-acme-api-zz"},
+			want: want{note: "session middle-rec-acme-api-zz is not the name middle gives a recommender of acme/api (middle-rec-acme-api-<hash>): not its agent"}},
+		{name: "the recommender's name with a hash too long", row: wf{kind: "recommender", session: "middle-rec-acme-api-1a2b3c4d5"},
+			want: want{note: "session middle-rec-acme-api-1a2b3c4d5 is not the name middle gives a recommender of acme/api (middle-rec-acme-api-<hash>): not its agent"}},
+		{name: "the docs bot's name for an Epic's run", row: wf{epic: "42", session: "middle-docs-acme-api-0f"},
+			want: want{note: "session middle-docs-acme-api-0f is not the name middle gives acme/api's Epic 42 (middle-acme-api-42): not its agent"}},
+		{name: "an implementation without an Epic", row: wf{session: "middle-acme-api-"},
+			want: want{note: "session middle-acme-api-: middle names no session for an implementation without an Epic"}},
+		{name: "middle's name, created before the row", row: wf{epic: "42", session: "middle-acme-api-42"}, created: nowMs - 30_000,
+			want: want{note: "session middle-acme-api-42 was created " + sessionCreated.UTC().Format(time.RFC3339) +
+				", before the row (" + time.UnixMilli(nowMs-30_000).UTC().Format(time.RFC3339) + "): not its agent"}},
+		{name: "middle's name, created in the row's second", row: wf{epic: "42", session: "middle-acme-api-42"},
+			created: sessionCreated.UnixMilli() + 999, want: given},
+		{name: "middle's name, but its pane's process is older than the row", row: wf{epic: "42", session: "middle-acme-api-42"},
+			panePID: oldPanePID, want: want{note: "pane pid 7777 was created before the row: not its agent"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHome(t)
+			row := tc.row
+			row.id, row.state = "wf-a1", "running"
+			row.created = nowMs - 900_000
+			if tc.created != 0 {
+				row.created = tc.created
+			}
+			row.updated = row.created
+			insertWorkflow(t, h.writer, row)
+			listed, pid := tc.listed, tc.panePID
+			if listed == "" {
+				listed = row.session
+			}
+			if pid == 0 {
+				pid = 4242
+			}
+			facts := fakeSource(map[string]int{listed: pid}, nil, nil).Read(h.dir, now)
+			if len(facts.Problems) > 0 || len(facts.Nodes) != 1 {
+				t.Fatalf("%d nodes, problems: %v", len(facts.Nodes), facts.Problems)
+			}
+			n := facts.Nodes[0]
+			if got := (want{pid: n.Heartbeat.PID, note: field(n, "tmux")}); got != tc.want {
+				t.Errorf("got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
 // tmux is asked once per read, whatever the number of rows, and not at all
 // when no row owns a session; a tmux that cannot be asked costs no row and
 // is no problem of the store: each owner is judged by its beat, with a note
@@ -173,24 +279,25 @@ func TestTmuxIsAskedOncePerReadAndItsFailureCostsNoRow(t *testing.T) {
 }
 
 // list-panes -a lists panes by session, window and pane index; a session's
-// agent is its first live pane.
-func TestParsePanes(t *testing.T) {
+// agent is its first live pane; every line carries its session's creation.
+func TestParseSessions(t *testing.T) {
+	at := func(pid int) Session { return Session{PanePID: pid, Created: time.Unix(1750699940, 0)} }
 	tests := []struct {
 		name, out string
-		want      map[string]int
+		want      map[string]Session
 	}{
-		{name: "one pane per session", out: "101 0 middle-acme-api-42\n102 0 middle-acme-web-7\n",
-			want: map[string]int{"middle-acme-api-42": 101, "middle-acme-web-7": 102}},
-		{name: "the first live pane of a session", out: "101 0 s\n102 0 s\n", want: map[string]int{"s": 101}},
-		{name: "an exited pane is passed over", out: "101 1 s\n102 0 s\n", want: map[string]int{"s": 102}},
-		{name: "a session of exited panes is listed with no pid", out: "101 1 s\n102 1 s\n", want: map[string]int{"s": 0}},
-		{name: "a name with spaces", out: "101 0 my session\n", want: map[string]int{"my session": 101}},
-		{name: "lines that do not read are skipped", out: "\nx 0 s\n-3 0 t\n104 0\n105 0 u\r\n",
-			want: map[string]int{"u": 105}},
+		{name: "one pane per session", out: "101 0 1750699940 middle-acme-api-42\n102 0 1750699940 middle-acme-web-7\n",
+			want: map[string]Session{"middle-acme-api-42": at(101), "middle-acme-web-7": at(102)}},
+		{name: "the first live pane of a session", out: "101 0 1750699940 s\n102 0 1750699940 s\n", want: map[string]Session{"s": at(101)}},
+		{name: "an exited pane is passed over", out: "101 1 1750699940 s\n102 0 1750699940 s\n", want: map[string]Session{"s": at(102)}},
+		{name: "a session of exited panes is listed with no pid", out: "101 1 1750699940 s\n102 1 1750699940 s\n", want: map[string]Session{"s": at(0)}},
+		{name: "a name with spaces", out: "101 0 1750699940 my session\n", want: map[string]Session{"my session": at(101)}},
+		{name: "lines that do not read are skipped", out: "\nx 0 1750699940 s\n-3 0 1750699940 t\n104 0 1750699940\n106 0 x v\n107 0 0 w\n105 0 1750699940 u\r\n",
+			want: map[string]Session{"u": at(105)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := parsePanes(tc.out); !maps.Equal(got, tc.want) {
+			if got := parseSessions(tc.out); !maps.EqualFunc(got, tc.want, func(a, b Session) bool { return a.PanePID == b.PanePID && a.Created.Equal(b.Created) }) {
 				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
@@ -251,7 +358,7 @@ func TestRunningRowGetsThePanePidOfARealTmuxSession(t *testing.T) {
 		wf{id: "wf-a1", epic: "42", state: "running", session: "middle-acme-api-42", created: nowMs - 5000, updated: nowMs - 5000},
 		wf{id: "wf-b1", epic: "43", state: "running", session: "middle-acme-api-43", created: nowMs - 4000, updated: nowMs - 4000})
 	src := New()
-	src.PaneLookup = Tmux{Socket: socket}.PanePIDs
+	src.PaneLookup = Tmux{Socket: socket}.Sessions
 	nodes := readNodesWith(t, h.dir, src)
 
 	n := nodes["42|wf-a1"]
@@ -283,8 +390,8 @@ func TestTmuxAsksTheDefaultServerEvenInsideATmuxClient(t *testing.T) {
 	tmuxServer(t, "", "middle-acme-api-42")
 	t.Setenv("TMUX", filepath.Join(os.Getenv("TMUX_TMPDIR"), "not-this-server")+",1,0")
 
-	panes, err := Tmux{}.PanePIDs()
-	if err != nil || panes["middle-acme-api-42"] <= 0 {
+	panes, err := Tmux{}.Sessions()
+	if err != nil || panes["middle-acme-api-42"].PanePID <= 0 {
 		t.Fatalf("panes %v, error %v: want the default server's session", panes, err)
 	}
 }
@@ -310,7 +417,7 @@ func TestTmuxThatCannotBeAskedSaysWhy(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			panes, err := tc.setup(t).PanePIDs()
+			panes, err := tc.setup(t).Sessions()
 			if err == nil || panes != nil {
 				t.Fatalf("panes %v, error %v: want an error", panes, err)
 			}
@@ -329,16 +436,16 @@ func TestTmuxThatCannotBeAskedSaysWhy(t *testing.T) {
 // and an error is asked again; the first read past the TTL asks again.
 func TestTmuxAnswerServesTheReadsOfOnePaneTTL(t *testing.T) {
 	h := newHome(t)
-	insertWorkflow(t, h.writer, wf{id: "wf-a1", epic: "42", state: "running", session: "middle-acme-api-42", created: nowMs - 5000})
+	insertWorkflow(t, h.writer, wf{id: "wf-a1", epic: "42", state: "running", session: "middle-acme-api-42", created: nowMs - 300_000})
 	calls := 0
 	var answer map[string]int
 	var answerErr error
 	gone := map[int]bool{}
 	clock := time.Unix(1750699100, 0)
 	src := &Source{
-		PaneLookup: func() (map[string]int, error) {
+		PaneLookup: func() (map[string]Session, error) {
 			calls++
-			return maps.Clone(answer), answerErr
+			return sessionsOf(answer), answerErr
 		},
 		ProcessStarted: func(pid int) (float64, error) {
 			if gone[pid] {

@@ -491,9 +491,4 @@ func formatTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
-func epochSeconds(t time.Time) float64 {
-	if t.IsZero() {
-		return 0
-	}
-	return float64(t.UnixNano()) / 1e9
-}
+func epochSeconds(t time.Time) float64 { return model.EpochSeconds(t) }

@@ -5,7 +5,6 @@ package teaparty
 
 import (
 	"database/sql"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -257,9 +256,8 @@ func readLastMessages(snap *sqlitestore.Snapshot, rows []*row) error {
 
 // epochSeconds converts TeaParty's REAL epoch seconds to a time.
 func epochSeconds(s float64) time.Time {
-	if s <= 0 || math.IsNaN(s) || math.IsInf(s, 0) {
+	if !(s > 0) {
 		return time.Time{}
 	}
-	sec, frac := math.Modf(s)
-	return time.Unix(int64(sec), int64(frac*1e9))
+	return model.TimeOfEpochSeconds(s) // never wrapped
 }

@@ -65,7 +65,7 @@ type builder struct {
 	// nodeDir memoizes isNodeDirOnDisk: dir -> it holds a heartbeat or a
 	// `.running`.
 	nodeDir map[string]bool
-	// areas are the directories the roots hold (see rootAreas), once a
+	// areas are the directories the roots hold (RootAreas), once a
 	// store's node asked.
 	areas []string
 }

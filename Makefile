@@ -4,7 +4,7 @@ BIN     ?= bin/dispatchtop
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/dispatchtop/dispatchtop/cli.Version=$(VERSION)
 
-.PHONY: all build deps test vet bench bench-100k bench-reliability bench-compare bench-compare-100k bench-dashboard-100k run demo fuzz clean man
+.PHONY: all build deps test vet bench bench-journal-1g bench-100k bench-reliability bench-compare bench-compare-100k bench-dashboard-100k run demo fuzz clean man
 
 all: build
 
@@ -43,6 +43,12 @@ bench: deps
 	$(GO) test $(BENCH_FLAGS) -bench 'SourcesOnceJSON10k' -benchtime 5x .
 	$(GO) test $(BENCH_FLAGS) -bench 'Scrape10k|SnapshotAPI10k' -benchtime 20x ./serve
 	$(GO) test $(BENCH_FLAGS) -bench 'Decode10k' -benchtime 20x ./remote
+	$(GO) test $(BENCH_FLAGS) -bench 'JournalMemory' -benchtime 1x ./cli
+
+# SPEC §8's journal of 1 GB: the peak RSS of `journal`, `journal --json`
+# and the detail pane's reader (the journal is generated in a temp dir).
+bench-journal-1g: deps
+	DISPATCHTOP_BENCH_JOURNAL_MB=1024 $(GO) test $(BENCH_FLAGS) -bench 'JournalMemory' -benchtime 1x -timeout 60m ./cli
 
 # SPEC §9's interruption series: 200 compactions, each hit by SIGTERM or
 # SIGKILL 0-3 ms around its rename while a real process appends; prints

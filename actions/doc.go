@@ -4,7 +4,8 @@
 // re-checks it through liveness at execution time, never trusting what a
 // screen showed.
 //
-// What it writes, and only inside the root that holds the node:
+// What it writes, and only inside the roots: the node's dir, which a store
+// may name anywhere, is resolved and refused outside them (confine.go):
 //
 //	<root>/.dispatchtop/journal.jsonl  one line per action or refusal
 //	<infra>/.resume-pending            resume's O_EXCL dedup marker

@@ -182,7 +182,16 @@ func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
 	if why := e.configInRoot(n); why != "" {
 		return e.refused(req, res, why)
 	}
+	if req.Action != model.ActionKill {
+		// Before the scan's flag: this refusal names the dir.
+		if why := e.confined(n); why != "" {
+			return e.refused(req, res, why)
+		}
+	}
 	if n.HasScanFlag(model.FlagOutsideRoot) {
+		if !isNative(n) && n.InfraDir != "" {
+			return e.refused(req, res, fmt.Sprintf("node %s: its dir %s lies outside every root: never acted on", n.ID, n.InfraDir))
+		}
 		return e.refused(req, res, fmt.Sprintf("node %s names a path outside every root: never acted on", n.ID))
 	}
 	if why := stillPlanned(req.planned, n); why != "" {

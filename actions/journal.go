@@ -1,8 +1,6 @@
 package actions
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -230,37 +228,29 @@ func (e *Engine) Entry(req Request, res Result) JournalEntry {
 
 // ReadJournal returns the journal lines of root that concern nodeID (all of
 // them when nodeID is ""), oldest first. A missing journal is no lines;
-// lines that do not parse (a torn line a crash left) are skipped.
+// lines that do not parse (a torn line a crash left) are skipped. Lines
+// over MaxJournalLine are skipped too, and the error names them, after the
+// entries read. It holds every entry: a reader of a journal of any size
+// uses OpenJournal.
 func ReadJournal(root, nodeID string) ([]JournalEntry, error) {
-	f, _, err := protocol.OpenReader(JournalPath(root))
+	jr, err := OpenJournal(root, JournalReadOptions{Node: nodeID})
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("read journal: %w", err)
+		return nil, err
 	}
-	defer f.Close()
+	defer jr.Close()
 	var out []JournalEntry
-	sc := bufio.NewScanner(f)
-	// Compaction lines carry whole registry lines: allow long ones.
-	sc.Buffer(make([]byte, 64*1024), 64<<20)
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
+	for {
+		j, ok := jr.Next()
+		if !ok {
+			break
 		}
-		var j JournalEntry
-		if json.Unmarshal(line, &j) != nil {
-			continue
-		}
-		if nodeID == "" || j.Node == nodeID {
-			out = append(out, j)
-		}
+		out = append(out, j)
 	}
-	if err := sc.Err(); err != nil {
-		return out, fmt.Errorf("read journal %s: %w", JournalPath(root), err)
+	errs := []error{jr.Err()}
+	for _, p := range jr.Problems() {
+		errs = append(errs, fmt.Errorf("%s: %s", p.Path, p.Error))
 	}
-	return out, nil
+	return out, joinErrors(errs...)
 }
 
 func currentUser() string {

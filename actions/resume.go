@@ -70,6 +70,11 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 		return refused(fmt.Sprintf("node %s: a resume is already pending since %s", n.ID, since.UTC().Format(time.RFC3339)))
 	}
 	res.Checks = append(res.Checks, "no resume pending")
+	// Before any side effect: a beat since the lookup is known now, and
+	// refused without claiming (and removing) the marker.
+	if why := fileBeatSince(n); why != "" {
+		return refused(why)
+	}
 	next := bumped(rc, phase)
 	logPath := filepath.Join(n.InfraDir, protocol.ResumeLogFile)
 	// Before the claim and the bump: the log is opened only after both.
@@ -107,7 +112,7 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 	// The marker is ours, but the node was judged dead from what the lookup
 	// read: had another resume taken since (its agent beat, which expires
 	// that resume's marker), this one would dispatch a second agent.
-	if why := beatSince(n); why != "" {
+	if why := e.beatSince(req, n); why != "" {
 		removeOwnMarker(marker, ours)
 		return refused(why)
 	}
@@ -223,10 +228,23 @@ func (e *Engine) markerLive(n *model.Node, marker string, st os.FileInfo) (time.
 	if e.now().Sub(written) >= e.thresholds().Stale {
 		return since, false
 	}
-	if hb, err := os.Stat(filepath.Join(n.InfraDir, protocol.HeartbeatFile)); err == nil && hb.ModTime().After(written) {
+	if beat, ok := lastBeat(n); ok && beat.After(written) {
 		return since, false // the node beat since: the resume took
 	}
 	return since, true
+}
+
+// lastBeat is the node's newest beat: its dir's heartbeat as it is now, or
+// for a store's record, the beat its store gave the lookup.
+func lastBeat(n *model.Node) (time.Time, bool) {
+	if !isNative(n) {
+		return n.BeatMtime, !n.BeatMtime.IsZero()
+	}
+	hb, err := os.Stat(filepath.Join(n.InfraDir, protocol.HeartbeatFile))
+	if err != nil {
+		return time.Time{}, false
+	}
+	return hb.ModTime(), true
 }
 
 // claimPending creates the marker with O_EXCL. An expired marker is moved
@@ -289,9 +307,31 @@ func removeOwnMarker(marker string, ours os.FileInfo) {
 	}
 }
 
-// beatSince says how the node's beat file differs from what the lookup read
-// and judged dead, or "" when it is as it was.
-func beatSince(n *model.Node) string {
+// beatSince says how the node's beat differs from what the lookup read
+// and judged dead, or "" when it is as it was: a native node's beat file,
+// stat'ed again; a record of another source, read again through its store
+// (its HeartbeatPath is the record's key, `<db>#<id>`, not a file).
+func (e *Engine) beatSince(req Request, n *model.Node) string {
+	if isNative(n) {
+		return fileBeatSince(n)
+	}
+	_, fresh, err := e.locate(n.ID, req.scope)
+	if err != nil {
+		return fmt.Sprintf("node %s: its %s record could not be read again (%v): read it again", n.ID, sourceName(n), err)
+	}
+	if !fresh.BeatMtime.Equal(n.BeatMtime) || fresh.State != model.StateDead {
+		return fmt.Sprintf("node %s beat since it was read as dead (its %s record now %s, beat %s; read at %s): another resume may have taken; read it again",
+			n.ID, sourceName(n), fresh.State, fresh.BeatMtime.UTC().Format(time.RFC3339Nano), n.BeatMtime.UTC().Format(time.RFC3339Nano))
+	}
+	return ""
+}
+
+// fileBeatSince is beatSince for a node whose beat is a file: its stat now
+// against what the lookup read. A store's record has no such file ("").
+func fileBeatSince(n *model.Node) string {
+	if !isNative(n) {
+		return ""
+	}
 	path := n.HeartbeatPath
 	if !n.HasHeartbeat {
 		if !n.Legacy {

@@ -103,8 +103,12 @@ func TestKillOfASourceNodeHonoursItsTraits(t *testing.T) {
 // none — is refused, the reason naming its source; nothing of the working
 // directory is read for it.
 func TestCompactOfASourceNodeWithoutARegistryNamesItsSource(t *testing.T) {
-	dir := t.TempDir()
-	e, _ := rowEngine(t, row{ID: "nodir"}, row{ID: "withdir", InfraDir: dir})
+	e, store := rowEngine(t)
+	dir := filepath.Join(store, "withdir") // inside the root: a dir outside is refused for that
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeJSON(t, filepath.Join(store, rowFile), []row{{ID: "nodir"}, {ID: "withdir", InfraDir: dir}})
 	for _, id := range []string{"nodir", "withdir"} {
 		t.Run(id, func(t *testing.T) {
 			res, err := e.Run(context.Background(), Request{Action: model.ActionCompact, Node: id})

@@ -3,17 +3,20 @@ package cli
 // `dispatchtop journal`: the recovery journal of the roots (SPEC §4, §5).
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dispatchtop/dispatchtop/actions"
 	"github.com/dispatchtop/dispatchtop/internal/termtext"
+	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/report"
 	"github.com/dispatchtop/dispatchtop/scanner"
 )
@@ -27,7 +30,8 @@ func newJournalCmd(g *Globals) *cobra.Command {
 		Long: "journal prints the lines every action and refusal appended to <root>/.dispatchtop/journal.jsonl,\n" +
 			"oldest first: when, which node, the action, its outcome, who ran it and what came of it.\n" +
 			"--node keeps a node and its subtree; --since keeps the lines of the last DURATION or\n" +
-			"since an RFC 3339 TIME. A torn line (a crash mid-append) is skipped.",
+			"since an RFC 3339 TIME. A torn line (a crash mid-append) is skipped; a line over 64 MiB is\n" +
+			"skipped and named on stderr. The journals are read a line at a time, never whole.",
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			g.Roots = append(g.Roots, args...)
@@ -58,6 +62,8 @@ type journalJSON struct {
 	Schema  string        `json:"schema"`
 	Roots   []string      `json:"roots"`
 	Entries []journalLine `json:"entries"`
+	// Problems name the lines skipped for their length (SPEC §4).
+	Problems []model.Problem `json:"problems,omitempty"`
 }
 
 func runJournal(g *Globals, f journalFilter, asJSON bool, now time.Time) error {
@@ -70,25 +76,20 @@ func runJournal(g *Globals, f journalFilter, asJSON bool, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	lines := []journalLine{}
-	for _, root := range roots {
-		entries, err := actions.ReadJournal(root, "")
-		if err != nil {
-			return failure(err)
-		}
-		for _, e := range entries {
-			if e.Time.Before(since) || node != "" && e.Node != node && !strings.HasPrefix(e.Node, node+"/") {
-				continue
-			}
-			lines = append(lines, journalLine{Root: root, JournalEntry: e})
-		}
+	keep := func(e actions.JournalEntry) bool {
+		return !e.Time.Before(since) && (node == "" || e.Node == node || strings.HasPrefix(e.Node, node+"/"))
 	}
-	sort.SliceStable(lines, func(i, j int) bool { return lines[i].Time.Before(lines[j].Time) })
+	sel := journalSelection{roots: roots, keep: keep}
+	var problems []model.Problem
 	if asJSON {
-		return writeJSON(g.Stdout, journalJSON{Schema: report.Schema, Roots: roots, Entries: lines})
+		problems, err = writeJournalJSON(g.Stdout, sel)
+	} else {
+		problems, err = printJournal(g.Stdout, sel)
 	}
-	printJournal(g.Stdout, lines, len(roots) > 1)
-	return nil
+	for _, p := range problems {
+		fmt.Fprintln(g.Stderr, termtext.OneLine("journal: "+p.Path+": "+p.Error, 0))
+	}
+	return err
 }
 
 // parseSince reads --since: a positive duration back from now, or an RFC
@@ -132,32 +133,203 @@ func journalRoots(g *Globals) ([]string, error) {
 	return roots, nil
 }
 
-// printJournal prints the lines as a table; every cell is one line of
-// terminal text, as agents write into the roots.
-func printJournal(w io.Writer, lines []journalLine, withRoot bool) {
-	if len(lines) == 0 {
-		fmt.Fprintln(w, "no journal entries")
-		return
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	header := "TIME\tNODE\tACTION\tOUTCOME\tBY\tMESSAGE"
+// printJournal prints the selected lines as a table, its columns as wide
+// as their widest cell, as a tabwriter aligns them; every cell is one line
+// of terminal text, as agents write into the roots. A journal is read
+// twice, a line at a time: once for the widths, once to print; the second
+// read ends where the first did, so the lines are the same.
+func printJournal(w io.Writer, sel journalSelection) ([]model.Problem, error) {
+	withRoot := len(sel.roots) > 1
+	header := []string{"TIME", "NODE", "ACTION", "OUTCOME", "BY", "MESSAGE"}
 	if withRoot {
-		header = "TIME\tROOT\tNODE\tACTION\tOUTCOME\tBY\tMESSAGE"
+		header = []string{"TIME", "ROOT", "NODE", "ACTION", "OUTCOME", "BY", "MESSAGE"}
 	}
-	fmt.Fprintln(tw, header)
-	for _, l := range lines {
-		msg := l.Message
-		if l.Force {
-			msg += " (forced past the retry budget)"
+	widths := make([]int, len(header)-1)
+	measure := func(cells []string) {
+		for i := range widths {
+			widths[i] = max(widths[i], utf8.RuneCountInString(cells[i]))
 		}
-		cells := []string{l.Time.Local().Format("2006-01-02 15:04:05"), l.Node, string(l.Action), l.Outcome, l.User + "@" + l.Host, msg}
-		if withRoot {
-			cells = append(cells[:1], append([]string{l.Root}, cells[1:]...)...)
-		}
-		for i, c := range cells {
-			cells[i] = termtext.OneLine(c, 0)
-		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
-	tw.Flush()
+	measure(header)
+	count := 0
+	ends, _, err := sel.each(true, nil, func(l journalLine) error {
+		count++
+		measure(journalCells(l, withRoot))
+		return nil
+	})
+	if err != nil {
+		return nil, failure(err)
+	}
+	if count == 0 {
+		fmt.Fprintln(w, "no journal entries")
+		return nil, nil
+	}
+	bw := bufio.NewWriter(w)
+	row := func(cells []string) {
+		for i, c := range cells[:len(cells)-1] {
+			bw.WriteString(c)
+			bw.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+journalColumnGap))
+		}
+		bw.WriteString(cells[len(cells)-1])
+		bw.WriteByte('\n')
+	}
+	row(header)
+	_, problems, err := sel.each(true, ends, func(l journalLine) error {
+		row(journalCells(l, withRoot))
+		return nil
+	})
+	if ferr := bw.Flush(); err == nil && ferr != nil {
+		err = fmt.Errorf("write the journal: %w", ferr)
+	}
+	if err != nil {
+		return problems, failure(err)
+	}
+	return problems, nil
+}
+
+// journalColumnGap is the space between two columns of the table.
+const journalColumnGap = 2
+
+// journalCells are the table's cells of l, each one line of terminal text.
+func journalCells(l journalLine, withRoot bool) []string {
+	msg := l.Message
+	if l.Force {
+		msg += " (forced past the retry budget)"
+	}
+	cells := []string{l.Time.Local().Format("2006-01-02 15:04:05"), l.Node, string(l.Action), l.Outcome, l.User + "@" + l.Host, msg}
+	if withRoot {
+		cells = append(cells[:1], append([]string{l.Root}, cells[1:]...)...)
+	}
+	for i, c := range cells {
+		cells[i] = termtext.OneLine(c, 0)
+	}
+	return cells
+}
+
+// writeJournalJSON writes the selected lines as journal's --json document,
+// the bytes writeJSON would write for it, one entry at a time.
+func writeJournalJSON(w io.Writer, sel journalSelection) ([]model.Problem, error) {
+	bw := bufio.NewWriter(w)
+	head, err := json.MarshalIndent(journalJSON{Schema: report.Schema, Roots: sel.roots, Entries: []journalLine{}}, "", "  ")
+	if err != nil {
+		return nil, failure(fmt.Errorf("write the JSON: %w", err))
+	}
+	// The document up to its entries' list, which closes it: `[]\n}`.
+	head = bytes.TrimSuffix(head, []byte("[]\n}"))
+	bw.Write(head)
+	first := true
+	_, problems, err := sel.each(false, nil, func(l journalLine) error {
+		b, err := json.MarshalIndent(l, "    ", "  ")
+		if err != nil {
+			return fmt.Errorf("write the JSON: %w", err)
+		}
+		if first {
+			bw.WriteString("[\n    ")
+		} else {
+			bw.WriteString(",\n    ")
+		}
+		first = false
+		_, err = bw.Write(b)
+		return err
+	})
+	if first {
+		bw.WriteString("[]")
+	} else {
+		bw.WriteString("\n  ]")
+	}
+	if len(problems) > 0 {
+		b, merr := json.MarshalIndent(problems, "  ", "  ")
+		if merr != nil && err == nil {
+			err = merr
+		}
+		bw.WriteString(",\n  \"problems\": ")
+		bw.Write(b)
+	}
+	bw.WriteString("\n}\n")
+	if ferr := bw.Flush(); err == nil && ferr != nil {
+		err = fmt.Errorf("write the JSON: %w", ferr)
+	}
+	if err != nil {
+		return problems, failure(err)
+	}
+	return problems, nil
+}
+
+// journalSelection is what `journal` shows: the lines of the roots'
+// journals that keep keeps.
+type journalSelection struct {
+	roots []string
+	keep  func(actions.JournalEntry) bool
+}
+
+// each calls fn with every line selected, oldest first across the roots,
+// each root's in the order appended, holding one line a root. brief leaves
+// out what only the JSON shows. ends, when given, are where each journal's
+// read ends (an earlier each's); each returns its own, and the problems
+// of the lines skipped for their length.
+func (sel journalSelection) each(brief bool, ends []int64, fn func(journalLine) error) ([]int64, []model.Problem, error) {
+	readers := make([]*actions.JournalReader, len(sel.roots))
+	defer func() {
+		for _, r := range readers {
+			if r != nil {
+				r.Close()
+			}
+		}
+	}()
+	heads := make([]*journalLine, len(sel.roots))
+	next := func(i int) {
+		heads[i] = nil
+		for {
+			e, ok := readers[i].Next()
+			if !ok {
+				return
+			}
+			if sel.keep(e) {
+				heads[i] = &journalLine{Root: sel.roots[i], JournalEntry: e}
+				return
+			}
+		}
+	}
+	out := make([]int64, len(sel.roots))
+	for i, root := range sel.roots {
+		if ends != nil && ends[i] == 0 {
+			continue // no journal the first time: none now either
+		}
+		opts := actions.JournalReadOptions{Brief: brief}
+		if ends != nil {
+			opts.Until = ends[i]
+		}
+		r, err := actions.OpenJournal(root, opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		readers[i], out[i] = r, r.End()
+		next(i)
+	}
+	for {
+		oldest := -1
+		for i, h := range heads {
+			if h != nil && (oldest < 0 || h.Time.Before(heads[oldest].Time)) {
+				oldest = i
+			}
+		}
+		if oldest < 0 {
+			break
+		}
+		if err := fn(*heads[oldest]); err != nil {
+			return out, nil, err
+		}
+		next(oldest)
+	}
+	var problems []model.Problem
+	for _, r := range readers {
+		if r == nil {
+			continue
+		}
+		if err := r.Err(); err != nil {
+			return out, problems, err
+		}
+		problems = append(problems, r.Problems()...)
+	}
+	return out, problems, nil
 }

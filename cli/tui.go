@@ -180,12 +180,55 @@ func (r engineRunner) Run(ctx context.Context, req ui.ActionRequest) (ui.ActionR
 	}, err
 }
 
-// readNodeJournal is the journal of the node's root, the lines about it.
-func readNodeJournal(_ context.Context, n *model.Node) ([]string, error) {
-	entries, err := actions.ReadJournal(n.Root, n.ID)
-	lines := make([]string, 0, len(entries))
-	for _, e := range entries {
-		lines = append(lines, e.Line())
+// paneJournalEntries bounds what the details pane shows of a node's
+// journal: its newest entries, however long the journal.
+const paneJournalEntries = 200
+
+// readNodeJournal is the journal of the node's root, the lines about it:
+// the newest paneJournalEntries, the journal read a line at a time (a line
+// that does not name the node is not decoded), so that a journal of any
+// size costs the pane what those entries cost (SPEC §8).
+func readNodeJournal(ctx context.Context, n *model.Node) ([]string, error) {
+	return tailNodeJournal(ctx, n.Root, n.ID, paneJournalEntries)
+}
+
+// tailNodeJournal is the newest keep entries of root's journal about
+// node, as lines, oldest first; the first line says how many older ones
+// are not shown, and each line skipped for its length is said too.
+func tailNodeJournal(ctx context.Context, root, node string, keep int) ([]string, error) {
+	jr, err := actions.OpenJournal(root, actions.JournalReadOptions{Node: node, Brief: true})
+	if err != nil {
+		return nil, err
 	}
-	return lines, err
+	defer jr.Close()
+	ring := make([]string, 0, min(keep, 16))
+	seen := 0
+	for {
+		if seen%1024 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		e, ok := jr.Next()
+		if !ok {
+			break
+		}
+		if len(ring) < keep {
+			ring = append(ring, e.Line())
+		} else {
+			ring[seen%keep] = e.Line()
+		}
+		seen++
+	}
+	if err := jr.Err(); err != nil {
+		return nil, err
+	}
+	var lines []string
+	for _, p := range jr.Problems() {
+		lines = append(lines, p.Path+": "+p.Error)
+	}
+	if seen > keep {
+		lines = append(lines, fmt.Sprintf("(%d older entries not shown)", seen-keep))
+		start := seen % keep
+		return append(append(lines, ring[start:]...), ring[:start]...), nil
+	}
+	return append(lines, ring...), nil
 }

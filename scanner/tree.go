@@ -65,6 +65,9 @@ type builder struct {
 	// nodeDir memoizes isNodeDirOnDisk: dir -> it holds a heartbeat or a
 	// `.running`.
 	nodeDir map[string]bool
+	// areas are the directories the roots hold (RootAreas), once a
+	// store's node asked.
+	areas []string
 }
 
 // CopyFacts returns a copy of n holding only what ReadNodeDir reads: tree
@@ -185,6 +188,11 @@ func (b *builder) addStoreNodes(stored []*model.Node) {
 		id := n.ID // the store's own, prefixed by id
 		resetTree(n)
 		n.ID = id
+		if n.InfraDir != "" && b.outsideEveryRoot(n.InfraDir) {
+			// The dir a record names is where resume and merge would write
+			// and run: one no root holds is never acted on (SPEC §3).
+			addScanFlag(n, model.FlagOutsideRoot)
+		}
 		b.byKey[n.HeartbeatPath] = n
 		b.nodes = append(b.nodes, n)
 	}

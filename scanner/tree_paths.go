@@ -169,6 +169,43 @@ func (b *builder) locate(dir string) (*Root, string, bool) {
 	return nil, "", false
 }
 
+// outsideEveryRoot reports whether dir, a directory a store's record names
+// (a worktree, a session dir), lies outside every root once its symlinks
+// are resolved; a path that is not absolute is placed nowhere.
+func (b *builder) outsideEveryRoot(dir string) bool {
+	if !filepath.IsAbs(dir) {
+		return true
+	}
+	if b.areas == nil {
+		b.areas = RootAreas(b.roots)
+	}
+	real := b.resolve(filepath.Clean(dir))
+	for _, a := range b.areas {
+		if within(a, real) {
+			return false
+		}
+	}
+	return true
+}
+
+// RootAreas are the directories the roots hold, symlinks resolved: a
+// root's own, or for a store whose root is a file (a database), the
+// directory that holds it, where its journal lives too.
+func RootAreas(roots []Root) []string {
+	areas := make([]string, 0, len(roots))
+	for _, r := range roots {
+		area := r.Resolved
+		if area == "" {
+			continue
+		}
+		if fi, err := os.Stat(area); err == nil && !fi.IsDir() {
+			area = filepath.Dir(area)
+		}
+		areas = append(areas, area)
+	}
+	return areas
+}
+
 // unresolvable stands for a path that leads through a symlink loop: it is
 // inside no root.
 const unresolvable = "\x00unresolvable"

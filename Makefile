@@ -2,7 +2,12 @@
 GO      ?= go
 BIN     ?= bin/dispatchtop
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X github.com/dispatchtop/dispatchtop/cli.Version=$(VERSION)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+# The commit's own date, not the clock's: the same commit builds the same binary.
+DATE    ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+LDFLAGS := -X github.com/dispatchtop/dispatchtop/cli.Version=$(VERSION) \
+	-X github.com/dispatchtop/dispatchtop/cli.Commit=$(COMMIT) \
+	-X github.com/dispatchtop/dispatchtop/cli.Date=$(DATE)
 
 .PHONY: all build deps test vet bench bench-100k bench-reliability bench-compare bench-compare-100k bench-dashboard-100k run demo fuzz clean man
 

@@ -229,3 +229,15 @@ func TestActionMetadataHoldsTogether(t *testing.T) {
 		t.Errorf("action.yml's fail-on default %q is not dispatchtop's: --help says\n%s", a.Inputs["fail-on"].Default, help)
 	}
 }
+
+// docs/ci.md states the default --fail-on; it is the action's, which the
+// test above holds to dispatchtop's.
+func TestCIDocStatesTheDefaultFailOn(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(repo, "docs", "ci.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "The default,\n`" + actionDefaultFailOn(t) + "`"; !strings.Contains(string(doc), want) {
+		t.Errorf("docs/ci.md does not state the default --fail-on %q", actionDefaultFailOn(t))
+	}
+}

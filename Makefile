@@ -2,9 +2,14 @@
 GO      ?= go
 BIN     ?= bin/dispatchtop
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X github.com/dispatchtop/dispatchtop/cli.Version=$(VERSION)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+# The commit's own date, not the clock's: the same commit builds the same binary.
+DATE    ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+LDFLAGS := -X github.com/dispatchtop/dispatchtop/cli.Version=$(VERSION) \
+	-X github.com/dispatchtop/dispatchtop/cli.Commit=$(COMMIT) \
+	-X github.com/dispatchtop/dispatchtop/cli.Date=$(DATE)
 
-.PHONY: all build deps test vet bench bench-journal-1g bench-100k bench-reliability bench-compare bench-compare-100k bench-dashboard-100k run demo fuzz clean man
+.PHONY: all build deps test vet completions release release-snapshot release-check bench bench-journal-1g bench-100k bench-reliability bench-compare bench-compare-100k bench-dashboard-100k run demo fuzz clean man
 
 all: build
 
@@ -90,7 +95,28 @@ man: deps
 	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) $(GO) run ./internal/manpage/mangen docs/man
 
 clean:
-	rm -rf bin
+	rm -rf bin dist dist-assets
+
+# Shell completions generated from the commands, for the release archives
+# and packages (the man pages are committed in docs/man).
+completions:
+	mkdir -p dist-assets/completions
+	for sh in bash zsh fish; do $(GO) run . completion $$sh > dist-assets/completions/dispatchtop.$$sh; done
+
+# The release, built locally and published nowhere: archives, checksums.txt,
+# deb and rpm packages and the Homebrew cask, in dist/. goreleaser runs
+# through `go run`, pinned, so nothing needs installing.
+GORELEASER ?= $(GO) run github.com/goreleaser/goreleaser/v2@v2.15.1
+release-snapshot: deps
+	$(GORELEASER) release --snapshot --clean --skip=publish
+
+# The release itself, from a tag (the release workflow runs it).
+release: deps
+	$(GORELEASER) release --clean
+
+# The release configuration is valid (goreleaser's own check).
+release-check: deps
+	$(GORELEASER) check
 
 # SPEC §8's floor: `--once --json` against `find ROOT -name .heartbeat` and a
 # naive Python scan of the same generated tree, interleaved, ROUNDS rounds,

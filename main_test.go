@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -401,6 +402,24 @@ func TestVersionAndHelp(t *testing.T) {
 	out, _, code := run(t, t.TempDir(), "version")
 	if code != 0 || !strings.HasPrefix(out, "dispatchtop ") {
 		t.Errorf("version: %q exit %d", out, code)
+	}
+	// What `go version -m` reads from the same binary agrees with it.
+	meta, err := exec.Command("go", "version", "-m", binary).Output()
+	if err != nil {
+		t.Fatalf("go version -m: %v", err)
+	}
+	goVersion, revision := "", "unknown"
+	for _, line := range strings.Split(string(meta), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && strings.HasSuffix(f[0], ":") && strings.HasPrefix(f[1], "go1") {
+			goVersion = f[1]
+		} else if v, ok := strings.CutPrefix(strings.TrimSpace(line), "build\tvcs.revision="); ok {
+			revision = v[:min(12, len(v))]
+		}
+	}
+	for _, want := range []string{goVersion, "commit " + revision, runtime.GOOS + "/" + runtime.GOARCH} {
+		if want == "" || !strings.Contains(out, want) {
+			t.Errorf("version printed %q; go version -m says %q, so it should name %q", out, meta, want)
+		}
 	}
 	out, _, code = run(t, t.TempDir(), "--help")
 	if code != 0 || !strings.Contains(out, "--once") || !strings.Contains(out, "--fail-on") {

@@ -190,7 +190,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Glo
 		Long: "dispatchtop watches directories of agent dispatch trees (.heartbeat, .children,\n" +
 			".cfa-state.json), classifies every node and shows the forest live; --once prints\n" +
 			"one snapshot (--json for the dispatchtop/v1 schema) for CI and scripts.",
-		Version: versionString(),
+		Version: buildDescription(),
 		// A ROOT may name its source: KIND:PATH (SPEC §10). The kinds
 		// complete; a path completes as the shell does.
 		ValidArgsFunction: completeRootKinds,

@@ -40,9 +40,15 @@ func newServeCmd(g *Globals) *cobra.Command {
 			"machine's name) or an --allow-host NAME; others get 421, which stops web pages\n" +
 			"that rebind their own DNS name to this machine. It holds at most --max-conns\n" +
 			"connections at once; further clients wait until one closes or times out.\n" +
+			"Every flag can come from the environment instead: --max-conns from\n" +
+			"DISPATCHTOP_MAX_CONNS, the roots from DISPATCHTOP_ROOT (comma-separated),\n" +
+			"a repeatable flag's values comma-separated; a flag given wins.\n" +
 			"SIGINT or SIGTERM shut it down cleanly.",
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := flagsFromEnv(cmd, serveEnv(args, os.LookupEnv)); err != nil {
+				return err
+			}
 			g.Roots = append(g.Roots, args...)
 			f.tokenFileGiven = cmd.Flags().Changed("token-file")
 			return runServe(cmd.Context(), g, f)
@@ -59,6 +65,17 @@ func newServeCmd(g *Globals) *cobra.Command {
 		"also serve one series a node (heartbeat age, action, blocked time); their number grows with the fleet")
 	installRemote(g)
 	return cmd
+}
+
+// serveEnv is the environment serve's flags are read from: roots given as
+// arguments are given roots, so DISPATCHTOP_ROOT then adds none.
+func serveEnv(args []string, lookup func(string) (string, bool)) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		if name == envName("root") && len(args) > 0 {
+			return "", false
+		}
+		return lookup(name)
+	}
 }
 
 // serveFlags are serve's own flags.

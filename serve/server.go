@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
@@ -12,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -165,7 +167,10 @@ func (s *Server) Follow(ctx context.Context, updates <-chan model.Update) {
 }
 
 // serveSnapshot writes the dispatchtop/v1 document, the same as
-// `--once --json`, with ages measured at the time of the request.
+// `--once --json`, with ages measured at the time of the request. The
+// document is rendered whole (compressed, when the client takes gzip)
+// before the status is sent: one that cannot be encoded is a 500 with one
+// line, never a 200 with an empty or cut body.
 func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 	snap := s.opts.Snapshot()
 	if snap == nil {
@@ -178,27 +183,47 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 	// current on its tick).
 	at := *snap
 	at.GeneratedAt = s.opts.Now()
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Add("Vary", "Accept-Encoding")
-	var out io.Writer = w
 	// A fleet view polls every 2 s; 10,000 nodes are ~11 MB of indented
 	// JSON and a tenth of that compressed.
-	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
-		w.Header().Set("Content-Encoding", "gzip")
-		gz, _ := gzip.NewWriterLevel(w, gzip.BestSpeed) // a valid level: no error
-		defer func() {
-			if err := gz.Close(); err != nil {
-				s.logf("write %s: %v", SnapshotPath, err)
-			}
-		}()
-		out = gz
+	gzipped := acceptsGzip(r.Header.Get("Accept-Encoding"))
+	body, err := renderSnapshot(&at, gzipped)
+	w.Header().Add("Vary", "Accept-Encoding")
+	w.Header().Set("Cache-Control", "no-store")
+	if err != nil {
+		s.logf("GET %s: %v", SnapshotPath, err)
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
 	}
-	doc := report.BuildDocument(&at) // reasons rendered at the request, too
-	// Encoded as report.WriteJSON does: the same bytes as --once --json.
-	if err := report.EncodeDocument(out, doc); err != nil {
+	w.Header().Set("Content-Type", "application/json")
+	if gzipped {
+		w.Header().Set("Content-Encoding", "gzip")
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(body.Len()))
+	if _, err := w.Write(body.Bytes()); err != nil {
 		s.logf("write %s: %v", SnapshotPath, err)
 	}
+}
+
+// renderSnapshot is the document of snap, its reasons rendered at its
+// GeneratedAt, as report.WriteJSON writes it for --once --json, gzipped
+// when asked.
+func renderSnapshot(snap *model.Snapshot, gzipped bool) (*bytes.Buffer, error) {
+	var body bytes.Buffer
+	var out io.Writer = &body
+	var gz *gzip.Writer
+	if gzipped {
+		gz, _ = gzip.NewWriterLevel(&body, gzip.BestSpeed) // a valid level: no error
+		out = gz
+	}
+	if err := report.WriteJSON(out, snap); err != nil {
+		return nil, fmt.Errorf("encode the snapshot: %w", err)
+	}
+	if gz != nil {
+		if err := gz.Close(); err != nil {
+			return nil, fmt.Errorf("encode the snapshot: gzip: %w", err)
+		}
+	}
+	return &body, nil
 }
 
 // acceptsGzip reads an Accept-Encoding header: gzip listed without q=0.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -12,17 +13,104 @@ import (
 	"github.com/dispatchtop/dispatchtop/sources"
 )
 
-// Decode reads a dispatchtop/v1 document. A document of another schema is
-// an error: the fields would mean something else.
+// Decode reads a dispatchtop/v1 document of at most DefaultMaxBody bytes
+// and DefaultMaxNodes nodes (a *CapError past either). A document of
+// another schema is an error: the fields would mean something else.
 func Decode(r io.Reader) (*report.Document, error) {
-	var doc report.Document
-	if err := json.NewDecoder(r).Decode(&doc); err != nil {
+	return decode(r, DefaultMaxBody, DefaultMaxNodes)
+}
+
+// decode reads a document within the caps, a session at a time: the
+// decoder holds one session's bytes, never the whole answer's.
+func decode(r io.Reader, maxBody int64, maxNodes int) (*report.Document, error) {
+	g := newGuard(r, maxBody, maxNodes)
+	doc, err := decodeStream(json.NewDecoder(g))
+	if g.err != nil {
+		return nil, g.err // the cap, not what the cut left the decoder
+	}
+	if err != nil {
 		return nil, fmt.Errorf("decode the snapshot: %w", err)
 	}
 	if doc.Schema != report.Schema {
 		return nil, fmt.Errorf("decode the snapshot: schema %q, want %q", doc.Schema, report.Schema)
 	}
+	return doc, nil
+}
+
+// decodeStream reads the document's object: every member but the sessions
+// as encoding/json reads a Document (its keys matched as it matches them),
+// the sessions one by one.
+func decodeStream(dec *json.Decoder) (*report.Document, error) {
+	if err := wantDelim(dec, '{', "the document"); err != nil {
+		return nil, err
+	}
+	head := map[string]json.RawMessage{}
+	var sessions []report.NodeJSON
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		if strings.EqualFold(key, "sessions") {
+			if sessions, err = decodeSessions(dec); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		head[key] = raw
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(head)
+	if err != nil {
+		return nil, err
+	}
+	var doc report.Document
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
+	doc.Sessions = sessions
 	return &doc, nil
+}
+
+// decodeSessions reads the list of sessions (null is none).
+func decodeSessions(dec *json.Decoder) ([]report.NodeJSON, error) {
+	tok, err := dec.Token()
+	if err != nil || tok == nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return nil, fmt.Errorf("sessions: want a list, got %v", tok)
+	}
+	var out []report.NodeJSON
+	for dec.More() {
+		out = append(out, report.NodeJSON{})
+		if err := dec.Decode(&out[len(out)-1]); err != nil {
+			return nil, fmt.Errorf("sessions[%d]: %w", len(out)-1, err)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// wantDelim reads the token d opening what.
+func wantDelim(dec *json.Decoder, d json.Delim, what string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if got, ok := tok.(json.Delim); !ok || got != d {
+		return fmt.Errorf("%s: want %v, got %v", what, d, tok)
+	}
+	return nil
 }
 
 // ToSnapshot turns a document back into a classified snapshot. Ages become

@@ -1,0 +1,245 @@
+package remote
+
+// What a host may send: the caps on its answer's bytes and nodes, held
+// while the answer is read, before the decoder has it whole.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// The caps on one host's answer (SPEC §4.2, §8).
+const (
+	// DefaultMaxBody caps a host's answer, counted decompressed (a gzip
+	// bomb meets it as a plain answer does): the document of the largest
+	// fleet SPEC §8 budgets, 100,000 nodes, is about 110 MB.
+	DefaultMaxBody = 128 << 20
+	// DefaultMaxNodes caps the nodes of a host's answer: beyond what
+	// DefaultMaxBody holds of real nodes (~1.1 KB each in the document), so
+	// it binds only on small ones, whose cost is the decoded node, not its
+	// bytes.
+	DefaultMaxNodes = 150_000
+	// maxDepth is the deepest nesting read: encoding/json's own limit.
+	maxDepth = 10_000
+	// maxKey is as many bytes of a key as can spell "children" or
+	// "sessions" (every letter escaped as \uXXXX is 48).
+	maxKey = 64
+)
+
+// CapError is an answer over one of the caps: the host is marked with it.
+type CapError struct {
+	Nodes bool  // the node cap, else the byte cap
+	Cap   int64 // the cap exceeded
+}
+
+func (e *CapError) Error() string {
+	if e.Nodes {
+		return "the snapshot exceeds the " + thousands(e.Cap) + "-node cap"
+	}
+	return "the snapshot exceeds the " + bytesName(e.Cap) + " cap (counted decompressed)"
+}
+
+// bytesName is n in MiB or KiB when it is a whole number of them.
+func bytesName(n int64) string {
+	switch {
+	case n > 0 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	case n > 0 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + "-byte"
+}
+
+// thousands writes n with its thousands separated by commas.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// guard passes an answer through to the decoder, failing the read with a
+// CapError once it passes maxBody bytes or holds more than maxNodes nodes:
+// it follows the JSON's structure as the bytes go by, counting each object
+// in a list of nodes (the value of a "sessions" or "children" key, spelled
+// as encoding/json would match it), so a node over the cap is never
+// decoded. It passes each run of whitespace outside strings on as one
+// space: the decoder holds half the bytes of an indented document, and a
+// run of a hundred MiB (a gzip bomb's) costs it nothing, where its search
+// for the next token rescans a run from its start at every refill. It
+// does not check the JSON: the decoder does.
+type guard struct {
+	r        io.Reader
+	left     int64 // bytes still allowed
+	maxBody  int64
+	maxNodes int
+	nodes    int
+	err      error // the cap met, returned by every later read
+
+	inString, escaped bool
+	space             bool   // the last byte passed on is a space outside strings
+	isKey             bool   // the string being read is an object's key
+	key               []byte // its bytes so far, up to maxKey
+	stack             []frame
+}
+
+// frame is one object or list the scan is in.
+type frame struct {
+	object  bool
+	wantKey bool // an object's next string is a key
+	nodeKey bool // an object's last key names a list of nodes
+	nodes   bool // a list whose objects are nodes
+}
+
+func newGuard(r io.Reader, maxBody int64, maxNodes int) *guard {
+	return &guard{r: r, left: maxBody, maxBody: maxBody, maxNodes: maxNodes}
+}
+
+func (g *guard) Read(p []byte) (int, error) {
+	for {
+		if g.err != nil {
+			return 0, g.err
+		}
+		q := p
+		if int64(len(q)) > g.left+1 {
+			q = q[:g.left+1] // one byte past the cap says the answer is longer
+		}
+		n, err := g.r.Read(q)
+		if int64(n) > g.left {
+			n = int(g.left)
+			g.err = &CapError{Cap: g.maxBody}
+		}
+		g.left -= int64(n)
+		n = g.scan(q[:n])
+		if g.err != nil {
+			return n, g.err
+		}
+		if n > 0 || err != nil || len(p) == 0 {
+			return n, err
+		}
+		// All whitespace, folded into the space already passed on.
+	}
+}
+
+// scan follows the structure through b and compacts it in place, each run
+// of whitespace outside strings one space; it returns the bytes kept.
+func (g *guard) scan(b []byte) int {
+	w := 0
+	for i := 0; i < len(b) && g.err == nil; i++ {
+		if g.inString {
+			if g.escaped {
+				// b[i] is escaped: \" or \\ is part of the string.
+				g.escaped = false
+				g.keyBytes(b[i : i+1])
+				b[w] = b[i]
+				w++
+				continue
+			}
+			// Up to the next quote or backslash; a key keeps its bytes.
+			j := bytes.IndexAny(b[i:], `"\`)
+			if j < 0 {
+				g.keyBytes(b[i:])
+				w += copy(b[w:], b[i:])
+				return w
+			}
+			g.keyBytes(b[i : i+j])
+			w += copy(b[w:], b[i:i+j+1])
+			i += j
+			if b[i] == '\\' {
+				g.escaped = true
+				g.keyBytes(b[i : i+1])
+				continue
+			}
+			g.inString = false
+			if g.isKey {
+				g.endKey()
+			}
+			continue
+		}
+		c := b[i]
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			if !g.space {
+				b[w] = ' '
+				w++
+				g.space = true
+			}
+			continue
+		case '"':
+			g.inString = true
+			top := g.top()
+			g.isKey = top != nil && top.object && top.wantKey
+			g.key = g.key[:0]
+		case '{':
+			if top := g.top(); top != nil && top.nodes {
+				if g.nodes++; g.nodes > g.maxNodes {
+					g.err = &CapError{Nodes: true, Cap: int64(g.maxNodes)}
+					return w
+				}
+			}
+			g.push(frame{object: true, wantKey: true})
+		case '[':
+			top := g.top()
+			g.push(frame{nodes: top != nil && top.object && top.nodeKey})
+		case '}', ']':
+			if len(g.stack) > 0 {
+				g.stack = g.stack[:len(g.stack)-1]
+			}
+		case ',':
+			if top := g.top(); top != nil && top.object {
+				top.wantKey, top.nodeKey = true, false
+			}
+		}
+		g.space = false
+		b[w] = c
+		w++
+	}
+	return w
+}
+
+// keyBytes keeps b when the string being read is a key, up to maxKey
+// bytes (a longer key names no list of nodes).
+func (g *guard) keyBytes(b []byte) {
+	if g.isKey && len(g.key) <= maxKey {
+		g.key = append(g.key, b[:min(len(b), maxKey+1-len(g.key))]...)
+	}
+}
+
+// endKey notes whether the key just read names a list of nodes.
+func (g *guard) endKey() {
+	top := g.top()
+	top.wantKey, top.nodeKey = false, false
+	key := g.key
+	if len(key) > maxKey {
+		return
+	}
+	if bytes.IndexByte(key, '\\') >= 0 {
+		var s string
+		if err := json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &s); err != nil {
+			return
+		}
+		key = []byte(s)
+	}
+	top.nodeKey = bytes.EqualFold(key, sessionsKey) || bytes.EqualFold(key, childrenKey)
+}
+
+var sessionsKey, childrenKey = []byte("sessions"), []byte("children")
+
+func (g *guard) top() *frame {
+	if len(g.stack) == 0 {
+		return nil
+	}
+	return &g.stack[len(g.stack)-1]
+}
+
+func (g *guard) push(f frame) {
+	if len(g.stack) >= maxDepth {
+		g.err = fmt.Errorf("the snapshot nests deeper than %d levels", maxDepth)
+		return
+	}
+	g.stack = append(g.stack, f)
+}

@@ -1,7 +1,7 @@
 package remote
 
-// What a host may send: the caps on its answer's bytes and nodes, held
-// while the answer is read, before the decoder has it whole.
+// What a host may send: the caps on its answer's bytes, nodes, values and
+// strings, held while the answer is read, before the decoder has any of it.
 
 import (
 	"bytes"
@@ -22,6 +22,17 @@ const (
 	// it binds only on small ones, whose cost is the decoded node, not its
 	// bytes.
 	DefaultMaxNodes = 150_000
+	// maxValues caps the values of an answer (array elements and object
+	// members, counted by their commas and brackets), 40 a node at the
+	// node cap (a node of the benchmark tree has about 30): what decodes
+	// to a value each (a list of a million one-letter strings) is held
+	// to what the node cap allows.
+	maxValues = 40 * DefaultMaxNodes
+	// maxString caps one string of an answer: every string of a document
+	// comes from a file read at most 1 MiB of (SPEC §9), escaped (\u0000
+	// is six bytes for one); a longer one is a buffer the decoder would
+	// hold whole.
+	maxString = 8 << 20
 	// maxDepth is the deepest nesting read: encoding/json's own limit.
 	maxDepth = 10_000
 	// maxKey is as many bytes of a key as can spell "children" or
@@ -31,13 +42,28 @@ const (
 
 // CapError is an answer over one of the caps: the host is marked with it.
 type CapError struct {
-	Nodes bool  // the node cap, else the byte cap
-	Cap   int64 // the cap exceeded
+	What capKind
+	Cap  int64 // the cap exceeded
 }
 
+// capKind says which cap an answer met.
+type capKind uint8
+
+const (
+	capBytes capKind = iota
+	capNodes
+	capValues
+	capString
+)
+
 func (e *CapError) Error() string {
-	if e.Nodes {
+	switch e.What {
+	case capNodes:
 		return "the snapshot exceeds the " + thousands(e.Cap) + "-node cap"
+	case capValues:
+		return "the snapshot exceeds the " + thousands(e.Cap) + "-value cap"
+	case capString:
+		return "the snapshot has a string over the " + bytesName(e.Cap) + " cap"
 	}
 	return "the snapshot exceeds the " + bytesName(e.Cap) + " cap (counted decompressed)"
 }
@@ -63,7 +89,8 @@ func thousands(n int64) string {
 }
 
 // guard passes an answer through to the decoder, failing the read with a
-// CapError once it passes maxBody bytes or holds more than maxNodes nodes:
+// CapError once it passes maxBody bytes, holds more than maxNodes nodes or
+// maxValues values, or a string longer than maxString:
 // it follows the JSON's structure as the bytes go by, counting each object
 // in a list of nodes (the value of a "sessions" or "children" key, spelled
 // as encoding/json would match it), so a node over the cap is never
@@ -78,6 +105,8 @@ type guard struct {
 	maxBody  int64
 	maxNodes int
 	nodes    int
+	values   int
+	strLen   int   // the bytes of the string being read
 	err      error // the cap met, returned by every later read
 
 	inString, escaped bool
@@ -111,7 +140,7 @@ func (g *guard) Read(p []byte) (int, error) {
 		n, err := g.r.Read(q)
 		if int64(n) > g.left {
 			n = int(g.left)
-			g.err = &CapError{Cap: g.maxBody}
+			g.err = &CapError{What: capBytes, Cap: g.maxBody}
 		}
 		g.left -= int64(n)
 		n = g.scan(q[:n])
@@ -134,6 +163,7 @@ func (g *guard) scan(b []byte) int {
 			if g.escaped {
 				// b[i] is escaped: \" or \\ is part of the string.
 				g.escaped = false
+				g.strLen += 2 // with its backslash
 				g.keyBytes(b[i : i+1])
 				b[w] = b[i]
 				w++
@@ -141,6 +171,14 @@ func (g *guard) scan(b []byte) int {
 			}
 			// Up to the next quote or backslash; a key keeps its bytes.
 			j := bytes.IndexAny(b[i:], `"\`)
+			k := j
+			if k < 0 {
+				k = len(b) - i
+			}
+			if g.strLen += k; g.strLen > maxString {
+				g.err = &CapError{What: capString, Cap: maxString}
+				return w
+			}
 			if j < 0 {
 				g.keyBytes(b[i:])
 				w += copy(b[w:], b[i:])
@@ -170,14 +208,21 @@ func (g *guard) scan(b []byte) int {
 			}
 			continue
 		case '"':
-			g.inString = true
+			g.inString, g.strLen = true, 0
 			top := g.top()
 			g.isKey = top != nil && top.object && top.wantKey
 			g.key = g.key[:0]
+		case '{', '[', ',':
+			if g.values++; g.values > maxValues {
+				g.err = &CapError{What: capValues, Cap: maxValues}
+				return w
+			}
+		}
+		switch c {
 		case '{':
 			if top := g.top(); top != nil && top.nodes {
 				if g.nodes++; g.nodes > g.maxNodes {
-					g.err = &CapError{Nodes: true, Cap: int64(g.maxNodes)}
+					g.err = &CapError{What: capNodes, Cap: int64(g.maxNodes)}
 					return w
 				}
 			}

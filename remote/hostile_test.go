@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -257,9 +258,9 @@ func TestDefaultCaps(t *testing.T) {
 		err  *CapError
 		want string
 	}{
-		{&CapError{Cap: DefaultMaxBody}, "the snapshot exceeds the 128 MiB cap (counted decompressed)"},
-		{&CapError{Nodes: true, Cap: DefaultMaxNodes}, "the snapshot exceeds the 150,000-node cap"},
-		{&CapError{Cap: 1500}, "the snapshot exceeds the 1500-byte cap (counted decompressed)"},
+		{&CapError{What: capBytes, Cap: DefaultMaxBody}, "the snapshot exceeds the 128 MiB cap (counted decompressed)"},
+		{&CapError{What: capNodes, Cap: DefaultMaxNodes}, "the snapshot exceeds the 150,000-node cap"},
+		{&CapError{What: capBytes, Cap: 1500}, "the snapshot exceeds the 1500-byte cap (counted decompressed)"},
 	} {
 		if got := tt.err.Error(); got != tt.want {
 			t.Errorf("%q, want %q", got, tt.want)
@@ -346,5 +347,35 @@ func TestDecodeHoldsTheDefaultNodeCap(t *testing.T) {
 	body := `{"schema": "dispatchtop/v1", "sessions": [{"children": [` + strings.Repeat(`{},`, DefaultMaxNodes-1) + `{}]}]}`
 	if _, err := Decode(strings.NewReader(body)); err == nil || !strings.Contains(err.Error(), "150,000-node cap") {
 		t.Errorf("error %v, want the node cap", err)
+	}
+}
+
+// What is no node is held too: one string longer than 8 MiB (no file a
+// document quotes is read past 1 MiB), or more values than 40 a node at
+// the node cap (a list of a million numbers decodes to more than its
+// bytes), is refused as it is read; at the caps, the answer is read.
+func TestDecodeHoldsTheStringAndValueCaps(t *testing.T) {
+	doc := func(member string) io.Reader {
+		return strings.NewReader(`{"schema": "dispatchtop/v1", "x": ` + member + `}`)
+	}
+	values := func(n int) string { return "[" + strings.Repeat("0,", n-1) + "0]" } // n+1 values: the list and its n
+	tests := []struct {
+		name string
+		r    io.Reader
+		err  string
+	}{
+		{"a string of 8 MiB: read", doc(`"` + strings.Repeat("a", maxString) + `"`), ""},
+		{"a string one byte longer: refused", doc(`"` + strings.Repeat("a", maxString+1) + `"`), "the snapshot has a string over the 8 MiB cap"},
+		{"escapes count as written", doc(`"` + strings.Repeat(`\n`, maxString/2) + `a"`), "the snapshot has a string over the 8 MiB cap"},
+		{"values at the cap: read", doc(values(maxValues - 2)), ""},
+		{"one value more: refused", doc(values(maxValues - 1)), "the snapshot exceeds the 6,000,000-value cap"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Decode(tt.r)
+			if tt.err == "" && err != nil || tt.err != "" && (err == nil || err.Error() != tt.err) {
+				t.Errorf("error %v, want %q", err, tt.err)
+			}
+		})
 	}
 }

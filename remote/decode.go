@@ -13,17 +13,17 @@ import (
 	"github.com/dispatchtop/dispatchtop/sources"
 )
 
-// Decode reads a dispatchtop/v1 document of at most DefaultMaxBody bytes
-// and DefaultMaxNodes nodes (a *CapError past either). A document of
+// Decode reads a dispatchtop/v1 document within the default caps
+// (DefaultMaxBody bytes, DefaultMaxNodes nodes; a *CapError past one). A document of
 // another schema is an error: the fields would mean something else.
 func Decode(r io.Reader) (*report.Document, error) {
-	return decode(r, DefaultMaxBody, DefaultMaxNodes)
+	return decode(r, capsOf(DefaultMaxBody, DefaultMaxNodes))
 }
 
 // decode reads a document within the caps, a session at a time: the
 // decoder holds one session's bytes, never the whole answer's.
-func decode(r io.Reader, maxBody int64, maxNodes int) (*report.Document, error) {
-	g := newGuard(r, maxBody, maxNodes)
+func decode(r io.Reader, c caps) (*report.Document, error) {
+	g := newGuard(r, c)
 	doc, err := decodeStream(json.NewDecoder(g))
 	if g.err != nil {
 		return nil, g.err // the cap, not what the cut left the decoder

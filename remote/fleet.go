@@ -283,7 +283,7 @@ func (f *Fleet) fetch(ctx context.Context, h Host) (doc *report.Document, read b
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		return nil, false, fmt.Errorf("GET %s: %s", h.URL, resp.Status)
 	}
-	doc, err = decode(resp.Body, f.opts.MaxBody, f.opts.MaxNodes)
+	doc, err = decode(resp.Body, capsOf(f.opts.MaxBody, f.opts.MaxNodes))
 	if err != nil {
 		return nil, true, fmt.Errorf("GET %s: %w", h.URL, err)
 	}

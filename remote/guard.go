@@ -22,12 +22,12 @@ const (
 	// it binds only on small ones, whose cost is the decoded node, not its
 	// bytes.
 	DefaultMaxNodes = 150_000
-	// maxValues caps the values of an answer (array elements and object
-	// members, counted by their commas and brackets), 40 a node at the
+	// valuesANode caps the values of an answer (array elements and object
+	// members, counted by their commas and brackets) at 40 a node of the
 	// node cap (a node of the benchmark tree has about 30): what decodes
 	// to a value each (a list of a million one-letter strings) is held
 	// to what the node cap allows.
-	maxValues = 40 * DefaultMaxNodes
+	valuesANode = 40
 	// maxString caps one string of an answer: every string of a document
 	// comes from a file read at most 1 MiB of (SPEC §9), escaped (\u0000
 	// is six bytes for one); a longer one is a buffer the decoder would
@@ -89,8 +89,8 @@ func thousands(n int64) string {
 }
 
 // guard passes an answer through to the decoder, failing the read with a
-// CapError once it passes maxBody bytes, holds more than maxNodes nodes or
-// maxValues values, or a string longer than maxString:
+// CapError once it passes its caps: more bytes, nodes or values, or a
+// longer string:
 // it follows the JSON's structure as the bytes go by, counting each object
 // in a list of nodes (the value of a "sessions" or "children" key, spelled
 // as encoding/json would match it), so a node over the cap is never
@@ -100,14 +100,13 @@ func thousands(n int64) string {
 // for the next token rescans a run from its start at every refill. It
 // does not check the JSON: the decoder does.
 type guard struct {
-	r        io.Reader
-	left     int64 // bytes still allowed
-	maxBody  int64
-	maxNodes int
-	nodes    int
-	values   int
-	strLen   int   // the bytes of the string being read
-	err      error // the cap met, returned by every later read
+	r      io.Reader
+	caps   caps
+	left   int64 // bytes still allowed
+	nodes  int
+	values int
+	strLen int   // the bytes of the string being read
+	err    error // the cap met, returned by every later read
 
 	inString, escaped bool
 	space             bool   // the last byte passed on is a space outside strings
@@ -124,8 +123,20 @@ type frame struct {
 	nodes   bool // a list whose objects are nodes
 }
 
-func newGuard(r io.Reader, maxBody int64, maxNodes int) *guard {
-	return &guard{r: r, left: maxBody, maxBody: maxBody, maxNodes: maxNodes}
+// caps are what a guard holds an answer to.
+type caps struct {
+	body               int64
+	nodes, values, str int
+}
+
+// capsOf are the caps of an answer of at most maxBody bytes and maxNodes
+// nodes.
+func capsOf(maxBody int64, maxNodes int) caps {
+	return caps{body: maxBody, nodes: maxNodes, values: valuesANode * maxNodes, str: maxString}
+}
+
+func newGuard(r io.Reader, c caps) *guard {
+	return &guard{r: r, left: c.body, caps: c}
 }
 
 func (g *guard) Read(p []byte) (int, error) {
@@ -140,7 +151,7 @@ func (g *guard) Read(p []byte) (int, error) {
 		n, err := g.r.Read(q)
 		if int64(n) > g.left {
 			n = int(g.left)
-			g.err = &CapError{What: capBytes, Cap: g.maxBody}
+			g.err = &CapError{What: capBytes, Cap: g.caps.body}
 		}
 		g.left -= int64(n)
 		n = g.scan(q[:n])
@@ -175,8 +186,8 @@ func (g *guard) scan(b []byte) int {
 			if k < 0 {
 				k = len(b) - i
 			}
-			if g.strLen += k; g.strLen > maxString {
-				g.err = &CapError{What: capString, Cap: maxString}
+			if g.strLen += k; g.strLen > g.caps.str {
+				g.err = &CapError{What: capString, Cap: int64(g.caps.str)}
 				return w
 			}
 			if j < 0 {
@@ -213,16 +224,16 @@ func (g *guard) scan(b []byte) int {
 			g.isKey = top != nil && top.object && top.wantKey
 			g.key = g.key[:0]
 		case '{', '[', ',':
-			if g.values++; g.values > maxValues {
-				g.err = &CapError{What: capValues, Cap: maxValues}
+			if g.values++; g.values > g.caps.values {
+				g.err = &CapError{What: capValues, Cap: int64(g.caps.values)}
 				return w
 			}
 		}
 		switch c {
 		case '{':
 			if top := g.top(); top != nil && top.nodes {
-				if g.nodes++; g.nodes > g.maxNodes {
-					g.err = &CapError{What: capNodes, Cap: int64(g.maxNodes)}
+				if g.nodes++; g.nodes > g.caps.nodes {
+					g.err = &CapError{What: capNodes, Cap: int64(g.caps.nodes)}
 					return w
 				}
 			}

@@ -29,7 +29,7 @@ func TestGuardFoldsWhitespaceAndCountsNodesAcrossReads(t *testing.T) {
 			wrap func(io.Reader) io.Reader
 		}{{"whole", func(r io.Reader) io.Reader { return r }}, {"a byte a read", iotest.OneByteReader}} {
 			t.Run(tt.name+", "+cut.name, func(t *testing.T) {
-				g := newGuard(cut.wrap(strings.NewReader(tt.in)), 1<<20, 100)
+				g := newGuard(cut.wrap(strings.NewReader(tt.in)), capsOf(1<<20, 100))
 				got, err := io.ReadAll(g)
 				if err != nil {
 					t.Fatal(err)
@@ -44,7 +44,7 @@ func TestGuardFoldsWhitespaceAndCountsNodesAcrossReads(t *testing.T) {
 		}
 	}
 	// A read past a cap fails with the CapError, and so does every later one.
-	g := newGuard(strings.NewReader(`{"children": [{}, {}]}`), 1<<20, 1)
+	g := newGuard(strings.NewReader(`{"children": [{}, {}]}`), capsOf(1<<20, 1))
 	if _, err := io.ReadAll(g); !errors.As(err, new(*CapError)) {
 		t.Errorf("error %v, want a CapError", err)
 	}

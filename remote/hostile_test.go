@@ -249,10 +249,11 @@ func TestFleetHoldsAHostsAnswerToTheCaps(t *testing.T) {
 	}
 }
 
-// The default caps are the ones SPEC §4.2 and §8 name.
+// The default caps are the ones SPEC §4.2 and §8 name, and their errors
+// say which was met.
 func TestDefaultCaps(t *testing.T) {
-	if DefaultMaxBody != 128<<20 || DefaultMaxNodes != 150_000 {
-		t.Errorf("caps %d bytes, %d nodes", DefaultMaxBody, DefaultMaxNodes)
+	if c := capsOf(DefaultMaxBody, DefaultMaxNodes); c != (caps{body: 128 << 20, nodes: 150_000, values: 6_000_000, str: 8 << 20}) {
+		t.Errorf("caps %+v", c)
 	}
 	for _, tt := range []struct {
 		err  *CapError
@@ -260,6 +261,8 @@ func TestDefaultCaps(t *testing.T) {
 	}{
 		{&CapError{What: capBytes, Cap: DefaultMaxBody}, "the snapshot exceeds the 128 MiB cap (counted decompressed)"},
 		{&CapError{What: capNodes, Cap: DefaultMaxNodes}, "the snapshot exceeds the 150,000-node cap"},
+		{&CapError{What: capValues, Cap: 6_000_000}, "the snapshot exceeds the 6,000,000-value cap"},
+		{&CapError{What: capString, Cap: 8 << 20}, "the snapshot has a string over the 8 MiB cap"},
 		{&CapError{What: capBytes, Cap: 1500}, "the snapshot exceeds the 1500-byte cap (counted decompressed)"},
 	} {
 		if got := tt.err.Error(); got != tt.want {
@@ -350,11 +353,13 @@ func TestDecodeHoldsTheDefaultNodeCap(t *testing.T) {
 	}
 }
 
-// What is no node is held too: one string longer than 8 MiB (no file a
-// document quotes is read past 1 MiB), or more values than 40 a node at
-// the node cap (a list of a million numbers decodes to more than its
-// bytes), is refused as it is read; at the caps, the answer is read.
+// What is no node is held too: one string longer than its cap (8 MiB: no
+// file a document quotes is read past 1 MiB), or more values than 40 a
+// node of the node cap (a list of a million numbers decodes to more than
+// its bytes), is refused as it is read; at the caps, the answer is read.
+// (Small caps here; the defaults are TestDefaultCaps's.)
 func TestDecodeHoldsTheStringAndValueCaps(t *testing.T) {
+	c := caps{body: 1 << 20, nodes: 100, values: 1000, str: 1024}
 	doc := func(member string) io.Reader {
 		return strings.NewReader(`{"schema": "dispatchtop/v1", "x": ` + member + `}`)
 	}
@@ -364,15 +369,15 @@ func TestDecodeHoldsTheStringAndValueCaps(t *testing.T) {
 		r    io.Reader
 		err  string
 	}{
-		{"a string of 8 MiB: read", doc(`"` + strings.Repeat("a", maxString) + `"`), ""},
-		{"a string one byte longer: refused", doc(`"` + strings.Repeat("a", maxString+1) + `"`), "the snapshot has a string over the 8 MiB cap"},
-		{"escapes count as written", doc(`"` + strings.Repeat(`\n`, maxString/2) + `a"`), "the snapshot has a string over the 8 MiB cap"},
-		{"values at the cap: read", doc(values(maxValues - 2)), ""},
-		{"one value more: refused", doc(values(maxValues - 1)), "the snapshot exceeds the 6,000,000-value cap"},
+		{"a string at the cap: read", doc(`"` + strings.Repeat("a", 1024) + `"`), ""},
+		{"a string one byte longer: refused", doc(`"` + strings.Repeat("a", 1025) + `"`), "the snapshot has a string over the 1 KiB cap"},
+		{"escapes count as written", doc(`"` + strings.Repeat(`\n`, 512) + `a"`), "the snapshot has a string over the 1 KiB cap"},
+		{"values at the cap: read", doc(values(1000 - 2)), ""},
+		{"one value more: refused", doc(values(1000 - 1)), "the snapshot exceeds the 1,000-value cap"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Decode(tt.r)
+			_, err := decode(tt.r, c)
 			if tt.err == "" && err != nil || tt.err != "" && (err == nil || err.Error() != tt.err) {
 				t.Errorf("error %v, want %q", err, tt.err)
 			}

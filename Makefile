@@ -43,6 +43,7 @@ bench: deps
 	$(GO) test $(BENCH_FLAGS) -bench 'SourcesOnceJSON10k' -benchtime 5x .
 	$(GO) test $(BENCH_FLAGS) -bench 'Scrape10k|SnapshotAPI10k' -benchtime 20x ./serve
 	$(GO) test $(BENCH_FLAGS) -bench 'Decode10k' -benchtime 20x ./remote
+	$(GO) test $(BENCH_FLAGS) -bench 'FleetPollHostile' -benchtime 2x ./remote
 
 # SPEC §9's interruption series: 200 compactions, each hit by SIGTERM or
 # SIGKILL 0-3 ms around its rename while a real process appends; prints

@@ -87,10 +87,14 @@ func BenchmarkFleetPollHostile(b *testing.B) {
 	serveBody := func(body []byte) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) { w.Write(body) }
 	}
+	// The budgets of SPEC §8: the heap's growth during the poll, and what
+	// a node read is held at.
+	const bytesRefused, nodesRefused, heldANode = 128 + 16, 160, 2048
 	tests := []struct {
 		name    string
 		handler func() http.HandlerFunc
-		nodes   int // read; 0: refused
+		nodes   int     // read; 0: refused
+		peak    float64 // MiB at most; 0: no budget of its own
 	}{
 		{"1GB-body", func() http.HandlerFunc {
 			chunk := bytes.Repeat([]byte("a"), 1<<20)
@@ -102,7 +106,7 @@ func BenchmarkFleetPollHostile(b *testing.B) {
 					}
 				}
 			}
-		}, 0},
+		}, 0, 32},
 		{"1GB-of-values", func() http.HandlerFunc {
 			chunk := bytes.Repeat([]byte("0,"), 1<<19)
 			return func(w http.ResponseWriter, r *http.Request) {
@@ -113,7 +117,7 @@ func BenchmarkFleetPollHostile(b *testing.B) {
 					}
 				}
 			}
-		}, 0},
+		}, 0, 32},
 		{"1GB-of-8MiB-sessions", func() http.HandlerFunc {
 			// Sessions of one string each just under the string cap: the
 			// byte cap is what stops them.
@@ -126,7 +130,7 @@ func BenchmarkFleetPollHostile(b *testing.B) {
 					}
 				}
 			}
-		}, 0},
+		}, 0, bytesRefused},
 		{"gzip-bomb-1GiB", func() http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Encoding", "gzip")
@@ -136,10 +140,10 @@ func BenchmarkFleetPollHostile(b *testing.B) {
 					}
 				}
 			}
-		}, 0},
-		{"1M-minimal-nodes", func() http.HandlerFunc { return serveBody(minimalDoc(100_000, 9, 0)) }, 0},
-		{"node-cap-minimal-nodes", func() http.HandlerFunc { return serveBody(minimalDoc(DefaultMaxNodes/10, 9, 0)) }, DefaultMaxNodes},
-		{"10k-nodes", func() http.HandlerFunc { return serveBody(realDoc()) }, 10_000},
+		}, 0, 1},
+		{"1M-minimal-nodes", func() http.HandlerFunc { return serveBody(minimalDoc(100_000, 9, 0)) }, 0, nodesRefused},
+		{"node-cap-minimal-nodes", func() http.HandlerFunc { return serveBody(minimalDoc(DefaultMaxNodes/10, 9, 0)) }, DefaultMaxNodes, 0},
+		{"10k-nodes", func() http.HandlerFunc { return serveBody(realDoc()) }, 10_000, 0},
 	}
 	for _, tt := range tests {
 		b.Run(tt.name, func(b *testing.B) {
@@ -185,6 +189,12 @@ func BenchmarkFleetPollHostile(b *testing.B) {
 			b.ReportMetric(peak, "peak-MiB")
 			if tt.nodes > 0 {
 				b.ReportMetric(held, "held-B/node")
+			}
+			if tt.peak > 0 && peak > tt.peak {
+				b.Errorf("the heap grew by %.1f MiB during the poll: over the budget of %.0f MiB", peak, tt.peak)
+			}
+			if tt.nodes > 0 && held > heldANode {
+				b.Errorf("%.0f bytes held a node read: over the budget of %d", held, heldANode)
 			}
 		})
 	}

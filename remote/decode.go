@@ -44,7 +44,9 @@ func decodeStream(dec *json.Decoder) (*report.Document, error) {
 	if err := wantDelim(dec, '{', "the document"); err != nil {
 		return nil, err
 	}
-	head := map[string]json.RawMessage{}
+	// The other members, in their order (the last of a key given twice
+	// wins, as in encoding/json), as one object.
+	head := []byte{'{'}
 	var sessions []report.NodeJSON
 	for dec.More() {
 		tok, err := dec.Token()
@@ -53,7 +55,7 @@ func decodeStream(dec *json.Decoder) (*report.Document, error) {
 		}
 		key, _ := tok.(string)
 		if strings.EqualFold(key, "sessions") {
-			if sessions, err = decodeSessions(dec); err != nil {
+			if sessions, err = decodeSessions(dec, sessions); err != nil {
 				return nil, err
 			}
 			continue
@@ -62,25 +64,27 @@ func decodeStream(dec *json.Decoder) (*report.Document, error) {
 		if err := dec.Decode(&raw); err != nil {
 			return nil, err
 		}
-		head[key] = raw
+		if len(head) > 1 {
+			head = append(head, ',')
+		}
+		quoted, _ := json.Marshal(key) // a string: no error
+		head = append(append(append(head, quoted...), ':'), raw...)
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(head)
-	if err != nil {
-		return nil, err
-	}
 	var doc report.Document
-	if err := json.Unmarshal(b, &doc); err != nil {
+	if err := json.Unmarshal(append(head, '}'), &doc); err != nil {
 		return nil, err
 	}
 	doc.Sessions = sessions
 	return &doc, nil
 }
 
-// decodeSessions reads the list of sessions (null is none).
-func decodeSessions(dec *json.Decoder) ([]report.NodeJSON, error) {
+// decodeSessions reads the list of sessions (null is none) into the
+// sessions read before: a key given twice is read as encoding/json reads
+// it, into the same elements.
+func decodeSessions(dec *json.Decoder, out []report.NodeJSON) ([]report.NodeJSON, error) {
 	tok, err := dec.Token()
 	if err != nil || tok == nil {
 		return nil, err
@@ -88,15 +92,22 @@ func decodeSessions(dec *json.Decoder) ([]report.NodeJSON, error) {
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
 		return nil, fmt.Errorf("sessions: want a list, got %v", tok)
 	}
-	var out []report.NodeJSON
+	out = out[:0]
 	for dec.More() {
-		out = append(out, report.NodeJSON{})
+		if len(out) < cap(out) {
+			out = out[:len(out)+1]
+		} else {
+			out = append(out, report.NodeJSON{})
+		}
 		if err := dec.Decode(&out[len(out)-1]); err != nil {
 			return nil, fmt.Errorf("sessions[%d]: %w", len(out)-1, err)
 		}
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, err
+	}
+	if out == nil {
+		out = []report.NodeJSON{} // [] is an empty list, not none
 	}
 	return out, nil
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -79,6 +80,10 @@ type Server struct {
 	handler     http.Handler
 	timeouts    httpTimeouts
 	log         *log.Logger // nil when errors are discarded
+	// lastSize is the size of the last snapshot rendered, plain and
+	// gzipped: the next one's buffer starts that large, not grown by
+	// doubling to 11 MB (10,000 nodes) at every request.
+	lastSize [2]atomic.Int64
 }
 
 // New builds the registry (its own, never the global default) and the
@@ -186,7 +191,11 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 	// A fleet view polls every 2 s; 10,000 nodes are ~11 MB of indented
 	// JSON and a tenth of that compressed.
 	gzipped := acceptsGzip(r.Header.Get("Accept-Encoding"))
-	body, err := renderSnapshot(&at, gzipped)
+	size := &s.lastSize[0]
+	if gzipped {
+		size = &s.lastSize[1]
+	}
+	body, err := renderSnapshot(&at, gzipped, int(size.Load()))
 	w.Header().Add("Vary", "Accept-Encoding")
 	w.Header().Set("Cache-Control", "no-store")
 	if err != nil {
@@ -198,6 +207,7 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 	if gzipped {
 		w.Header().Set("Content-Encoding", "gzip")
 	}
+	size.Store(int64(body.Len()))
 	w.Header().Set("Content-Length", strconv.Itoa(body.Len()))
 	if _, err := w.Write(body.Bytes()); err != nil {
 		s.logf("write %s: %v", SnapshotPath, err)
@@ -206,9 +216,10 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 
 // renderSnapshot is the document of snap, its reasons rendered at its
 // GeneratedAt, as report.WriteJSON writes it for --once --json, gzipped
-// when asked.
-func renderSnapshot(snap *model.Snapshot, gzipped bool) (*bytes.Buffer, error) {
+// when asked, into a buffer with room for sizeHint bytes and an eighth.
+func renderSnapshot(snap *model.Snapshot, gzipped bool, sizeHint int) (*bytes.Buffer, error) {
 	var body bytes.Buffer
+	body.Grow(sizeHint + sizeHint/8)
 	var out io.Writer = &body
 	var gz *gzip.Writer
 	if gzipped {

@@ -194,7 +194,9 @@ func (f *Fleet) Poll(ctx context.Context) model.Update {
 			}
 			if a.read {
 				st.fails++
-				st.retryAt = a.at.Add(backoff(f.opts.Every, st.fails))
+				// From the poll's start: on the interval's ticks, not a tick
+				// after them.
+				st.retryAt = start.Add(backoff(f.opts.Every, st.fails))
 			} else {
 				// No answer costs nothing to ask for again.
 				st.fails, st.retryAt = 0, time.Time{}

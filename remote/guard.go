@@ -95,7 +95,7 @@ func thousands(n int64) string {
 // in a list of nodes (the value of a "sessions" or "children" key, spelled
 // as encoding/json would match it), so a node over the cap is never
 // decoded. It passes each run of whitespace outside strings on as one
-// space: the decoder holds half the bytes of an indented document, and a
+// space: the decoder holds fewer bytes of an indented document, and a
 // run of a hundred MiB (a gzip bomb's) costs it nothing, where its search
 // for the next token rescans a run from its start at every refill. It
 // does not check the JSON: the decoder does.

@@ -290,7 +290,9 @@ func TestFleetBacksOffAHostWhoseAnswerCannotBeRead(t *testing.T) {
 	}))
 	defer srv.Close()
 	clock := fixedNow
-	f := NewFleet(Options{Hosts: []Host{{Name: "h", URL: srv.URL + serve.SnapshotPath}}, MaxNodes: 10, Now: func() time.Time { return clock }})
+	// The clock moves on while a poll runs, as a real one does.
+	tick := func() time.Time { clock = clock.Add(time.Millisecond); return clock }
+	f := NewFleet(Options{Hosts: []Host{{Name: "h", URL: srv.URL + serve.SnapshotPath}}, MaxNodes: 10, Now: tick})
 	asked := func(at time.Duration) bool {
 		t.Helper()
 		clock = fixedNow.Add(at)

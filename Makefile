@@ -49,6 +49,7 @@ bench: deps
 	$(GO) test $(BENCH_FLAGS) -bench 'Scrape10k|SnapshotAPI10k' -benchtime 20x ./serve
 	$(GO) test $(BENCH_FLAGS) -bench 'Decode10k' -benchtime 20x ./remote
 	$(GO) test $(BENCH_FLAGS) -bench 'JournalMemory' -benchtime 1x ./cli
+	$(GO) test $(BENCH_FLAGS) -bench 'FleetPollHostile' -benchtime 2x ./remote
 
 # SPEC §8's journal of 1 GB: the peak RSS of `journal`, `journal --json`
 # and the detail pane's reader (the journal is generated in a temp dir).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -12,17 +13,115 @@ import (
 	"github.com/dispatchtop/dispatchtop/sources"
 )
 
-// Decode reads a dispatchtop/v1 document. A document of another schema is
-// an error: the fields would mean something else.
+// Decode reads a dispatchtop/v1 document within the default caps
+// (DefaultMaxBody bytes, DefaultMaxNodes nodes; a *CapError past one). A document of
+// another schema is an error: the fields would mean something else.
 func Decode(r io.Reader) (*report.Document, error) {
-	var doc report.Document
-	if err := json.NewDecoder(r).Decode(&doc); err != nil {
+	return decode(r, capsOf(DefaultMaxBody, DefaultMaxNodes))
+}
+
+// decode reads a document within the caps, a session at a time: the
+// decoder holds one session's bytes, never the whole answer's.
+func decode(r io.Reader, c caps) (*report.Document, error) {
+	g := newGuard(r, c)
+	doc, err := decodeStream(json.NewDecoder(g))
+	if g.err != nil {
+		return nil, g.err // the cap, not what the cut left the decoder
+	}
+	if err != nil {
 		return nil, fmt.Errorf("decode the snapshot: %w", err)
 	}
 	if doc.Schema != report.Schema {
 		return nil, fmt.Errorf("decode the snapshot: schema %q, want %q", doc.Schema, report.Schema)
 	}
+	return doc, nil
+}
+
+// decodeStream reads the document's object: every member but the sessions
+// as encoding/json reads a Document (its keys matched as it matches them),
+// the sessions one by one.
+func decodeStream(dec *json.Decoder) (*report.Document, error) {
+	if err := wantDelim(dec, '{', "the document"); err != nil {
+		return nil, err
+	}
+	// The other members, in their order (the last of a key given twice
+	// wins, as in encoding/json), as one object.
+	head := []byte{'{'}
+	var sessions []report.NodeJSON
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		if strings.EqualFold(key, "sessions") {
+			if sessions, err = decodeSessions(dec, sessions); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		if len(head) > 1 {
+			head = append(head, ',')
+		}
+		quoted, _ := json.Marshal(key) // a string: no error
+		head = append(append(append(head, quoted...), ':'), raw...)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	var doc report.Document
+	if err := json.Unmarshal(append(head, '}'), &doc); err != nil {
+		return nil, err
+	}
+	doc.Sessions = sessions
 	return &doc, nil
+}
+
+// decodeSessions reads the list of sessions (null is none) into the
+// sessions read before: a key given twice is read as encoding/json reads
+// it, into the same elements.
+func decodeSessions(dec *json.Decoder, out []report.NodeJSON) ([]report.NodeJSON, error) {
+	tok, err := dec.Token()
+	if err != nil || tok == nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return nil, fmt.Errorf("sessions: want a list, got %v", tok)
+	}
+	out = out[:0]
+	for dec.More() {
+		if len(out) < cap(out) {
+			out = out[:len(out)+1]
+		} else {
+			out = append(out, report.NodeJSON{})
+		}
+		if err := dec.Decode(&out[len(out)-1]); err != nil {
+			return nil, fmt.Errorf("sessions[%d]: %w", len(out)-1, err)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = []report.NodeJSON{} // [] is an empty list, not none
+	}
+	return out, nil
+}
+
+// wantDelim reads the token d opening what.
+func wantDelim(dec *json.Decoder, d json.Delim, what string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if got, ok := tok.(json.Delim); !ok || got != d {
+		return fmt.Errorf("%s: want %v, got %v", what, d, tok)
+	}
+	return nil
 }
 
 // ToSnapshot turns a document back into a classified snapshot. Ages become

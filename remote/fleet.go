@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -20,8 +21,11 @@ import (
 const (
 	DefaultEvery   = 2 * time.Second
 	DefaultTimeout = 1500 * time.Millisecond
-	// maxBody caps a snapshot document (10,000 nodes are a few MiB).
-	maxBody = 256 << 20
+	// MaxBackoff is the longest a host whose snapshot could not be read
+	// waits before it is asked again.
+	MaxBackoff = time.Minute
+	// maxRedirects is as many as net/http follows by default.
+	maxRedirects = 10
 )
 
 // Host is one `dispatchtop serve` to poll.
@@ -83,8 +87,14 @@ type Options struct {
 	Token   string        // sent as a bearer token when not empty
 	Timeout time.Duration // per request; 0 means DefaultTimeout
 	Every   time.Duration // Run's interval; 0 means DefaultEvery
-	Client  *http.Client  // nil: a client of its own
-	Now     func() time.Time
+	// Client makes the requests (nil: a client of its own); the fleet uses
+	// a copy that follows a redirect only within the origin named.
+	Client *http.Client
+	// MaxBody and MaxNodes cap a host's answer (DefaultMaxBody and
+	// DefaultMaxNodes when 0 or less).
+	MaxBody  int64
+	MaxNodes int
+	Now      func() time.Time
 	// Transitions is what the consumer of Updates shows of them: an update
 	// lists only those (model.DiffFor). The zero value lists every one.
 	Transitions model.TransitionView
@@ -103,6 +113,10 @@ type hostState struct {
 	status model.Host
 	doc    *report.Document // last good document
 	got    time.Time        // when it arrived
+	// fails counts the polls in a row whose answer could not be read; the
+	// host is not asked again before retryAt.
+	fails   int
+	retryAt time.Time
 }
 
 // NewFleet builds a fleet; nothing is fetched yet.
@@ -113,8 +127,17 @@ func NewFleet(opts Options) *Fleet {
 	if opts.Every <= 0 {
 		opts.Every = DefaultEvery
 	}
-	if opts.Client == nil {
-		opts.Client = &http.Client{}
+	client := http.Client{}
+	if opts.Client != nil {
+		client = *opts.Client // the caller's keeps its own redirect policy
+	}
+	client.CheckRedirect = sameOrigin
+	opts.Client = &client
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = DefaultMaxBody
+	}
+	if opts.MaxNodes <= 0 {
+		opts.MaxNodes = DefaultMaxNodes
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -129,38 +152,61 @@ func NewFleet(opts Options) *Fleet {
 // Poll fetches every host at once, each within the timeout, and merges
 // their snapshots into one forest: one top-level node per host (its id is
 // the host name, its State empty), each host's sessions below it with ids
-// prefixed "name/"; an unreachable host keeps its last snapshot. The
-// update's transitions are the changes of the hosts' nodes since the
-// previous poll; its hosts, every host's reachability.
+// prefixed "name/"; an unreachable host keeps its last snapshot. A host
+// whose answer could not be read (over a cap, not a document, cut off) is
+// asked again only after a delay that doubles with each such poll in a
+// row, from twice the interval up to MaxBackoff: a hostile or broken host
+// does not cost a full read every interval. The update's transitions are
+// the changes of the hosts' nodes since the previous poll; its hosts,
+// every host's reachability.
 func (f *Fleet) Poll(ctx context.Context) model.Update {
 	type answer struct {
-		doc *report.Document
-		at  time.Time
-		err error
+		asked bool
+		doc   *report.Document
+		at    time.Time
+		err   error
+		read  bool // the answer's body was read (status 200)
 	}
 	answers := make([]answer, len(f.opts.Hosts))
+	start := f.opts.Now()
 	var wg sync.WaitGroup
 	for i, h := range f.opts.Hosts {
+		if start.Before(f.state[i].retryAt) {
+			continue
+		}
 		wg.Go(func() {
-			doc, err := f.fetch(ctx, h)
-			answers[i] = answer{doc: doc, at: f.opts.Now(), err: err}
+			doc, read, err := f.fetch(ctx, h)
+			answers[i] = answer{asked: true, doc: doc, at: f.opts.Now(), err: err, read: read}
 		})
 	}
 	wg.Wait()
 	now := f.opts.Now()
 	for i := range f.state {
 		st, a := &f.state[i], answers[i]
+		if !a.asked {
+			continue
+		}
 		was := st.status.Reachable
 		if a.err != nil {
 			st.status.Reachable, st.status.Err = false, a.err.Error()
 			if was || st.status.Since.IsZero() {
 				st.status.Since = now
 			}
+			if a.read {
+				st.fails++
+				// From the poll's start: on the interval's ticks, not a tick
+				// after them.
+				st.retryAt = start.Add(backoff(f.opts.Every, st.fails))
+			} else {
+				// No answer costs nothing to ask for again.
+				st.fails, st.retryAt = 0, time.Time{}
+			}
 			continue
 		}
 		st.doc, st.got = a.doc, a.at
 		st.status.Reachable, st.status.Err, st.status.LastSeen = true, "", a.at
 		st.status.Nodes = a.doc.Summary.Nodes
+		st.fails, st.retryAt = 0, time.Time{}
 		if !was {
 			st.status.Since = now
 		}
@@ -173,6 +219,19 @@ func (f *Fleet) Poll(ctx context.Context) model.Update {
 		hosts[i] = st.status
 	}
 	return model.Update{Snapshot: snap, Hosts: hosts, Transitions: trans}
+}
+
+// backoff is the wait after the fails-th unreadable answer in a row:
+// every × 2^fails, at most MaxBackoff.
+func backoff(every time.Duration, fails int) time.Duration {
+	d := every
+	for range fails {
+		if d >= MaxBackoff/2 {
+			return MaxBackoff
+		}
+		d *= 2
+	}
+	return min(d, MaxBackoff)
 }
 
 // Updates delivers Run's polls (model.Update says what a slow reader
@@ -201,32 +260,63 @@ func (f *Fleet) Run(ctx context.Context) {
 	}
 }
 
-// fetch GETs one host's snapshot within the timeout.
-func (f *Fleet) fetch(ctx context.Context, h Host) (*report.Document, error) {
+// fetch GETs one host's snapshot within the timeout and the caps; read
+// says the answer was a 200 whose body was read, whole or in part.
+func (f *Fleet) fetch(ctx context.Context, h Host) (doc *report.Document, read bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.URL, nil)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", h.URL, err)
+		return nil, false, fmt.Errorf("GET %s: %w", h.URL, err)
 	}
 	req.Header.Set("Accept", "application/json")
 	if f.opts.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+f.opts.Token)
 	}
+	// Accept-Encoding is left to the transport: it asks for gzip and
+	// decompresses as the body is read, so the cap counts what the
+	// decoder is given.
 	resp, err := f.opts.Client.Do(req)
 	if err != nil {
-		return nil, err // *url.Error already names the method and URL
+		return nil, false, err // *url.Error already names the method and URL
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		return nil, fmt.Errorf("GET %s: %s", h.URL, resp.Status)
+		return nil, false, fmt.Errorf("GET %s: %s", h.URL, resp.Status)
 	}
-	doc, err := Decode(io.LimitReader(resp.Body, maxBody))
+	doc, err = decode(resp.Body, capsOf(f.opts.MaxBody, f.opts.MaxNodes))
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", h.URL, err)
+		return nil, true, fmt.Errorf("GET %s: %w", h.URL, err)
 	}
-	return doc, nil
+	return doc, true, nil
+}
+
+// sameOrigin is the fleet's redirect policy: a redirect is followed only
+// within the origin (scheme, host and port) of the URL named, so the
+// bearer token never reaches another server, another port of the same
+// host, or the same host over plain HTTP. (net/http keeps Authorization
+// on a redirect to any port and scheme of the same host name.)
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	if to, from := origin(req.URL), origin(via[0].URL); to != from {
+		return fmt.Errorf("redirected to %s, another origin than %s: not followed (the token goes only to the origin named)", to, from)
+	}
+	return nil
+}
+
+// origin is u's scheme://host:port, the port made explicit.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if strings.EqualFold(u.Scheme, "https") {
+			port = "443"
+		}
+	}
+	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // merge builds the fleet forest from every host's last good document.
@@ -241,7 +331,7 @@ func (f *Fleet) merge(now time.Time) *model.Snapshot {
 	thresholdsSet := false
 	for _, st := range f.state {
 		h := &model.Node{ID: st.status.Name, InfraDir: st.status.URL, Action: model.ActionNone,
-			Reason: hostReason(st.status, now)}
+			Reason: hostReason(st.status, st.retryAt, now)}
 		snap.Sessions = append(snap.Sessions, h)
 		snap.ByID[h.ID] = h
 		if st.doc == nil {
@@ -267,8 +357,9 @@ func (f *Fleet) merge(now time.Time) *model.Snapshot {
 	return snap
 }
 
-// hostReason is the host row's reason column.
-func hostReason(s model.Host, now time.Time) string {
+// hostReason is the host row's reason column; retryAt, when the host is
+// next asked after an unreadable answer (zero: at the next poll).
+func hostReason(s model.Host, retryAt, now time.Time) string {
 	if s.Reachable {
 		return fmt.Sprintf("%s: %d nodes", s.URL, s.Nodes)
 	}
@@ -276,6 +367,9 @@ func hostReason(s model.Host, now time.Time) string {
 	if !s.LastSeen.IsZero() {
 		r = fmt.Sprintf("unreachable since %s (showing its snapshot of %s): %s",
 			s.Since.Format("15:04:05"), s.LastSeen.Format("15:04:05"), s.Err)
+	}
+	if retryAt.After(now) {
+		r += "; asked again at " + retryAt.Format("15:04:05")
 	}
 	return r
 }

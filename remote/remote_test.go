@@ -35,7 +35,7 @@ func (p fakeProbe) Lookup(pid int) liveness.ProcessInfo {
 // the v1 document carries: a running lead with extra heartbeat fields, a
 // finished child with CfA DONE, a missing registration with a task id, a
 // dead resumable session with retries, a blocked agent and a legacy node.
-func treeSnapshot(t *testing.T) *model.Snapshot {
+func treeSnapshot(t testing.TB) *model.Snapshot {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), ".sessions")
 	const started = 1795000000
@@ -87,7 +87,7 @@ func treeSnapshot(t *testing.T) *model.Snapshot {
 	return snap
 }
 
-func docBytes(t *testing.T, snap *model.Snapshot) []byte {
+func docBytes(t testing.TB, snap *model.Snapshot) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	if err := report.WriteJSON(&b, snap); err != nil {

@@ -243,7 +243,8 @@ func (a *nodeArena) children(k int) []NodeJSON {
 }
 
 // EncodeDocument writes doc exactly as an indented json.Encoder would, one
-// session at a time: at 10,000 nodes the whole document is 11 MB, and
+// session at a time, but for a node's non-finite float, which encoding/json
+// refuses (failing the whole document) and this writes as null: at 10,000 nodes the whole document is 11 MB, and
 // encoding it in one piece held it twice over (compact, then indented) in
 // freshly faulted memory, which cost more than the scan itself.
 func EncodeDocument(w io.Writer, doc Document) error {
@@ -426,7 +427,9 @@ func nodeJSON(n *model.Node, now time.Time, a *nodeArena) NodeJSON {
 		out.PID = box(a, intsOf(a), pid)
 	}
 	if hb := n.Heartbeat; hb != nil {
-		if hb.Started > 0 {
+		// A started that is no number of seconds (±Inf from a store's
+		// REAL) is unverified, as the classifier reads it: null here.
+		if hb.Started > 0 && !math.IsInf(hb.Started, 1) {
 			out.Started = box(a, floatsOf(a), hb.Started)
 		}
 		if status, ok := statusJSON(hb, n.HeartbeatRaw()); ok {

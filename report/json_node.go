@@ -14,9 +14,10 @@ import (
 // object's lines under prefix, without building its compact form first: at
 // 10,000 nodes, marshalling each session and indenting it again was a tenth
 // of `--once --json`. The rare values whose encoding is intricate (extra
-// heartbeat fields, non-finite floats) go through encoding/json; ok is
-// false when one fails, and the caller encodes the node that way to get
-// encoding/json's error.
+// heartbeat fields) go through encoding/json; ok is false when one fails,
+// and the caller encodes the node that way to get encoding/json's error.
+// A non-finite float, which encoding/json refuses, is null: a value no
+// one can verify, never a document that cannot be written.
 func appendNode(b []byte, n *NodeJSON, prefix string) ([]byte, bool) {
 	in := deeper(prefix)
 	b = append(b, "{\n"...)
@@ -66,21 +67,15 @@ func appendNode(b []byte, n *NodeJSON, prefix string) ([]byte, bool) {
 	} else {
 		b = strconv.AppendInt(b, int64(*n.PID), 10)
 	}
-	var ok bool
 	b = appendKey(b, ",\n"+in, "started")
-	if b, ok = appendFloatPtr(b, n.Started); !ok {
-		return b, false
-	}
+	b = appendFloatPtr(b, n.Started)
 	b = appendKey(b, ",\n"+in, "status")
 	b = appendStringPtr(b, n.Status)
 	b = appendKey(b, ",\n"+in, "beat_age_s")
-	if b, ok = appendFloatPtr(b, n.BeatAgeS); !ok {
-		return b, false
-	}
+	b = appendFloatPtr(b, n.BeatAgeS)
 	b = appendKey(b, ",\n"+in, "activity_age_s")
-	if b, ok = appendFloatPtr(b, n.ActivityAgeS); !ok {
-		return b, false
-	}
+	b = appendFloatPtr(b, n.ActivityAgeS)
+	var ok bool
 	b = appendKey(b, ",\n"+in, "cfa")
 	if n.Cfa == nil {
 		b = append(b, "null"...)
@@ -239,16 +234,13 @@ func appendStringPtr(b []byte, s *string) []byte {
 	return appendString(b, *s)
 }
 
-// appendFloatPtr formats as encoding/json does; false for NaN and ±Inf,
-// which it refuses.
-func appendFloatPtr(b []byte, f *float64) ([]byte, bool) {
-	if f == nil {
-		return append(b, "null"...), true
+// appendFloatPtr formats as encoding/json does; NaN and ±Inf, which it
+// refuses, are null.
+func appendFloatPtr(b []byte, f *float64) []byte {
+	if f == nil || math.IsInf(*f, 0) || math.IsNaN(*f) {
+		return append(b, "null"...)
 	}
 	v := *f
-	if math.IsInf(v, 0) || math.IsNaN(v) {
-		return b, false
-	}
 	format := byte('f')
 	if abs := math.Abs(v); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'
@@ -261,7 +253,7 @@ func appendFloatPtr(b []byte, f *float64) ([]byte, bool) {
 			b = b[:n-1]
 		}
 	}
-	return b, true
+	return b
 }
 
 const hexDigits = "0123456789abcdef"

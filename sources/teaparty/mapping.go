@@ -4,8 +4,11 @@ package teaparty
 // each kind of conversation carries, a job's gate, the fields shown.
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
 	"io/fs"
+	"math"
 	"path"
 	"path/filepath"
 	"strings"
@@ -46,9 +49,10 @@ func node(l layout, r *row, rows map[string]*row) *model.Node {
 	if jobLead && exists(filepath.Join(r.bus.job, protocol.HeartbeatFile)) {
 		return gate(l, r)
 	}
+	started, startedErr := startedOf(r)
 	hb := &model.Heartbeat{
 		PID:               r.pid,
-		Started:           r.pidStarted,
+		Started:           started,
 		Status:            status(r),
 		Role:              r.agent,
 		HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: r.project, TaskID: qualifier(r.id), Worktree: r.worktree}),
@@ -62,6 +66,9 @@ func node(l layout, r *row, rows map[string]*row) *model.Node {
 		HasHeartbeat:  true,
 		Heartbeat:     hb,
 		Source:        string(sources.TeaParty),
+	}
+	if startedErr != nil {
+		n.AddProblem(model.Problem{Path: cmp.Or(r.pidFrom, r.bus.path), Error: startedErr.Error()})
 	}
 	created := epochSeconds(r.createdAt)
 	n.BeatMtime = created
@@ -145,6 +152,17 @@ func node(l layout, r *row, rows map[string]*row) *model.Node {
 	sf := fields(r, phase, pausedBy)
 	n.EditRare(func(rare *model.Rare) { rare.SourceFields = sf })
 	return n
+}
+
+// startedOf is the row's pid_started as a heartbeat's started. A REAL
+// holds ±Inf, which is no number of seconds: started is then unknown (0,
+// its pid unverified, never judged by it), and the error says where.
+func startedOf(r *row) (float64, error) {
+	if math.IsInf(r.pidStarted, 0) || math.IsNaN(r.pidStarted) {
+		return 0, fmt.Errorf("read %s: conversation %s: pid_started %v is not a number of seconds: its pid is unverified",
+			cmp.Or(r.pidFrom, r.bus.path), r.id, r.pidStarted)
+	}
+	return r.pidStarted, nil
 }
 
 // gate is the node of a job's question at a CfA gate when the job's lead is

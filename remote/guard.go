@@ -1,0 +1,301 @@
+package remote
+
+// What a host may send: the caps on its answer's bytes, nodes, values and
+// strings, held while the answer is read, before the decoder has any of it.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// The caps on one host's answer (SPEC §4.2, §8).
+const (
+	// DefaultMaxBody caps a host's answer, counted decompressed (a gzip
+	// bomb meets it as a plain answer does): the document of the largest
+	// fleet SPEC §8 budgets, 100,000 nodes, is about 110 MB.
+	DefaultMaxBody = 128 << 20
+	// DefaultMaxNodes caps the nodes of a host's answer: beyond what
+	// DefaultMaxBody holds of real nodes (~1.1 KB each in the document), so
+	// it binds only on small ones, whose cost is the decoded node, not its
+	// bytes.
+	DefaultMaxNodes = 150_000
+	// valuesANode caps the values of an answer (array elements and object
+	// members, counted by their commas and brackets) at 40 a node of the
+	// node cap (a node of the benchmark tree has about 30): what decodes
+	// to a value each (a list of a million one-letter strings) is held
+	// to what the node cap allows.
+	valuesANode = 40
+	// maxString caps one string of an answer: every string of a document
+	// comes from a file read at most 1 MiB of (SPEC §9), escaped (\u0000
+	// is six bytes for one); a longer one is a buffer the decoder would
+	// hold whole.
+	maxString = 8 << 20
+	// maxDepth is the deepest nesting read: encoding/json's own limit.
+	maxDepth = 10_000
+	// maxKey is as many bytes of a key as can spell "children" or
+	// "sessions" (every letter escaped as \uXXXX is 48).
+	maxKey = 64
+)
+
+// CapError is an answer over one of the caps: the host is marked with it.
+type CapError struct {
+	What capKind
+	Cap  int64 // the cap exceeded
+}
+
+// capKind says which cap an answer met.
+type capKind uint8
+
+const (
+	capBytes capKind = iota
+	capNodes
+	capValues
+	capString
+)
+
+func (e *CapError) Error() string {
+	switch e.What {
+	case capNodes:
+		return "the snapshot exceeds the " + thousands(e.Cap) + "-node cap"
+	case capValues:
+		return "the snapshot exceeds the " + thousands(e.Cap) + "-value cap"
+	case capString:
+		return "the snapshot has a string over the " + bytesName(e.Cap) + " cap"
+	}
+	return "the snapshot exceeds the " + bytesName(e.Cap) + " cap (counted decompressed)"
+}
+
+// bytesName is n in MiB or KiB when it is a whole number of them.
+func bytesName(n int64) string {
+	switch {
+	case n > 0 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	case n > 0 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + "-byte"
+}
+
+// thousands writes n with its thousands separated by commas.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// guard passes an answer through to the decoder, failing the read with a
+// CapError once it passes its caps: more bytes, nodes or values, or a
+// longer string:
+// it follows the JSON's structure as the bytes go by, counting each object
+// in a list of nodes (the value of a "sessions" or "children" key, spelled
+// as encoding/json would match it), so a node over the cap is never
+// decoded. It passes each run of whitespace outside strings on as one
+// space: the decoder holds fewer bytes of an indented document, and a
+// run of a hundred MiB (a gzip bomb's) costs it nothing, where its search
+// for the next token rescans a run from its start at every refill. It
+// does not check the JSON: the decoder does.
+type guard struct {
+	r      io.Reader
+	caps   caps
+	left   int64 // bytes still allowed
+	nodes  int
+	values int
+	strLen int   // the bytes of the string being read
+	err    error // the cap met, returned by every later read
+
+	inString, escaped bool
+	space             bool   // the last byte passed on is a space outside strings
+	isKey             bool   // the string being read is an object's key
+	key               []byte // its bytes so far, up to maxKey
+	stack             []frame
+}
+
+// frame is one object or list the scan is in.
+type frame struct {
+	object  bool
+	wantKey bool // an object's next string is a key
+	nodeKey bool // an object's last key names a list of nodes
+	nodes   bool // a list whose objects are nodes
+}
+
+// caps are what a guard holds an answer to.
+type caps struct {
+	body               int64
+	nodes, values, str int
+}
+
+// capsOf are the caps of an answer of at most maxBody bytes and maxNodes
+// nodes.
+func capsOf(maxBody int64, maxNodes int) caps {
+	return caps{body: maxBody, nodes: maxNodes, values: valuesANode * maxNodes, str: maxString}
+}
+
+func newGuard(r io.Reader, c caps) *guard {
+	return &guard{r: r, left: c.body, caps: c}
+}
+
+func (g *guard) Read(p []byte) (int, error) {
+	for {
+		if g.err != nil {
+			return 0, g.err
+		}
+		q := p
+		if int64(len(q)) > g.left+1 {
+			q = q[:g.left+1] // one byte past the cap says the answer is longer
+		}
+		n, err := g.r.Read(q)
+		if int64(n) > g.left {
+			n = int(g.left)
+			g.err = &CapError{What: capBytes, Cap: g.caps.body}
+		}
+		g.left -= int64(n)
+		n = g.scan(q[:n])
+		if g.err != nil {
+			return n, g.err
+		}
+		if n > 0 || err != nil || len(p) == 0 {
+			return n, err
+		}
+		// All whitespace, folded into the space already passed on.
+	}
+}
+
+// scan follows the structure through b and compacts it in place, each run
+// of whitespace outside strings one space; it returns the bytes kept.
+func (g *guard) scan(b []byte) int {
+	w := 0
+	for i := 0; i < len(b) && g.err == nil; i++ {
+		if g.inString {
+			if g.escaped {
+				// b[i] is escaped: \" or \\ is part of the string.
+				g.escaped = false
+				g.strLen += 2 // with its backslash
+				g.keyBytes(b[i : i+1])
+				b[w] = b[i]
+				w++
+				continue
+			}
+			// Up to the next quote or backslash; a key keeps its bytes.
+			j := bytes.IndexAny(b[i:], `"\`)
+			k := j
+			if k < 0 {
+				k = len(b) - i
+			}
+			if g.strLen += k; g.strLen > g.caps.str {
+				g.err = &CapError{What: capString, Cap: int64(g.caps.str)}
+				return w
+			}
+			if j < 0 {
+				g.keyBytes(b[i:])
+				w += copy(b[w:], b[i:])
+				return w
+			}
+			g.keyBytes(b[i : i+j])
+			w += copy(b[w:], b[i:i+j+1])
+			i += j
+			if b[i] == '\\' {
+				g.escaped = true
+				g.keyBytes(b[i : i+1])
+				continue
+			}
+			g.inString = false
+			if g.isKey {
+				g.endKey()
+			}
+			continue
+		}
+		c := b[i]
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			if !g.space {
+				b[w] = ' '
+				w++
+				g.space = true
+			}
+			continue
+		case '"':
+			g.inString, g.strLen = true, 0
+			top := g.top()
+			g.isKey = top != nil && top.object && top.wantKey
+			g.key = g.key[:0]
+		case '{', '[', ',':
+			if g.values++; g.values > g.caps.values {
+				g.err = &CapError{What: capValues, Cap: int64(g.caps.values)}
+				return w
+			}
+		}
+		switch c {
+		case '{':
+			if top := g.top(); top != nil && top.nodes {
+				if g.nodes++; g.nodes > g.caps.nodes {
+					g.err = &CapError{What: capNodes, Cap: int64(g.caps.nodes)}
+					return w
+				}
+			}
+			g.push(frame{object: true, wantKey: true})
+		case '[':
+			top := g.top()
+			g.push(frame{nodes: top != nil && top.object && top.nodeKey})
+		case '}', ']':
+			if len(g.stack) > 0 {
+				g.stack = g.stack[:len(g.stack)-1]
+			}
+		case ',':
+			if top := g.top(); top != nil && top.object {
+				top.wantKey, top.nodeKey = true, false
+			}
+		}
+		g.space = false
+		b[w] = c
+		w++
+	}
+	return w
+}
+
+// keyBytes keeps b when the string being read is a key, up to maxKey
+// bytes (a longer key names no list of nodes).
+func (g *guard) keyBytes(b []byte) {
+	if g.isKey && len(g.key) <= maxKey {
+		g.key = append(g.key, b[:min(len(b), maxKey+1-len(g.key))]...)
+	}
+}
+
+// endKey notes whether the key just read names a list of nodes.
+func (g *guard) endKey() {
+	top := g.top()
+	top.wantKey, top.nodeKey = false, false
+	key := g.key
+	if len(key) > maxKey {
+		return
+	}
+	if bytes.IndexByte(key, '\\') >= 0 {
+		var s string
+		if err := json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &s); err != nil {
+			return
+		}
+		key = []byte(s)
+	}
+	top.nodeKey = bytes.EqualFold(key, sessionsKey) || bytes.EqualFold(key, childrenKey)
+}
+
+var sessionsKey, childrenKey = []byte("sessions"), []byte("children")
+
+func (g *guard) top() *frame {
+	if len(g.stack) == 0 {
+		return nil
+	}
+	return &g.stack[len(g.stack)-1]
+}
+
+func (g *guard) push(f frame) {
+	if len(g.stack) >= maxDepth {
+		g.err = fmt.Errorf("the snapshot nests deeper than %d levels", maxDepth)
+		return
+	}
+	g.stack = append(g.stack, f)
+}

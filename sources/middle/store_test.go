@@ -144,7 +144,7 @@ func TestUnreadableStoreIsAProblemNamingTheFile(t *testing.T) {
 			newStore(t, path, []string{`CREATE TABLE workflows (id TEXT PRIMARY KEY, kind TEXT, repo TEXT, epic_number INTEGER, adapter TEXT, state TEXT,
 				created_at INTEGER, updated_at INTEGER, worktree_path TEXT, session_name TEXT, session_id TEXT, transcript_path TEXT, controlled_by TEXT)`})
 		}},
-		{name: "empty file", cause: `no table "workflows"`, make: func(t *testing.T, path string) {
+		{name: "empty file", cause: "empty file, not a database yet", make: func(t *testing.T, path string) {
 			if err := os.WriteFile(path, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -20,19 +20,23 @@ func TestOpenRefusesWhatIsNotARegularFileWithoutBlocking(t *testing.T) {
 		}
 	}
 	tests := []struct {
-		name   string
-		plant  func(t *testing.T, path string)
-		at     string // where the thing is planted, relative to the database
-		cause  string
-		refuse bool
+		name  string
+		plant func(t *testing.T, path string)
+		at    string // where the thing is planted, relative to the database
+		cause string
 	}{
-		{name: "a directory", plant: func(t *testing.T, path string) { mustMkdir(t, path) }, cause: "not a regular file (directory)", refuse: true},
-		{name: "a FIFO", plant: fifo, cause: "not a regular file (named pipe)", refuse: true},
-		{name: "a symlink to /dev/zero", plant: func(t *testing.T, path string) { mustSymlink(t, "/dev/zero", path) }, cause: "not a regular file (character device)", refuse: true},
-		{name: "a symlink to /dev/null", plant: func(t *testing.T, path string) { mustSymlink(t, "/dev/null", path) }, cause: "not a regular file (character device)", refuse: true},
-		{name: "a FIFO at the -wal", at: "-wal", plant: fifo, cause: "not a regular file (named pipe)", refuse: true},
-		{name: "a FIFO at the -shm", at: "-shm", plant: fifo, cause: "not a regular file (named pipe)", refuse: true},
-		{name: "a missing file", plant: func(t *testing.T, path string) {}, cause: "no such file or directory", refuse: true},
+		{name: "a directory", plant: func(t *testing.T, path string) { mustMkdir(t, path) }, cause: "not a regular file (directory)"},
+		{name: "a FIFO", plant: fifo, cause: "not a regular file (named pipe)"},
+		{name: "a symlink to /dev/zero", plant: func(t *testing.T, path string) { mustSymlink(t, "/dev/zero", path) }, cause: "not a regular file (character device)"},
+		{name: "a symlink to /dev/null", plant: func(t *testing.T, path string) { mustSymlink(t, "/dev/null", path) }, cause: "not a regular file (character device)"},
+		{name: "a FIFO at the -wal", at: "-wal", plant: fifo, cause: "not a regular file (named pipe)"},
+		{name: "a FIFO at the -shm", at: "-shm", plant: fifo, cause: "not a regular file (named pipe)"},
+		{name: "a missing file", plant: func(t *testing.T, path string) {}, cause: "no such file or directory"},
+		{name: "an empty file", plant: func(t *testing.T, path string) {
+			if err := os.WriteFile(path, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, cause: "empty file, not a database yet"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

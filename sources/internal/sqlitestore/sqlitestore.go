@@ -83,8 +83,11 @@ func Open(path string, busy time.Duration) (*Snapshot, error) {
 // a device reads forever. The files are looked at, never opened: closing
 // a descriptor of a database drops every POSIX lock this process holds on
 // it, another read's among them. A database that may not be read says so
-// plainly here, not as SQLite's "unable to open database file".
+// plainly here, not as SQLite's "unable to open database file"; so does
+// one of zero bytes with no log beside it (SQLite would read it as an
+// empty database, and the read would say only what table it lacks).
 func checkFiles(abs string) error {
+	var size int64
 	for _, p := range []string{abs, abs + "-wal", abs + "-shm"} {
 		fi, err := os.Stat(p)
 		if p != abs && errors.Is(err, fs.ErrNotExist) {
@@ -96,6 +99,12 @@ func checkFiles(abs string) error {
 		if !fi.Mode().IsRegular() {
 			return fmt.Errorf("read %s: %w (%s)", p, protocol.ErrNotRegular, protocol.TypeName(fi.Mode()))
 		}
+		if p != abs+"-shm" {
+			size += fi.Size()
+		}
+	}
+	if size == 0 {
+		return fmt.Errorf("read %s: empty file, not a database yet", abs)
 	}
 	if err := readable(abs); err != nil {
 		return statError(abs, err)

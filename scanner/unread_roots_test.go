@@ -136,4 +136,3 @@ func hasProblemAt(problems []model.Problem, path string) bool {
 }
 
 func noPanes() (map[string]int, error) { return nil, nil }
-

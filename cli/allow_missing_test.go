@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,5 +64,31 @@ func TestOnceWithAMissingRootIsAUsageErrorUnlessAllowMissing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The default roots are those found, not given: a store among them that
+// cannot be read (a corrupt ~/.middle) is a problem of the run, not a
+// usage error, and the tree of the working directory is reported.
+func TestOnceOverDefaultRootsListsAnUnreadableDefaultStore(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	db := filepath.Join(home, ".middle", "db.sqlite3")
+	if err := os.MkdirAll(db, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tree := recoveringLeadFixture(t, false)
+	t.Chdir(tree)
+	stdout, stderr, code := execute(t, "--once", "--fail-on", "none")
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr %q\n%s", code, stderr, stdout)
+	}
+	if !strings.Contains(stdout, "lead") || !strings.Contains(stdout, db) || !strings.Contains(stdout, "not a regular file (directory)") {
+		t.Errorf("stdout lacks the tree or the problem of %s:\n%s", db, stdout)
+	}
+	// Named, the same store must be read.
+	if _, stderr, code := execute(t, "--once", "--fail-on", "none", tree, filepath.Dir(db)); code != ExitUsage || !strings.Contains(stderr, db) {
+		t.Errorf("named: exit %d, stderr %q: want 2 naming %s", code, stderr, db)
 	}
 }

@@ -30,7 +30,9 @@ func runOnce(ctx context.Context, g *Globals, asJSON, allowEmpty, allowMissing b
 		return err
 	}
 	opts.OmitRaw = true // a report shows no file's bytes
-	opts.EveryRoot = !allowMissing
+	// A root given must be read; the default roots are only those found,
+	// and a store among them that cannot be read is a problem of the run.
+	opts.EveryRoot = !allowMissing && len(g.Roots) > 0
 	defer holdCollection()()
 	snap, err := scanner.Scan(opts)
 	var unread *scanner.UnreadRootsError

@@ -186,9 +186,9 @@ func gather(opts Options) (*Walk, []storeFacts, error) {
 		walk = w.run(jobs)
 	}
 	stores := <-storesRead
-	unread := append(problems, unreadRoots(roots, walk, stores)...)
-	if len(unread) == len(problems)+len(roots) || opts.EveryRoot && len(unread) > 0 {
-		return nil, nil, &UnreadRootsError{Roots: unread, None: len(unread) == len(problems)+len(roots)}
+	unread := slices.Concat(problems, unreadRoots(roots, walk, stores))
+	if none := len(unread) == len(problems)+len(roots); none || opts.EveryRoot && len(unread) > 0 {
+		return nil, nil, &UnreadRootsError{Roots: unread, None: none}
 	}
 	walk.Roots = roots
 	walk.Problems = append(problems, walk.Problems...)

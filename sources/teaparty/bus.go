@@ -71,17 +71,19 @@ var currentQuery = func() string {
 	for _, c := range columns {
 		all[c.Name] = true
 	}
-	return `SELECT ` + sqlitestore.Select(all, columns) + `, rowid, ` + firstNull(all) + ` FROM ` + table +
+	return `SELECT ` + sqlitestore.Select(all, columns) + `, ` + nullColumns(all) + ` FROM ` + table +
 		` WHERE (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('` + table + `', '` + messagesTable + `')) = 2` +
 		` AND NOT EXISTS (SELECT [` + strings.Join(messageColumns, `], [`) + `] FROM ` + messagesTable + ` WHERE 0)` +
 		` ORDER BY id`
 }()
 
-// firstNull is a column of a conversations query: the name of the row's
-// first column that is NULL, NULL when none is. TeaParty declares them all
-// NOT NULL; one that is costs its row at most (see nullAt). have are the
-// columns the store has (the id always).
-func firstNull(have map[string]bool) string {
+// nullColumns are the last two columns of a conversations query: the
+// name of the row's first column that is NULL, and the row's rowid, both
+// NULL when no column is (a NULL scans with no allocation; a rowid would
+// cost one a row). TeaParty declares them all NOT NULL; one that is costs
+// its row at most (see nullAt). have are the columns the store has (the
+// id always).
+func nullColumns(have map[string]bool) string {
 	var b strings.Builder
 	b.WriteString("CASE")
 	for _, c := range columns {
@@ -89,7 +91,9 @@ func firstNull(have map[string]bool) string {
 			b.WriteString(" WHEN [" + c.Name + "] IS NULL THEN '" + c.Name + "'")
 		}
 	}
-	return b.String() + " END"
+	first := b.String() + " END"
+	// Named short: the driver copies every column's name once a query.
+	return first + " AS first_null, CASE WHEN " + first + " IS NOT NULL THEN rowid END AS null_rowid"
 }
 
 // nullAt is the problem of a NULL a read met in one row: the row is read
@@ -128,16 +132,19 @@ func (s *Source) read(b bus) (out []*row, nulls []model.Problem, err error) {
 		return nil, nil, err
 	}
 	defer rows.Close()
+	// The scan's own targets, declared once: each escapes to the heap,
+	// and once a read costs less than once a row.
+	var awaiting, pid int64
+	var null sql.NullString
+	var rowid sql.NullInt64
 	for rows.Next() {
 		r := &row{bus: b}
-		var awaiting, pid, rowid int64
-		var null sql.NullString
 		if err := rows.Scan(&r.id, &r.typ, &r.state, &r.createdAt, &awaiting, &r.agent, &r.parent,
-			&r.requestID, &r.project, &r.worktree, &pid, &r.pidStarted, &rowid, &null); err != nil {
+			&r.requestID, &r.project, &r.worktree, &pid, &r.pidStarted, &null, &rowid); err != nil {
 			return nil, nil, sqlitestore.Describe(snap.Path, err)
 		}
 		if null.Valid {
-			nulls = append(nulls, nullAt(snap.Path, table, rowid, null.String))
+			nulls = append(nulls, nullAt(snap.Path, table, rowid.Int64, null.String))
 			if null.String == "id" {
 				continue
 			}
@@ -194,7 +201,7 @@ func queryAsSchemaSays(snap *sqlitestore.Snapshot, schemaOf func() (sqlitestore.
 	if err != nil {
 		return nil, err
 	}
-	return snap.Query(`SELECT ` + sqlitestore.Select(cols, columns) + `, rowid, ` + firstNull(cols) + ` FROM ` + table + ` ORDER BY id`)
+	return snap.Query(`SELECT ` + sqlitestore.Select(cols, columns) + `, ` + nullColumns(cols) + ` FROM ` + table + ` ORDER BY id`)
 }
 
 // busColumns are the columns of a bus's conversations table, or why the

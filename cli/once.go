@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -16,8 +17,10 @@ import (
 
 // runOnce prints one snapshot and maps --fail-on to the exit code. Roots
 // that hold no tree at all are bad usage unless allowEmpty: a CI job run
-// from the wrong directory must not pass on an empty forest.
-func runOnce(ctx context.Context, g *Globals, asJSON, allowEmpty bool) error {
+// from the wrong directory must not pass on an empty forest. So is a root
+// that is missing or cannot be read, unless allowMissing: a typo in a CI
+// job must fail it (SPEC §4).
+func runOnce(ctx context.Context, g *Globals, asJSON, allowEmpty, allowMissing bool) error {
 	match, err := parseFailOn(g.FailOn)
 	if err != nil {
 		return usageError(err)
@@ -27,8 +30,15 @@ func runOnce(ctx context.Context, g *Globals, asJSON, allowEmpty bool) error {
 		return err
 	}
 	opts.OmitRaw = true // a report shows no file's bytes
+	// A root given must be read; the default roots are only those found,
+	// and a store among them that cannot be read is a problem of the run.
+	opts.EveryRoot = !allowMissing && len(g.Roots) > 0
 	defer holdCollection()()
 	snap, err := scanner.Scan(opts)
+	var unread *scanner.UnreadRootsError
+	if errors.As(err, &unread) && !unread.None {
+		return usageError(fmt.Errorf("%w (--allow-missing reads the others)", err))
+	}
 	if err != nil {
 		return usageError(err)
 	}

@@ -183,7 +183,7 @@ func errorLine(err error) string {
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Globals) {
 	g := &Globals{Stdin: stdin, Stdout: stdout, Stderr: stderr}
-	var once, asJSON, allowEmpty bool
+	var once, asJSON, allowEmpty, allowMissing bool
 	root := &cobra.Command{
 		Use:   "dispatchtop [flags] [ROOT...]",
 		Short: "A terminal dashboard for live dispatch trees",
@@ -208,9 +208,9 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Glo
 				return usageError(errors.New("--json needs --once"))
 			}
 			if once {
-				return runOnce(cmd.Context(), g, asJSON, allowEmpty)
+				return runOnce(cmd.Context(), g, asJSON, allowEmpty, allowMissing)
 			}
-			for _, name := range []string{"fail-on", "allow-empty"} {
+			for _, name := range []string{"fail-on", "allow-empty", "allow-missing"} {
 				if cmd.Flags().Changed(name) {
 					return usageError(fmt.Errorf("--%s needs --once", name))
 				}
@@ -235,6 +235,9 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Glo
 			"(to resume, to surface, or waiting for an answer) and on kill candidates:\n")
 	_ = root.RegisterFlagCompletionFunc("fail-on", completeFailOn)
 	root.Flags().BoolVar(&allowEmpty, "allow-empty", false, "with --once: roots that hold no tree are no error")
+	root.Flags().BoolVar(&allowMissing, "allow-missing", false,
+		"with --once: a root that is missing or cannot be read is a problem, not an error,\n"+
+			"while another can be read")
 
 	wrap := newWrapCmd(g)
 	// wrap beats and watches its parent: it reads these, and no root.

@@ -28,10 +28,12 @@ type Info struct {
 // notRegular is the one-line refusal of path, whose type is mode:
 // "/r/s/.children: not a regular file (named pipe)".
 func notRegular(path string, mode fs.FileMode) error {
-	return fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, typeName(mode))
+	return fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, TypeName(mode))
 }
 
-func typeName(mode fs.FileMode) string {
+// TypeName names the type of a file that is not a regular one, as the
+// refusals say it: "named pipe", "directory".
+func TypeName(mode fs.FileMode) string {
 	switch t := mode.Type(); {
 	case t&fs.ModeNamedPipe != 0:
 		return "named pipe"

@@ -50,6 +50,12 @@ type Options struct {
 	// they weigh tens of MB.
 	OmitRaw bool
 
+	// EveryRoot: a root that cannot be read fails the scan
+	// (UnreadRootsError), not only all of them: a one-shot report for CI
+	// must not pass over a root mistyped or broken (SPEC §4). The live
+	// engine leaves it unset and shows the problem.
+	EveryRoot bool
+
 	// readDir replaces os.ReadDir in tests that need a read error root
 	// cannot provoke (an unreadable directory); nil means os.ReadDir.
 	readDir func(string) ([]fs.DirEntry, error)

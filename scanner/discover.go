@@ -202,14 +202,15 @@ func gather(opts Options) (*Walk, []storeFacts, error) {
 			jobs[i] = dirJob{root: &native[i], dir: native[i].Path}
 		}
 		walk = w.run(jobs)
-		if err := someRootListed(native, walk); err != nil {
-			<-storesRead
-			return nil, nil, err
-		}
+	}
+	stores := <-storesRead
+	unread := slices.Concat(problems, unreadRoots(roots, walk, stores))
+	if none := len(unread) == len(problems)+len(roots); none || opts.EveryRoot && len(unread) > 0 {
+		return nil, nil, &UnreadRootsError{Roots: unread, None: none}
 	}
 	walk.Roots = roots
 	walk.Problems = append(problems, walk.Problems...)
-	return walk, <-storesRead, nil
+	return walk, stores, nil
 }
 
 // readStores reads the store of every non-native root, in order.
@@ -231,24 +232,76 @@ func readStores(roots []Root, opts Options) []storeFacts {
 	return stores
 }
 
-// someRootListed is the error of a walk in which no root's own listing
-// succeeded: a root that exists but cannot be read (permission) shows
-// nothing, and nothing must not pass for a healthy, empty tree (SPEC §4).
-func someRootListed(roots []Root, walk *Walk) error {
+// unreadRoots are the roots that could not be read, each as the problem
+// that says why (SPEC §4): a walked root whose own listing failed (a root
+// that exists but cannot be read shows nothing, and nothing must not pass
+// for a healthy, empty tree), and a store whose read found nothing but
+// problems (a corrupt database, a missing table, a torn file), unless the
+// walk of its directory found a node. A store that holds no record and
+// says nothing wrong is read, and empty.
+func unreadRoots(roots []Root, walk *Walk, stores []storeFacts) []model.Problem {
+	listed := func(r Root) bool {
+		i := sort.SearchStrings(walk.Dirs, r.Path)
+		return i < len(walk.Dirs) && walk.Dirs[i] == r.Path
+	}
+	walkedNode := map[string]bool{}
+	for _, n := range walk.Nodes {
+		walkedNode[n.Root] = true
+	}
+	var unread []model.Problem
 	for _, r := range roots {
-		if i := sort.SearchStrings(walk.Dirs, r.Path); i < len(walk.Dirs) && walk.Dirs[i] == r.Path {
-			return nil
+		if !r.isNative() {
+			continue
+		}
+		if !listed(r) {
+			why := model.Problem{Path: r.Path, Error: "removed during the scan"}
+			for _, p := range walk.Problems {
+				if p.Path == r.Path {
+					why = p
+					break
+				}
+			}
+			unread = append(unread, why)
 		}
 	}
-	r := roots[0].Path
-	why := "removed during the scan"
-	for _, p := range walk.Problems {
-		if p.Path == r {
-			why = p.Error
-			break
+	for _, st := range stores {
+		if len(st.nodes) == 0 && len(st.problems) > 0 && !walkedNode[st.root.Path] {
+			unread = append(unread, st.problems[0])
 		}
 	}
-	return fmt.Errorf("no root could be read (%s: %s)", r, why)
+	return unread
+}
+
+// UnreadRootsError is a scan that could not read its roots: none of them
+// (None), or, under Options.EveryRoot, some. Roots holds each one's
+// problem.
+type UnreadRootsError struct {
+	Roots []model.Problem
+	None  bool
+}
+
+func (e *UnreadRootsError) Error() string {
+	whys := make([]string, len(e.Roots))
+	for i, p := range e.Roots {
+		whys[i] = ProblemText(p)
+	}
+	if e.None {
+		return fmt.Sprintf("no root could be read (%s)", whys[0])
+	}
+	if len(whys) == 1 {
+		return "a root could not be read: " + whys[0]
+	}
+	return fmt.Sprintf("%d roots could not be read: %s", len(whys), strings.Join(whys, "; "))
+}
+
+// ProblemText is a problem as one sentence that begins with its path:
+// the error itself when it does ("read /x/db.sqlite3: file is not a
+// database"), else the path before it.
+func ProblemText(p model.Problem) string {
+	if p.Path == "" || strings.HasPrefix(p.Error, p.Path+": ") || strings.HasPrefix(p.Error, "read "+p.Path+": ") {
+		return p.Error
+	}
+	return p.Path + ": " + p.Error
 }
 
 // DiscoverDir walks one directory below a root (a directory that appeared

@@ -68,7 +68,9 @@ type Source interface {
 	// Kind names the source.
 	Kind() Kind
 	// Detect reports whether path (a directory or file a ROOT names) holds
-	// this source's store.
+	// this source's store, by its layout (the names and places of its
+	// files), not by whether it can be read: a store that cannot be is
+	// Read's to report, naming the file and the cause.
 	Detect(path string) bool
 	// Read reads the whole store at path as of now.
 	Read(path string, now time.Time) Facts

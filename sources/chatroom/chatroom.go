@@ -68,10 +68,12 @@ func DefaultStore(home string) string {
 	return filepath.Join(home, ".chatroom")
 }
 
-// storeDir resolves path to the store, absolute: path itself when it holds
-// machines/state or machine.json, else the .chatroom dir under it (a home),
-// else, for the machines/state dir itself, the store holding it (whose
-// pid files and machine.json say whether its daemons run).
+// storeDir resolves path to the store, absolute: path itself when it is
+// a `.chatroom` directory or holds machines/state or a machine.json (of
+// whatever kind: the store by its layout, whose read says what cannot be
+// read), else the .chatroom dir under it (a home), else, for the
+// machines/state dir itself, the store holding it (whose pid files and
+// machine.json say whether its daemons run).
 func storeDir(path string) (string, bool) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
@@ -84,9 +86,12 @@ func storeDir(path string) (string, bool) {
 		if fi, err := os.Stat(filepath.Join(dir, stateDir)); err == nil && fi.IsDir() {
 			return dir, true
 		}
-		if fi, err := os.Stat(filepath.Join(dir, machineFile)); err == nil && fi.Mode().IsRegular() {
+		if _, err := os.Lstat(filepath.Join(dir, machineFile)); err == nil {
 			return dir, true
 		}
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() && filepath.Base(path) == ".chatroom" {
+		return path, true
 	}
 	return path, false
 }
@@ -220,7 +225,8 @@ func PIDFileName(url string) string {
 }
 
 // stateFileIDs lists the machine ids of machines/state/<id>.json, skipping
-// the daemon's temp (<id>.json.tmp) and dot files.
+// the daemon's temp (<id>.json.tmp) and dot files. A directory so named is
+// listed: its read is a problem, not a machine skipped without a word.
 func stateFileIDs(store string) ([]string, error) {
 	entries, err := os.ReadDir(filepath.Join(store, stateDir))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -232,7 +238,7 @@ func stateFileIDs(store string) ([]string, error) {
 	var ids []string
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
+		if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
 			continue
 		}
 		ids = append(ids, strings.TrimSuffix(name, ".json"))

@@ -118,24 +118,21 @@ func (*Source) Thresholds() model.Thresholds {
 	return t
 }
 
-// dbPath is the database a root names: the file itself, or the
-// db.sqlite3 in a middle home.
-func dbPath(root string) (string, bool) {
+// homeDir is middle's home (`~/.middle`).
+const homeDir = ".middle"
+
+// dbPath is the database a root names, absolute: the root itself when it
+// is named db.sqlite3 or is no directory, else the db.sqlite3 in it (a
+// middle home). Whether it can be read is the read's to say.
+func dbPath(root string) string {
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return "", false
+		abs = root
 	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return "", false
+	if fi, err := os.Stat(abs); err == nil && fi.IsDir() && filepath.Base(abs) != dbFile {
+		return filepath.Join(abs, dbFile)
 	}
-	if fi.IsDir() {
-		abs = filepath.Join(abs, dbFile)
-		if fi, err = os.Stat(abs); err != nil {
-			return "", false
-		}
-	}
-	return abs, fi.Mode().IsRegular() && isSQLite(abs)
+	return abs
 }
 
 // isSQLite reports whether the file begins with SQLite's header.
@@ -150,18 +147,27 @@ func isSQLite(path string) bool {
 	return err == nil && string(head) == "SQLite format 3\x00"
 }
 
-// Detect reports whether path is middle's database or a dir holding it.
+// Detect reports whether path is middle's store, by its layout: a
+// db.sqlite3 given itself, whatever stands there, or a directory holding
+// one that is middle's home (`.middle`) or begins with SQLite's header.
+// A store there that cannot be read is middle's all the same, and its
+// read says why (a corrupt or empty file, a directory, no permission),
+// never the file protocol's "no tree found".
 func (*Source) Detect(path string) bool {
-	p, ok := dbPath(path)
-	return ok && filepath.Base(p) == dbFile
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	if filepath.Base(abs) == dbFile {
+		return exists(abs)
+	}
+	db := filepath.Join(abs, dbFile)
+	return isDir(abs) && exists(db) && (filepath.Base(abs) == homeDir || isSQLite(db))
 }
 
 // WatchPaths are the database and its -wal.
 func (*Source) WatchPaths(path string) []string {
-	p, ok := dbPath(path)
-	if !ok {
-		return nil
-	}
+	p := dbPath(path)
 	return []string{p, p + "-wal"}
 }
 
@@ -185,10 +191,7 @@ type workflow struct {
 
 // Read reads the workflows of the store at root in one short transaction.
 func (s *Source) Read(root string, now time.Time) sources.Facts {
-	path, ok := dbPath(root)
-	if !ok {
-		return sources.Facts{Problems: []model.Problem{{Path: root, Error: fmt.Sprintf("read %s: no middle database", root)}}}
-	}
+	path := dbPath(root)
 	rows, err := s.read(path)
 	if err != nil {
 		return sources.Facts{Problems: []model.Problem{{Path: path, Error: err.Error()}}}
@@ -623,6 +626,11 @@ func millis(ms int64) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMilli(ms)
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 func isDir(p string) bool {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -64,6 +65,22 @@ func TestDetect(t *testing.T) {
 	if err := os.WriteFile(fake, []byte("not a database"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A home whose database cannot be read is middle's by its layout: its
+	// read says why, not the file protocol's "no tree found".
+	home := func(plant func(db string) error) string {
+		dir := filepath.Join(t.TempDir(), ".middle")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := plant(filepath.Join(dir, dbFile)); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	writeFile := func(b string) func(string) error {
+		return func(p string) error { return os.WriteFile(p, []byte(b), 0o644) }
+	}
+	otherDir := filepath.Dir(fake)
 	tests := []struct {
 		name, path string
 		want       bool
@@ -71,7 +88,12 @@ func TestDetect(t *testing.T) {
 		{name: "a middle home", path: h.dir, want: true},
 		{name: "the database itself", path: h.db, want: true},
 		{name: "another SQLite file", path: other, want: false},
-		{name: "a db.sqlite3 that is not SQLite", path: fake, want: false},
+		{name: "a db.sqlite3 given itself that is not SQLite", path: fake, want: true},
+		{name: "a dir not named .middle holding a db.sqlite3 that is not SQLite", path: otherDir, want: false},
+		{name: "a home whose db.sqlite3 is corrupt", path: home(writeFile("not a database")), want: true},
+		{name: "a home whose db.sqlite3 is empty", path: home(writeFile("")), want: true},
+		{name: "a home whose db.sqlite3 is a directory", path: home(func(p string) error { return os.Mkdir(p, 0o755) }), want: true},
+		{name: "a home without db.sqlite3", path: home(func(string) error { return nil }), want: false},
 		{name: "an empty dir", path: t.TempDir(), want: false},
 		{name: "a missing path", path: filepath.Join(t.TempDir(), "nope"), want: false},
 	}
@@ -121,6 +143,21 @@ func TestUnreadableStoreIsAProblemNamingTheFile(t *testing.T) {
 		{name: "unknown schema", cause: "lacks column last_heartbeat", make: func(t *testing.T, path string) {
 			newStore(t, path, []string{`CREATE TABLE workflows (id TEXT PRIMARY KEY, kind TEXT, repo TEXT, epic_number INTEGER, adapter TEXT, state TEXT,
 				created_at INTEGER, updated_at INTEGER, worktree_path TEXT, session_name TEXT, session_id TEXT, transcript_path TEXT, controlled_by TEXT)`})
+		}},
+		{name: "empty file", cause: "empty file, not a database yet", make: func(t *testing.T, path string) {
+			if err := os.WriteFile(path, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "a directory", cause: "not a regular file (directory)", make: func(t *testing.T, path string) {
+			if err := os.Mkdir(path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "a FIFO", cause: "not a regular file (named pipe)", make: func(t *testing.T, path string) {
+			if err := syscall.Mkfifo(path, 0o644); err != nil {
+				t.Skipf("mkfifo: %v", err)
+			}
 		}},
 		{name: "locked file", cause: "locked", make: func(t *testing.T, path string) {
 			db := newStore(t, path, append([]string{`PRAGMA journal_mode = DELETE;`}, migrations[1:]...))

@@ -98,11 +98,18 @@ func projectRoot(cwd string) string {
 }
 
 // storeDir resolves path to the store, absolute: path itself when it holds agents/
-// or teams/ (a store, or $OPENCODE_TEAMS_DIR), else the project's
+// or teams/ (a store, or $OPENCODE_TEAMS_DIR) or is named
+// .opencode/opencode-teams (the store by its layout, whatever it holds:
+// its read says what cannot be read), else the project's
 // .opencode/opencode-teams under it.
 func storeDir(path string) (string, bool) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
+	}
+	if filepath.Base(path) == "opencode-teams" && filepath.Base(filepath.Dir(path)) == ".opencode" {
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			return path, true
+		}
 	}
 	for _, dir := range []string{path, filepath.Join(path, ".opencode", "opencode-teams")} {
 		for _, sub := range []string{agentsDir, teamsDir} {
@@ -329,7 +336,9 @@ type agentFile struct {
 // readAgents reads agents/*.json, skipping what the system's own reader
 // skips (listJSONFiles: a name that starts with '.', such as the temp file
 // of an atomic write, or does not end in .json). A file that fails the
-// schema is a problem naming it; the others are read.
+// schema, or is no regular file (a directory so named, which
+// listJSONFiles keeps and the system then fails to read), is a problem
+// naming it; the others are read.
 func readAgents(store string, facts *sources.Facts) ([]agentFile, error) {
 	dir := filepath.Join(store, agentsDir)
 	entries, err := os.ReadDir(dir)
@@ -342,7 +351,7 @@ func readAgents(store string, facts *sources.Facts) ([]agentFile, error) {
 	var agents []agentFile
 	for _, e := range entries {
 		name := e.Name()
-		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") || e.IsDir() {
+		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
 			continue
 		}
 		path := filepath.Join(dir, name)

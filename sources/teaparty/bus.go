@@ -5,6 +5,7 @@ package teaparty
 
 import (
 	"database/sql"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -69,20 +70,46 @@ var currentQuery = func() string {
 	for _, c := range columns {
 		all[c.Name] = true
 	}
-	return `SELECT ` + sqlitestore.Select(all, columns) + ` FROM ` + table +
+	return `SELECT ` + sqlitestore.Select(all, columns) + `, ` + nullColumns(all) + ` FROM ` + table +
 		` WHERE (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('` + table + `', '` + messagesTable + `')) = 2` +
 		` AND NOT EXISTS (SELECT [` + strings.Join(messageColumns, `], [`) + `] FROM ` + messagesTable + ` WHERE 0)` +
 		` ORDER BY id`
 }()
 
+// nullColumns are the last two columns of a conversations query: the
+// name of the row's first column that is NULL, and the row's rowid, both
+// NULL when no column is (a NULL scans with no allocation; a rowid would
+// cost one a row). TeaParty declares them all NOT NULL; one that is costs
+// its row at most (see nullAt). have are the columns the store has (the
+// id always).
+func nullColumns(have map[string]bool) string {
+	var b strings.Builder
+	b.WriteString("CASE")
+	for _, c := range columns {
+		if have[c.Name] {
+			b.WriteString(" WHEN [" + c.Name + "] IS NULL THEN '" + c.Name + "'")
+		}
+	}
+	first := b.String() + " END"
+	// Named short: the driver copies every column's name once a query.
+	return first + " AS first_null, CASE WHEN " + first + " IS NOT NULL THEN rowid END AS null_rowid"
+}
+
+// nullAt is the problem of a NULL a read met in one row: the row is read
+// with the column's default, or skipped when nothing can name it, and the
+// rest of the bus is read on.
+func nullAt(path, table string, rowid int64, column string) model.Problem {
+	return model.Problem{Path: path, Error: fmt.Sprintf("read %s: table %s, row %d: %s is NULL", path, table, rowid, column)}
+}
+
 // read reads the conversations of one bus in one short transaction. The
 // bus's schema is read only when a statement names what the bus lacks (an
 // older bus, a partial one, a database that is no bus): it then says what
-// to read instead, or what is missing.
-func (s *Source) read(b bus) ([]*row, error) {
+// to read instead, or what is missing. nulls are the rows a NULL cost.
+func (s *Source) read(b bus) (out []*row, nulls []model.Problem, err error) {
 	snap, err := sqlitestore.Open(b.path, s.BusyTimeout)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer snap.Close()
 	var schema *sqlitestore.Schema
@@ -101,55 +128,63 @@ func (s *Source) read(b bus) ([]*row, error) {
 		rows, err = queryAsSchemaSays(snap, schemaOf)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rows.Close()
-	var out []*row
+	// The scan's own targets, declared once: each escapes to the heap,
+	// and once a read costs less than once a row.
+	var awaiting, pid int64
+	var null sql.NullString
+	var rowid sql.NullInt64
 	for rows.Next() {
 		r := &row{bus: b}
-		var awaiting int64
-		var pid int64
 		if err := rows.Scan(&r.id, &r.typ, &r.state, &r.createdAt, &awaiting, &r.agent, &r.parent,
-			&r.requestID, &r.project, &r.worktree, &pid, &r.pidStarted); err != nil {
-			return nil, sqlitestore.Describe(snap.Path, err)
+			&r.requestID, &r.project, &r.worktree, &pid, &r.pidStarted, &null, &rowid); err != nil {
+			return nil, nil, sqlitestore.Describe(snap.Path, err)
+		}
+		if null.Valid {
+			nulls = append(nulls, nullAt(snap.Path, table, rowid.Int64, null.String))
+			if null.String == "id" {
+				continue
+			}
 		}
 		r.awaitingInput = awaiting != 0
 		r.pid = int(pid)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, sqlitestore.Describe(snap.Path, err)
+		return nil, nil, sqlitestore.Describe(snap.Path, err)
 	}
 	rows.Close()
 	if len(out) == 0 {
 		// No row: an empty bus, or one whose tables are views.
 		sc, err := schemaOf()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if _, err := busColumns(sc); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return out, nil
+		return out, nulls, nil
 	}
 	// The messages are read only for the rows that show them; a bus
 	// without messages has no questions and no message times.
-	for _, readMessages := range []func(*sqlitestore.Snapshot, []*row) error{readLastMessages, readQuestions} {
-		err := readMessages(snap, out)
+	for _, readMessages := range []func(*sqlitestore.Snapshot, []*row, *[]model.Problem) error{readLastMessages, readQuestions} {
+		err := readMessages(snap, out, &nulls)
 		if sqlitestore.IsSQLError(err) {
 			sc, serr := schemaOf()
 			if serr != nil {
-				return nil, serr
+				return nil, nil, serr
 			}
 			if !sc.Has(messagesTable) {
-				return out, nil
+				return out, nulls, nil
 			}
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return out, nil
+	return out, nulls, nil
 }
 
 // queryAsSchemaSays queries the conversations of a bus that lacks a
@@ -165,7 +200,7 @@ func queryAsSchemaSays(snap *sqlitestore.Snapshot, schemaOf func() (sqlitestore.
 	if err != nil {
 		return nil, err
 	}
-	return snap.Query(`SELECT ` + sqlitestore.Select(cols, columns) + ` FROM ` + table + ` ORDER BY id`)
+	return snap.Query(`SELECT ` + sqlitestore.Select(cols, columns) + `, ` + nullColumns(cols) + ` FROM ` + table + ` ORDER BY id`)
 }
 
 // busColumns are the columns of a bus's conversations table, or why the
@@ -190,8 +225,9 @@ func busColumns(schema sqlitestore.Schema) (map[string]bool, error) {
 // readQuestions fills the question of every row awaiting input: the last
 // message of its conversation not sent by the human (TeaParty's
 // check_message_bus_request reads the same), through one statement
-// prepared for the first of them.
-func readQuestions(snap *sqlitestore.Snapshot, rows []*row) error {
+// prepared for the first of them. A NULL in the message taken is added to
+// nulls; the question then lacks what it lacks.
+func readQuestions(snap *sqlitestore.Snapshot, rows []*row, nulls *[]model.Problem) error {
 	var stmt *sql.Stmt
 	for _, r := range rows {
 		if !r.awaitingInput && !(r.typ == typeProxy && live(r.state)) {
@@ -199,7 +235,8 @@ func readQuestions(snap *sqlitestore.Snapshot, rows []*row) error {
 		}
 		if stmt == nil {
 			var err error
-			stmt, err = snap.Prepare(`SELECT substr(CAST(content AS TEXT), 1, ?), IFNULL(CAST(timestamp AS REAL), 0.0) FROM messages WHERE conversation = ? AND sender <> 'human' ORDER BY timestamp DESC LIMIT 1`)
+			stmt, err = snap.Prepare(`SELECT rowid, substr(CAST(content AS TEXT), 1, ?), CAST(timestamp AS REAL), sender IS NULL FROM messages
+				WHERE conversation = ? AND IFNULL(sender, '') <> 'human' ORDER BY timestamp DESC LIMIT 1`)
 			if err != nil {
 				return err
 			}
@@ -211,12 +248,24 @@ func readQuestions(snap *sqlitestore.Snapshot, rows []*row) error {
 		}
 		q := &model.Blocked{Path: snap.Path + "#" + r.id}
 		for res.Next() {
-			var ts float64
-			if err := res.Scan(&q.Question, &ts); err != nil {
+			var rowid int64
+			var content sql.NullString
+			var ts sql.NullFloat64
+			var noSender bool
+			if err := res.Scan(&rowid, &content, &ts, &noSender); err != nil {
 				res.Close()
 				return sqlitestore.Describe(snap.Path, err)
 			}
-			q.Since = epochSeconds(ts)
+			q.Question, q.Since = content.String, epochSeconds(ts.Float64)
+			for _, c := range []struct {
+				name string
+				null bool
+			}{{"content", !content.Valid}, {"timestamp", !ts.Valid}, {"sender", noSender}} {
+				if c.null {
+					*nulls = append(*nulls, nullAt(snap.Path, messagesTable, rowid, c.name))
+					break
+				}
+			}
 		}
 		res.Close()
 		r.question = q
@@ -226,24 +275,30 @@ func readQuestions(snap *sqlitestore.Snapshot, rows []*row) error {
 
 // readLastMessages takes the time of each chat conversation's newest
 // message: a conversation's turns leave no stream of their own in the bus.
-// A bus without chat conversations (a job's) is not asked.
-func readLastMessages(snap *sqlitestore.Snapshot, rows []*row) error {
+// A bus without chat conversations (a job's) is not asked. Messages of no
+// conversation (a NULL) are added to nulls, by the first of them.
+func readLastMessages(snap *sqlitestore.Snapshot, rows []*row, nulls *[]model.Problem) error {
 	if !slices.ContainsFunc(rows, chat) {
 		return nil
 	}
-	res, err := snap.Query(`SELECT CAST(conversation AS TEXT), MAX(IFNULL(CAST(timestamp AS REAL), 0.0)) FROM messages GROUP BY conversation`)
+	res, err := snap.Query(`SELECT CAST(conversation AS TEXT), MAX(IFNULL(CAST(timestamp AS REAL), 0.0)), MIN(rowid) FROM messages GROUP BY conversation`)
 	if err != nil {
 		return err
 	}
 	defer res.Close()
 	last := map[string]float64{}
 	for res.Next() {
-		var conv string
+		var conv sql.NullString
 		var ts float64
-		if err := res.Scan(&conv, &ts); err != nil {
+		var first int64
+		if err := res.Scan(&conv, &ts, &first); err != nil {
 			return sqlitestore.Describe(snap.Path, err)
 		}
-		last[conv] = ts
+		if !conv.Valid {
+			*nulls = append(*nulls, nullAt(snap.Path, messagesTable, first, "conversation"))
+			continue
+		}
+		last[conv.String] = ts
 	}
 	if err := res.Err(); err != nil {
 		return sqlitestore.Describe(snap.Path, err)

@@ -74,14 +74,14 @@ func (l layout) buses() []bus {
 	if l.home == "" {
 		return out
 	}
-	if p := l.managementBus(); isFile(p) {
+	if p := l.managementBus(); exists(p) {
 		out = append(out, bus{path: p})
 	}
 	// The agent's own bus is `<agent>/<agent>-messages.db`; a `messages.db`
 	// beside it is the listener's bookkeeping.
 	agents := filepath.Join(l.home, managementDir, agentsDir)
 	for _, agent := range subdirs(agents) {
-		if p := filepath.Join(agents, agent, agent+agentBusSuffix); isFile(p) {
+		if p := filepath.Join(agents, agent, agent+agentBusSuffix); exists(p) {
 			out = append(out, bus{path: p})
 		}
 	}
@@ -89,11 +89,13 @@ func (l layout) buses() []bus {
 }
 
 // jobBuses are the buses of the `job-*` dirs in dir, sorted. (Listed, not
-// globbed: a path may hold a glob's metacharacters.)
+// globbed: a path may hold a glob's metacharacters.) Whatever stands at a
+// bus's name is one: a directory or a FIFO there is a problem its read
+// reports (SPEC §9), never a bus skipped.
 func jobBuses(dir string) []string {
 	var out []string
 	for _, name := range subdirs(dir) {
-		if p := filepath.Join(dir, name, busFile); strings.HasPrefix(name, jobPrefix) && isFile(p) {
+		if p := filepath.Join(dir, name, busFile); strings.HasPrefix(name, jobPrefix) && exists(p) {
 			out = append(out, p)
 		}
 	}
@@ -214,9 +216,4 @@ func exists(p string) bool {
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
-}
-
-func isFile(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular()
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -58,6 +59,29 @@ func TestUnreadableBusIsAProblemNamingTheFile(t *testing.T) {
 				`CREATE TABLE log (id TEXT PRIMARY KEY, conversation TEXT NOT NULL, sender TEXT NOT NULL, content TEXT NOT NULL, timestamp REAL NOT NULL)`,
 				`CREATE VIEW messages AS SELECT * FROM log`}, busDDL[3:]...))
 			insertConv(t, db, conv{id: jobID, typ: typeJob, created: 1746638100})
+		}},
+		// SPEC §9: whatever is not a regular file at a bus's name is a
+		// problem at once, never a read that blocks or a bus skipped.
+		{name: "a directory", cause: "not a regular file (directory)", make: func(t *testing.T, path string) {
+			if err := os.MkdirAll(path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "a FIFO", cause: "not a regular file (named pipe)", make: func(t *testing.T, path string) {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(path, 0o644); err != nil {
+				t.Skipf("mkfifo: %v", err)
+			}
+		}},
+		{name: "a symlink to /dev/zero", cause: "not a regular file (character device)", make: func(t *testing.T, path string) {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("/dev/zero", path); err != nil {
+				t.Fatal(err)
+			}
 		}},
 		{name: "locked file", cause: "locked", make: func(t *testing.T, path string) {
 			// A writer in rollback-journal mode holding its exclusive lock:

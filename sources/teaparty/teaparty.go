@@ -185,7 +185,7 @@ func (s *Source) Read(root string, now time.Time) sources.Facts {
 	// they are read side by side.
 	reads := make([]busRead, len(buses))
 	each(len(buses), func(i int) {
-		reads[i].rows, reads[i].err = s.read(buses[i])
+		reads[i].rows, reads[i].nulls, reads[i].err = s.read(buses[i])
 	})
 	var all []*row
 	var stamps map[string]*row // the management bus's rows, by id: where the launcher stamps pids
@@ -195,6 +195,7 @@ func (s *Source) Read(root string, now time.Time) sources.Facts {
 			facts.Problems = append(facts.Problems, model.Problem{Path: b.path, Error: err.Error()})
 			continue
 		}
+		facts.Problems = append(facts.Problems, reads[i].nulls...)
 		if b.path == l.managementBus() {
 			stamps = map[string]*row{}
 			for _, r := range rows {
@@ -252,8 +253,9 @@ func (s *Source) Read(root string, now time.Time) sources.Facts {
 
 // busRead is what the read of one bus found.
 type busRead struct {
-	rows []*row
-	err  error
+	rows  []*row
+	nulls []model.Problem // the rows a NULL cost (see nullAt)
+	err   error
 }
 
 // readers bounds the goroutines of a read. A bus's read is mostly system

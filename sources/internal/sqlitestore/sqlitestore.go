@@ -18,12 +18,16 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
+
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // DefaultBusyTimeout is how long a read waits for a lock before the store
@@ -49,6 +53,9 @@ func Open(path string, busy time.Duration) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
+	if err := checkFiles(abs); err != nil {
+		return nil, err
+	}
 	// A URI, so that a path holding '?', '#' or '%' is escaped, not parsed.
 	dsn := (&url.URL{
 		Scheme:   "file",
@@ -68,6 +75,51 @@ func Open(path string, busy time.Duration) (*Snapshot, error) {
 		return nil, Describe(abs, err)
 	}
 	return &Snapshot{Path: abs, db: db, tx: tx}, nil
+}
+
+// checkFiles refuses, before SQLite opens anything, a database that is
+// not a regular file, or a -wal or -shm beside it that is not (SPEC §9):
+// SQLite opens by path, and a FIFO opened so blocks until a writer comes,
+// a device reads forever. The files are looked at, never opened: closing
+// a descriptor of a database drops every POSIX lock this process holds on
+// it, another read's among them. A database that may not be read says so
+// plainly here, not as SQLite's "unable to open database file"; so does
+// one of zero bytes with no log beside it (SQLite would read it as an
+// empty database, and the read would say only what table it lacks).
+func checkFiles(abs string) error {
+	var size int64
+	for _, p := range []string{abs, abs + "-wal", abs + "-shm"} {
+		fi, err := os.Stat(p)
+		if p != abs && errors.Is(err, fs.ErrNotExist) {
+			continue // SQLite's own to make
+		}
+		if err != nil {
+			return statError(p, err)
+		}
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("read %s: %w (%s)", p, protocol.ErrNotRegular, protocol.TypeName(fi.Mode()))
+		}
+		if p != abs+"-shm" {
+			size += fi.Size()
+		}
+	}
+	if size == 0 {
+		return fmt.Errorf("read %s: empty file, not a database yet", abs)
+	}
+	if err := readable(abs); err != nil {
+		return statError(abs, err)
+	}
+	return nil
+}
+
+// statError is a failed look at path as one line that names it once:
+// "read /x/messages.db: permission denied".
+func statError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("read %s: %w", path, err)
 }
 
 // Close ends the read transaction and closes the database.

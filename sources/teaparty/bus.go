@@ -53,7 +53,10 @@ type row struct {
 	question           *model.Blocked // awaiting_input: the last message not from a human
 	pidFrom            string         // the database the pid was read from, when not the row's
 	lastMessage        float64        // the newest message of the conversation (epoch seconds)
-	bus                bus
+	bus                *bus           // shared by the rows of a bus
+	// key is the row's key (see key), made once a read, before the rows
+	// are mapped: its children's ParentHeartbeat share it, not a copy each.
+	key string
 }
 
 // currentQuery reads the conversations of a bus with every column read,
@@ -106,14 +109,21 @@ func (s *Source) read(b bus) ([]*row, error) {
 	}
 	defer rows.Close()
 	var out []*row
+	// The columns most rows share a value of (a type, a state, an agent,
+	// a project) hold one copy of each value, not one a row: the nodes
+	// keep them.
+	shared := sqlitestore.Shared{}
+	var awaiting, pid int64
 	for rows.Next() {
-		r := &row{bus: b}
-		var awaiting int64
-		var pid int64
+		r := &row{bus: &b}
 		if err := rows.Scan(&r.id, &r.typ, &r.state, &r.createdAt, &awaiting, &r.agent, &r.parent,
 			&r.requestID, &r.project, &r.worktree, &pid, &r.pidStarted); err != nil {
 			return nil, sqlitestore.Describe(snap.Path, err)
 		}
+		shared.Share(&r.typ)
+		shared.Share(&r.state)
+		shared.Share(&r.agent)
+		shared.Share(&r.project)
 		r.awaitingInput = awaiting != 0
 		r.pid = int(pid)
 		out = append(out, r)

@@ -27,7 +27,7 @@ func runOnce(ctx context.Context, g *Globals, asJSON, allowEmpty bool) error {
 		return err
 	}
 	opts.OmitRaw = true // a report shows no file's bytes
-	defer holdCollection()()
+	defer holdCollection(onceLargeHeap)()
 	snap, err := scanner.Scan(opts)
 	if err != nil {
 		return usageError(err)

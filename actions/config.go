@@ -64,17 +64,19 @@ type Config struct {
 const maxConfigSize = 1 << 20
 
 // DefaultConfigPath is $XDG_CONFIG_HOME/dispatchtop/config.toml, with
-// XDG_CONFIG_HOME defaulting to ~/.config.
-func DefaultConfigPath() (string, error) {
+// XDG_CONFIG_HOME defaulting to ~/.config; "" when neither an absolute
+// XDG_CONFIG_HOME nor a home directory says where that is (cron, systemd,
+// a bare CI job): then there is no default file, as when it does not exist.
+func DefaultConfigPath() string {
 	base := os.Getenv("XDG_CONFIG_HOME")
 	if base == "" || !filepath.IsAbs(base) {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return "", fmt.Errorf("locate the config: no XDG_CONFIG_HOME and no home directory: %w", err)
+			return ""
 		}
 		base = filepath.Join(home, ".config")
 	}
-	return filepath.Join(base, "dispatchtop", "config.toml"), nil
+	return filepath.Join(base, "dispatchtop", "config.toml")
 }
 
 // LoadConfig reads the configuration of a command that may act (kill,
@@ -86,7 +88,7 @@ func DefaultConfigPath() (string, error) {
 // directory must not choose what an operator's keypress runs.
 func LoadConfig(explicitPath string, roots []string) (Config, string, error) {
 	abs, err := configPath(explicitPath)
-	if err != nil {
+	if err != nil || abs == "" {
 		return Config{}, "", err
 	}
 	// Refuse before reading: the file's content must never matter here.
@@ -103,7 +105,7 @@ func LoadConfig(explicitPath string, roots []string) (Config, string, error) {
 // rule of LoadConfig guards what runs.
 func LoadReadOnlyConfig(explicitPath string) (Config, string, error) {
 	abs, err := configPath(explicitPath)
-	if err != nil {
+	if err != nil || abs == "" {
 		return Config{}, "", err
 	}
 	return readConfig(abs, explicitPath != "")
@@ -116,15 +118,13 @@ func ConfigInsideRoot(path string, roots []string) (root string, inside bool) {
 }
 
 // configPath is the absolute path of the config: explicitPath, else the
-// default location.
+// default location; "" when there is no default location.
 func configPath(explicitPath string) (string, error) {
 	path := explicitPath
 	if path == "" {
-		p, err := DefaultConfigPath()
-		if err != nil {
-			return "", err
+		if path = DefaultConfigPath(); path == "" {
+			return "", nil
 		}
-		path = p
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {

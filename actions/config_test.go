@@ -63,6 +63,37 @@ func TestLoadConfigSources(t *testing.T) {
 			os.WriteFile(filepath.Join(outside, "dispatchtop", "config.toml"), []byte(goodConfig), 0o644)
 			return ""
 		}},
+		{name: "no HOME and no XDG_CONFIG_HOME: no default file, an empty config", setup: func(t *testing.T, root, outside string) string {
+			t.Setenv("XDG_CONFIG_HOME", "")
+			os.Unsetenv("XDG_CONFIG_HOME")
+			t.Setenv("HOME", "")
+			os.Unsetenv("HOME")
+			return ""
+		}},
+		{name: "no HOME: XDG_CONFIG_HOME is read", wantUsed: true, setup: func(t *testing.T, root, outside string) string {
+			t.Setenv("HOME", "")
+			os.Unsetenv("HOME")
+			t.Setenv("XDG_CONFIG_HOME", outside)
+			os.MkdirAll(filepath.Join(outside, "dispatchtop"), 0o755)
+			os.WriteFile(filepath.Join(outside, "dispatchtop", "config.toml"), []byte(goodConfig), 0o644)
+			return ""
+		}},
+		{name: "no HOME and a relative XDG_CONFIG_HOME (ignored, as the XDG spec says): no default file", setup: func(t *testing.T, root, outside string) string {
+			t.Setenv("HOME", "")
+			os.Unsetenv("HOME")
+			t.Chdir(outside)
+			t.Setenv("XDG_CONFIG_HOME", "rel")
+			os.MkdirAll(filepath.Join(outside, "rel", "dispatchtop"), 0o755)
+			os.WriteFile(filepath.Join(outside, "rel", "dispatchtop", "config.toml"), []byte(goodConfig), 0o644)
+			return ""
+		}},
+		{name: "an explicit file is read without HOME", wantUsed: true, setup: func(t *testing.T, root, outside string) string {
+			t.Setenv("HOME", "")
+			os.Unsetenv("HOME")
+			p := filepath.Join(outside, "c.toml")
+			os.WriteFile(p, []byte(goodConfig), 0o644)
+			return p
+		}},
 		{name: "a missing explicit file is an error", wantErr: "read config", setup: func(t *testing.T, root, outside string) string {
 			return filepath.Join(outside, "nope.toml")
 		}},

@@ -33,7 +33,7 @@ func runOnce(ctx context.Context, g *Globals, asJSON, allowEmpty, allowMissing b
 	// A root given must be read; the default roots are only those found,
 	// and a store among them that cannot be read is a problem of the run.
 	opts.EveryRoot = !allowMissing && len(g.Roots) > 0
-	defer holdCollection()()
+	defer holdCollection(onceLargeHeap)()
 	snap, err := scanner.Scan(opts)
 	var unread *scanner.UnreadRootsError
 	if errors.As(err, &unread) && !unread.None {

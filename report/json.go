@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -188,14 +189,89 @@ func sourceOf(kind string) string {
 }
 
 // WriteJSON writes the document, indented, with a trailing newline. Each
-// session's nodes are built as it is written and dropped after: at 100,000
-// nodes a whole document of them held more than the forest itself.
+// session is written as it is walked, one node at a time (see
+// appendModelNode): at 100,000 nodes a whole document of them held more
+// than the forest itself, and a session of a million nodes (one TeaParty
+// bus) held its NodeJSON tree and its bytes whole.
 func WriteJSON(w io.Writer, snap *model.Snapshot) error {
 	doc := documentHead(snap)
-	return encodeDocument(w, doc, len(snap.Sessions), func(i int, a *nodeArena) NodeJSON {
-		a.reset() // the session before is written
-		return nodeJSON(snap.Sessions[i], snap.GeneratedAt, a)
+	return encodeDocument(w, doc, len(snap.Sessions), func(b []byte, i int, a *nodeArena, sp *spiller) ([]byte, error) {
+		b, ok := appendModelNode(b, snap.Sessions[i], snap.GeneratedAt, "    ", a, sp)
+		switch {
+		case ok:
+			return b, nil
+		case sp.err != nil:
+			return b, sp.err
+		}
+		return b, encodingError(nodeJSON(snap.Sessions[i], snap.GeneratedAt, nil))
 	})
+}
+
+// appendModelNode appends n and its subtree as appendNode appends its
+// NodeJSON, without building that tree: each node's values are made in the
+// arena, written, and dropped (the arena reset) before its children are
+// walked. sp takes the bytes as they pass spillAt. ok is false when a
+// value cannot be encoded or sp's write failed (sp.err).
+func appendModelNode(b []byte, n *model.Node, now time.Time, prefix string, a *nodeArena, sp *spiller) ([]byte, bool) {
+	a.reset()
+	j := nodeValues(n, now, a)
+	in := deeper(prefix)
+	b, ok := appendNodeMembers(b, &j, in)
+	if !ok {
+		return b, false
+	}
+	if len(n.Children) == 0 {
+		b = append(b, "[]"...)
+		return appendNodeEnd(b, prefix), true
+	}
+	b = append(b, "[\n"...)
+	for i, c := range n.Children {
+		if i > 0 {
+			b = append(b, ",\n"...)
+		}
+		b = append(b, deeper(in)...)
+		if b, ok = appendModelNode(b, c, now, deeper(in), a, sp); !ok {
+			return b, false
+		}
+		if b = sp.spill(b); sp.err != nil {
+			return b, false
+		}
+	}
+	b = append(b, '\n')
+	b = append(b, in...)
+	b = append(b, ']')
+	return appendNodeEnd(b, prefix), true
+}
+
+// spillAt is how many bytes of a session are held before they are
+// written.
+const spillAt = 256 << 10
+
+// spiller takes the bytes of a session as it is encoded, once they pass
+// spillAt: emit writes them (or hands them to the writer) and returns an
+// empty buffer to go on in. A nil spiller holds every byte.
+type spiller struct {
+	emit func(b []byte) ([]byte, error)
+	err  error
+}
+
+// spill emits b when it holds spillAt bytes, keeping emit's first error.
+func (s *spiller) spill(b []byte) []byte {
+	if s == nil || s.emit == nil || s.err != nil || len(b) < spillAt {
+		return b
+	}
+	b, s.err = s.emit(b)
+	return b
+}
+
+// encodingError is encoding/json's error for a node appendNode could not
+// encode.
+func encodingError(n NodeJSON) error {
+	_, err := json.Marshal(n)
+	if err == nil {
+		err = fmt.Errorf("session %s: not encoded", n.ID)
+	}
+	return err
 }
 
 // nodeArena holds the nodes of one session as it is written, and the values
@@ -208,11 +284,12 @@ type nodeArena struct {
 	ints   []int
 	floats []float64
 	cfas   []CfaJSON
+	fields []FieldJSON
 	nodes  []NodeJSON
 }
 
 func (a *nodeArena) reset() {
-	a.strs, a.ints, a.floats, a.cfas, a.nodes = a.strs[:0], a.ints[:0], a.floats[:0], a.cfas[:0], a.nodes[:0]
+	a.strs, a.ints, a.floats, a.cfas, a.fields, a.nodes = a.strs[:0], a.ints[:0], a.floats[:0], a.cfas[:0], a.fields[:0], a.nodes[:0]
 }
 
 // box returns a pointer to a copy of v, held in *slab. A slab that grows
@@ -225,6 +302,20 @@ func box[T any](a *nodeArena, slab *[]T, v T) *T {
 	}
 	*slab = append(*slab, v)
 	return &(*slab)[len(*slab)-1]
+}
+
+// fieldsOf is an empty list with room for k fields.
+func (a *nodeArena) fieldsOf(k int) []FieldJSON {
+	if a == nil {
+		return make([]FieldJSON, 0, k)
+	}
+	if cap(a.fields)-len(a.fields) < k {
+		// A new slab: the fields handed out stay where they are.
+		a.fields = make([]FieldJSON, 0, max(2*cap(a.fields), k, 16))
+	}
+	n := len(a.fields)
+	a.fields = a.fields[:n+k]
+	return a.fields[n : n : n+k]
 }
 
 // children is an empty list with room for k nodes (never nil: a leaf's
@@ -248,13 +339,23 @@ func (a *nodeArena) children(k int) []NodeJSON {
 // encoding it in one piece held it twice over (compact, then indented) in
 // freshly faulted memory, which cost more than the scan itself.
 func EncodeDocument(w io.Writer, doc Document) error {
-	return encodeDocument(w, doc, len(doc.Sessions), func(i int, _ *nodeArena) NodeJSON { return doc.Sessions[i] })
+	return encodeDocument(w, doc, len(doc.Sessions), func(b []byte, i int, _ *nodeArena, _ *spiller) ([]byte, error) {
+		b, ok := appendNode(b, &doc.Sessions[i], "    ")
+		if !ok {
+			return b, encodingError(doc.Sessions[i])
+		}
+		return b, nil
+	})
 }
 
-// encodeDocument writes doc with the sessions session(0..count-1) gives,
+// sessionWriter appends the list line of session i to b, its values held
+// in a, its bytes handed to sp as they pass spillAt.
+type sessionWriter func(b []byte, i int, a *nodeArena, sp *spiller) ([]byte, error)
+
+// encodeDocument writes doc with the sessions session(0..count-1) writes,
 // in place of its own; session may be called from several goroutines at
-// once, each with an arena of its own.
-func encodeDocument(w io.Writer, doc Document, count int, session func(int, *nodeArena) NodeJSON) error {
+// once, each with an arena and a spiller of its own.
+func encodeDocument(w io.Writer, doc Document, count int, session sessionWriter) error {
 	e := docEncoder{w: bufio.NewWriterSize(w, 64<<10)}
 	e.w.WriteString("{\n")
 	e.field("schema", doc.Schema)
@@ -286,21 +387,31 @@ const sessionsAChunk = 4
 // sessions writes the sessions, each line of the list after the first
 // joined by a comma. They are encoded a chunk at a time by an encoder on
 // every core, chunk k by encoder k mod n, and written in order: one encoder
-// was a tenth of `--once --json`, alone after the parallel scan.
-func (e *docEncoder) sessions(count int, session func(int, *nodeArena) NodeJSON) {
+// was a tenth of `--once --json`, alone after the parallel scan. A chunk
+// larger than spillAt reaches the writer in parts, in order, as it is
+// encoded.
+func (e *docEncoder) sessions(count int, session sessionWriter) {
 	chunks := (count + sessionsAChunk - 1) / sessionsAChunk
 	encoders := min(runtime.GOMAXPROCS(0), chunks)
 	if encoders <= 1 {
 		var a nodeArena
+		sp := &spiller{emit: func(b []byte) ([]byte, error) {
+			_, err := e.w.Write(b)
+			return b[:0], err
+		}}
 		for lo := 0; lo < count && e.err == nil; lo += sessionsAChunk {
-			e.buf, e.err = appendSessions(e.buf[:0], lo, min(lo+sessionsAChunk, count), count, session, &a)
-			e.w.Write(e.buf)
+			e.buf, e.err = appendSessions(e.buf[:0], lo, min(lo+sessionsAChunk, count), count, session, &a, sp)
+			if e.err == nil {
+				_, e.err = e.w.Write(e.buf)
+			}
 		}
 		return
 	}
+	// more: a part of a chunk, whose next part follows.
 	type encoded struct {
-		b   []byte
-		err error
+		b    []byte
+		err  error
+		more bool
 	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -313,6 +424,19 @@ func (e *docEncoder) sessions(count int, session func(int, *nodeArena) NodeJSON)
 		free[k] <- nil
 		wg.Go(func() {
 			var a nodeArena
+			sp := &spiller{emit: func(b []byte) ([]byte, error) {
+				select {
+				case out[k] <- encoded{b: b, more: true}:
+				case <-stop:
+					return nil, errStopped
+				}
+				select {
+				case next := <-free[k]:
+					return next[:0], nil
+				case <-stop:
+					return nil, errStopped
+				}
+			}}
 			for c := k; c < chunks; c += encoders {
 				var b []byte
 				select {
@@ -321,9 +445,12 @@ func (e *docEncoder) sessions(count int, session func(int, *nodeArena) NodeJSON)
 					return
 				}
 				lo := c * sessionsAChunk
-				b, err := appendSessions(b[:0], lo, min(lo+sessionsAChunk, count), count, session, &a)
+				b, err := appendSessions(b[:0], lo, min(lo+sessionsAChunk, count), count, session, &a, sp)
+				if errors.Is(err, errStopped) {
+					return
+				}
 				select {
-				case out[k] <- encoded{b, err}:
+				case out[k] <- encoded{b: b, err: err}:
 				case <-stop:
 					return
 				}
@@ -331,27 +458,30 @@ func (e *docEncoder) sessions(count int, session func(int, *nodeArena) NodeJSON)
 		})
 	}
 	for c := 0; c < chunks && e.err == nil; c++ {
-		got := <-out[c%encoders]
-		if e.err = got.err; e.err == nil {
-			_, e.err = e.w.Write(got.b)
+		for {
+			got := <-out[c%encoders]
+			if e.err = got.err; e.err == nil {
+				_, e.err = e.w.Write(got.b)
+			}
+			free[c%encoders] <- got.b
+			if !got.more || e.err != nil {
+				break
+			}
 		}
-		free[c%encoders] <- got.b
 	}
 	close(stop)
 	wg.Wait()
 }
 
+// errStopped ends an encoder whose output is no longer written.
+var errStopped = errors.New("the document's writing stopped")
+
 // appendSessions appends the list lines of sessions lo to hi-1 of count.
-func appendSessions(b []byte, lo, hi, count int, session func(int, *nodeArena) NodeJSON, a *nodeArena) ([]byte, error) {
+func appendSessions(b []byte, lo, hi, count int, session sessionWriter, a *nodeArena, sp *spiller) ([]byte, error) {
 	for i := lo; i < hi; i++ {
-		n := session(i, a)
 		b = append(b, "    "...)
-		var ok bool
-		if b, ok = appendNode(b, &n, "    "); !ok {
-			_, err := json.Marshal(n) // encoding/json's error
-			if err == nil {
-				err = fmt.Errorf("session %s: not encoded", n.ID)
-			}
+		var err error
+		if b, err = session(b, i, a, sp); err != nil {
 			return b, err
 		}
 		if i < count-1 {
@@ -399,6 +529,17 @@ func (e *docEncoder) value(v any, prefix string) {
 // nodeJSON is n and its subtree as the document shows them, its values
 // held in a (nil: on the heap).
 func nodeJSON(n *model.Node, now time.Time, a *nodeArena) NodeJSON {
+	out := nodeValues(n, now, a)
+	out.Children = a.children(len(n.Children))
+	for _, c := range n.Children {
+		out.Children = append(out.Children, nodeJSON(c, now, a))
+	}
+	return out
+}
+
+// nodeValues is n as the document shows it, without its children (an
+// empty list), its values held in a (nil: on the heap).
+func nodeValues(n *model.Node, now time.Time, a *nodeArena) NodeJSON {
 	out := NodeJSON{
 		ID:       n.ID,
 		InfraDir: n.InfraDir,
@@ -411,7 +552,7 @@ func nodeJSON(n *model.Node, now time.Time, a *nodeArena) NodeJSON {
 		Team:     n.Team(),
 		Retries:  Retries(n),
 		Problems: n.Problems(),
-		Children: a.children(len(n.Children)),
+		Children: []NodeJSON{},
 	}
 	var strs *[]string
 	if a != nil {
@@ -459,11 +600,11 @@ func nodeJSON(n *model.Node, now time.Time, a *nodeArena) NodeJSON {
 		out.Parent = box(a, strs, n.ParentID)
 	}
 	out.OtherParents = n.OtherParents()
-	for _, f := range n.SourceFields() {
-		out.SourceFields = append(out.SourceFields, FieldJSON{Name: f.Name, Value: f.Value})
-	}
-	for _, c := range n.Children {
-		out.Children = append(out.Children, nodeJSON(c, now, a))
+	if sf := n.SourceFields(); len(sf) > 0 {
+		out.SourceFields = a.fieldsOf(len(sf))
+		for _, f := range sf {
+			out.SourceFields = append(out.SourceFields, FieldJSON{Name: f.Name, Value: f.Value})
+		}
 	}
 	return out
 }

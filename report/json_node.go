@@ -20,18 +20,49 @@ import (
 // one can verify, never a document that cannot be written.
 func appendNode(b []byte, n *NodeJSON, prefix string) ([]byte, bool) {
 	in := deeper(prefix)
+	b, ok := appendNodeMembers(b, n, in)
+	if !ok {
+		return b, false
+	}
+	switch {
+	case n.Children == nil:
+		b = append(b, "null"...)
+	case len(n.Children) == 0:
+		b = append(b, "[]"...)
+	default:
+		b = append(b, "[\n"...)
+		for i := range n.Children {
+			if i > 0 {
+				b = append(b, ",\n"...)
+			}
+			b = append(b, deeper(in)...)
+			if b, ok = appendNode(b, &n.Children[i], deeper(in)); !ok {
+				return b, false
+			}
+		}
+		b = append(b, '\n')
+		b = append(b, in...)
+		b = append(b, ']')
+	}
+	return appendNodeEnd(b, prefix), true
+}
+
+// appendNodeMembers opens n's object and appends its members at in, all but
+// its children: up to the key of "children", whose list the caller writes
+// (from n's, or from the model node's children, one at a time).
+func appendNodeMembers(b []byte, n *NodeJSON, in string) ([]byte, bool) {
 	b = append(b, "{\n"...)
 	b = appendKey(b, in, "id")
 	b = appendString(b, n.ID)
-	b = appendKey(b, ",\n"+in, "infra_dir")
+	b = appendNext(b, in, "infra_dir")
 	b = appendString(b, n.InfraDir)
-	b = appendKey(b, ",\n"+in, "source")
+	b = appendNext(b, in, "source")
 	b = appendString(b, n.Source)
-	b = appendKey(b, ",\n"+in, "heartbeat")
+	b = appendNext(b, in, "heartbeat")
 	b = appendStringPtr(b, n.Heartbeat)
-	b = appendKey(b, ",\n"+in, "state")
+	b = appendNext(b, in, "state")
 	b = appendString(b, string(n.State))
-	b = appendKey(b, ",\n"+in, "flags")
+	b = appendNext(b, in, "flags")
 	if len(n.Flags) == 0 {
 		if n.Flags == nil {
 			b = append(b, "null"...)
@@ -44,74 +75,74 @@ func appendNode(b []byte, n *NodeJSON, prefix string) ([]byte, bool) {
 			if i > 0 {
 				b = append(b, ",\n"...)
 			}
-			b = append(b, in+"  "...)
+			b = append(b, deeper(in)...)
 			b = appendString(b, string(f))
 		}
 		b = append(b, '\n')
 		b = append(b, in...)
 		b = append(b, ']')
 	}
-	b = appendKey(b, ",\n"+in, "reason")
+	b = appendNext(b, in, "reason")
 	b = appendString(b, n.Reason)
-	b = appendKey(b, ",\n"+in, "action")
+	b = appendNext(b, in, "action")
 	b = appendString(b, string(n.Action))
-	b = appendKey(b, ",\n"+in, "role")
+	b = appendNext(b, in, "role")
 	b = appendString(b, n.Role)
-	b = appendKey(b, ",\n"+in, "team")
+	b = appendNext(b, in, "team")
 	b = appendString(b, n.Team)
-	b = appendKey(b, ",\n"+in, "task_id")
+	b = appendNext(b, in, "task_id")
 	b = appendStringPtr(b, n.TaskID)
-	b = appendKey(b, ",\n"+in, "pid")
+	b = appendNext(b, in, "pid")
 	if n.PID == nil {
 		b = append(b, "null"...)
 	} else {
 		b = strconv.AppendInt(b, int64(*n.PID), 10)
 	}
-	b = appendKey(b, ",\n"+in, "started")
+	b = appendNext(b, in, "started")
 	b = appendFloatPtr(b, n.Started)
-	b = appendKey(b, ",\n"+in, "status")
+	b = appendNext(b, in, "status")
 	b = appendStringPtr(b, n.Status)
-	b = appendKey(b, ",\n"+in, "beat_age_s")
+	b = appendNext(b, in, "beat_age_s")
 	b = appendFloatPtr(b, n.BeatAgeS)
-	b = appendKey(b, ",\n"+in, "activity_age_s")
+	b = appendNext(b, in, "activity_age_s")
 	b = appendFloatPtr(b, n.ActivityAgeS)
 	var ok bool
-	b = appendKey(b, ",\n"+in, "cfa")
+	b = appendNext(b, in, "cfa")
 	if n.Cfa == nil {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, "{\n"...)
-		b = appendKey(b, in+"  ", "state")
+		b = appendKey(b, deeper(in), "state")
 		b = appendString(b, n.Cfa.State)
-		b = appendKey(b, ",\n"+in+"  ", "outcome")
+		b = appendNext(b, deeper(in), "outcome")
 		b = appendString(b, n.Cfa.Outcome)
 		b = append(b, '\n')
 		b = append(b, in...)
 		b = append(b, '}')
 	}
-	b = appendKey(b, ",\n"+in, "retries")
+	b = appendNext(b, in, "retries")
 	b = append(b, "{\n"...)
-	b = appendKey(b, in+"  ", "total")
+	b = appendKey(b, deeper(in), "total")
 	b = strconv.AppendInt(b, int64(n.Retries.Total), 10)
-	b = appendKey(b, ",\n"+in+"  ", "phase")
+	b = appendNext(b, deeper(in), "phase")
 	b = strconv.AppendInt(b, int64(n.Retries.Phase), 10)
-	b = appendKey(b, ",\n"+in+"  ", "left")
+	b = appendNext(b, deeper(in), "left")
 	b = strconv.AppendInt(b, int64(n.Retries.Left), 10)
 	b = append(b, '\n')
 	b = append(b, in...)
 	b = append(b, '}')
-	b = appendKey(b, ",\n"+in, "blocked")
+	b = appendNext(b, in, "blocked")
 	b = appendStringPtr(b, n.Blocked)
-	b = appendKey(b, ",\n"+in, "parent")
+	b = appendNext(b, in, "parent")
 	b = appendStringPtr(b, n.Parent)
 	if len(n.OtherParents) > 0 {
-		b = appendKey(b, ",\n"+in, "other_parents")
+		b = appendNext(b, in, "other_parents")
 		b = append(b, "[\n"...)
 		for i, p := range n.OtherParents {
 			if i > 0 {
 				b = append(b, ",\n"...)
 			}
-			b = append(b, in+"  "...)
+			b = append(b, deeper(in)...)
 			b = appendString(b, p)
 		}
 		b = append(b, '\n')
@@ -119,44 +150,28 @@ func appendNode(b []byte, n *NodeJSON, prefix string) ([]byte, bool) {
 		b = append(b, ']')
 	}
 	if len(n.Problems) > 0 {
-		b = appendKey(b, ",\n"+in, "problems")
+		b = appendNext(b, in, "problems")
 		b = appendProblems(b, n.Problems, in)
 	}
 	if len(n.Extra) > 0 {
-		b = appendKey(b, ",\n"+in, "extra")
+		b = appendNext(b, in, "extra")
 		if b, ok = appendIndentedValue(b, n.Extra, in); !ok {
 			return b, false
 		}
 	}
 	if len(n.SourceFields) > 0 {
-		b = appendKey(b, ",\n"+in, "source_fields")
+		b = appendNext(b, in, "source_fields")
 		b = appendFields(b, n.SourceFields, in)
 	}
-	b = appendKey(b, ",\n"+in, "children")
-	switch {
-	case n.Children == nil:
-		b = append(b, "null"...)
-	case len(n.Children) == 0:
-		b = append(b, "[]"...)
-	default:
-		b = append(b, "[\n"...)
-		for i := range n.Children {
-			if i > 0 {
-				b = append(b, ",\n"...)
-			}
-			b = append(b, in+"  "...)
-			if b, ok = appendNode(b, &n.Children[i], deeper(in)); !ok {
-				return b, false
-			}
-		}
-		b = append(b, '\n')
-		b = append(b, in...)
-		b = append(b, ']')
-	}
+	return appendNext(b, in, "children"), true
+}
+
+// appendNodeEnd closes the object appendNodeMembers opened, its children
+// written.
+func appendNodeEnd(b []byte, prefix string) []byte {
 	b = append(b, '\n')
 	b = append(b, prefix...)
-	b = append(b, '}')
-	return b, true
+	return append(b, '}')
 }
 
 // spaces holds the indents of the usual depths.
@@ -172,13 +187,19 @@ func deeper(prefix string) string {
 	return prefix + "  "
 }
 
-// appendKey appends the separator before a member (its indent, after a
-// comma and line break but for the first) and the member's key.
-func appendKey(b []byte, sep, key string) []byte {
-	b = append(b, sep...)
+// appendKey appends the first member's indent and key.
+func appendKey(b []byte, in, key string) []byte {
+	b = append(b, in...)
 	b = append(b, '"')
 	b = append(b, key...)
 	return append(b, `": `...)
+}
+
+// appendNext appends the comma and line break that end a member, then the
+// next member's indent and key: joined as one string first, they were an
+// allocation a member.
+func appendNext(b []byte, in, key string) []byte {
+	return appendKey(append(b, ",\n"...), in, key)
 }
 
 // appendFields writes a source's fields as encoding/json indents
@@ -201,13 +222,15 @@ func appendPairs(b []byte, in string, n int, k1, k2 string, at func(int) (string
 			b = append(b, ",\n"...)
 		}
 		v1, v2 := at(i)
-		b = append(b, in+"  {\n"...)
-		b = appendKey(b, in+"    ", k1)
+		b = append(b, deeper(in)...)
+		b = append(b, "{\n"...)
+		b = appendKey(b, deeper(deeper(in)), k1)
 		b = appendString(b, v1)
-		b = appendKey(b, ",\n"+in+"    ", k2)
+		b = appendNext(b, deeper(deeper(in)), k2)
 		b = appendString(b, v2)
 		b = append(b, '\n')
-		b = append(b, in+"  }"...)
+		b = append(b, deeper(in)...)
+		b = append(b, '}')
 	}
 	b = append(b, '\n')
 	b = append(b, in...)

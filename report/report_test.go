@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -135,6 +136,8 @@ func TestPainterOnlyColoursWhenGiven(t *testing.T) {
 // The document is written a session at a time; its bytes must be those of
 // one indented encoder over the whole document, for every shape of it.
 func TestJSONStreamedAsOneIndentedEncoderWouldWriteIt(t *testing.T) {
+	// Several encoders, on any machine: their parts must come in order.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	withSecond := sampleSnapshot()
 	second := &model.Node{ID: "B<&>", Root: "/r", InfraDir: "/r/B<&>", State: model.StateDead,
 		Reason: "pid 7 gone", Action: model.ActionResume}
@@ -175,6 +178,8 @@ func TestJSONStreamedAsOneIndentedEncoderWouldWriteIt(t *testing.T) {
 		{"no roots, no sessions, no problems", empty},
 		{"escapes, exponents, extra fields, node problems", odd},
 		{"a hundred sessions, written a chunk an encoder", forestOf(100)},
+		{"a session larger than a spill, written in parts", sessionOf(3000)},
+		{"sessions larger than a spill, each encoder's in parts", largeSessions(9, 1500)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -111,10 +111,18 @@ func readFlags(unreadable bool) []model.Flag {
 // node's. BuildForest sets the tree fields of the nodes it is given: pass
 // CopyFacts copies of nodes that belong to a published snapshot.
 func BuildForest(roots []Root, nodes []*model.Node, problems []model.Problem) *model.Snapshot {
+	// Only the nodes of the file protocol are found by their dir: a
+	// store's million rows must not size that map.
+	stores := 0
+	for _, n := range nodes {
+		if isStoreNode(n) {
+			stores++
+		}
+	}
 	b := &builder{
 		roots:   roots,
-		byDir:   make(map[string]*model.Node, len(nodes)),
-		nodes:   make([]*model.Node, 0, len(nodes)+len(nodes)/8),
+		byDir:   make(map[string]*model.Node, len(nodes)-stores),
+		nodes:   make([]*model.Node, 0, len(nodes)+(len(nodes)-stores)/8),
 		cands:   make(map[*model.Node][]candidate, len(nodes)),
 		chosen:  make(map[*model.Node]int, len(nodes)),
 		refused: map[*model.Node]map[*model.Node]bool{},
@@ -123,7 +131,7 @@ func BuildForest(roots []Root, nodes []*model.Node, problems []model.Problem) *m
 	if !slices.IsSortedFunc(sorted, byInfraDir) { // as a walk gives them
 		slices.SortStableFunc(sorted, byInfraDir)
 	}
-	var stored []*model.Node
+	stored := make([]*model.Node, 0, stores)
 	for _, n := range sorted {
 		if isStoreNode(n) {
 			stored = append(stored, n)

@@ -25,6 +25,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -187,6 +188,9 @@ type workflow struct {
 	orphanFinalized string // the latest daemon.orphan-finalized event's finalState
 	gateFailed      string // the latest gate.failed event's gate and exit code
 	signal          string // the armed waitfor signal of a parked row
+	// key is the row's key (see key), made once a read: the older rounds
+	// of its Epic name it as their parent, sharing it, not a copy each.
+	key string
 }
 
 // Read reads the workflows of the store at root in one short transaction.
@@ -196,11 +200,33 @@ func (s *Source) Read(root string, now time.Time) sources.Facts {
 	if err != nil {
 		return sources.Facts{Problems: []model.Problem{{Path: path, Error: err.Error()}}}
 	}
-	var facts sources.Facts
-	newest := newestRounds(rows)
-	panes := s.panes(rows)
 	for _, w := range rows {
-		facts.Nodes = append(facts.Nodes, node(path, w, newest[chain(w)], panes[w]))
+		w.key = key(path, w)
+	}
+	// What each row's node needs of the others (its Epic's newest round's
+	// key) and of tmux (its pane), by index: a row mapped is let go, and a
+	// million rows are not held beside their million nodes.
+	parents := make([]string, len(rows))
+	for i, newest := range newestRounds(rows) {
+		if newest != nil && newest != rows[i] {
+			parents[i] = newest.key
+		}
+	}
+	var panes []pane
+	if byRow := s.panes(rows); len(byRow) > 0 {
+		panes = make([]pane, len(rows))
+		for i, w := range rows {
+			panes[i] = byRow[w]
+		}
+	}
+	facts := sources.Facts{Nodes: make([]*model.Node, len(rows))}
+	for i, w := range rows {
+		var p pane
+		if panes != nil {
+			p = panes[i]
+		}
+		facts.Nodes[i] = node(path, w, parents[i], p)
+		rows[i] = nil
 	}
 	return facts
 }
@@ -226,7 +252,9 @@ func (s *Source) read(path string) ([]*workflow, error) {
 	}
 	defer rows.Close()
 	var out []*workflow
-	byID := map[string]*workflow{}
+	// The columns most rows share a value of hold one copy of each value,
+	// not one a row: the nodes keep them.
+	shared := sqlitestore.Shared{}
 	for rows.Next() {
 		w := &workflow{}
 		if err := rows.Scan(&w.id, &w.kind, &w.repo, &w.epicNumber, &w.adapter, &w.state, &w.created, &w.updated,
@@ -234,11 +262,17 @@ func (s *Source) read(path string) ([]*workflow, error) {
 			&w.epicRef, &w.archived, &w.endReason); err != nil {
 			return nil, sqlitestore.Describe(snap.Path, err)
 		}
+		for _, s := range []*string{&w.kind, &w.repo, &w.adapter, &w.state, &w.controlledBy} {
+			shared.Share(s)
+		}
 		out = append(out, w)
-		byID[w.id] = w
 	}
 	if err := rows.Err(); err != nil {
 		return nil, sqlitestore.Describe(snap.Path, err)
+	}
+	byID := make(map[string]*workflow, len(out))
+	for _, w := range out {
+		byID[w.id] = w
 	}
 	if schema.Has(eventsTable) {
 		if err := readEvents(snap, byID); err != nil {
@@ -337,23 +371,32 @@ func chain(w *workflow) string {
 	return w.repo + "#" + ref
 }
 
-// newestRounds maps each Epic to its newest row (rows come ordered by
-// created_at, rowid, as middle's findActiveWorkflowBySession orders them).
-func newestRounds(rows []*workflow) map[string]*workflow {
+// newestRounds is, for each row, the newest row of its Epic (nil for a
+// row of no Epic): rows come ordered by created_at, rowid, as middle's
+// findActiveWorkflowBySession orders them. Each row's Epic is named once.
+func newestRounds(rows []*workflow) []*workflow {
+	chains := make([]string, len(rows))
 	newest := map[string]*workflow{}
-	for _, w := range rows {
+	for i, w := range rows {
 		if c := chain(w); c != "" {
+			chains[i] = c
 			newest[c] = w
 		}
 	}
-	return newest
+	out := make([]*workflow, len(rows))
+	for i, c := range chains {
+		if c != "" {
+			out[i] = newest[c]
+		}
+	}
+	return out
 }
 
 func key(dbPath string, w *workflow) string { return dbPath + "#" + w.id }
 
-// node maps one row onto node facts; newest is the newest round of its
-// Epic (nil or itself for the newest), p what tmux says of its session.
-func node(dbPath string, w *workflow, newest *workflow, p pane) *model.Node {
+// node maps one row onto node facts; parentKey is the key of the newest
+// round of its Epic ("" for the newest), p what tmux says of its session.
+func node(dbPath string, w *workflow, parentKey string, p pane) *model.Node {
 	hb := &model.Heartbeat{
 		PID:               p.pid,
 		Started:           p.started,
@@ -362,13 +405,11 @@ func node(dbPath string, w *workflow, newest *workflow, p pane) *model.Node {
 		HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: w.repo, TaskID: epic(w), Worktree: w.worktree.String}),
 		HasParentField:    true,
 	}
-	if newest != nil && newest != w {
-		hb.ParentHeartbeat = key(dbPath, newest)
-	}
+	hb.ParentHeartbeat = parentKey
 	n := &model.Node{
 		ID:            w.repo + "/" + w.id,
 		Root:          filepath.Dir(dbPath),
-		HeartbeatPath: key(dbPath, w),
+		HeartbeatPath: w.key,
 		HasHeartbeat:  true,
 		Heartbeat:     hb,
 		Source:        string(sources.Middle),
@@ -581,33 +622,38 @@ func lastTimestamp(b []byte) (time.Time, bool) {
 }
 
 func fields(w *workflow, p pane) []model.Field {
-	f := []model.Field{
-		{Name: "workflow", Value: w.id},
-		{Name: "kind", Value: w.kind},
-		{Name: "repo", Value: w.repo},
-		{Name: "state", Value: w.state},
-	}
-	add := func(name string, v sql.NullString) {
-		if v.Valid && v.String != "" {
-			f = append(f, model.Field{Name: name, Value: v.String})
-		}
-	}
-	add("epic", sql.NullString{String: epic(w), Valid: true})
-	add("adapter", sql.NullString{String: w.adapter, Valid: true})
-	add("controlled_by", sql.NullString{String: w.controlledBy, Valid: true})
-	add("tmux_session", w.session)
-	add("tmux", sql.NullString{String: p.note, Valid: true})
-	add("session_id", w.sessionID)
-	add("transcript", w.transcript)
-	add("end_reason", w.endReason)
-	add("watchdog_reason", sql.NullString{String: w.watchdogReason, Valid: true})
-	add("orphan_finalized", sql.NullString{String: w.orphanFinalized, Valid: true})
-	add("gate_failed", sql.NullString{String: w.gateFailed, Valid: true})
-	add("signal", sql.NullString{String: w.signal, Valid: true})
+	// Made on the stack, kept at its size: appended to, a million rows'
+	// fields took a slab up to twice as large as they are.
+	var held [18]model.Field
+	f := append(held[:0],
+		model.Field{Name: "workflow", Value: w.id},
+		model.Field{Name: "kind", Value: w.kind},
+		model.Field{Name: "repo", Value: w.repo},
+		model.Field{Name: "state", Value: w.state})
+	f = addField(f, "epic", epic(w))
+	f = addField(f, "adapter", w.adapter)
+	f = addField(f, "controlled_by", w.controlledBy)
+	f = addField(f, "tmux_session", w.session.String)
+	f = addField(f, "tmux", p.note)
+	f = addField(f, "session_id", w.sessionID.String)
+	f = addField(f, "transcript", w.transcript.String)
+	f = addField(f, "end_reason", w.endReason.String)
+	f = addField(f, "watchdog_reason", w.watchdogReason)
+	f = addField(f, "orphan_finalized", w.orphanFinalized)
+	f = addField(f, "gate_failed", w.gateFailed)
+	f = addField(f, "signal", w.signal)
 	if w.archived.Valid {
 		f = append(f, model.Field{Name: "archived_at", Value: millis(w.archived.Int64).UTC().Format(time.RFC3339)})
 	}
-	return f
+	return slices.Clone(f)
+}
+
+// addField appends the field when it has a value (a NULL column's is "").
+func addField(f []model.Field, name, value string) []model.Field {
+	if value == "" {
+		return f
+	}
+	return append(f, model.Field{Name: name, Value: value})
 }
 
 func epic(w *workflow) string {

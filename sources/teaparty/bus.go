@@ -53,7 +53,10 @@ type row struct {
 	question           *model.Blocked // awaiting_input: the last message not from a human
 	pidFrom            string         // the database the pid was read from, when not the row's
 	lastMessage        float64        // the newest message of the conversation (epoch seconds)
-	bus                bus
+	bus                *bus           // shared by the rows of a bus
+	// key is the row's key (see key), made once a read, before the rows
+	// are mapped: its children's ParentHeartbeat share it, not a copy each.
+	key string
 }
 
 // currentQuery reads the conversations of a bus with every column read,
@@ -131,13 +134,17 @@ func (s *Source) read(b bus) (out []*row, nulls []model.Problem, err error) {
 		return nil, nil, err
 	}
 	defer rows.Close()
+	// The columns most rows share a value of (a type, a state, an agent,
+	// a project) hold one copy of each value, not one a row: the nodes
+	// keep them.
+	shared := sqlitestore.Shared{}
 	// The scan's own targets, declared once: each escapes to the heap,
 	// and once a read costs less than once a row.
 	var awaiting, pid int64
 	var null sql.NullString
 	var rowid sql.NullInt64
 	for rows.Next() {
-		r := &row{bus: b}
+		r := &row{bus: &b}
 		if err := rows.Scan(&r.id, &r.typ, &r.state, &r.createdAt, &awaiting, &r.agent, &r.parent,
 			&r.requestID, &r.project, &r.worktree, &pid, &r.pidStarted, &null, &rowid); err != nil {
 			return nil, nil, sqlitestore.Describe(snap.Path, err)
@@ -148,6 +155,10 @@ func (s *Source) read(b bus) (out []*row, nulls []model.Problem, err error) {
 				continue
 			}
 		}
+		shared.Share(&r.typ)
+		shared.Share(&r.state)
+		shared.Share(&r.agent)
+		shared.Share(&r.project)
 		r.awaitingInput = awaiting != 0
 		r.pid = int(pid)
 		out = append(out, r)

@@ -6,6 +6,7 @@ package teaparty
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +24,10 @@ type layout struct {
 	// read (see homeState), not once per row.
 	pausedBy string   // the home's paused marker, when it is there
 	scopes   []string // the home's dirs, where the chat tier keeps its sessions
+	// sessions are the session dirs of the scopes, by session id: the
+	// first scope's that lists it as a directory (or a link). Listed once
+	// a read: a worker's dir was looked for by two stats a scope, a row.
+	sessions map[string]string
 }
 
 // homeState is l with what the home holds for every row: whether the
@@ -35,6 +40,16 @@ func (l layout) homeState() layout {
 		l.pausedBy = marker
 	}
 	l.scopes = subdirs(l.home)
+	l.sessions = map[string]string{}
+	for _, scope := range l.scopes {
+		dir := filepath.Join(l.home, scope, sessionsDir)
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if _, seen := l.sessions[e.Name()]; !seen && (e.IsDir() || e.Type()&fs.ModeSymlink != 0) {
+				l.sessions[e.Name()] = filepath.Join(dir, e.Name())
+			}
+		}
+	}
 	return l
 }
 
@@ -59,9 +74,10 @@ func locate(root string) (layout, bool) {
 }
 
 // bus is one database holding conversations; job is its job dir ("" for
-// a management bus).
+// a management bus); idDir what its rows' ids begin with (see storeDir).
 type bus struct {
 	path, job string
+	idDir     string
 }
 
 // buses lists the databases of the layout: every job's, the management
@@ -69,20 +85,20 @@ type bus struct {
 func (l layout) buses() []bus {
 	var out []bus
 	for _, p := range jobBuses(l.jobs) {
-		out = append(out, bus{path: p, job: filepath.Dir(p)})
+		out = append(out, bus{path: p, job: filepath.Dir(p), idDir: storeDir(l, p)})
 	}
 	if l.home == "" {
 		return out
 	}
 	if p := l.managementBus(); exists(p) {
-		out = append(out, bus{path: p})
+		out = append(out, bus{path: p, idDir: storeDir(l, p)})
 	}
 	// The agent's own bus is `<agent>/<agent>-messages.db`; a `messages.db`
 	// beside it is the listener's bookkeeping.
 	agents := filepath.Join(l.home, managementDir, agentsDir)
 	for _, agent := range subdirs(agents) {
 		if p := filepath.Join(agents, agent, agent+agentBusSuffix); exists(p) {
-			out = append(out, bus{path: p})
+			out = append(out, bus{path: p, idDir: storeDir(l, p)})
 		}
 	}
 	return out
@@ -135,6 +151,14 @@ func sessionDir(l layout, r *row) (dir string, streamed time.Time) {
 	if l.home == "" || sid == "" || strings.ContainsAny(sid, `/\`) || sid == ".." {
 		return "", time.Time{}
 	}
+	listed, ok := l.sessions[sid]
+	if !ok {
+		return "", time.Time{}
+	}
+	if dir, streamed := sessionAt(listed); dir != "" {
+		return dir, streamed
+	}
+	// A link to no directory: the scopes after it, one by one.
 	for _, scope := range l.scopes {
 		if dir, streamed := sessionAt(filepath.Join(l.home, scope, sessionsDir, sid)); dir != "" {
 			return dir, streamed

@@ -290,3 +290,69 @@ func TestWatchPathsNameTheDirsWhereABusWillBeMade(t *testing.T) {
 		}
 	}
 }
+
+// A worker without a worktree has its session dir in the first of the
+// home's dirs (by name) whose sessions/ lists it as a directory: a file of
+// its name is none, and a link to no directory gives way to the next.
+func TestWorkerSessionDirIsTheFirstScopesDirectory(t *testing.T) {
+	const sid = "c0ffee"
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, home string)
+		want  string // relative to home, "" for none
+	}{
+		{"none", func(t *testing.T, home string) {}, ""},
+		{"the one scope that has it", func(t *testing.T, home string) {
+			mkdirs(t, filepath.Join(home, "a", sessionsDir), filepath.Join(home, "b", sessionsDir, sid))
+		}, "b/sessions/" + sid},
+		{"the first of two", func(t *testing.T, home string) {
+			mkdirs(t, filepath.Join(home, "a", sessionsDir, sid), filepath.Join(home, "b", sessionsDir, sid))
+		}, "a/sessions/" + sid},
+		{"a file of its name is no session dir", func(t *testing.T, home string) {
+			mkdirs(t, filepath.Join(home, "a", sessionsDir), filepath.Join(home, "b", sessionsDir, sid))
+			if err := os.WriteFile(filepath.Join(home, "a", sessionsDir, sid), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "b/sessions/" + sid},
+		{"a link to no directory gives way to the next", func(t *testing.T, home string) {
+			mkdirs(t, filepath.Join(home, "a", sessionsDir), filepath.Join(home, "b", sessionsDir, sid))
+			if err := os.Symlink(filepath.Join(home, "gone"), filepath.Join(home, "a", sessionsDir, sid)); err != nil {
+				t.Fatal(err)
+			}
+		}, "b/sessions/" + sid},
+		{"a link to a directory is one", func(t *testing.T, home string) {
+			mkdirs(t, filepath.Join(home, "a", sessionsDir), filepath.Join(home, "elsewhere"), filepath.Join(home, "b", sessionsDir, sid))
+			if err := os.Symlink(filepath.Join(home, "elsewhere"), filepath.Join(home, "a", sessionsDir, sid)); err != nil {
+				t.Fatal(err)
+			}
+		}, "a/sessions/" + sid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := newTree(t)
+			mkdirs(t, tr.home)
+			tt.setup(t, tr.home)
+			l, ok := locate(tr.home)
+			if !ok {
+				t.Fatal("no layout")
+			}
+			dir, _ := sessionDir(l.homeState(), &row{id: typeDispatch + ":" + sid})
+			want := ""
+			if tt.want != "" {
+				want = filepath.Join(tr.home, tt.want)
+			}
+			if dir != want {
+				t.Errorf("session dir %q, want %q", dir, want)
+			}
+		})
+	}
+}
+
+func mkdirs(t *testing.T, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

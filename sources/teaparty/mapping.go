@@ -11,6 +11,7 @@ import (
 	"math"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -28,15 +29,16 @@ func key(r *row) string {
 	return r.bus.path + "#" + r.id
 }
 
-// parentKey is the key of the row's parent: the row of that id in the
-// same bus, or, for a parent absent from the bus, the key it would have
-// there (the scanner finds no node: the child is orphaned).
-func parentKey(r *row, rows map[string]*row) string {
+// parentKey is the key of the row's parent: that of the row of that id in
+// the same bus (keys: the bus's rows' keys by id), or, for a parent absent
+// from the bus, the key it would have there (the scanner finds no node:
+// the child is orphaned).
+func parentKey(r *row, keys map[string]string) string {
 	if r.parent == "" {
 		return ""
 	}
-	if p, ok := rows[r.parent]; ok {
-		return key(p)
+	if k, ok := keys[r.parent]; ok {
+		return k
 	}
 	return r.bus.path + "#" + r.parent
 }
@@ -44,7 +46,7 @@ func parentKey(r *row, rows map[string]*row) string {
 // node maps one row onto node facts; nil for a row that is not a node of
 // its own (a job row whose lead the native reader shows). l is a read's
 // (see homeState).
-func node(l layout, r *row, rows map[string]*row) *model.Node {
+func node(l layout, r *row, keys map[string]string) *model.Node {
 	jobLead := r.typ == typeJob && r.bus.job != ""
 	if jobLead && exists(filepath.Join(r.bus.job, protocol.HeartbeatFile)) {
 		return gate(l, r)
@@ -56,13 +58,13 @@ func node(l layout, r *row, rows map[string]*row) *model.Node {
 		Status:            status(r),
 		Role:              r.agent,
 		HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: r.project, TaskID: qualifier(r.id), Worktree: r.worktree}),
-		ParentHeartbeat:   parentKey(r, rows),
+		ParentHeartbeat:   parentKey(r, keys),
 		HasParentField:    true,
 	}
 	n := &model.Node{
-		ID:            storeID(l, r),
+		ID:            storeID(r),
 		Root:          l.root,
-		HeartbeatPath: key(r),
+		HeartbeatPath: r.key,
 		HasHeartbeat:  true,
 		Heartbeat:     hb,
 		Source:        string(sources.TeaParty),
@@ -128,7 +130,7 @@ func node(l layout, r *row, rows map[string]*row) *model.Node {
 		// answered; no process of its own runs meanwhile.
 		n.Blocked = r.question
 		if n.Blocked == nil {
-			n.Blocked = &model.Blocked{Path: key(r)}
+			n.Blocked = &model.Blocked{Path: r.key}
 		}
 		if n.Blocked.Question == "" {
 			n.Blocked.Question = "escalation " + r.requestID + " open"
@@ -182,7 +184,7 @@ func gate(l layout, r *row) *model.Node {
 		b.Question = "the job waits for input at a gate"
 	}
 	n := &model.Node{
-		ID:            storeID(l, r),
+		ID:            storeID(r),
 		Root:          l.root,
 		HeartbeatPath: r.bus.path + "#" + r.id,
 		HasHeartbeat:  true,
@@ -190,7 +192,7 @@ func gate(l layout, r *row) *model.Node {
 			Status:            "running",
 			Role:              r.agent,
 			HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: r.project, TaskID: qualifier(r.id)}),
-			ParentHeartbeat:   key(r),
+			ParentHeartbeat:   r.key,
 			HasParentField:    true,
 		},
 		BeatMtime: epochSeconds(r.createdAt),
@@ -237,43 +239,58 @@ func chat(r *row) bool {
 func live(state string) bool { return state == stateActive || state == statePending }
 
 func fields(r *row, phase, pausedBy string) []model.Field {
-	f := []model.Field{
-		{Name: "conversation", Value: r.id},
-		{Name: "type", Value: r.typ},
-		{Name: "state", Value: r.state},
-		{Name: "bus", Value: r.bus.path},
-	}
-	add := func(name, value string) {
-		if value != "" {
-			f = append(f, model.Field{Name: name, Value: value})
-		}
-	}
-	add("parent", r.parent)
-	add("request", r.requestID)
-	add("project", r.project)
+	// Made on the stack, kept at its size: appended to, a million rows'
+	// fields took a slab twice as large as they are.
+	var held [12]model.Field
+	f := append(held[:0],
+		model.Field{Name: "conversation", Value: r.id},
+		model.Field{Name: "type", Value: r.typ},
+		model.Field{Name: "state", Value: r.state},
+		model.Field{Name: "bus", Value: r.bus.path})
+	f = addField(f, "parent", r.parent)
+	f = addField(f, "request", r.requestID)
+	f = addField(f, "project", r.project)
 	if r.awaitingInput {
-		add("awaiting_input", "1")
+		f = addField(f, "awaiting_input", "1")
 	}
-	add("pid_recorded_in", r.pidFrom)
-	add("phase", phase)
-	add("paused_by", pausedBy)
-	return f
+	f = addField(f, "pid_recorded_in", r.pidFrom)
+	f = addField(f, "phase", phase)
+	f = addField(f, "paused_by", pausedBy)
+	return slices.Clone(f)
 }
 
-// storeID is the row's id relative to the store: the bus's dir relative to
-// the root, then the conversation id. A bus outside the root (the home's
-// management buses, read for a jobs dir) is named from the home: an id
-// never climbs out of its root with "..".
-func storeID(l layout, r *row) string {
-	dir := filepath.Dir(r.bus.path)
+// addField appends the field when it has a value.
+func addField(f []model.Field, name, value string) []model.Field {
+	if value == "" {
+		return f
+	}
+	return append(f, model.Field{Name: name, Value: value})
+}
+
+// storeID is the row's id relative to the store: its bus's dir (see
+// storeDir), then the conversation id.
+func storeID(r *row) string {
+	if r.bus.idDir == "" {
+		return r.id
+	}
+	return path.Join(r.bus.idDir, r.id)
+}
+
+// storeDir is what the ids of a bus's rows begin with: the bus's dir
+// relative to the root, "" for the root itself. A bus outside the root
+// (the home's management buses, read for a jobs dir) is named from the
+// home: an id never climbs out of its root with "..". Made once a bus,
+// not once a row.
+func storeDir(l layout, busPath string) string {
+	dir := filepath.Dir(busPath)
 	rel, err := filepath.Rel(l.root, dir)
 	if err == nil && (rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))) && l.home != "" {
 		rel, err = filepath.Rel(l.home, dir)
 	}
 	if err != nil || rel == "." {
-		return r.id
+		return ""
 	}
-	return path.Join(filepath.ToSlash(rel), r.id)
+	return filepath.ToSlash(rel)
 }
 
 // qualifier is what follows a conversation id's prefix ("dispatch:ab12":

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -189,8 +190,12 @@ func (s *Source) Read(root string, now time.Time) sources.Facts {
 	})
 	var all []*row
 	var stamps map[string]*row // the management bus's rows, by id: where the launcher stamps pids
+	// The keys of each bus's rows, by id: what a child's parent key is.
+	// The rows themselves go as soon as their nodes are made.
+	keysOf := map[*bus]map[string]string{}
 	for i, b := range buses {
 		rows, err := reads[i].rows, reads[i].err
+		reads[i].rows = nil
 		if err != nil {
 			facts.Problems = append(facts.Problems, model.Problem{Path: b.path, Error: err.Error()})
 			continue
@@ -201,6 +206,9 @@ func (s *Source) Read(root string, now time.Time) sources.Facts {
 			for _, r := range rows {
 				stamps[r.id] = r
 			}
+		}
+		if len(rows) > 0 {
+			keysOf[rows[0].bus] = make(map[string]string, len(rows))
 		}
 		all = append(all, rows...)
 	}
@@ -226,28 +234,25 @@ func (s *Source) Read(root string, now time.Time) sources.Facts {
 		}
 	}
 
-	byBus := map[string]map[string]*row{}
 	for _, r := range all {
-		if byBus[r.bus.path] == nil {
-			byBus[r.bus.path] = map[string]*row{}
-		}
+		r.key = key(r)
+	}
+	for _, r := range all {
 		// A management row whose parent is a stamp hangs under the twin.
-		byBus[r.bus.path][r.id] = cmp.Or(twinOf[r], r)
+		keysOf[r.bus][r.id] = cmp.Or(twinOf[r], r).key
 	}
 	// A row's node reads the files beside its row (a worker's stream and
 	// phase, a job's CfA): the rows are mapped side by side too, each
-	// reading only the maps above.
+	// reading only the maps above. A row mapped is let go: a million rows
+	// are not held beside their million nodes.
 	nodes := make([]*model.Node, len(all))
 	each(len(all), func(i int) {
 		if r := all[i]; twinOf[r] == nil {
-			nodes[i] = node(l, r, byBus[r.bus.path])
+			nodes[i] = node(l, r, keysOf[r.bus])
 		}
+		all[i] = nil
 	})
-	for _, n := range nodes {
-		if n != nil {
-			facts.Nodes = append(facts.Nodes, n)
-		}
-	}
+	facts.Nodes = slices.DeleteFunc(nodes, func(n *model.Node) bool { return n == nil })
 	return facts
 }
 

@@ -291,3 +291,25 @@ func Select(have map[string]bool, cols []Column) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// Shared holds one copy of each value read of the columns most rows
+// share a value of (a type, a state, a repo): a million rows hold a few
+// strings, not a million copies, and the nodes made of them keep those.
+type Shared map[string]string
+
+// maxShared bounds the values a Shared holds: a column whose values
+// differ from row to row would gain nothing and cost a map as large as
+// the store.
+const maxShared = 4096
+
+// Share replaces *s with the copy Shared holds of its value, keeping *s
+// as that copy when it is the first (while it holds fewer than maxShared).
+func (sh Shared) Share(s *string) {
+	if v, ok := sh[*s]; ok {
+		*s = v
+		return
+	}
+	if len(sh) < maxShared {
+		sh[*s] = *s
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/dispatchtop/dispatchtop/internal/storefixtures"
 )
@@ -209,5 +210,36 @@ func TestIsSQLErrorIsAStatementsErrorNotAStores(t *testing.T) {
 	}
 	if IsSQLError(nil) || IsSQLError(errors.New("no such column: x")) {
 		t.Fatal("IsSQLError is true of an error that is not SQLite's")
+	}
+}
+
+// A value shared is the copy Shared first held: equal strings read from
+// different rows become one.
+func TestSharedKeepsOneCopyOfAValue(t *testing.T) {
+	sh := Shared{}
+	first := strings.Clone("active")
+	second := strings.Clone("active")
+	other := strings.Clone("closed")
+	sh.Share(&first)
+	sh.Share(&second)
+	sh.Share(&other)
+	if second != "active" || unsafe.StringData(second) != unsafe.StringData(first) {
+		t.Errorf("the second %q is not the first's copy", second)
+	}
+	if other != "closed" || unsafe.StringData(other) == unsafe.StringData(first) {
+		t.Errorf("another value %q became the first's", other)
+	}
+}
+
+// A column whose values differ row to row does not grow Shared past
+// maxShared.
+func TestSharedHoldsAtMostItsBound(t *testing.T) {
+	sh := Shared{}
+	for i := range 2 * maxShared {
+		v := fmt.Sprint(i)
+		sh.Share(&v)
+	}
+	if len(sh) != maxShared {
+		t.Errorf("holds %d values, want %d", len(sh), maxShared)
 	}
 }

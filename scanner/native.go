@@ -135,13 +135,19 @@ type storeFacts struct {
 	root     Root
 	nodes    []*model.Node
 	problems []model.Problem
+	// sigs are the watch paths' signatures taken before the read, when it
+	// was asked to sign them (the watcher's first read).
+	sigs map[string]pathSig
 }
 
 // readStore reads a non-native root whole and stamps its nodes with the
 // root and the source's kind. A source that panics is a problem of its
-// root, never a crash.
-func readStore(r Root, now time.Time) (f storeFacts) {
+// root, never a crash. signed takes the watch paths' signatures first.
+func readStore(r Root, now time.Time, signed bool) (f storeFacts) {
 	f.root = r
+	if signed {
+		f.sigs = sign(r)
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			f.nodes = nil

@@ -8,6 +8,15 @@ package scanner
 // written beside it or an atomic rename over it is seen. Every poll
 // compares the watch paths' signatures too: a store is followed where
 // inotify is not.
+//
+// A watch path's signature is its file's (size, mtime, inode) and, for a
+// sources.Versioned source, its version: a SQLite commit is marked in the
+// -shm after the -wal was written and synced, and no event says so. The
+// signatures are taken before a read, so that whatever moves after shows
+// at the next compare; a read whose signatures had a commit pending is
+// followed by a settle check (settleStores), soon and then less often,
+// which reads the store again once the commit is marked: a change is seen
+// because the mark moved, never because a timer guessed it had.
 
 import (
 	"os"
@@ -17,6 +26,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/sources"
 )
 
 // storeSet is every store root the watcher holds.
@@ -26,6 +36,8 @@ type storeSet struct {
 	byDir map[string][]*store
 	// toRead holds the stores to read again at the next flush.
 	toRead map[*store]bool
+	// settling holds the stores whose last read had a commit pending.
+	settling map[*store]bool
 }
 
 // store is one store root: its last facts and what says it changed.
@@ -33,40 +45,69 @@ type store struct {
 	facts storeFacts
 	// paths are its watch paths with their signatures at the last read
 	// (zero for a path that was absent).
-	paths map[string]fileSig
+	paths map[string]pathSig
 	// names are, per watched directory, the base names that matter there;
 	// nil for a directory the source named itself (every name matters).
 	names map[string]map[string]bool
+	// pending are the watch paths whose version had a commit pending at
+	// the last read; the settle check looks at them at settleAt, then
+	// settleWait later, doubling up to the fallback poll.
+	pending    []string
+	settleAt   time.Time
+	settleWait time.Duration
+}
+
+// pathSig is what says a watch path changed: its file's signature and its
+// version (zero unless the source is sources.Versioned).
+type pathSig struct {
+	file fileSig
+	ver  sources.Version
+}
+
+// sig is the watch path p's signature now.
+func (st *store) sig(p string) pathSig {
+	return pathSig{file: storeSig(p), ver: sources.VersionOf(st.facts.root.Source, p)}
+}
+
+// sign is the signatures of every watch path of the root r, taken before
+// a read of it so that a change racing the read shows at the next compare.
+func sign(r Root) map[string]pathSig {
+	sigs := map[string]pathSig{}
+	for _, p := range r.Source.WatchPaths(r.Path) {
+		p = filepath.Clean(p)
+		sigs[p] = pathSig{file: storeSig(p), ver: sources.VersionOf(r.Source, p)}
+	}
+	return sigs
 }
 
 // adoptStores takes in the stores a gather read: each one's watch paths
-// get a watch on their directories (or are polled) and their signatures.
+// get a watch on their directories (or are polled) and the signatures
+// taken before the read (see Options.signStores); a store whose read had
+// a commit pending is settled as after any read.
 func (w *Watcher) adoptStores(read []storeFacts) {
 	w.stores.byDir = map[string][]*store{}
 	w.stores.toRead = map[*store]bool{}
+	w.stores.settling = map[*store]bool{}
 	for _, f := range read {
-		st := &store{facts: f, paths: map[string]fileSig{}, names: map[string]map[string]bool{}}
-		w.followStore(st, true)
+		st := &store{facts: f, paths: map[string]pathSig{}, names: map[string]map[string]bool{}}
+		w.followStore(st)
+		w.settleAfterRead(st)
 		w.stores.stores = append(w.stores.stores, st)
 	}
 }
 
 // followStore asks the store's source for its watch paths and follows
 // each one not followed yet: a job started after the watcher brings a new
-// bus in a new directory. A path adopted with the store's first read gets
-// its signature; one found later a zero one, so that its first change is
-// never taken for what a read already saw.
-func (w *Watcher) followStore(st *store, adopting bool) {
+// bus in a new directory. A path signed before the store's read keeps
+// that signature; one found since gets a zero one, so that its first
+// change is never taken for what a read already saw.
+func (w *Watcher) followStore(st *store) {
 	for _, p := range st.facts.root.Source.WatchPaths(st.facts.root.Path) {
 		p = filepath.Clean(p)
 		if _, ok := st.paths[p]; ok {
 			continue
 		}
-		if adopting {
-			st.paths[p] = storeSig(p)
-		} else {
-			st.paths[p] = fileSig{}
-		}
+		st.paths[p] = st.facts.sigs[p]
 		dir, name := p, ""
 		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
 			dir, name = filepath.Dir(p), filepath.Base(p)
@@ -95,26 +136,19 @@ func (w *Watcher) followStore(st *store, adopting bool) {
 // whose signature is what the last read saw did not change: a reader
 // opening a database sets its -wal's mode (a Chmod event), so every read
 // would otherwise cause the next. A -shm is SQLite's shared index, never
-// the store's content. It stats one file at most.
+// the store's content (its version is read through the -wal's path).
 func (w *Watcher) markStores(path string) {
 	dir, name := filepath.Dir(path), filepath.Base(path)
 	if strings.HasSuffix(name, "-shm") {
 		return
 	}
-	var sig *fileSig
 	for _, st := range w.stores.byDir[dir] {
 		names := st.names[dir]
 		if names != nil && !names[name] {
 			continue
 		}
-		if seen, ok := st.paths[path]; ok {
-			if sig == nil {
-				s := storeSig(path)
-				sig = &s
-			}
-			if *sig == seen {
-				continue
-			}
+		if seen, ok := st.paths[path]; ok && st.sig(path) == seen {
+			continue
 		}
 		w.stores.toRead[st] = true
 	}
@@ -129,7 +163,7 @@ func (w *Watcher) restatStores(every bool) {
 			continue
 		}
 		for p, sig := range st.paths {
-			if storeSig(p) != sig {
+			if st.sig(p) != sig {
 				w.stores.toRead[st] = true
 				break
 			}
@@ -143,12 +177,75 @@ func (w *Watcher) readStores(now time.Time) {
 	for st := range w.stores.toRead {
 		delete(w.stores.toRead, st)
 		for p := range st.paths {
-			st.paths[p] = storeSig(p)
+			st.paths[p] = st.sig(p)
 		}
-		st.facts = readStore(st.facts.root, now)
-		w.followStore(st, false)
+		st.facts = readStore(st.facts.root, now, false)
+		w.followStore(st)
+		w.settleAfterRead(st)
 		w.built.stale = true
 	}
+}
+
+// settleAfterRead notes the watch paths whose signature, taken before the
+// read, had a commit pending: the read may not have seen it, and no event
+// will say when it is marked. The first look is a debounce away (on the
+// wall clock, which the settle timer runs on, not Options.Now).
+func (w *Watcher) settleAfterRead(st *store) {
+	st.pending = st.pending[:0]
+	for p, sig := range st.paths {
+		if sig.ver.Pending {
+			st.pending = append(st.pending, p)
+		}
+	}
+	if len(st.pending) == 0 {
+		delete(w.stores.settling, st)
+		return
+	}
+	w.stores.settling[st] = true
+	st.settleWait = w.wo.Debounce
+	st.settleAt = time.Now().Add(st.settleWait)
+}
+
+// settleStores looks at the pending watch paths of every settling store
+// that is due: one whose signature moved (the commit marked, or another
+// begun) is read again; one still pending is looked at again after twice
+// the wait, up to the fallback poll (a transaction held open, or frames
+// a rollback left for the next commit to write over); one that settled
+// with nothing moved leaves the set.
+func (w *Watcher) settleStores(now time.Time) {
+	for st := range w.stores.settling {
+		if now.Before(st.settleAt) {
+			continue
+		}
+		moved, pending := false, false
+		for _, p := range st.pending {
+			sig := st.sig(p)
+			moved = moved || sig != st.paths[p]
+			pending = pending || sig.ver.Pending
+		}
+		switch {
+		case moved:
+			w.stores.toRead[st] = true
+			delete(w.stores.settling, st)
+		case !pending:
+			delete(w.stores.settling, st)
+		default:
+			st.settleWait = min(2*st.settleWait, w.wo.FallbackPoll)
+			st.settleAt = now.Add(st.settleWait)
+		}
+	}
+}
+
+// nextSettle is when the next settle check is due; false when no store is
+// settling.
+func (w *Watcher) nextSettle() (time.Time, bool) {
+	var next time.Time
+	for st := range w.stores.settling {
+		if next.IsZero() || st.settleAt.Before(next) {
+			next = st.settleAt
+		}
+	}
+	return next, !next.IsZero()
 }
 
 // storeFactsForBuild are copies of every store's nodes (BuildForest sets

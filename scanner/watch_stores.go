@@ -55,6 +55,21 @@ type store struct {
 	pending    []string
 	settleAt   time.Time
 	settleWait time.Duration
+	// changed are the watch paths seen to move since the last read, which
+	// a sources.Rereader reads again; nil when that is not known (a
+	// refresh, lost events): every path is signed and read again.
+	changed map[string]bool
+}
+
+// noteChanged notes that the watch path p of st moved; "" that what moved
+// is not known.
+func (st *store) noteChanged(p string) {
+	switch {
+	case p == "":
+		st.changed = nil
+	case st.changed != nil:
+		st.changed[p] = true
+	}
 }
 
 // pathSig is what says a watch path changed: its file's signature and its
@@ -89,7 +104,7 @@ func (w *Watcher) adoptStores(read []storeFacts) {
 	w.stores.toRead = map[*store]bool{}
 	w.stores.settling = map[*store]bool{}
 	for _, f := range read {
-		st := &store{facts: f, paths: map[string]pathSig{}, names: map[string]map[string]bool{}}
+		st := &store{facts: f, paths: map[string]pathSig{}, names: map[string]map[string]bool{}, changed: map[string]bool{}}
 		w.followStore(st)
 		w.settleAfterRead(st)
 		w.stores.stores = append(w.stores.stores, st)
@@ -147,8 +162,15 @@ func (w *Watcher) markStores(path string) {
 		if names != nil && !names[name] {
 			continue
 		}
-		if seen, ok := st.paths[path]; ok && st.sig(path) == seen {
+		seen, ok := st.paths[path]
+		if ok && st.sig(path) == seen {
 			continue
+		}
+		if ok {
+			st.noteChanged(path)
+		} else {
+			// A file in a directory the source named: the directory moved.
+			st.noteChanged(dir)
 		}
 		w.stores.toRead[st] = true
 	}
@@ -159,27 +181,44 @@ func (w *Watcher) markStores(path string) {
 func (w *Watcher) restatStores(every bool) {
 	for _, st := range w.stores.stores {
 		if every {
+			st.noteChanged("")
 			w.stores.toRead[st] = true
 			continue
 		}
 		for p, sig := range st.paths {
 			if st.sig(p) != sig {
+				st.noteChanged(p)
 				w.stores.toRead[st] = true
-				break
 			}
 		}
 	}
 }
 
-// readStores reads the marked stores again whole; the forest is rebuilt.
-// Signatures first: a change racing the read shows at the next compare.
+// readStores reads the marked stores again: what changed in each, when
+// its source is a sources.Rereader and what changed is known, else whole;
+// the forest is rebuilt. Signatures first, of what changed (the others'
+// are what the last read saw, or an event would have said otherwise): a
+// change racing the read shows at the next compare.
 func (w *Watcher) readStores(now time.Time) {
 	for st := range w.stores.toRead {
 		delete(w.stores.toRead, st)
-		for p := range st.paths {
-			st.paths[p] = st.sig(p)
+		var changed []string
+		if st.changed == nil {
+			for p := range st.paths {
+				st.paths[p] = st.sig(p)
+			}
+		} else {
+			changed = make([]string, 0, len(st.changed))
+			for p := range st.changed {
+				if _, ok := st.paths[p]; ok {
+					st.paths[p] = st.sig(p)
+				}
+				changed = append(changed, p)
+			}
+			slices.Sort(changed)
 		}
-		st.facts = readStore(st.facts.root, now, false)
+		st.changed = map[string]bool{}
+		st.facts = rereadStore(st.facts.root, now, st.facts.kept, changed)
 		w.followStore(st)
 		w.settleAfterRead(st)
 		w.built.stale = true
@@ -225,6 +264,9 @@ func (w *Watcher) settleStores(now time.Time) {
 		}
 		switch {
 		case moved:
+			for _, p := range st.pending {
+				st.noteChanged(p)
+			}
 			w.stores.toRead[st] = true
 			delete(w.stores.settling, st)
 		case !pending:

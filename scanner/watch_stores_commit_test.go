@@ -3,11 +3,13 @@ package scanner
 import (
 	"database/sql"
 	"fmt"
+	"maps"
 	"net/url"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/storefixtures"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/sources"
 	"github.com/dispatchtop/dispatchtop/sources/teaparty"
@@ -100,5 +102,75 @@ func seenWithin(w *Watcher, d time.Duration, cond func(*model.Snapshot) bool) bo
 		case <-deadline:
 			return false
 		}
+	}
+}
+
+// SPEC §10: a write in one bus re-reads that bus only, and an unchanged
+// database is not queried: the watcher tells its source which watch paths
+// moved, and the source queries the buses they belong to, no other.
+func TestWatchStoreRereadsOnlyTheBusWritten(t *testing.T) {
+	const jobs = 5
+	home := filepath.Join(t.TempDir(), "webapp", ".teaparty")
+	var buses []string
+	var writers []*sql.DB
+	now := float64(time.Now().UnixNano()) / 1e9
+	for i := range jobs {
+		bus := filepath.Join(home, "jobs", fmt.Sprintf("job-%d--work", i), "messages.db")
+		storefixtures.NewDB(t, bus, storefixtures.TeaPartyBusDDL).Close()
+		w := openAsTeaParty(t, bus)
+		if _, err := w.Exec(`INSERT INTO conversations (id, type, state, created_at, agent_name, parent_conversation_id)
+			VALUES (?, 'dispatch', 'active', ?, 'coding', ?)`, fmt.Sprintf("dispatch:w%d", i), now, fmt.Sprintf("job:webapp:%d", i)); err != nil {
+			t.Fatal(err)
+		}
+		buses, writers = append(buses, bus), append(writers, w)
+	}
+	src := teaparty.New()
+	w := watchStore(t, home, src)
+	quiet := func(what string) map[string]int64 {
+		t.Helper()
+		// The reads a write caused are done when the counts hold still.
+		last := src.Queries()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+			time.Sleep(200 * time.Millisecond)
+			now := src.Queries()
+			if maps.Equal(now, last) {
+				return now
+			}
+			last = now
+		}
+		t.Fatalf("%s: the source is still querying after 5 s: %v", what, last)
+		return nil
+	}
+	before := quiet("after the first read")
+	for i := range buses {
+		if before[buses[i]] == 0 {
+			t.Fatalf("the first read did not query %s: %v", buses[i], before)
+		}
+	}
+	const written = 2
+	stateIs := func(s *model.Snapshot) bool {
+		for _, n := range s.Nodes() {
+			if n.HeartbeatPath == buses[written]+"#dispatch:w2" {
+				return n.Status() == model.StatusWithdrawn
+			}
+		}
+		return false
+	}
+	if _, err := writers[written].Exec(`UPDATE conversations SET state = 'withdrawn' WHERE id = 'dispatch:w2'`); err != nil {
+		t.Fatal(err)
+	}
+	await(t, w, "the written bus's row", stateIs)
+	after := quiet("after the write")
+	for i, bus := range buses {
+		got := after[bus] - before[bus]
+		switch {
+		case i == written && got == 0:
+			t.Errorf("the bus written was not queried again")
+		case i != written && got != 0:
+			t.Errorf("bus %d, not written, was queried %d times more", i, got)
+		}
+	}
+	if after[buses[written]]-before[buses[written]] > 3 {
+		t.Errorf("the bus written was queried %d times for one write", after[buses[written]]-before[buses[written]])
 	}
 }

@@ -38,6 +38,12 @@ type storeSet struct {
 	toRead map[*store]bool
 	// settling holds the stores whose last read had a commit pending.
 	settling map[*store]bool
+	// session is, by key, the index of the published session holding a
+	// store's node (set when the forest is built; renewals keep it).
+	session map[string]int32
+	// patch holds, by key, the new facts of store nodes whose edges held
+	// through a read: the next publish renews their sessions only.
+	patch map[string]*model.Node
 }
 
 // store is one store root: its last facts and what says it changed.
@@ -103,6 +109,8 @@ func (w *Watcher) adoptStores(read []storeFacts) {
 	w.stores.byDir = map[string][]*store{}
 	w.stores.toRead = map[*store]bool{}
 	w.stores.settling = map[*store]bool{}
+	w.stores.session = map[string]int32{}
+	w.stores.patch = map[string]*model.Node{}
 	for _, f := range read {
 		st := &store{facts: f, paths: map[string]pathSig{}, names: map[string]map[string]bool{}, changed: map[string]bool{}}
 		w.followStore(st)
@@ -218,11 +226,43 @@ func (w *Watcher) readStores(now time.Time) {
 			slices.Sort(changed)
 		}
 		st.changed = map[string]bool{}
+		last := st.facts
 		st.facts = rereadStore(st.facts.root, now, st.facts.kept, changed)
 		w.followStore(st)
 		w.settleAfterRead(st)
-		w.built.stale = true
+		if !w.built.stale && !w.patchStore(last, st.facts) {
+			w.built.stale = true
+		}
 	}
+}
+
+// patchStore notes the nodes of a store read again whose facts changed but
+// not the forest's edges, for the next publish to patch into their
+// sessions (as a heartbeat's facts are), and reports whether it could: a
+// node come or gone, reordered, or linked otherwise, a problem of the
+// store's changed, or a node the forest does not hold (a key two stores
+// share) needs the forest built again. A node a sources.Rereader kept is
+// the last read's own: unchanged, nothing to patch.
+func (w *Watcher) patchStore(last, next storeFacts) bool {
+	if len(last.nodes) != len(next.nodes) || !slices.Equal(last.problems, next.problems) {
+		return false
+	}
+	for i, n := range next.nodes {
+		o := last.nodes[i]
+		if n == o {
+			continue
+		}
+		if _, held := w.stores.session[n.HeartbeatPath]; !held || n.ID != o.ID ||
+			!sameEdges(o, n) || !slices.Equal(o.ScanFlags(), n.ScanFlags()) {
+			return false
+		}
+	}
+	for i, n := range next.nodes {
+		if n != last.nodes[i] {
+			w.stores.patch[n.HeartbeatPath] = n
+		}
+	}
+	return true
 }
 
 // settleAfterRead notes the watch paths whose signature, taken before the

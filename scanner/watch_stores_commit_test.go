@@ -174,3 +174,82 @@ func TestWatchStoreRereadsOnlyTheBusWritten(t *testing.T) {
 		t.Errorf("the bus written was queried %d times for one write", after[buses[written]]-before[buses[written]])
 	}
 }
+
+// rebuilds is how many times the watcher has built its forest.
+func rebuilds(w *Watcher) int {
+	w.stats.mu.Lock()
+	defer w.stats.mu.Unlock()
+	return w.stats.rebuilds
+}
+
+// SPEC §10: a store read again whose forest edges held is patched into the
+// sessions holding its changed nodes, as a heartbeat's facts are: the
+// forest is not built again and every other session is the last
+// snapshot's own. A row added links a new node: the forest is built again.
+func TestWatchStoreChangeRenewsOnlyItsSession(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "webapp", ".teaparty")
+	var writers []*sql.DB
+	now := float64(time.Now().UnixNano()) / 1e9
+	for i := range 3 {
+		bus := filepath.Join(home, "jobs", fmt.Sprintf("job-%d--work", i), "messages.db")
+		storefixtures.NewDB(t, bus, storefixtures.TeaPartyBusDDL).Close()
+		w := openAsTeaParty(t, bus)
+		for _, q := range []string{
+			fmt.Sprintf(`INSERT INTO conversations (id, type, state, created_at, agent_name) VALUES ('job:webapp:%d', 'job', 'active', %f, 'lead')`, i, now),
+			fmt.Sprintf(`INSERT INTO conversations (id, type, state, created_at, agent_name, parent_conversation_id) VALUES ('dispatch:w%d', 'dispatch', 'active', %f, 'coding', 'job:webapp:%d')`, i, now, i),
+		} {
+			if _, err := w.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		writers = append(writers, w)
+	}
+	w := watchStore(t, home, teaparty.New())
+	before := w.Snapshot()
+	if len(before.Sessions) != 3 {
+		t.Fatalf("%d sessions, want 3: %s", len(before.Sessions), describe(before))
+	}
+	built := rebuilds(w)
+	workerStatus := func(id, status string) func(*model.Snapshot) bool {
+		return func(s *model.Snapshot) bool {
+			for _, n := range s.Nodes() {
+				if filepath.Base(n.ID) == id {
+					return n.Status() == status
+				}
+			}
+			return false
+		}
+	}
+	if _, err := writers[1].Exec(`UPDATE conversations SET state = 'withdrawn' WHERE id = 'dispatch:w1'`); err != nil {
+		t.Fatal(err)
+	}
+	await(t, w, "the worker withdrawn", workerStatus("dispatch:w1", model.StatusWithdrawn))
+	after := w.Snapshot()
+	if got := rebuilds(w) - built; got != 0 {
+		t.Errorf("a row's new state built the forest %d times, want none", got)
+	}
+	shared := 0
+	for i := range after.Sessions {
+		if after.Sessions[i] == before.Sessions[i] {
+			shared++
+		}
+	}
+	if shared != 2 {
+		t.Errorf("%d sessions are the last snapshot's own, want the 2 not written", shared)
+	}
+	if _, err := writers[0].Exec(`INSERT INTO conversations (id, type, state, created_at, agent_name, parent_conversation_id)
+		VALUES ('dispatch:x0', 'dispatch', 'active', ?, 'coding', 'job:webapp:0')`, now); err != nil {
+		t.Fatal(err)
+	}
+	await(t, w, "the new worker", func(s *model.Snapshot) bool {
+		for _, n := range s.Nodes() {
+			if filepath.Base(n.ID) == "dispatch:x0" {
+				return true
+			}
+		}
+		return false
+	})
+	if rebuilds(w) == built {
+		t.Errorf("a row added did not build the forest again")
+	}
+}

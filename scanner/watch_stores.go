@@ -61,10 +61,25 @@ type store struct {
 	pending    []string
 	settleAt   time.Time
 	settleWait time.Duration
+	// deferred: the store's read waits for a commit being written to be
+	// marked (see readStores); a store is deferred once per read.
+	deferred bool
 	// changed are the watch paths seen to move since the last read, which
 	// a sources.Rereader reads again; nil when that is not known (a
 	// refresh, lost events): every path is signed and read again.
 	changed map[string]bool
+}
+
+// dirMoved reports whether a directory the source named is among the
+// watch paths that moved: only then may the source name new watch paths
+// (a new job's dir, a bus made in one), so only then is it asked again.
+func (st *store) dirMoved() bool {
+	for p := range st.changed {
+		if names, ok := st.names[p]; ok && names == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // noteChanged notes that the watch path p of st moved; "" that what moved
@@ -210,6 +225,13 @@ func (w *Watcher) restatStores(every bool) {
 func (w *Watcher) readStores(now time.Time) {
 	for st := range w.stores.toRead {
 		delete(w.stores.toRead, st)
+		if st.deferred && time.Now().Before(st.settleAt) {
+			continue // the rest of the commit's writes: the settle check reads it
+		}
+		if !st.deferred && w.deferStore(st) {
+			continue
+		}
+		st.deferred = false
 		var changed []string
 		if st.changed == nil {
 			for p := range st.paths {
@@ -225,10 +247,13 @@ func (w *Watcher) readStores(now time.Time) {
 			}
 			slices.Sort(changed)
 		}
+		follow := st.changed == nil || st.dirMoved()
 		st.changed = map[string]bool{}
 		last := st.facts
 		st.facts = rereadStore(st.facts.root, now, st.facts.kept, changed)
-		w.followStore(st)
+		if follow {
+			w.followStore(st)
+		}
 		w.settleAfterRead(st)
 		if !w.built.stale && !w.patchStore(last, st.facts) {
 			w.built.stale = true
@@ -262,6 +287,30 @@ func (w *Watcher) patchStore(last, next storeFacts) bool {
 			w.stores.patch[n.HeartbeatPath] = n
 		}
 	}
+	return true
+}
+
+// deferStore defers the read of a store every one of whose changed watch
+// paths has a commit pending now: the -wal's event came as the commit was
+// written, before it was marked, and a read now would see none of it and
+// have to be made again once it is. The settle check reads the store as
+// soon as the mark moves, or at the check whatever it says (a commit held
+// open is not waited for longer than that).
+func (w *Watcher) deferStore(st *store) bool {
+	if len(st.changed) == 0 {
+		return false
+	}
+	var pending []string
+	for p := range st.changed {
+		if _, ok := st.paths[p]; !ok || !st.sig(p).ver.Pending {
+			return false
+		}
+		pending = append(pending, p)
+	}
+	st.deferred, st.pending = true, pending
+	w.stores.settling[st] = true
+	st.settleWait = w.wo.Debounce
+	st.settleAt = time.Now().Add(st.settleWait)
 	return true
 }
 
@@ -303,7 +352,7 @@ func (w *Watcher) settleStores(now time.Time) {
 			pending = pending || sig.ver.Pending
 		}
 		switch {
-		case moved:
+		case moved || st.deferred:
 			for _, p := range st.pending {
 				st.noteChanged(p)
 			}

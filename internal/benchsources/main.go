@@ -1,0 +1,239 @@
+// Command benchsources measures what following another system's store
+// costs the dashboard (SPEC §8): the real binary in a real terminal (a
+// detached tmux session), on a TeaParty home of jobs × workers (each job a
+// lead beating through its `.heartbeat` and a bus of its dispatched
+// workers), while writers put messages into random job buses at each rate
+// asked, one connection per bus as TeaParty opens it (WAL, synchronous at
+// SQLite's default). It prints, per rate, the dashboard's CPU (utime +
+// stime from /proc, % of one core) over the window. Linux only.
+//
+//	go run ./internal/benchsources -bin bin/dispatchtop -jobs 100 -workers 10 -rates 0,20,100 -seconds 20
+//
+// Every pid the home names is this process's, alive for the whole run. The
+// home is removed afterwards.
+package main
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/internal/benchrun"
+	"github.com/dispatchtop/dispatchtop/protocol"
+	"github.com/dispatchtop/dispatchtop/sources/teaparty/teapartytest"
+)
+
+func main() {
+	bin := flag.String("bin", "bin/dispatchtop", "the dispatchtop binary to measure")
+	jobs := flag.Int("jobs", 100, "TeaParty jobs in the home")
+	workers := flag.Int("workers", 10, "dispatched workers per job")
+	rates := flag.String("rates", "0,20,100", "messages a second written into random job buses, one window each")
+	seconds := flag.Int("seconds", 20, "the length of each window")
+	flag.Parse()
+	if err := run(*bin, *jobs, *workers, *rates, *seconds); err != nil {
+		fmt.Fprintln(os.Stderr, "benchsources:", err)
+		os.Exit(1)
+	}
+}
+
+func run(bin string, jobs, workers int, rateList string, seconds int) error {
+	var rates []int
+	for _, f := range strings.Split(rateList, ",") {
+		r, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || r < 0 {
+			return fmt.Errorf("-rates %q: %q is not a rate", rateList, f)
+		}
+		rates = append(rates, r)
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		return errors.New("tmux not found: the dashboard is measured in a real terminal, and tmux provides it")
+	}
+	r, err := benchrun.Prepare(bin, "benchsources-", 0, 1, 1)
+	if err != nil {
+		return err
+	}
+	defer r.Remove()
+	home := filepath.Join(r.Dir, "webapp", ".teaparty")
+	t0 := time.Now()
+	buses, err := makeHome(home, jobs, workers)
+	defer func() {
+		for _, db := range buses {
+			db.Close()
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("TeaParty home: %d jobs × %d workers (%d nodes), made in %s\n", jobs, workers, jobs*(workers+1), time.Since(t0).Round(time.Millisecond))
+
+	socket := fmt.Sprintf("benchsources-%d", os.Getpid())
+	tmux := func(args ...string) ([]byte, error) {
+		return exec.Command("tmux", append([]string{"-L", socket, "-f", os.DevNull}, args...)...).Output()
+	}
+	if _, err := tmux("new-session", "-d", "-x", "160", "-y", "50", "-e", "TERM=xterm-256color",
+		"-e", "XDG_CONFIG_HOME="+filepath.Join(r.Dir, "config"), "--", r.Bin, home); err != nil {
+		return fmt.Errorf("tmux new-session: %w", err)
+	}
+	defer tmux("kill-server")
+	out, err := tmux("list-panes", "-F", "#{pane_pid}")
+	if err != nil {
+		return fmt.Errorf("tmux list-panes: %w", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		return fmt.Errorf("tmux pane pid %q: %w", out, err)
+	}
+	time.Sleep(3 * time.Second) // the cold scan, and its collections
+
+	for _, rate := range rates {
+		stop := make(chan struct{})
+		done := make(chan error, 1)
+		go func() { done <- write(buses, workers, rate, rate, stop) }()
+		before, err := cpuTicks(pid)
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		time.Sleep(time.Duration(seconds) * time.Second)
+		after, err := cpuTicks(pid)
+		took := time.Since(start)
+		close(stop)
+		if werr := <-done; werr != nil {
+			return werr
+		}
+		if err != nil {
+			screen, _ := tmux("capture-pane", "-p")
+			return fmt.Errorf("the dashboard (pid %d): %w; its screen:\n%s", pid, err, screen)
+		}
+		// USER_HZ is 100 on every Linux the binary runs on.
+		cpu := float64(after-before) / 100 / took.Seconds() * 100
+		fmt.Printf("%4d messages/s: dashboard CPU %5.1f %% of a core over %s\n", rate, cpu, took.Round(time.Second))
+	}
+	screen, _ := tmux("capture-pane", "-p")
+	lines := strings.Split(string(screen), "\n")
+	for _, l := range lines[:min(2, len(lines))] {
+		fmt.Println("  " + strings.TrimSpace(l))
+	}
+	return nil
+}
+
+// makeHome writes a TeaParty home of jobs × workers: per job a lead's
+// `.heartbeat` (the native protocol) and a bus holding the job's row and
+// its workers' rows, each with a worktree. It returns each bus's writer,
+// opened as TeaParty opens it.
+func makeHome(home string, jobs, workers int) ([]*sql.DB, error) {
+	pid := os.Getpid()
+	started, err := protocol.ProcessStarted(pid)
+	if err != nil {
+		return nil, fmt.Errorf("this process's create time: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(home, "management"), 0o755); err != nil {
+		return nil, err
+	}
+	mgmt, err := teapartytest.Open(filepath.Join(home, "management", "messages.db"), teapartytest.DDL)
+	if err != nil {
+		return nil, err
+	}
+	mgmt.Close()
+	now := float64(time.Now().UnixNano()) / 1e9
+	var buses []*sql.DB
+	for j := range jobs {
+		dir := filepath.Join(home, "jobs", fmt.Sprintf("job-20260507-%06d--bench", j))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return buses, err
+		}
+		hb, _ := json.Marshal(map[string]any{"pid": pid, "started": started, "status": "running", "role": "lead", "parent_heartbeat": ""})
+		if err := os.WriteFile(filepath.Join(dir, protocol.HeartbeatFile), hb, 0o644); err != nil {
+			return buses, err
+		}
+		bus := filepath.Join(dir, "messages.db")
+		db, err := teapartytest.Open(bus, teapartytest.DDL)
+		if err != nil {
+			return buses, err
+		}
+		jobID := fmt.Sprintf("job:webapp:20260507-%06d", j)
+		rows := []teapartytest.Conversation{{ID: jobID, Type: "job", CreatedAt: now, Agent: "webapp-lead"}}
+		for w := range workers {
+			sid := fmt.Sprintf("w%06d%02d", j, w)
+			tree := filepath.Join(dir, "tasks", sid, "worktree")
+			if err := os.MkdirAll(tree, 0o755); err != nil {
+				return buses, err
+			}
+			rows = append(rows, teapartytest.Conversation{ID: "dispatch:" + sid, Type: "dispatch", CreatedAt: now, Agent: "coding-agent",
+				Parent: jobID, Worktree: tree, PID: pid, PIDStarted: started})
+		}
+		if err := teapartytest.Insert(db, rows...); err != nil {
+			db.Close()
+			return buses, err
+		}
+		db.Close()
+		// The writer, as TeaParty opens a bus: Python's sqlite3 (a 5 s busy
+		// timeout) and `PRAGMA journal_mode=WAL`, synchronous its default.
+		w, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: bus, RawQuery: "_pragma=busy_timeout(5000)"}).String())
+		if err != nil {
+			return buses, err
+		}
+		w.SetMaxOpenConns(1)
+		buses = append(buses, w)
+		if _, err := w.Exec(`PRAGMA journal_mode=WAL`); err != nil {
+			return buses, fmt.Errorf("%s: %w", bus, err)
+		}
+	}
+	return buses, nil
+}
+
+// write puts rate messages a second into random job buses, each from one
+// of the job's workers, until stop is closed; window makes the messages'
+// ids unique across windows.
+func write(buses []*sql.DB, workers, rate, window int, stop <-chan struct{}) error {
+	if rate == 0 {
+		<-stop
+		return nil
+	}
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	defer tick.Stop()
+	for n := 0; ; n++ {
+		select {
+		case <-stop:
+			return nil
+		case <-tick.C:
+		}
+		j := rand.IntN(len(buses))
+		sid := fmt.Sprintf("w%06d%02d", j, rand.IntN(workers))
+		if err := teapartytest.InsertMessage(buses[j], fmt.Sprintf("m%d-%d-%d", os.Getpid(), window, n), "dispatch:"+sid, "coding-agent",
+			"working", float64(time.Now().UnixNano())/1e9); err != nil {
+			return err
+		}
+	}
+}
+
+// cpuTicks is the CPU time pid has used, user and system, in clock ticks.
+func cpuTicks(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command's closing parenthesis; utime and stime
+	// are the 14th and 15th of the line.
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, b)
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	s, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return u + s, nil
+}

@@ -5,7 +5,10 @@
 // workers), while writers put messages into random job buses at each rate
 // asked, one connection per bus as TeaParty opens it (WAL, synchronous at
 // SQLite's default). It prints, per rate, the dashboard's CPU (utime +
-// stime from /proc, % of one core) over the window. Linux only.
+// stime from /proc, % of one core) over the window; then, with the last
+// rate's writers still writing, how long a change takes to reach the
+// screen: a worker's row withdrawn, until the header counts it finished.
+// Linux only.
 //
 //	go run ./internal/benchsources -bin bin/dispatchtop -jobs 100 -workers 10 -rates 0,20,100 -seconds 20
 //
@@ -24,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,14 +43,15 @@ func main() {
 	workers := flag.Int("workers", 10, "dispatched workers per job")
 	rates := flag.String("rates", "0,20,100", "messages a second written into random job buses, one window each")
 	seconds := flag.Int("seconds", 20, "the length of each window")
+	probes := flag.Int("probes", 20, "changes whose way to the screen is timed")
 	flag.Parse()
-	if err := run(*bin, *jobs, *workers, *rates, *seconds); err != nil {
+	if err := run(*bin, *jobs, *workers, *rates, *seconds, *probes); err != nil {
 		fmt.Fprintln(os.Stderr, "benchsources:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, jobs, workers int, rateList string, seconds int) error {
+func run(bin string, jobs, workers int, rateList string, seconds, probes int) error {
 	var rates []int
 	for _, f := range strings.Split(rateList, ",") {
 		r, err := strconv.Atoi(strings.TrimSpace(f))
@@ -95,7 +100,7 @@ func run(bin string, jobs, workers int, rateList string, seconds int) error {
 	}
 	time.Sleep(3 * time.Second) // the cold scan, and its collections
 
-	for _, rate := range rates {
+	for k, rate := range rates {
 		stop := make(chan struct{})
 		done := make(chan error, 1)
 		go func() { done <- write(buses, workers, rate, rate, stop) }()
@@ -107,17 +112,34 @@ func run(bin string, jobs, workers int, rateList string, seconds int) error {
 		time.Sleep(time.Duration(seconds) * time.Second)
 		after, err := cpuTicks(pid)
 		took := time.Since(start)
-		close(stop)
-		if werr := <-done; werr != nil {
-			return werr
-		}
 		if err != nil {
+			close(stop)
+			<-done
 			screen, _ := tmux("capture-pane", "-p")
 			return fmt.Errorf("the dashboard (pid %d): %w; its screen:\n%s", pid, err, screen)
 		}
 		// USER_HZ is 100 on every Linux the binary runs on.
 		cpu := float64(after-before) / 100 / took.Seconds() * 100
 		fmt.Printf("%4d messages/s: dashboard CPU %5.1f %% of a core over %s\n", rate, cpu, took.Round(time.Second))
+		var lat []time.Duration
+		if k == len(rates)-1 {
+			lat, err = toScreen(buses, workers, probes, func() string {
+				screen, _ := tmux("capture-pane", "-p")
+				return string(screen)
+			})
+		}
+		close(stop)
+		if werr := <-done; werr != nil {
+			return werr
+		}
+		if err != nil {
+			return err
+		}
+		if len(lat) > 0 {
+			slices.Sort(lat)
+			fmt.Printf("a change to the screen, %d changes at %d messages/s: median %s, p99 %s, max %s\n", len(lat), rate,
+				lat[len(lat)/2].Round(time.Millisecond), lat[(len(lat)*99+99)/100-1].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond))
+		}
 	}
 	screen, _ := tmux("capture-pane", "-p")
 	lines := strings.Split(string(screen), "\n")
@@ -215,6 +237,29 @@ func write(buses []*sql.DB, workers, rate, window int, stop <-chan struct{}) err
 			return err
 		}
 	}
+}
+
+// toScreen withdraws the rows of n workers, one at a time, each in a job
+// of its own, and times each from its commit to the header counting one
+// more finished (the screen read every 5 ms).
+func toScreen(buses []*sql.DB, workers, n int, screen func() string) ([]time.Duration, error) {
+	var out []time.Duration
+	for i := range min(n, len(buses)) {
+		sid := fmt.Sprintf("w%06d%02d", i, workers-1)
+		want := fmt.Sprintf("✔ %d finished", i+1)
+		if err := teapartytest.SetState(buses[i], "dispatch:"+sid, "withdrawn"); err != nil {
+			return out, err
+		}
+		t0 := time.Now()
+		for !strings.Contains(screen(), want) {
+			if time.Since(t0) > 10*time.Second {
+				return out, fmt.Errorf("worker %s withdrawn: the screen does not say %q after 10 s:\n%s", sid, want, screen())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		out = append(out, time.Since(t0))
+	}
+	return out, nil
 }
 
 // cpuTicks is the CPU time pid has used, user and system, in clock ticks.

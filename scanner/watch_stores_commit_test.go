@@ -253,3 +253,79 @@ func TestWatchStoreChangeRenewsOnlyItsSession(t *testing.T) {
 		t.Errorf("a row added did not build the forest again")
 	}
 }
+
+// SPEC §9, §10: with writers committing into every bus of a home at once,
+// a commit to any one bus is still seen within a second: the buses read
+// again are those whose paths moved, a read deferred for a commit being
+// written is made at the settle check, and none is left behind.
+func TestWatchStoreSeesEveryCommitAmongBusyBuses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes for a few seconds")
+	}
+	const jobs, probes, within = 10, 40, time.Second
+	home := filepath.Join(t.TempDir(), "webapp", ".teaparty")
+	var buses []string
+	var writers, probers []*sql.DB
+	now := float64(time.Now().UnixNano()) / 1e9
+	for i := range jobs {
+		bus := filepath.Join(home, "jobs", fmt.Sprintf("job-%d--work", i), "messages.db")
+		storefixtures.NewDB(t, bus, storefixtures.TeaPartyBusDDL).Close()
+		w := openAsTeaParty(t, bus)
+		if _, err := w.Exec(`INSERT INTO conversations (id, type, state, created_at, agent_name, parent_conversation_id)
+			VALUES (?, 'dispatch', 'active', ?, 'coding', ?)`, fmt.Sprintf("dispatch:w%d", i), now, fmt.Sprintf("job:webapp:%d", i)); err != nil {
+			t.Fatal(err)
+		}
+		buses, writers, probers = append(buses, bus), append(writers, w), append(probers, openAsTeaParty(t, bus))
+	}
+	w := watchStore(t, home, teaparty.New())
+	// The noise: messages into random buses, as fast as they commit.
+	stop := make(chan struct{})
+	noise := make(chan error, 1)
+	go func() {
+		for n := 0; ; n++ {
+			select {
+			case <-stop:
+				noise <- nil
+				return
+			default:
+			}
+			i := n % jobs
+			if _, err := writers[i].Exec(`INSERT INTO messages VALUES (?, ?, 'coding', 'working', ?)`,
+				fmt.Sprintf("m%d", n), fmt.Sprintf("dispatch:w%d", i), float64(time.Now().UnixNano())/1e9); err != nil {
+				noise <- err
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		if err := <-noise; err != nil {
+			t.Errorf("the noise writer: %v", err)
+		}
+	}()
+	pidOf := func(i int) func(*model.Snapshot) (int, bool) {
+		return func(s *model.Snapshot) (int, bool) {
+			for _, n := range s.Nodes() {
+				if n.HeartbeatPath == buses[i]+fmt.Sprintf("#dispatch:w%d", i) {
+					return n.PID(), true
+				}
+			}
+			return 0, false
+		}
+	}
+	var missed []string
+	for p := 1; p <= probes; p++ {
+		i := (p * 7) % jobs
+		pid := 200000 + p
+		if _, err := probers[i].Exec(`UPDATE conversations SET pid = ? WHERE id = ?`, pid, fmt.Sprintf("dispatch:w%d", i)); err != nil {
+			t.Fatal(err)
+		}
+		if !seenWithin(w, within, func(s *model.Snapshot) bool { got, _ := pidOf(i)(s); return got == pid }) {
+			got, _ := pidOf(i)(w.Snapshot())
+			missed = append(missed, fmt.Sprintf("probe %d in bus %d (pid %d; snapshot says %d)", p, i, pid, got))
+		}
+	}
+	if len(missed) > 0 {
+		t.Errorf("commits not seen within %v among busy buses: %v", within, missed)
+	}
+}

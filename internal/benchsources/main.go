@@ -4,13 +4,15 @@
 // lead beating through its `.heartbeat` and a bus of its dispatched
 // workers), while writers put messages into random job buses at each rate
 // asked, one connection per bus as TeaParty opens it (WAL, synchronous at
-// SQLite's default). It prints, per rate, the dashboard's CPU (utime +
+// SQLite's default); or (-source middle) on middle's database of
+// workflows, a writer updating random rows' heartbeats. It prints, per rate, the dashboard's CPU (utime +
 // stime from /proc, % of one core) over the window; then, with the last
 // rate's writers still writing, how long a change takes to reach the
 // screen: a worker's row withdrawn, until the header counts it finished.
 // Linux only.
 //
 //	go run ./internal/benchsources -bin bin/dispatchtop -jobs 100 -workers 10 -rates 0,20,100 -seconds 20
+//	go run ./internal/benchsources -bin bin/dispatchtop -source middle -workflows 1000 -rates 0,50 -seconds 20
 //
 // Every pid the home names is this process's, alive for the whole run. The
 // home is removed afterwards.
@@ -34,24 +36,39 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/internal/benchrun"
 	"github.com/dispatchtop/dispatchtop/protocol"
+	"github.com/dispatchtop/dispatchtop/sources/middle/middletest"
 	"github.com/dispatchtop/dispatchtop/sources/teaparty/teapartytest"
 )
 
 func main() {
 	bin := flag.String("bin", "bin/dispatchtop", "the dispatchtop binary to measure")
+	source := flag.String("source", "teaparty", "the store followed: teaparty or middle")
+	workflows := flag.Int("workflows", 1000, "middle's workflows")
 	jobs := flag.Int("jobs", 100, "TeaParty jobs in the home")
 	workers := flag.Int("workers", 10, "dispatched workers per job")
 	rates := flag.String("rates", "0,20,100", "messages a second written into random job buses, one window each")
 	seconds := flag.Int("seconds", 20, "the length of each window")
 	probes := flag.Int("probes", 20, "changes whose way to the screen is timed")
 	flag.Parse()
-	if err := run(*bin, *jobs, *workers, *rates, *seconds, *probes); err != nil {
+	if err := run(*bin, *source, *jobs, *workers, *workflows, *rates, *seconds, *probes); err != nil {
 		fmt.Fprintln(os.Stderr, "benchsources:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, jobs, workers int, rateList string, seconds, probes int) error {
+// fixture is a store being written: its root, and how its writers write.
+type fixture struct {
+	root string
+	// write writes rate changes a second until stop is closed; window
+	// makes what it writes unique across windows.
+	write func(rate, window int, stop <-chan struct{}) error
+	// change makes the i-th node finished (i from 0), for the header's
+	// count of finished nodes to say so.
+	change func(i int) error
+	close  func()
+}
+
+func run(bin, source string, jobs, workers, workflows int, rateList string, seconds, probes int) error {
 	var rates []int
 	for _, f := range strings.Split(rateList, ",") {
 		r, err := strconv.Atoi(strings.TrimSpace(f))
@@ -68,18 +85,24 @@ func run(bin string, jobs, workers int, rateList string, seconds, probes int) er
 		return err
 	}
 	defer r.Remove()
-	home := filepath.Join(r.Dir, "webapp", ".teaparty")
 	t0 := time.Now()
-	buses, err := makeHome(home, jobs, workers)
-	defer func() {
-		for _, db := range buses {
-			db.Close()
-		}
-	}()
+	var fx fixture
+	switch source {
+	case "teaparty":
+		fx, err = teapartyHome(filepath.Join(r.Dir, "webapp", ".teaparty"), jobs, workers)
+		fmt.Printf("TeaParty home: %d jobs × %d workers (%d nodes)", jobs, workers, jobs*(workers+1))
+	case "middle":
+		fx, err = middleHome(filepath.Join(r.Dir, ".middle"), workflows)
+		fmt.Printf("middle: %d workflows", workflows)
+	default:
+		return fmt.Errorf("-source %q: teaparty or middle", source)
+	}
+	defer fx.close()
 	if err != nil {
 		return err
 	}
-	fmt.Printf("TeaParty home: %d jobs × %d workers (%d nodes), made in %s\n", jobs, workers, jobs*(workers+1), time.Since(t0).Round(time.Millisecond))
+	fmt.Printf(", made in %s\n", time.Since(t0).Round(time.Millisecond))
+	home := fx.root
 
 	socket := fmt.Sprintf("benchsources-%d", os.Getpid())
 	tmux := func(args ...string) ([]byte, error) {
@@ -103,7 +126,7 @@ func run(bin string, jobs, workers int, rateList string, seconds, probes int) er
 	for k, rate := range rates {
 		stop := make(chan struct{})
 		done := make(chan error, 1)
-		go func() { done <- write(buses, workers, rate, rate, stop) }()
+		go func() { done <- fx.write(rate, rate, stop) }()
 		before, err := cpuTicks(pid)
 		if err != nil {
 			return err
@@ -120,10 +143,10 @@ func run(bin string, jobs, workers int, rateList string, seconds, probes int) er
 		}
 		// USER_HZ is 100 on every Linux the binary runs on.
 		cpu := float64(after-before) / 100 / took.Seconds() * 100
-		fmt.Printf("%4d messages/s: dashboard CPU %5.1f %% of a core over %s\n", rate, cpu, took.Round(time.Second))
+		fmt.Printf("%4d writes/s: dashboard CPU %5.1f %% of a core over %s\n", rate, cpu, took.Round(time.Second))
 		var lat []time.Duration
 		if k == len(rates)-1 {
-			lat, err = toScreen(buses, workers, probes, func() string {
+			lat, err = toScreen(fx.change, probes, func() string {
 				screen, _ := tmux("capture-pane", "-p")
 				return string(screen)
 			})
@@ -137,7 +160,7 @@ func run(bin string, jobs, workers int, rateList string, seconds, probes int) er
 		}
 		if len(lat) > 0 {
 			slices.Sort(lat)
-			fmt.Printf("a change to the screen, %d changes at %d messages/s: median %s, p99 %s, max %s\n", len(lat), rate,
+			fmt.Printf("a change to the screen, %d changes at %d writes/s: median %s, p99 %s, max %s\n", len(lat), rate,
 				lat[len(lat)/2].Round(time.Millisecond), lat[(len(lat)*99+99)/100-1].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond))
 		}
 	}
@@ -147,6 +170,77 @@ func run(bin string, jobs, workers int, rateList string, seconds, probes int) er
 		fmt.Println("  " + strings.TrimSpace(l))
 	}
 	return nil
+}
+
+// teapartyHome writes a TeaParty home of jobs × workers (see makeHome);
+// its writers put messages into random job buses, its changes withdraw a
+// worker of job i.
+func teapartyHome(home string, jobs, workers int) (fixture, error) {
+	buses, err := makeHome(home, jobs, workers)
+	fx := fixture{root: home, close: func() {
+		for _, db := range buses {
+			db.Close()
+		}
+	}}
+	fx.write = func(rate, window int, stop <-chan struct{}) error { return write(buses, workers, rate, window, stop) }
+	fx.change = func(i int) error {
+		if i >= len(buses) {
+			return fmt.Errorf("change %d: only %d jobs", i, len(buses))
+		}
+		return teapartytest.SetState(buses[i], fmt.Sprintf("dispatch:w%06d%02d", i, workers-1), "withdrawn")
+	}
+	return fx, err
+}
+
+// middleHome writes middle's database of n running workflows, opened as
+// middle opens it (WAL, foreign keys); its writer stamps random
+// workflows' heartbeats, its changes complete workflow i.
+func middleHome(home string, n int) (fixture, error) {
+	db, err := middletest.Open(filepath.Join(home, "db.sqlite3"), append(slices.Clone(middletest.Migrations), `PRAGMA foreign_keys = ON`))
+	fx := fixture{root: home, close: func() {}}
+	if err != nil {
+		return fx, err
+	}
+	fx.close = func() { db.Close() }
+	now := time.Now().UnixMilli()
+	for i := range n {
+		if _, err := db.Exec(`INSERT INTO workflows (id, kind, repo, adapter, state, created_at, updated_at, last_heartbeat)
+			VALUES (?, 'implementation', 'acme/api', 'claude', 'running', ?, ?, ?)`, fmt.Sprintf("wf-%06d", i), now, now, now); err != nil {
+			return fx, fmt.Errorf("middle workflow %d: %w", i, err)
+		}
+	}
+	fx.write = func(rate, _ int, stop <-chan struct{}) error {
+		return every(rate, stop, func(int) error {
+			now := time.Now().UnixMilli()
+			_, err := db.Exec(`UPDATE workflows SET last_heartbeat = ?, updated_at = ? WHERE id = ?`, now, now, fmt.Sprintf("wf-%06d", rand.IntN(n)))
+			return err
+		})
+	}
+	fx.change = func(i int) error {
+		_, err := db.Exec(`UPDATE workflows SET state = 'completed', updated_at = ? WHERE id = ?`, time.Now().UnixMilli(), fmt.Sprintf("wf-%06d", i))
+		return err
+	}
+	return fx, nil
+}
+
+// every calls f rate times a second until stop is closed.
+func every(rate int, stop <-chan struct{}, f func(n int) error) error {
+	if rate == 0 {
+		<-stop
+		return nil
+	}
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	defer tick.Stop()
+	for n := 0; ; n++ {
+		select {
+		case <-stop:
+			return nil
+		case <-tick.C:
+		}
+		if err := f(n); err != nil {
+			return err
+		}
+	}
 }
 
 // makeHome writes a TeaParty home of jobs × workers: per job a lead's
@@ -218,42 +312,28 @@ func makeHome(home string, jobs, workers int) ([]*sql.DB, error) {
 // of the job's workers, until stop is closed; window makes the messages'
 // ids unique across windows.
 func write(buses []*sql.DB, workers, rate, window int, stop <-chan struct{}) error {
-	if rate == 0 {
-		<-stop
-		return nil
-	}
-	tick := time.NewTicker(time.Second / time.Duration(rate))
-	defer tick.Stop()
-	for n := 0; ; n++ {
-		select {
-		case <-stop:
-			return nil
-		case <-tick.C:
-		}
+	return every(rate, stop, func(n int) error {
 		j := rand.IntN(len(buses))
 		sid := fmt.Sprintf("w%06d%02d", j, rand.IntN(workers))
-		if err := teapartytest.InsertMessage(buses[j], fmt.Sprintf("m%d-%d-%d", os.Getpid(), window, n), "dispatch:"+sid, "coding-agent",
-			"working", float64(time.Now().UnixNano())/1e9); err != nil {
-			return err
-		}
-	}
+		return teapartytest.InsertMessage(buses[j], fmt.Sprintf("m%d-%d-%d", os.Getpid(), window, n), "dispatch:"+sid, "coding-agent",
+			"working", float64(time.Now().UnixNano())/1e9)
+	})
 }
 
-// toScreen withdraws the rows of n workers, one at a time, each in a job
-// of its own, and times each from its commit to the header counting one
-// more finished (the screen read every 5 ms).
-func toScreen(buses []*sql.DB, workers, n int, screen func() string) ([]time.Duration, error) {
+// toScreen makes n nodes finished, one at a time, and times each from its
+// commit to the header counting one more finished (the screen read every
+// 5 ms).
+func toScreen(change func(i int) error, n int, screen func() string) ([]time.Duration, error) {
 	var out []time.Duration
-	for i := range min(n, len(buses)) {
-		sid := fmt.Sprintf("w%06d%02d", i, workers-1)
+	for i := range n {
 		want := fmt.Sprintf("✔ %d finished", i+1)
-		if err := teapartytest.SetState(buses[i], "dispatch:"+sid, "withdrawn"); err != nil {
+		if err := change(i); err != nil {
 			return out, err
 		}
 		t0 := time.Now()
 		for !strings.Contains(screen(), want) {
 			if time.Since(t0) > 10*time.Second {
-				return out, fmt.Errorf("worker %s withdrawn: the screen does not say %q after 10 s:\n%s", sid, want, screen())
+				return out, fmt.Errorf("change %d: the screen does not say %q after 10 s:\n%s", i, want, screen())
 			}
 			time.Sleep(5 * time.Millisecond)
 		}

@@ -3,6 +3,7 @@ package teaparty
 import (
 	"database/sql"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -36,7 +37,8 @@ func newRereadHome(t *testing.T) rereadHome {
 		h.buses, h.dbs = append(h.buses, bus), append(h.dbs, db)
 	}
 	h.management = newBus(t, tr.management, busDDL)
-	insertConv(t, h.management, conv{id: "dispatch:w1", typ: typeDispatch, created: now, pid: 4242, pidStarted: now})
+	insertConv(t, h.management, conv{id: "dispatch:w1", typ: typeDispatch, created: now, pid: 4242, pidStarted: now},
+		conv{id: "dispatch:m9", typ: typeDispatch, created: now})
 	return h
 }
 
@@ -99,6 +101,30 @@ func TestRereadQueriesOnlyTheBusThatChanged(t *testing.T) {
 			name:    "the management bus's stamp: every row mapped again, one bus queried",
 			write:   func() { write(h.management, `UPDATE conversations SET pid = 4343 WHERE id = 'dispatch:w1'`) },
 			changed: []string{h.tr.management + "-wal"}, queries: 1, kept: nil,
+		},
+		{
+			name: "a job's lead starts: its row becomes its gate, the job's bus not queried",
+			write: func() {
+				if err := os.WriteFile(filepath.Join(filepath.Dir(h.buses[0]), ".heartbeat"), []byte(`{"pid": 1, "status": "running"}`), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			},
+			changed: []string{filepath.Dir(h.buses[0])}, queries: 0, kept: []int{2},
+		},
+		{
+			name: "a management row gets a twin in a job's bus: no node of its own any more",
+			write: func() {
+				write(h.dbs[2], `INSERT INTO conversations (id, type, state, created_at) VALUES ('dispatch:m9', 'dispatch', 'active', 1.0)`)
+			},
+			changed: []string{h.buses[2] + "-wal"}, queries: 1, kept: []int{0, 1},
+		},
+		{
+			name: "a new job's bus: listed and queried, no other",
+			write: func() {
+				bus := filepath.Join(h.tr.jobs, "job-9--new", busFile)
+				insertConv(t, newBus(t, bus, busDDL), conv{id: "job:webapp:9", typ: typeJob, created: 1})
+			},
+			changed: []string{h.tr.jobs}, queries: 1, kept: []int{0, 1, 2},
 		},
 	}
 	for _, tc := range tests {

@@ -21,6 +21,7 @@ package scanner
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -267,7 +268,8 @@ func (w *Watcher) readStores(now time.Time) {
 // node come or gone, reordered, or linked otherwise, a problem of the
 // store's changed, or a node the forest does not hold (a key two stores
 // share) needs the forest built again. A node a sources.Rereader kept is
-// the last read's own: unchanged, nothing to patch.
+// the last read's own: unchanged, nothing to patch; so is one whose facts
+// are the same.
 func (w *Watcher) patchStore(last, next storeFacts) bool {
 	if len(last.nodes) != len(next.nodes) || !slices.Equal(last.problems, next.problems) {
 		return false
@@ -283,12 +285,19 @@ func (w *Watcher) patchStore(last, next storeFacts) bool {
 		}
 	}
 	for i, n := range next.nodes {
-		if n != last.nodes[i] {
+		if n != last.nodes[i] && !sameFacts(n, last.nodes[i]) {
 			w.stores.patch[n.HeartbeatPath] = n
 		}
 	}
 	return true
 }
+
+// sameFacts reports whether two reads of a store's node say the same. Both
+// are as their source made them (no tree, no classification yet): every
+// field is a fact. A source read whole (no sources.Rereader) makes every
+// node anew; only those whose facts moved are patched, so that a row
+// changed among a thousand renews its session alone.
+func sameFacts(a, b *model.Node) bool { return reflect.DeepEqual(a, b) }
 
 // deferStore defers the read of a store every one of whose changed watch
 // paths has a commit pending now: the -wal's event came as the commit was

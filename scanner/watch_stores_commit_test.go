@@ -12,6 +12,7 @@ import (
 	"github.com/dispatchtop/dispatchtop/internal/storefixtures"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/sources"
+	"github.com/dispatchtop/dispatchtop/sources/middle"
 	"github.com/dispatchtop/dispatchtop/sources/teaparty"
 )
 
@@ -327,5 +328,49 @@ func TestWatchStoreSeesEveryCommitAmongBusyBuses(t *testing.T) {
 	}
 	if len(missed) > 0 {
 		t.Errorf("commits not seen within %v among busy buses: %v", within, missed)
+	}
+}
+
+// SPEC §10: a store read whole (middle: one table) whose edges held renews
+// only the sessions of the nodes whose facts moved: one row changed among
+// many is one session classified again, the others are the last
+// snapshot's own.
+func TestWatchStoreReadWholeRenewsOnlyTheRowThatMoved(t *testing.T) {
+	const rows = 20
+	home := filepath.Join(t.TempDir(), ".middle")
+	db := storefixtures.NewDB(t, filepath.Join(home, "db.sqlite3"), storefixtures.MiddleMigrations)
+	now := time.Now().UnixMilli()
+	for i := range rows {
+		if _, err := db.Exec(`INSERT INTO workflows (id, kind, repo, adapter, state, created_at, updated_at, last_heartbeat)
+			VALUES (?, 'implementation', 'acme/api', 'claude', 'running', ?, ?, ?)`, fmt.Sprintf("wf-%02d", i), now, now, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := watchStore(t, home, middle.New())
+	before := w.Snapshot()
+	if len(before.Sessions) != rows {
+		t.Fatalf("%d sessions, want %d", len(before.Sessions), rows)
+	}
+	built := rebuilds(w)
+	if _, err := db.Exec(`UPDATE workflows SET state = 'completed', updated_at = ? WHERE id = 'wf-07'`, time.Now().UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	await(t, w, "wf-07 completed", func(s *model.Snapshot) bool {
+		for _, n := range s.Nodes() {
+			if filepath.Base(n.ID) == "wf-07" {
+				return n.Status() == model.StatusCompleted
+			}
+		}
+		return false
+	})
+	after := w.Snapshot()
+	shared := 0
+	for i := range after.Sessions {
+		if after.Sessions[i] == before.Sessions[i] {
+			shared++
+		}
+	}
+	if shared != rows-1 || rebuilds(w) != built {
+		t.Errorf("%d sessions are the last snapshot's own and the forest was built %d times, want %d and none", shared, rebuilds(w)-built, rows-1)
 	}
 }

@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/dispatchtop/dispatchtop/cli.Version=$(VERSION) \
 	-X github.com/dispatchtop/dispatchtop/cli.Commit=$(COMMIT) \
 	-X github.com/dispatchtop/dispatchtop/cli.Date=$(DATE)
 
-.PHONY: all build deps test vet completions release release-snapshot release-check bench bench-journal-1g bench-100k bench-stores-1m bench-reliability bench-compare bench-compare-100k bench-dashboard-100k run demo fuzz clean man
+.PHONY: all build deps test vet completions release release-snapshot release-check bench bench-journal-1g bench-100k bench-stores-1m bench-sources-live bench-reliability bench-compare bench-compare-100k bench-dashboard-100k run demo fuzz clean man
 
 all: build
 
@@ -148,3 +148,10 @@ bench-compare-100k: build
 # Needs tmux; about four minutes.
 bench-dashboard-100k: build
 	$(GO) run ./internal/benchdash -bin $(BIN) -sessions 10000 -per-session 10 -seconds 140
+
+# SPEC §8's cost of following another system's store: the dashboard in a
+# real terminal on a TeaParty home of 100 jobs × 10 workers while writers
+# put messages into random job buses (0, 20, 100 a second); its CPU per
+# rate. Needs tmux; about two minutes.
+bench-sources-live: build
+	$(GO) run ./internal/benchsources -bin $(BIN) -jobs 100 -workers 10 -rates 0,20,100 -seconds 20

@@ -65,6 +65,9 @@ type Options struct {
 	// there). It is called from several workers at once; the entries are
 	// the worker's listing, valid during the call only.
 	visited func(h dirHandle, entries []fs.DirEntry, isNode bool)
+	// signStores takes a store's watch path signatures before its read
+	// (the watcher's first read: what moves after it shows at a compare).
+	signStores bool
 }
 
 // DefaultMaxDepth bounds how deep discovery descends below a root.

@@ -227,7 +227,7 @@ func readStores(roots []Root, opts Options) []storeFacts {
 				now = opts.Now()
 			}
 		}
-		stores = append(stores, readStore(r, now))
+		stores = append(stores, readStore(r, now, opts.signStores))
 	}
 	return stores
 }

@@ -135,20 +135,43 @@ type storeFacts struct {
 	root     Root
 	nodes    []*model.Node
 	problems []model.Problem
+	// sigs are the watch paths' signatures taken before the read, when it
+	// was asked to sign them (the watcher's first read).
+	sigs map[string]pathSig
+	// kept is what a sources.Rereader kept for its next read.
+	kept sources.Kept
 }
 
 // readStore reads a non-native root whole and stamps its nodes with the
 // root and the source's kind. A source that panics is a problem of its
-// root, never a crash.
-func readStore(r Root, now time.Time) (f storeFacts) {
+// root, never a crash. signed takes the watch paths' signatures first.
+func readStore(r Root, now time.Time, signed bool) storeFacts {
+	var sigs map[string]pathSig
+	if signed {
+		sigs = sign(r)
+	}
+	f := rereadStore(r, now, nil, nil)
+	f.sigs = sigs
+	return f
+}
+
+// rereadStore reads a non-native root again: a sources.Rereader from what
+// it kept, given the watch paths that changed (nil: not known, all), any
+// other source whole.
+func rereadStore(r Root, now time.Time, kept sources.Kept, changed []string) (f storeFacts) {
 	f.root = r
 	defer func() {
 		if p := recover(); p != nil {
-			f.nodes = nil
+			f.nodes, f.kept = nil, nil
 			f.problems = []model.Problem{{Path: r.Path, Error: oneLine(fmt.Sprintf("%s source: %v", r.Kind(), p))}}
 		}
 	}()
-	facts := r.Source.Read(r.Path, now)
+	var facts sources.Facts
+	if rr, ok := r.Source.(sources.Rereader); ok {
+		facts, f.kept = rr.Reread(r.Path, now, kept, changed)
+	} else {
+		facts = r.Source.Read(r.Path, now)
+	}
 	f.problems = facts.Problems
 	for _, n := range facts.Nodes {
 		if n == nil {

@@ -129,6 +129,11 @@ func (c *cloner) clone(src, parent *model.Node) *model.Node {
 	if ln != nil && ln.own {
 		patchFacts(n, ln.n)
 	}
+	if isStoreNode(src) {
+		if facts := c.w.stores.patch[src.HeartbeatPath]; facts != nil {
+			patchFacts(n, facts)
+		}
+	}
 	resetClassification(n)
 	n.Parent = parent
 	n.Registry = slices.Clip(n.Registry)

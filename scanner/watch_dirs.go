@@ -121,6 +121,7 @@ func (w *Watcher) walkOptions(since time.Time) (Options, *walkTaker) {
 	}
 	opts := w.opts
 	opts.visited = t.walked
+	opts.signStores = true
 	return opts, t
 }
 

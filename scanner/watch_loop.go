@@ -36,6 +36,19 @@ func (w *Watcher) Run(ctx context.Context) error {
 	flush.Stop()
 	defer flush.Stop()
 	flushArmed := false
+	// settle fires when a store whose read had a commit pending is due to
+	// be looked at again (watch_stores.go): no event says the commit was
+	// marked.
+	settle := time.NewTimer(time.Hour)
+	settle.Stop()
+	defer settle.Stop()
+	armSettle := func() {
+		if at, ok := w.nextSettle(); ok {
+			settle.Reset(time.Until(at))
+		} else {
+			settle.Stop()
+		}
+	}
 	// tickDue: a tick came while a flush was armed; the flush does its work
 	// (a steady stream of events must not starve time-based states).
 	tickDue := false
@@ -61,8 +74,15 @@ func (w *Watcher) Run(ctx context.Context) error {
 			return
 		}
 		w.flush(batch, tickDue)
+		armSettle()
 		batch, tickDue = eventBatch{}, false
 	}
+
+	// A store changed between its first read and its watch going on is
+	// seen here, its signatures having been taken before the read.
+	w.restatStores(false)
+	armSettle()
+	afterChange()
 
 	for {
 		select {
@@ -113,7 +133,12 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-flush.C:
 			flushArmed = false
 			w.flush(batch, tickDue)
+			armSettle()
 			batch, tickDue = eventBatch{}, false
+		case <-settle.C:
+			w.settleStores(time.Now())
+			armSettle()
+			afterChange()
 		case <-poll.C:
 			if w.dirs.nPolled > 0 {
 				w.restat(true)
@@ -131,6 +156,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 			w.findLostRoots()
 			w.restatStores(true)
 			w.flush(eventBatch{}, tickDue)
+			armSettle()
 			tickDue = false
 		case <-tick.C:
 			tick.Reset(untilNextTick(time.Now(), w.wo.Tick))

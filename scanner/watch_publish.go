@@ -50,9 +50,13 @@ func (w *Watcher) rebuild() *model.Snapshot {
 	snap := BuildForest(w.allRoots, facts, probs)
 	// The nodes are the snapshot's once it is classified: never written
 	// again.
+	clear(w.stores.session)
+	clear(w.stores.patch)
 	for i, s := range snap.Sessions {
 		s.Walk(func(n *model.Node) {
-			if ln := w.liveNodeOf(n); ln != nil {
+			if isStoreNode(n) {
+				w.stores.session[n.HeartbeatPath] = int32(i)
+			} else if ln := w.liveNodeOf(n); ln != nil {
 				ln.n, ln.own, ln.session = n, false, int32(i)
 			}
 		})
@@ -123,6 +127,7 @@ func (w *Watcher) publish(now time.Time, tick bool) {
 		// costs what it renewed, not the forest.
 		snap.RenewSessions(maps.Keys(affected))
 	}
+	clear(w.stores.patch)
 	snap.GeneratedAt = now
 	snap.Thresholds = w.opts.Thresholds
 	snap.Watch = w.watchInfo()
@@ -151,6 +156,9 @@ func (w *Watcher) affectedSessions(now time.Time, tick bool) map[int]bool {
 		if ln := w.nodes.byDir[dir]; ln != nil && ln.session >= 0 {
 			affected[int(ln.session)] = true
 		}
+	}
+	for key := range w.stores.patch {
+		affected[int(w.stores.session[key])] = true
 	}
 	if tick {
 		w.due.ticks++

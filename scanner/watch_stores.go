@@ -8,15 +8,26 @@ package scanner
 // written beside it or an atomic rename over it is seen. Every poll
 // compares the watch paths' signatures too: a store is followed where
 // inotify is not.
+//
+// A watch path's signature is its file's (size, mtime, inode) and, for a
+// sources.Versioned source, its version: a SQLite commit is marked in the
+// -shm after the -wal was written and synced, and no event says so. The
+// signatures are taken before a read, so that whatever moves after shows
+// at the next compare; a read whose signatures had a commit pending is
+// followed by a settle check (settleStores), soon and then less often,
+// which reads the store again once the commit is marked: a change is seen
+// because the mark moved, never because a timer guessed it had.
 
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/sources"
 )
 
 // storeSet is every store root the watcher holds.
@@ -26,6 +37,14 @@ type storeSet struct {
 	byDir map[string][]*store
 	// toRead holds the stores to read again at the next flush.
 	toRead map[*store]bool
+	// settling holds the stores whose last read had a commit pending.
+	settling map[*store]bool
+	// session is, by key, the index of the published session holding a
+	// store's node (set when the forest is built; renewals keep it).
+	session map[string]int32
+	// patch holds, by key, the new facts of store nodes whose edges held
+	// through a read: the next publish renews their sessions only.
+	patch map[string]*model.Node
 }
 
 // store is one store root: its last facts and what says it changed.
@@ -33,40 +52,101 @@ type store struct {
 	facts storeFacts
 	// paths are its watch paths with their signatures at the last read
 	// (zero for a path that was absent).
-	paths map[string]fileSig
+	paths map[string]pathSig
 	// names are, per watched directory, the base names that matter there;
 	// nil for a directory the source named itself (every name matters).
 	names map[string]map[string]bool
+	// pending are the watch paths whose version had a commit pending at
+	// the last read; the settle check looks at them at settleAt, then
+	// settleWait later, doubling up to the fallback poll.
+	pending    []string
+	settleAt   time.Time
+	settleWait time.Duration
+	// deferred: the store's read waits for a commit being written to be
+	// marked (see readStores); a store is deferred once per read.
+	deferred bool
+	// changed are the watch paths seen to move since the last read, which
+	// a sources.Rereader reads again; nil when that is not known (a
+	// refresh, lost events): every path is signed and read again.
+	changed map[string]bool
+}
+
+// dirMoved reports whether a directory the source named is among the
+// watch paths that moved: only then may the source name new watch paths
+// (a new job's dir, a bus made in one), so only then is it asked again.
+func (st *store) dirMoved() bool {
+	for p := range st.changed {
+		if names, ok := st.names[p]; ok && names == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// noteChanged notes that the watch path p of st moved; "" that what moved
+// is not known.
+func (st *store) noteChanged(p string) {
+	switch {
+	case p == "":
+		st.changed = nil
+	case st.changed != nil:
+		st.changed[p] = true
+	}
+}
+
+// pathSig is what says a watch path changed: its file's signature and its
+// version (zero unless the source is sources.Versioned).
+type pathSig struct {
+	file fileSig
+	ver  sources.Version
+}
+
+// sig is the watch path p's signature now.
+func (st *store) sig(p string) pathSig {
+	return pathSig{file: storeSig(p), ver: sources.VersionOf(st.facts.root.Source, p)}
+}
+
+// sign is the signatures of every watch path of the root r, taken before
+// a read of it so that a change racing the read shows at the next compare.
+func sign(r Root) map[string]pathSig {
+	sigs := map[string]pathSig{}
+	for _, p := range r.Source.WatchPaths(r.Path) {
+		p = filepath.Clean(p)
+		sigs[p] = pathSig{file: storeSig(p), ver: sources.VersionOf(r.Source, p)}
+	}
+	return sigs
 }
 
 // adoptStores takes in the stores a gather read: each one's watch paths
-// get a watch on their directories (or are polled) and their signatures.
+// get a watch on their directories (or are polled) and the signatures
+// taken before the read (see Options.signStores); a store whose read had
+// a commit pending is settled as after any read.
 func (w *Watcher) adoptStores(read []storeFacts) {
 	w.stores.byDir = map[string][]*store{}
 	w.stores.toRead = map[*store]bool{}
+	w.stores.settling = map[*store]bool{}
+	w.stores.session = map[string]int32{}
+	w.stores.patch = map[string]*model.Node{}
 	for _, f := range read {
-		st := &store{facts: f, paths: map[string]fileSig{}, names: map[string]map[string]bool{}}
-		w.followStore(st, true)
+		st := &store{facts: f, paths: map[string]pathSig{}, names: map[string]map[string]bool{}, changed: map[string]bool{}}
+		w.followStore(st)
+		w.settleAfterRead(st)
 		w.stores.stores = append(w.stores.stores, st)
 	}
 }
 
 // followStore asks the store's source for its watch paths and follows
 // each one not followed yet: a job started after the watcher brings a new
-// bus in a new directory. A path adopted with the store's first read gets
-// its signature; one found later a zero one, so that its first change is
-// never taken for what a read already saw.
-func (w *Watcher) followStore(st *store, adopting bool) {
+// bus in a new directory. A path signed before the store's read keeps
+// that signature; one found since gets a zero one, so that its first
+// change is never taken for what a read already saw.
+func (w *Watcher) followStore(st *store) {
 	for _, p := range st.facts.root.Source.WatchPaths(st.facts.root.Path) {
 		p = filepath.Clean(p)
 		if _, ok := st.paths[p]; ok {
 			continue
 		}
-		if adopting {
-			st.paths[p] = storeSig(p)
-		} else {
-			st.paths[p] = fileSig{}
-		}
+		st.paths[p] = st.facts.sigs[p]
 		dir, name := p, ""
 		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
 			dir, name = filepath.Dir(p), filepath.Base(p)
@@ -95,26 +175,26 @@ func (w *Watcher) followStore(st *store, adopting bool) {
 // whose signature is what the last read saw did not change: a reader
 // opening a database sets its -wal's mode (a Chmod event), so every read
 // would otherwise cause the next. A -shm is SQLite's shared index, never
-// the store's content. It stats one file at most.
+// the store's content (its version is read through the -wal's path).
 func (w *Watcher) markStores(path string) {
 	dir, name := filepath.Dir(path), filepath.Base(path)
 	if strings.HasSuffix(name, "-shm") {
 		return
 	}
-	var sig *fileSig
 	for _, st := range w.stores.byDir[dir] {
 		names := st.names[dir]
 		if names != nil && !names[name] {
 			continue
 		}
-		if seen, ok := st.paths[path]; ok {
-			if sig == nil {
-				s := storeSig(path)
-				sig = &s
-			}
-			if *sig == seen {
-				continue
-			}
+		seen, ok := st.paths[path]
+		if ok && st.sig(path) == seen {
+			continue
+		}
+		if ok {
+			st.noteChanged(path)
+		} else {
+			// A file in a directory the source named: the directory moved.
+			st.noteChanged(dir)
 		}
 		w.stores.toRead[st] = true
 	}
@@ -125,30 +205,187 @@ func (w *Watcher) markStores(path string) {
 func (w *Watcher) restatStores(every bool) {
 	for _, st := range w.stores.stores {
 		if every {
+			st.noteChanged("")
 			w.stores.toRead[st] = true
 			continue
 		}
 		for p, sig := range st.paths {
-			if storeSig(p) != sig {
+			if st.sig(p) != sig {
+				st.noteChanged(p)
 				w.stores.toRead[st] = true
-				break
 			}
 		}
 	}
 }
 
-// readStores reads the marked stores again whole; the forest is rebuilt.
-// Signatures first: a change racing the read shows at the next compare.
+// readStores reads the marked stores again: what changed in each, when
+// its source is a sources.Rereader and what changed is known, else whole;
+// the forest is rebuilt. Signatures first, of what changed (the others'
+// are what the last read saw, or an event would have said otherwise): a
+// change racing the read shows at the next compare.
 func (w *Watcher) readStores(now time.Time) {
 	for st := range w.stores.toRead {
 		delete(w.stores.toRead, st)
-		for p := range st.paths {
-			st.paths[p] = storeSig(p)
+		if st.deferred && time.Now().Before(st.settleAt) {
+			continue // the rest of the commit's writes: the settle check reads it
 		}
-		st.facts = readStore(st.facts.root, now)
-		w.followStore(st, false)
-		w.built.stale = true
+		if !st.deferred && w.deferStore(st) {
+			continue
+		}
+		st.deferred = false
+		var changed []string
+		if st.changed == nil {
+			for p := range st.paths {
+				st.paths[p] = st.sig(p)
+			}
+		} else {
+			changed = make([]string, 0, len(st.changed))
+			for p := range st.changed {
+				if _, ok := st.paths[p]; ok {
+					st.paths[p] = st.sig(p)
+				}
+				changed = append(changed, p)
+			}
+			slices.Sort(changed)
+		}
+		follow := st.changed == nil || st.dirMoved()
+		st.changed = map[string]bool{}
+		last := st.facts
+		st.facts = rereadStore(st.facts.root, now, st.facts.kept, changed)
+		if follow {
+			w.followStore(st)
+		}
+		w.settleAfterRead(st)
+		if !w.built.stale && !w.patchStore(last, st.facts) {
+			w.built.stale = true
+		}
 	}
+}
+
+// patchStore notes the nodes of a store read again whose facts changed but
+// not the forest's edges, for the next publish to patch into their
+// sessions (as a heartbeat's facts are), and reports whether it could: a
+// node come or gone, reordered, or linked otherwise, a problem of the
+// store's changed, or a node the forest does not hold (a key two stores
+// share) needs the forest built again. A node a sources.Rereader kept is
+// the last read's own: unchanged, nothing to patch; so is one whose facts
+// are the same.
+func (w *Watcher) patchStore(last, next storeFacts) bool {
+	if len(last.nodes) != len(next.nodes) || !slices.Equal(last.problems, next.problems) {
+		return false
+	}
+	for i, n := range next.nodes {
+		o := last.nodes[i]
+		if n == o {
+			continue
+		}
+		if _, held := w.stores.session[n.HeartbeatPath]; !held || n.ID != o.ID ||
+			!sameEdges(o, n) || !slices.Equal(o.ScanFlags(), n.ScanFlags()) {
+			return false
+		}
+	}
+	for i, n := range next.nodes {
+		if n != last.nodes[i] && !sameFacts(n, last.nodes[i]) {
+			w.stores.patch[n.HeartbeatPath] = n
+		}
+	}
+	return true
+}
+
+// sameFacts reports whether two reads of a store's node say the same. Both
+// are as their source made them (no tree, no classification yet): every
+// field is a fact. A source read whole (no sources.Rereader) makes every
+// node anew; only those whose facts moved are patched, so that a row
+// changed among a thousand renews its session alone.
+func sameFacts(a, b *model.Node) bool { return reflect.DeepEqual(a, b) }
+
+// deferStore defers the read of a store every one of whose changed watch
+// paths has a commit pending now: the -wal's event came as the commit was
+// written, before it was marked, and a read now would see none of it and
+// have to be made again once it is. The settle check reads the store as
+// soon as the mark moves, or at the check whatever it says (a commit held
+// open is not waited for longer than that).
+func (w *Watcher) deferStore(st *store) bool {
+	if len(st.changed) == 0 {
+		return false
+	}
+	var pending []string
+	for p := range st.changed {
+		if _, ok := st.paths[p]; !ok || !st.sig(p).ver.Pending {
+			return false
+		}
+		pending = append(pending, p)
+	}
+	st.deferred, st.pending = true, pending
+	w.stores.settling[st] = true
+	st.settleWait = w.wo.Debounce
+	st.settleAt = time.Now().Add(st.settleWait)
+	return true
+}
+
+// settleAfterRead notes the watch paths whose signature, taken before the
+// read, had a commit pending: the read may not have seen it, and no event
+// will say when it is marked. The first look is a debounce away (on the
+// wall clock, which the settle timer runs on, not Options.Now).
+func (w *Watcher) settleAfterRead(st *store) {
+	st.pending = st.pending[:0]
+	for p, sig := range st.paths {
+		if sig.ver.Pending {
+			st.pending = append(st.pending, p)
+		}
+	}
+	if len(st.pending) == 0 {
+		delete(w.stores.settling, st)
+		return
+	}
+	w.stores.settling[st] = true
+	st.settleWait = w.wo.Debounce
+	st.settleAt = time.Now().Add(st.settleWait)
+}
+
+// settleStores looks at the pending watch paths of every settling store
+// that is due: one whose signature moved (the commit marked, or another
+// begun) is read again; one still pending is looked at again after twice
+// the wait, up to the fallback poll (a transaction held open, or frames
+// a rollback left for the next commit to write over); one that settled
+// with nothing moved leaves the set.
+func (w *Watcher) settleStores(now time.Time) {
+	for st := range w.stores.settling {
+		if now.Before(st.settleAt) {
+			continue
+		}
+		moved, pending := false, false
+		for _, p := range st.pending {
+			sig := st.sig(p)
+			moved = moved || sig != st.paths[p]
+			pending = pending || sig.ver.Pending
+		}
+		switch {
+		case moved || st.deferred:
+			for _, p := range st.pending {
+				st.noteChanged(p)
+			}
+			w.stores.toRead[st] = true
+			delete(w.stores.settling, st)
+		case !pending:
+			delete(w.stores.settling, st)
+		default:
+			st.settleWait = min(2*st.settleWait, w.wo.FallbackPoll)
+			st.settleAt = now.Add(st.settleWait)
+		}
+	}
+}
+
+// nextSettle is when the next settle check is due; false when no store is
+// settling.
+func (w *Watcher) nextSettle() (time.Time, bool) {
+	var next time.Time
+	for st := range w.stores.settling {
+		if next.IsZero() || st.settleAt.Before(next) {
+			next = st.settleAt
+		}
+	}
+	return next, !next.IsZero()
 }
 
 // storeFactsForBuild are copies of every store's nodes (BuildForest sets

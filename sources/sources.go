@@ -82,6 +82,61 @@ type Source interface {
 	Thresholds() model.Thresholds
 }
 
+// Rereader is a source whose store is made of units read apart (a bus, a
+// database, a file): a read after a change reads again only the units the
+// changed watch paths belong to, and keeps every other unit, its nodes
+// too, from the last read. A database whose watch paths did not change is
+// not queried.
+type Rereader interface {
+	Source
+	// Reread reads the store at path as of now. kept is what the last
+	// Reread of it returned (nil: none, a whole read); changed are the
+	// watch paths whose signature moved since (nil: not known, every unit
+	// is read again; empty: none, nothing is read). A node of a unit that
+	// was kept is the same pointer as in the last facts, which neither
+	// side writes: the caller tells the nodes that changed by that. It
+	// returns the facts of the whole store and what to keep for the next.
+	Reread(path string, now time.Time, kept Kept, changed []string) (Facts, Kept)
+}
+
+// Kept is what a Rereader keeps between reads of one store; only the
+// source that returned it reads it.
+type Kept any
+
+// Versioned is a source whose store can say that its content moved where
+// a watch path's size, mtime and inode cannot. A SQLite database in WAL
+// mode is the case: a commit writes its -wal (the event), syncs it, and
+// only then marks the frames committed in the -shm, which no event
+// announces; and a -wal restarted after a checkpoint is written over in
+// place, its size unchanged, its mtime a clock tick coarse. A read woken
+// by the -wal can so run before the commit is visible, and nothing would
+// ever say it was missed.
+type Versioned interface {
+	Source
+	// Version is the content version of the watch path p, read without
+	// opening the store as a database (the zero Version for a path that
+	// has none beyond its file signature).
+	Version(p string) Version
+}
+
+// Version is what a Versioned source says of a watch path: Mark differs
+// after every commit; Pending says the store holds a change being
+// committed that a read cannot see yet (or a torn mark), so that the
+// reader must look again, soon, without an event to wake it.
+type Version struct {
+	Mark    string
+	Pending bool
+}
+
+// VersionOf is the Version src gives the watch path p, the zero Version
+// when src is not Versioned.
+func VersionOf(src Source, p string) Version {
+	if v, ok := src.(Versioned); ok {
+		return v.Version(p)
+	}
+	return Version{}
+}
+
 // NativeTree is a source whose store lies in a tree the file protocol of
 // SPEC §1 is written in too: TeaParty's job leads beat through the
 // `.heartbeat` of their job dirs, beside the bus that holds their workers.

@@ -24,8 +24,8 @@
 package teaparty
 
 import (
-	"cmp"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -97,9 +97,34 @@ type Source struct {
 	// BusyTimeout is how long a read waits for a locked database
 	// (0: sqlitestore.DefaultBusyTimeout).
 	BusyTimeout time.Duration
+	// queried counts the reads of each bus (see Queries).
+	queriedMu sync.Mutex
+	queried   map[string]int64
 }
 
-var _ sources.NativeTree = (*Source)(nil)
+var (
+	_ sources.NativeTree = (*Source)(nil)
+	_ sources.Rereader   = (*Source)(nil)
+	_ sources.Versioned  = (*Source)(nil)
+)
+
+// Queries is how many times the source has queried each bus, by path:
+// what a read of a store whose databases did not change leaves as it was.
+func (s *Source) Queries() map[string]int64 {
+	s.queriedMu.Lock()
+	defer s.queriedMu.Unlock()
+	return maps.Clone(s.queried)
+}
+
+// noteQuery counts a read of the bus at path.
+func (s *Source) noteQuery(path string) {
+	s.queriedMu.Lock()
+	defer s.queriedMu.Unlock()
+	if s.queried == nil {
+		s.queried = map[string]int64{}
+	}
+	s.queried[path]++
+}
 
 // New returns the TeaParty source.
 func New() *Source { return &Source{} }
@@ -172,45 +197,65 @@ func (*Source) WatchPaths(path string) []string {
 	return paths
 }
 
-// Read reads every bus of the store at path.
+// Read reads every bus of the store at path. It keeps nothing for a next
+// read: a row is let go once its node is made, so that a million rows are
+// not held beside their million nodes (SPEC §8).
 func (s *Source) Read(root string, now time.Time) sources.Facts {
-	var facts sources.Facts
+	facts, _ := s.reread(root, now, nil, nil, false)
+	return facts
+}
+
+// Reread reads the store at path again (sources.Rereader): the buses whose
+// database or -wal changed are queried, the others keep their rows; the
+// rows of those buses, and of a bus whose dir changed (a job's lead's
+// `.heartbeat` and streams are read with its rows), are mapped again, the
+// others keep their nodes. A row's pid may be stamped in the management
+// bus, and a management row is no node when another bus holds its twin:
+// a change of the management bus or of the home's own state maps every
+// row again, and a bus listed, gone, or holding other rows than it held
+// maps the management bus's again (still querying only what changed).
+func (s *Source) Reread(root string, now time.Time, k sources.Kept, changed []string) (sources.Facts, sources.Kept) {
+	return s.reread(root, now, k, changed, true)
+}
+
+// reread is Reread; keep says whether what it read is kept for the next.
+func (s *Source) reread(root string, now time.Time, k sources.Kept, changed []string, keep bool) (sources.Facts, sources.Kept) {
 	l, ok := locate(root)
 	if !ok {
-		facts.Problems = append(facts.Problems, model.Problem{Path: root, Error: fmt.Sprintf("read %s: no TeaParty store", root)})
-		return facts
+		return sources.Facts{Problems: []model.Problem{{Path: root, Error: fmt.Sprintf("read %s: no TeaParty store", root)}}}, nil
+	}
+	last, _ := k.(*kept)
+	if last != nil && changed != nil && len(changed) == 0 {
+		return last.facts(), last
 	}
 	l = l.homeState()
-	buses := l.buses()
+	p := plan(l, last, changed)
+	management := l.managementBus()
+	next := &kept{home: l, buses: make([]keptBus, len(p.buses))}
 	// Each bus is its own database, read in its own short transaction:
 	// they are read side by side.
-	reads := make([]busRead, len(buses))
-	each(len(buses), func(i int) {
-		reads[i].rows, reads[i].nulls, reads[i].err = s.read(buses[i])
+	each(len(p.buses), func(i int) {
+		kb := &next.buses[i]
+		kb.bus = p.buses[i]
+		if old := p.kept[i]; old != nil && !p.query[i] {
+			kb.rows, kb.nulls, kb.err, kb.nodes = old.rows, old.nulls, old.err, old.nodes
+			return
+		}
+		kb.rows, kb.nulls, kb.err = s.read(kb.bus)
+		s.noteQuery(kb.bus.path)
 	})
-	var all []*row
-	var stamps map[string]*row // the management bus's rows, by id: where the launcher stamps pids
-	// The keys of each bus's rows, by id: what a child's parent key is.
-	// The rows themselves go as soon as their nodes are made.
-	keysOf := map[*bus]map[string]string{}
-	for i, b := range buses {
-		rows, err := reads[i].rows, reads[i].err
-		reads[i].rows = nil
-		if err != nil {
-			facts.Problems = append(facts.Problems, model.Problem{Path: b.path, Error: err.Error()})
+	all := last == nil || !sameHome(l, last.home)
+	twinsMoved := p.listed
+	for i, kb := range next.buses {
+		if !p.query[i] {
 			continue
 		}
-		facts.Problems = append(facts.Problems, reads[i].nulls...)
-		if b.path == l.managementBus() {
-			stamps = map[string]*row{}
-			for _, r := range rows {
-				stamps[r.id] = r
-			}
+		if kb.bus.path == management {
+			all = true
 		}
-		if len(rows) > 0 {
-			keysOf[rows[0].bus] = make(map[string]string, len(rows))
+		if old := p.kept[i]; old == nil || !sameIDs(old.rows, kb.rows) || (old.err == nil) != (kb.err == nil) {
+			twinsMoved = true
 		}
-		all = append(all, rows...)
 	}
 
 	// The launcher stamps a worker's pid into the management bus, by id,
@@ -220,47 +265,185 @@ func (s *Source) Read(root string, now time.Time) sources.Facts {
 	// that row's stamp, not a conversation of its own. Every other
 	// management row is one: the bridge's startup sweep pauses them and
 	// its dispatch-tree endpoint walks them (teaparty/bridge/server.py).
-	twinOf := map[*row]*row{}
-	for _, r := range all {
-		st, ok := stamps[r.id]
-		if !ok || st == r {
+	stamps := map[string]*row{} // the management bus's rows, by id
+	for _, kb := range next.buses {
+		if kb.err == nil && kb.bus.path == management {
+			for _, r := range kb.rows {
+				stamps[r.id] = r
+			}
+		}
+	}
+	twin := map[string]*row{} // by id, a management row's twin: the first other bus's row of its id
+	for _, kb := range next.buses {
+		if kb.err != nil || kb.bus.path == management {
 			continue
 		}
-		if twinOf[st] == nil {
-			twinOf[st] = r
-		}
-		if r.pid <= 0 && st.pid > 0 {
-			r.pid, r.pidStarted, r.pidFrom = st.pid, st.pidStarted, st.bus.path
+		for _, r := range kb.rows {
+			if _, ok := stamps[r.id]; ok && twin[r.id] == nil {
+				twin[r.id] = r
+			}
 		}
 	}
 
-	for _, r := range all {
-		r.key = key(r)
-	}
-	for _, r := range all {
-		// A management row whose parent is a stamp hangs under the twin.
-		keysOf[r.bus][r.id] = cmp.Or(twinOf[r], r).key
-	}
-	// A row's node reads the files beside its row (a worker's stream and
-	// phase, a job's CfA): the rows are mapped side by side too, each
-	// reading only the maps above. A row mapped is let go: a million rows
-	// are not held beside their million nodes.
-	nodes := make([]*model.Node, len(all))
-	each(len(all), func(i int) {
-		if r := all[i]; twinOf[r] == nil {
-			nodes[i] = node(l, r, keysOf[r.bus])
+	// The rows mapped again are copies, stamped, when they are kept: the
+	// kept ones stay as the bus holds them. A row's node reads the files
+	// beside its row (a worker's stream and phase, a job's CfA): the rows
+	// are mapped side by side too, each reading only its bus's keys. A
+	// child's parent key is its parent row's key, shared, not a copy each.
+	type job struct{ bus, row int }
+	var jobs []job
+	keysOf := make([]map[string]string, len(next.buses))
+	mapped := make([][]*row, len(next.buses))
+	for i := range next.buses {
+		kb := &next.buses[i]
+		isManagement := kb.bus.path == management
+		if kb.err != nil || !(all || p.remap[i] || isManagement && twinsMoved) {
+			continue
 		}
-		all[i] = nil
+		mapped[i] = make([]*row, len(kb.rows))
+		keysOf[i] = make(map[string]string, len(kb.rows))
+		for j, r := range kb.rows {
+			c := r
+			if keep {
+				cp := *r
+				c = &cp
+			}
+			if st := stamps[c.id]; !isManagement && st != nil && c.pid <= 0 && st.pid > 0 {
+				c.pid, c.pidStarted, c.pidFrom = st.pid, st.pidStarted, st.bus.path
+			}
+			c.key = key(c)
+			mapped[i][j] = c
+			// A management row whose parent is a stamp hangs under the twin.
+			keysOf[i][c.id] = c.key
+			if t := twin[c.id]; isManagement && t != nil {
+				keysOf[i][c.id] = key(t)
+			}
+		}
+		kb.nodes = make([]*model.Node, len(kb.rows))
+		for j := range kb.rows {
+			jobs = append(jobs, job{i, j})
+		}
+	}
+	each(len(jobs), func(n int) {
+		i, j := jobs[n].bus, jobs[n].row
+		r := mapped[i][j]
+		mapped[i][j] = nil
+		if !keep {
+			next.buses[i].rows[j] = nil
+		}
+		if r.bus.path == management && twin[r.id] != nil {
+			return
+		}
+		next.buses[i].nodes[j] = node(l, r, keysOf[i])
 	})
-	facts.Nodes = slices.DeleteFunc(nodes, func(n *model.Node) bool { return n == nil })
-	return facts
+	return next.facts(), next
 }
 
-// busRead is what the read of one bus found.
-type busRead struct {
+// kept is what a read of a store keeps for the next (sources.Rereader):
+// the home's state it mapped the rows with and, per bus, in the order
+// listed, its rows as the bus holds them (never stamped) or its error, and
+// the nodes of its rows (nil where a row is no node).
+type kept struct {
+	home  layout
+	buses []keptBus
+}
+
+type keptBus struct {
+	bus   bus
 	rows  []*row
 	nulls []model.Problem // the rows a NULL cost (see nullAt)
 	err   error
+	nodes []*model.Node
+}
+
+// facts are the store's facts as kept: the nodes and problems of every
+// bus in order.
+func (k *kept) facts() sources.Facts {
+	var facts sources.Facts
+	for _, kb := range k.buses {
+		if kb.err != nil {
+			facts.Problems = append(facts.Problems, model.Problem{Path: kb.bus.path, Error: kb.err.Error()})
+			continue
+		}
+		facts.Problems = append(facts.Problems, kb.nulls...)
+		for _, n := range kb.nodes {
+			if n != nil {
+				facts.Nodes = append(facts.Nodes, n)
+			}
+		}
+	}
+	return facts
+}
+
+// reread is which buses a read lists, queries and maps again.
+type reread struct {
+	buses        []bus
+	kept         []*keptBus // the last read's, nil for a bus it did not list
+	query, remap []bool
+	listed       bool // the buses listed are not the last read's
+}
+
+// plan says what a read after the changed watch paths reads (see Reread).
+// A database or its -wal queries its bus; the dir holding a bus maps its
+// rows again; any other dir, or a bus's dir whose bus is gone, lists the
+// buses again (a new job's bus, an agent's).
+func plan(l layout, last *kept, changed []string) reread {
+	var p reread
+	byPath, byDir := map[string]*keptBus{}, map[string]*keptBus{}
+	if last != nil {
+		for i := range last.buses {
+			kb := &last.buses[i]
+			byPath[kb.bus.path] = kb
+			byDir[filepath.Dir(kb.bus.path)] = kb
+		}
+	}
+	touched, dirs := map[string]bool{}, map[string]bool{}
+	relist := last == nil || changed == nil
+	for _, c := range changed {
+		if db := strings.TrimSuffix(c, "-wal"); byPath[db] != nil {
+			touched[db] = true
+		} else if kb := byDir[c]; kb != nil && exists(kb.bus.path) {
+			dirs[kb.bus.path] = true
+		} else {
+			relist = true
+		}
+	}
+	if relist {
+		p.buses = l.buses()
+	} else {
+		for _, kb := range last.buses {
+			p.buses = append(p.buses, kb.bus)
+		}
+	}
+	p.listed = last == nil || len(p.buses) != len(last.buses)
+	p.kept = make([]*keptBus, len(p.buses))
+	p.query, p.remap = make([]bool, len(p.buses)), make([]bool, len(p.buses))
+	for i, b := range p.buses {
+		p.kept[i] = byPath[b.path]
+		p.listed = p.listed || last.buses[i].bus != b
+		p.query[i] = p.kept[i] == nil || changed == nil || touched[b.path]
+		p.remap[i] = p.query[i] || dirs[b.path]
+	}
+	return p
+}
+
+// sameHome reports whether two reads of a home saw the same state.
+func sameHome(a, b layout) bool {
+	return a.pausedBy == b.pausedBy && slices.Equal(a.scopes, b.scopes)
+}
+
+// sameIDs reports whether two reads of a bus hold the same rows by id (a
+// row added or gone may make a management row a twin, or no more one).
+func sameIDs(a, b []*row) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].id != b[i].id {
+			return false
+		}
+	}
+	return true
 }
 
 // readers bounds the goroutines of a read. A bus's read is mostly system

@@ -24,6 +24,7 @@ func storeHome(t *testing.T) (home, project string) {
 	t.Setenv("XDG_CONFIG_HOME", "")
 	t.Setenv("OPENCODE_TEAMS_DIR", "")
 	t.Setenv("OPENCODE_PROJECT_ROOT", "")
+	t.Setenv("CODEX_HOME", "")
 	t.Chdir(project)
 	for _, dir := range []string{
 		filepath.Join(project, ".sessions"),

@@ -12,6 +12,7 @@ import (
 	"github.com/dispatchtop/dispatchtop/sources/chatroom"
 	"github.com/dispatchtop/dispatchtop/sources/codex"
 	"github.com/dispatchtop/dispatchtop/sources/middle"
+	"github.com/dispatchtop/dispatchtop/sources/opencode"
 	"github.com/dispatchtop/dispatchtop/sources/opencodeteams"
 	"github.com/dispatchtop/dispatchtop/sources/teaparty"
 )
@@ -21,7 +22,7 @@ import (
 // is detected.
 func knownSources() []sources.Source {
 	return []sources.Source{teaparty.New(), middle.New(), opencodeteams.Source{}, chatroom.Source{},
-		codex.New(),
+		codex.New(), opencode.New(),
 	}
 }
 
@@ -29,7 +30,7 @@ func knownSources() []sources.Source {
 // defaults under cwd, then each store of another system that exists where
 // that system keeps it — opencode-teams' of the project cwd is in (or
 // $OPENCODE_TEAMS_DIR), ~/.middle and ~/.chatroom, Codex CLI's $CODEX_HOME
-// (or ~/.codex). A store a native default
+// (or ~/.codex), OpenCode's $XDG_DATA_HOME/opencode. A store a native default
 // is already read as is not added twice.
 func defaultRoots(cwd, home string, getenv func(string) string) []string {
 	var roots []string
@@ -56,6 +57,11 @@ func defaultRoots(cwd, home string, getenv func(string) string) []string {
 	// Codex CLI's home: $CODEX_HOME, else ~/.codex.
 	if p := codex.DefaultStore(getenv, home); p != "" {
 		stores = append(stores, store{src: codex.New(), path: p})
+	}
+	// OpenCode's data directory: $XDG_DATA_HOME/opencode, else
+	// ~/.local/share/opencode.
+	if p := opencode.DefaultStore(getenv, home); p != "" {
+		stores = append(stores, store{src: opencode.New(), path: p})
 	}
 	for _, s := range stores {
 		if !s.src.Detect(s.path) {

@@ -35,3 +35,30 @@ func TestDefaultRootsAddCodexHome(t *testing.T) {
 		}
 	}
 }
+
+// SPEC §1, §10: with no ROOT, OpenCode's data directory is read where its
+// database exists: $XDG_DATA_HOME/opencode, else ~/.local/share/opencode;
+// a plain path to it is detected as opencode, and opencode:PATH names it.
+func TestDefaultRootsAddOpencodeData(t *testing.T) {
+	home, _ := storeHome(t)
+	data := filepath.Join(home, ".local", "share", "opencode")
+	if got := rootSources(t); got[data] != "" {
+		t.Errorf("without %s: roots = %v", data, got)
+	}
+	storefixtures.NewDB(t, filepath.Join(data, "opencode.db"), storefixtures.OpencodeDDL)
+	if got := rootSources(t); got[data] != "opencode" {
+		t.Errorf("with %s: roots = %v, want it read as opencode", data, got)
+	}
+	xdg := t.TempDir()
+	moved := filepath.Join(xdg, "opencode")
+	storefixtures.NewDB(t, filepath.Join(moved, "opencode.db"), storefixtures.OpencodeDDL)
+	t.Setenv("XDG_DATA_HOME", xdg)
+	if got := rootSources(t); got[moved] != "opencode" || got[data] != "" {
+		t.Errorf("with $XDG_DATA_HOME: roots = %v", got)
+	}
+	for _, root := range []string{moved, "opencode:" + moved} {
+		if got := rootSources(t, root); len(got) != 1 || got[moved] != "opencode" {
+			t.Errorf("%s read as %v", root, got)
+		}
+	}
+}

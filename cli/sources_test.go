@@ -25,6 +25,7 @@ func storeHome(t *testing.T) (home, project string) {
 	t.Setenv("OPENCODE_TEAMS_DIR", "")
 	t.Setenv("OPENCODE_PROJECT_ROOT", "")
 	t.Setenv("CODEX_HOME", "")
+	t.Setenv("XDG_DATA_HOME", "")
 	t.Chdir(project)
 	for _, dir := range []string{
 		filepath.Join(project, ".sessions"),

@@ -198,7 +198,13 @@ func TestScanOptionsSayWhichThresholdsWereGiven(t *testing.T) {
 	if opts.ThresholdsGiven != want {
 		t.Errorf("given %+v, want %+v (the config's beat, the flag's stale)", opts.ThresholdsGiven, want)
 	}
-	if len(opts.Sources) != 4 {
-		t.Errorf("%d sources registered, want TeaParty, middle, opencode-teams and chatroom", len(opts.Sources))
+	kinds := map[string]bool{}
+	for _, src := range opts.Sources {
+		kinds[string(src.Kind())] = true
+	}
+	for _, k := range []string{"teaparty", "middle", "opencode-teams", "chatroom", "codex", "opencode"} {
+		if !kinds[k] {
+			t.Errorf("sources registered %v lack %s", kinds, k)
+		}
 	}
 }

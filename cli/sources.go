@@ -10,7 +10,9 @@ import (
 	"github.com/dispatchtop/dispatchtop/scanner"
 	"github.com/dispatchtop/dispatchtop/sources"
 	"github.com/dispatchtop/dispatchtop/sources/chatroom"
+	"github.com/dispatchtop/dispatchtop/sources/codex"
 	"github.com/dispatchtop/dispatchtop/sources/middle"
+	"github.com/dispatchtop/dispatchtop/sources/opencode"
 	"github.com/dispatchtop/dispatchtop/sources/opencodeteams"
 	"github.com/dispatchtop/dispatchtop/sources/teaparty"
 )
@@ -19,13 +21,16 @@ import (
 // registers besides the native one (SPEC §10), in the order a root's store
 // is detected.
 func knownSources() []sources.Source {
-	return []sources.Source{teaparty.New(), middle.New(), opencodeteams.Source{}, chatroom.Source{}}
+	return []sources.Source{teaparty.New(), middle.New(), opencodeteams.Source{}, chatroom.Source{},
+		codex.New(), opencode.New(),
+	}
 }
 
 // defaultRoots are the roots read when none is given (SPEC §1): the native
 // defaults under cwd, then each store of another system that exists where
 // that system keeps it — opencode-teams' of the project cwd is in (or
-// $OPENCODE_TEAMS_DIR), ~/.middle and ~/.chatroom. A store a native default
+// $OPENCODE_TEAMS_DIR), ~/.middle and ~/.chatroom, Codex CLI's $CODEX_HOME
+// (or ~/.codex), OpenCode's $XDG_DATA_HOME/opencode. A store a native default
 // is already read as is not added twice.
 func defaultRoots(cwd, home string, getenv func(string) string) []string {
 	var roots []string
@@ -48,6 +53,15 @@ func defaultRoots(cwd, home string, getenv func(string) string) []string {
 		stores = append(stores,
 			store{src: middle.New(), path: filepath.Join(home, ".middle")},
 			store{src: chatroom.Source{}, path: chatroom.DefaultStore(home)})
+	}
+	// Codex CLI's home: $CODEX_HOME, else ~/.codex.
+	if p := codex.DefaultStore(getenv, home); p != "" {
+		stores = append(stores, store{src: codex.New(), path: p})
+	}
+	// OpenCode's data directory: $XDG_DATA_HOME/opencode, else
+	// ~/.local/share/opencode.
+	if p := opencode.DefaultStore(getenv, home); p != "" {
+		stores = append(stores, store{src: opencode.New(), path: p})
 	}
 	for _, s := range stores {
 		if !s.src.Detect(s.path) {

@@ -24,6 +24,8 @@ func storeHome(t *testing.T) (home, project string) {
 	t.Setenv("XDG_CONFIG_HOME", "")
 	t.Setenv("OPENCODE_TEAMS_DIR", "")
 	t.Setenv("OPENCODE_PROJECT_ROOT", "")
+	t.Setenv("CODEX_HOME", "")
+	t.Setenv("XDG_DATA_HOME", "")
 	t.Chdir(project)
 	for _, dir := range []string{
 		filepath.Join(project, ".sessions"),
@@ -196,7 +198,13 @@ func TestScanOptionsSayWhichThresholdsWereGiven(t *testing.T) {
 	if opts.ThresholdsGiven != want {
 		t.Errorf("given %+v, want %+v (the config's beat, the flag's stale)", opts.ThresholdsGiven, want)
 	}
-	if len(opts.Sources) != 4 {
-		t.Errorf("%d sources registered, want TeaParty, middle, opencode-teams and chatroom", len(opts.Sources))
+	kinds := map[string]bool{}
+	for _, src := range opts.Sources {
+		kinds[string(src.Kind())] = true
+	}
+	for _, k := range []string{"teaparty", "middle", "opencode-teams", "chatroom", "codex", "opencode"} {
+		if !kinds[k] {
+			t.Errorf("sources registered %v lack %s", kinds, k)
+		}
 	}
 }

@@ -1,0 +1,440 @@
+// Package codex reads Codex CLI's state database, `state_<N>.sqlite` in
+// `$CODEX_HOME` (default `~/.codex`): its `threads` and the spawn edges
+// between them (`thread_spawn_edges`), as node facts (see package sources).
+// The mapping, with the Codex source each rule comes from, is in
+// docs/sources.md.
+//
+// Codex records no pid. A thread's process is the `codex` process that
+// owns its home (procowner: its environment names the home, or it holds a
+// file of the home open); of those, the one holding the thread's rollout
+// open runs that thread (Codex keeps a live thread's rollout open for
+// appends). With no owner alive, and none hidden from view, an open thread
+// is dead; when an owner may be hiding (a codex process whose environment
+// cannot be read) nothing is concluded from the owner's absence: the thread
+// is judged by its rollout's age, and never offered a kill.
+package codex
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
+	"github.com/dispatchtop/dispatchtop/sources"
+	"github.com/dispatchtop/dispatchtop/sources/internal/procowner"
+	"github.com/dispatchtop/dispatchtop/sources/internal/sqlitestore"
+)
+
+// Kind is the source's KIND.
+const Kind sources.Kind = "codex"
+
+const (
+	threadsTable = "threads"
+	edgesTable   = "thread_spawn_edges"
+	// program is the command name of Codex's native binary.
+	program = "codex"
+)
+
+// dbName matches the state database's name, `state_<STATE_DB_VERSION>.sqlite`
+// (codex-rs/state/src/lib.rs STATE_DB_FILENAME).
+var dbName = regexp.MustCompile(`^state_([0-9]+)\.sqlite$`)
+
+// requiredColumns are those of migration 0001_threads that the mapping
+// reads: a table without them is not Codex's.
+var requiredColumns = []string{"id", "rollout_path", "created_at", "updated_at", "cwd", "title", "archived"}
+
+var columns = []sqlitestore.Column{
+	{Name: "id", Type: "TEXT", Default: "''"},
+	{Name: "rollout_path", Type: "TEXT", Default: "''"},
+	{Name: "created_at", Type: "INTEGER", Default: "0"},
+	{Name: "updated_at", Type: "INTEGER", Default: "0"},
+	{Name: "updated_at_ms", Type: "INTEGER", Default: "0"}, // 0025
+	{Name: "cwd", Type: "TEXT", Default: "''"},
+	{Name: "title", Type: "TEXT", Default: "''"},
+	{Name: "source", Type: "TEXT", Default: "''"},
+	{Name: "archived", Type: "INTEGER", Default: "0"},
+	{Name: "parent_thread_id", Type: "TEXT", Default: "''"}, // 0036
+	{Name: "agent_nickname", Type: "TEXT", Default: "''"},   // 0013
+	{Name: "agent_role", Type: "TEXT", Default: "''"},       // 0013
+}
+
+// Source reads Codex CLI's state database.
+type Source struct {
+	// BusyTimeout is how long a read waits for a locked database
+	// (0: sqlitestore.DefaultBusyTimeout).
+	BusyTimeout time.Duration
+	// ProcDir is where processes are looked up ("": /proc).
+	ProcDir string
+
+	// program is the command name the owner runs as ("": codex); tests
+	// name a copy of sleep so that no codex of the host interferes.
+	program string
+}
+
+// New returns the Codex CLI source.
+func New() *Source { return &Source{} }
+
+// Kind names the source.
+func (*Source) Kind() sources.Kind { return Kind }
+
+// Thresholds are the defaults: Codex counts no age as stale itself.
+func (*Source) Thresholds() model.Thresholds { return model.DefaultThresholds() }
+
+// DefaultStore is Codex's home: $CODEX_HOME, else ~/.codex ("" when
+// neither can be told).
+func DefaultStore(getenv func(string) string, home string) string {
+	if h := getenv("CODEX_HOME"); h != "" {
+		return h
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".codex")
+}
+
+// dbPath is the state database a root names: the root itself when it is
+// a state_<N>.sqlite, else the newest-versioned one in it ("" for none).
+func dbPath(root string) string {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		abs = root
+	}
+	if dbName.MatchString(filepath.Base(abs)) {
+		return abs
+	}
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		return ""
+	}
+	best, bestN := "", -1
+	for _, e := range entries {
+		m := dbName.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		if n, err := strconv.Atoi(m[1]); err == nil && n > bestN {
+			best, bestN = filepath.Join(abs, e.Name()), n
+		}
+	}
+	return best
+}
+
+// Detect reports whether path is Codex's home (a directory holding a
+// state_<N>.sqlite) or such a database itself.
+func (*Source) Detect(path string) bool {
+	p := dbPath(path)
+	if p == "" {
+		return false
+	}
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// WatchPaths are the database and its -wal. A rollout's append moves no
+// row; the scanner's tick re-reads the store for its mtime.
+func (*Source) WatchPaths(path string) []string {
+	p := dbPath(path)
+	if p == "" {
+		abs, _ := filepath.Abs(path)
+		return []string{abs}
+	}
+	return []string{p, p + "-wal"}
+}
+
+// thread is one row as Codex writes it; times are epoch seconds
+// (updated_at) and milliseconds (updated_at_ms, migration 0025).
+type thread struct {
+	id, rollout, cwd, title, source string
+	created, updated, updatedMs     int64
+	archived                        int64
+	parent, nickname, role          string
+	// From thread_spawn_edges, when the thread is a spawned child.
+	edgeParent, edgeStatus string
+}
+
+// Read reads the threads of the store at root in one short transaction.
+func (s *Source) Read(root string, now time.Time) sources.Facts {
+	path := dbPath(root)
+	if path == "" {
+		abs, _ := filepath.Abs(root)
+		return sources.Facts{Problems: []model.Problem{{Path: abs, Error: fmt.Sprintf("read %s: no state_<N>.sqlite", abs)}}}
+	}
+	rows, err := s.read(path)
+	if err != nil {
+		return sources.Facts{Problems: []model.Problem{{Path: path, Error: err.Error()}}}
+	}
+	home := filepath.Dir(path)
+	owners := s.owners(home, path)
+	facts := sources.Facts{Nodes: make([]*model.Node, 0, len(rows))}
+	for _, t := range rows {
+		facts.Nodes = append(facts.Nodes, s.node(path, t, owners))
+	}
+	return facts
+}
+
+func (s *Source) read(path string) ([]*thread, error) {
+	snap, err := sqlitestore.Open(path, s.BusyTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer snap.Close()
+	schema, err := snap.Schema(threadsTable, edgesTable)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := schema.Require(threadsTable, requiredColumns)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := snap.Query(`SELECT ` + sqlitestore.Select(cols, columns) + ` FROM ` + threadsTable + ` ORDER BY created_at, id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*thread
+	byID := map[string]*thread{}
+	for rows.Next() {
+		t := &thread{}
+		if err := rows.Scan(&t.id, &t.rollout, &t.created, &t.updated, &t.updatedMs, &t.cwd, &t.title, &t.source,
+			&t.archived, &t.parent, &t.nickname, &t.role); err != nil {
+			return nil, sqlitestore.Describe(snap.Path, err)
+		}
+		out = append(out, t)
+		byID[t.id] = t
+	}
+	if err := rows.Err(); err != nil {
+		return nil, sqlitestore.Describe(snap.Path, err)
+	}
+	if ecols := schema.Columns(edgesTable); ecols != nil {
+		if err := readEdges(snap, ecols, byID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// readEdges takes each spawned child's edge: its parent and whether the
+// parent still holds it open (DirectionalThreadSpawnEdgeStatus: open,
+// closed). An edge table without its columns is an unknown schema.
+func readEdges(snap *sqlitestore.Snapshot, cols map[string]bool, byID map[string]*thread) error {
+	for _, c := range []string{"parent_thread_id", "child_thread_id", "status"} {
+		if !cols[c] {
+			return fmt.Errorf("read %s: unknown schema: table %q lacks column %s", snap.Path, edgesTable, c)
+		}
+	}
+	rows, err := snap.Query(`SELECT IFNULL(CAST(parent_thread_id AS TEXT), ''), IFNULL(CAST(child_thread_id AS TEXT), ''),
+		IFNULL(CAST(status AS TEXT), '') FROM ` + edgesTable)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var parent, child, status string
+		if err := rows.Scan(&parent, &child, &status); err != nil {
+			return sqlitestore.Describe(snap.Path, err)
+		}
+		if t := byID[child]; t != nil {
+			t.edgeParent, t.edgeStatus = parent, status
+		}
+	}
+	return rows.Err()
+}
+
+// ownerSet is what one read learnt of the home's codex processes.
+type ownerSet struct {
+	lookup procowner.Lookup
+	// started is each owner's create time, for the pid's identity.
+	started map[int]float64
+}
+
+// owners looks up the codex processes that own home: $CODEX_HOME names it,
+// or, without one, $HOME/.codex is it, or a file of it (the database, its
+// -wal) is held open.
+func (s *Source) owners(home, db string) ownerSet {
+	lookup := procowner.Find(s.ProcDir, procowner.Spec{
+		Names: []string{firstOf(s.program, program)},
+		Owns: func(env map[string]string) bool {
+			if h, ok := env["CODEX_HOME"]; ok && h != "" {
+				return procowner.SameDir(h, home)
+			}
+			if h := env["CODEX_SQLITE_HOME"]; h != "" && procowner.SameDir(h, home) {
+				return true
+			}
+			return env["HOME"] != "" && procowner.SameDir(filepath.Join(env["HOME"], ".codex"), home)
+		},
+		Files: []string{db, db + "-wal"},
+	})
+	set := ownerSet{lookup: lookup, started: map[int]float64{}}
+	for _, p := range lookup.Owners {
+		if st, err := protocol.ProcessStarted(p.PID); err == nil {
+			set.started[p.PID] = st
+		}
+	}
+	return set
+}
+
+// runner is the owner holding the thread's rollout open, 0 for none.
+func (s *Source) runner(o ownerSet, rollout string) int {
+	if rollout == "" {
+		return 0
+	}
+	for _, p := range o.lookup.Owners {
+		if _, ok := o.started[p.PID]; ok && procowner.HoldsOpen(s.ProcDir, p.PID, rollout) {
+			return p.PID
+		}
+	}
+	return 0
+}
+
+func key(db, id string) string { return db + "#" + id }
+
+// parentOf is the thread's parent: the spawn edge's, else the column's.
+func parentOf(t *thread) string {
+	if t.edgeParent != "" {
+		return t.edgeParent
+	}
+	return t.parent
+}
+
+// status maps a thread onto the heartbeat vocabulary (SPEC §1): archived
+// or an edge its parent closed is completed; an open thread runs; an edge
+// status Codex does not write is shown as written (unknown_status).
+func status(t *thread) string {
+	switch {
+	case t.archived != 0:
+		return model.StatusCompleted
+	case t.edgeStatus == "" || t.edgeStatus == "open":
+		return model.StatusRunning
+	case t.edgeStatus == "closed":
+		return model.StatusCompleted
+	}
+	return "edge " + t.edgeStatus
+}
+
+func (s *Source) node(db string, t *thread, o ownerSet) *model.Node {
+	st := status(t)
+	hb := &model.Heartbeat{
+		Status:            st,
+		Role:              firstOf(t.role, "thread"),
+		HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: t.nickname}),
+		HasParentField:    true,
+	}
+	if p := parentOf(t); p != "" {
+		hb.ParentHeartbeat = key(db, p)
+	}
+	n := &model.Node{
+		ID:            t.id,
+		Root:          filepath.Dir(db),
+		HeartbeatPath: key(db, t.id),
+		HasHeartbeat:  true,
+		Heartbeat:     hb,
+		Source:        string(Kind),
+	}
+	// Activity: the rollout's last write, else the row's updated_at.
+	n.BeatMtime = updatedAt(t)
+	var problem *model.Problem
+	if t.rollout != "" && st == model.StatusRunning {
+		if fi, err := os.Stat(t.rollout); err == nil {
+			if fi.ModTime().After(n.BeatMtime) {
+				n.BeatMtime = fi.ModTime()
+			}
+		} else if !os.IsNotExist(err) {
+			problem = &model.Problem{Path: t.rollout, Error: fmt.Sprintf("read %s: %v", t.rollout, err)}
+		}
+	}
+	n.ActivityMtime = n.BeatMtime
+	n.Traits.SignOfLife = model.SignActivity
+	// Codex merges nothing: a finished thread leaves nothing here to merge.
+	n.Traits.MergesItself = true
+	var ended, owner string
+	if st == model.StatusRunning {
+		switch pid := s.runner(o, t.rollout); {
+		case pid > 0:
+			hb.PID, hb.Started = pid, o.started[pid]
+			owner = "pid " + strconv.Itoa(pid) + " holds the rollout open"
+		case len(o.lookup.Owners) > 0:
+			// An owner lives but is not seen holding this thread: it may
+			// have it loaded between writes. Unproven: judged by age,
+			// never killed (there is no pid).
+			n.Traits.ProcessUnseen = true
+			owner = "a codex process owns the home; none holds this rollout open"
+		case o.lookup.Proven():
+			ended = "no codex process owns " + filepath.Dir(db)
+			owner = "none"
+		default:
+			n.Traits.ProcessUnseen = true
+			owner = unverified(o.lookup)
+		}
+	}
+	if problem != nil {
+		n.AddProblem(*problem)
+	}
+	sf := fields(t, owner)
+	n.EditRare(func(r *model.Rare) { r.SourceFields, r.Ended = sf, ended })
+	return n
+}
+
+// unverified says why the home's owner could not be told.
+func unverified(l procowner.Lookup) string {
+	if l.Unsupported != nil {
+		return "unverified: " + l.Unsupported.Error()
+	}
+	pids := make([]string, len(l.Hidden))
+	for i, p := range l.Hidden {
+		pids[i] = strconv.Itoa(p)
+	}
+	return "unverified: codex pid " + strings.Join(pids, ", ") + " may not be looked at"
+}
+
+// updatedAt is the row's last update: updated_at_ms when the store has it,
+// else updated_at in seconds (migration 0025 reads a value past 2020 in
+// milliseconds as milliseconds already).
+func updatedAt(t *thread) time.Time {
+	switch {
+	case t.updatedMs > 0:
+		return time.UnixMilli(t.updatedMs)
+	case t.updated >= 1577836800000:
+		return time.UnixMilli(t.updated)
+	case t.updated > 0:
+		return time.Unix(t.updated, 0)
+	}
+	return time.Time{}
+}
+
+func fields(t *thread, owner string) []model.Field {
+	f := []model.Field{{Name: "thread", Value: t.id}}
+	f = addField(f, "title", t.title)
+	f = addField(f, "cwd", t.cwd)
+	f = addField(f, "source", t.source)
+	f = addField(f, "agent_nickname", t.nickname)
+	f = addField(f, "agent_role", t.role)
+	f = addField(f, "edge_status", t.edgeStatus)
+	if t.archived != 0 {
+		f = append(f, model.Field{Name: "archived", Value: "1"})
+	}
+	f = addField(f, "rollout", t.rollout)
+	f = addField(f, "owner", owner)
+	return slices.Clip(f)
+}
+
+func addField(f []model.Field, name, value string) []model.Field {
+	if value == "" {
+		return f
+	}
+	return append(f, model.Field{Name: name, Value: value})
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+var _ sources.Source = (*Source)(nil)

@@ -57,6 +57,14 @@ const (
 	Chatroom      Kind = "chatroom"
 )
 
+// HistoryAfter is how long a record of a system that stores no pid (Codex
+// CLI, OpenCode) must have been quiet, with no process of that system
+// left, to be read as ended rather than dead: such stores keep every past
+// conversation, which ended far more often than it crashed; a crash is
+// caught while it is recent, as a dashboard or a CI job right after a run
+// sees it.
+const HistoryAfter = 30 * time.Minute
+
 // Facts are what one read of a store found.
 type Facts struct {
 	Nodes    []*model.Node

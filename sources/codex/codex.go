@@ -173,7 +173,7 @@ func (s *Source) Read(root string, now time.Time) sources.Facts {
 	owners := s.owners(home, path)
 	facts := sources.Facts{Nodes: make([]*model.Node, 0, len(rows))}
 	for _, t := range rows {
-		facts.Nodes = append(facts.Nodes, s.node(path, t, owners))
+		facts.Nodes = append(facts.Nodes, s.node(path, t, owners, now))
 	}
 	return facts
 }
@@ -317,7 +317,7 @@ func status(t *thread) string {
 	return "edge " + t.edgeStatus
 }
 
-func (s *Source) node(db string, t *thread, o ownerSet) *model.Node {
+func (s *Source) node(db string, t *thread, o ownerSet, now time.Time) *model.Node {
 	st := status(t)
 	hb := &model.Heartbeat{
 		Status:            st,
@@ -364,6 +364,16 @@ func (s *Source) node(db string, t *thread, o ownerSet) *model.Node {
 			// never killed (there is no pid).
 			n.Traits.ProcessUnseen = true
 			owner = "a codex process owns the home; none holds this rollout open"
+		case o.lookup.Proven() && now.Sub(n.BeatMtime) > sources.HistoryAfter:
+			// Long quiet with no process: a conversation that ended (a user
+			// quits Codex far more often than it crashes), history, not a
+			// crash to recover; reading it dead would fail every CI run on a
+			// machine with a used Codex home.
+			hb.Status = model.StatusWithdrawn
+			owner = "none"
+			n.EditRare(func(r *model.Rare) {
+				r.Ending = "ended: no codex process owns " + filepath.Dir(db) + " and it has been quiet past " + sources.HistoryAfter.String()
+			})
 		case o.lookup.Proven():
 			ended = "no codex process owns " + filepath.Dir(db)
 			owner = "none"

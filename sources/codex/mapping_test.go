@@ -92,6 +92,16 @@ func TestMapping(t *testing.T) {
 				return "t-dead", 0
 			},
 			status: model.StatusRunning, state: model.StateDead, ended: true, fieldName: "owner", fieldWant: "none"},
+		{name: "an open thread quiet past sources.HistoryAfter with no codex alive ended: finished, not dead",
+			build: func(t *testing.T, h *home, now int64) (string, int) {
+				rollout := h.thread(t, "t-past", now-3*3600, false, "")
+				old := time.Unix(now-3*3600, 0)
+				if err := os.Chtimes(rollout, old, old); err != nil {
+					t.Fatal(err)
+				}
+				return "t-past", 0
+			},
+			status: model.StatusWithdrawn, state: model.StateFinished, fieldName: "owner", fieldWant: "none"},
 		{name: "a codex of another home is not the owner",
 			build: func(t *testing.T, h *home, now int64) (string, int) {
 				rollout := h.thread(t, "t-other", now, false, "")

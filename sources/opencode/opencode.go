@@ -154,7 +154,7 @@ func (s *Source) Read(root string, now time.Time) sources.Facts {
 	owners := s.owners(filepath.Dir(path), path)
 	facts := sources.Facts{Nodes: make([]*model.Node, 0, len(rows))}
 	for _, r := range rows {
-		facts.Nodes = append(facts.Nodes, node(path, r, owners))
+		facts.Nodes = append(facts.Nodes, node(path, r, owners, now))
 	}
 	return facts
 }
@@ -215,7 +215,7 @@ func (s *Source) owners(dataDir, db string) procowner.Lookup {
 
 func key(db, id string) string { return db + "#" + id }
 
-func node(db string, r *session, owners procowner.Lookup) *model.Node {
+func node(db string, r *session, owners procowner.Lookup, now time.Time) *model.Node {
 	st := model.StatusRunning
 	if r.archived != nil {
 		st = model.StatusCompleted
@@ -252,6 +252,14 @@ func node(db string, r *session, owners procowner.Lookup) *model.Node {
 			// session's, never one to kill for one.
 			n.Traits.BeatNotRequired = true
 			owner = "opencode pid " + pids(owners.Owners) + " serves " + filepath.Dir(db)
+		case owners.Proven() && now.Sub(n.BeatMtime) > sources.HistoryAfter:
+			// Long quiet with no server: a session that ended, history,
+			// not a crash to recover (OpenCode archives few sessions).
+			hb.Status = model.StatusWithdrawn
+			owner = "none"
+			n.EditRare(func(x *model.Rare) {
+				x.Ending = "ended: no opencode process serves " + filepath.Dir(db) + " and it has been quiet past " + sources.HistoryAfter.String()
+			})
 		case owners.Proven():
 			ended = "no opencode process serves " + filepath.Dir(db)
 			owner = "none"

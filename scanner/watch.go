@@ -47,6 +47,10 @@ const (
 	// and a stream of events makes at most one update per debounce.
 	DefaultDebounce     = 10 * time.Millisecond
 	DefaultFallbackPoll = 2 * time.Second
+	// DefaultStoreRefresh is well under the shortest stale of any source
+	// (opencode-teams' 60 s): an agent whose sign of life lies outside its
+	// store's watch paths never reads stalled for want of a read.
+	DefaultStoreRefresh = 15 * time.Second
 	// maxDrain bounds how many queued events one loop turn takes at once.
 	maxDrain = 4096
 )
@@ -75,6 +79,9 @@ type WatchOptions struct {
 	// FallbackPoll is the interval for directories that cannot be watched
 	// (watch limit, network file systems) when Poll is 0; 0 means 2 s.
 	FallbackPoll time.Duration
+	// StoreRefresh is how often every other system's store is read again
+	// with no change seen (see refreshStores); 0 means DefaultStoreRefresh.
+	StoreRefresh time.Duration
 	// RecoverCompactions lets the watcher finish what a compaction that
 	// did not finish left (`.children.compacting`, SPEC §5.3): carry its
 	// lines into `.children` and remove it. Off, the watcher writes nothing
@@ -164,6 +171,9 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 	}
 	if wo.FallbackPoll <= 0 {
 		wo.FallbackPoll = DefaultFallbackPoll
+	}
+	if wo.StoreRefresh <= 0 {
+		wo.StoreRefresh = DefaultStoreRefresh
 	}
 	if wo.Poll > 0 {
 		wo.FallbackPoll = wo.Poll

@@ -32,6 +32,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 	defer tick.Stop()
 	poll := time.NewTicker(w.wo.FallbackPoll)
 	defer poll.Stop()
+	storeRefresh := time.NewTicker(w.wo.StoreRefresh)
+	defer storeRefresh.Stop()
 	flush := time.NewTimer(time.Hour)
 	flush.Stop()
 	defer flush.Stop()
@@ -151,6 +153,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 				w.nodes.toRead[dir] |= kindNode
 			}
 			afterChange()
+		case <-storeRefresh.C:
+			if w.refreshStores() {
+				afterChange()
+			}
 		case <-w.refresh:
 			w.restat(false)
 			w.findLostRoots()

@@ -200,6 +200,31 @@ func (w *Watcher) markStores(path string) {
 	}
 }
 
+// refreshStores marks every store to be read again though no watch path
+// moved, and reports whether there is one. Some systems keep a sign of
+// life outside the paths their store is watched by — a TeaParty worker's
+// stream.jsonl, a Codex thread's rollout — which a read stats beside the
+// rows; without this such an agent would read stalled whenever nothing
+// else of its store moved. A Rereader is told that its directories moved,
+// so it maps its units again without querying them (a TeaParty bus's rows
+// are mapped again, its database not asked); any other source reads its
+// store whole. Only the sessions whose facts moved are renewed.
+func (w *Watcher) refreshStores() bool {
+	for _, st := range w.stores.stores {
+		if _, ok := st.facts.root.Source.(sources.Rereader); ok {
+			for dir, names := range st.names {
+				if names == nil {
+					st.noteChanged(dir)
+				}
+			}
+		} else {
+			st.noteChanged("")
+		}
+		w.stores.toRead[st] = true
+	}
+	return len(w.stores.stores) > 0
+}
+
 // restatStores marks every store whose watch paths' signatures moved
 // (all when every is set: a refresh after an action).
 func (w *Watcher) restatStores(every bool) {

@@ -1,0 +1,65 @@
+package scanner
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/sources"
+	"github.com/dispatchtop/dispatchtop/sources/teaparty"
+)
+
+// SPEC §10: a sign of life that lies outside a store's watch paths — a
+// TeaParty worker's stream.jsonl, written on every event of its turn while
+// its bus may stay quiet for minutes — reaches the live engine within the
+// store refresh, though nothing else of the store moves; otherwise a
+// worker busy in a long tool call would read stalled, then a kill
+// candidate. The refresh maps the bus's rows again without querying it.
+func TestWatchStoreRefreshSeesAStreamWrittenWhileItsBusIsQuiet(t *testing.T) {
+	j := newTurnJob(t)
+	j.startTurn(t, os.Getpid())
+	old := time.Now().Add(-10 * time.Minute).Truncate(time.Second)
+	if err := os.Chtimes(j.stream, old, old); err != nil {
+		t.Fatal(err)
+	}
+	src := teaparty.New()
+	w, err := NewWatcher(Options{Roots: []string{j.home}, Sources: []sources.Source{src}},
+		WatchOptions{FallbackPoll: time.Hour, StoreRefresh: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runWatcher(t, w)
+	workerBeat := func(s *model.Snapshot) time.Time {
+		for _, n := range s.Nodes() {
+			if n.HeartbeatPath == j.bus+"#"+turnWorker {
+				return n.BeatMtime
+			}
+		}
+		return time.Time{}
+	}
+	var before time.Time
+	await(t, w, "the worker", func(s *model.Snapshot) bool { before = workerBeat(s); return !before.IsZero() })
+	queried := src.Queries()[j.bus]
+
+	// Later than anything the first read saw (the row's creation, the
+	// stream's first write).
+	time.Sleep(50 * time.Millisecond)
+	fresh := time.Now()
+	if !fresh.After(before) {
+		t.Fatalf("the worker's beat %v is not in the past", before)
+	}
+	if err := os.Chtimes(j.stream, fresh, fresh); err != nil {
+		t.Fatal(err)
+	}
+	await(t, w, "the worker's stream written, its bus quiet", func(s *model.Snapshot) bool { return workerBeat(s).Equal(fresh) })
+	// The sleep above is no wait for the refresh: the refresh is what
+	// brings it (FallbackPoll is an hour, and nothing else moved).
+	if got := src.Queries()[j.bus]; got != queried {
+		t.Errorf("the refresh queried the quiet bus %d times: it maps its rows again, it asks nothing", got-queried)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(j.bus), "messages.db-journal")); err == nil {
+		t.Errorf("the store was written")
+	}
+}

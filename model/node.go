@@ -213,6 +213,16 @@ type Field struct {
 	Name, Value string
 }
 
+// AppendField appends the field named name when it has a value: a source
+// shows what its record says, and a NULL column or an absent key says
+// nothing.
+func AppendField(f []Field, name, value string) []Field {
+	if value == "" {
+		return f
+	}
+	return append(f, Field{Name: name, Value: value})
+}
+
 // SignOfLife is what a record's BeatMtime is (Traits.SignOfLife): the
 // reasons name it so, and say "beating" only of a beat.
 type SignOfLife uint8

@@ -419,25 +419,18 @@ func updatedAt(t *thread) time.Time {
 
 func fields(t *thread, owner string) []model.Field {
 	f := []model.Field{{Name: "thread", Value: t.id}}
-	f = addField(f, "title", t.title)
-	f = addField(f, "cwd", t.cwd)
-	f = addField(f, "source", t.source)
-	f = addField(f, "agent_nickname", t.nickname)
-	f = addField(f, "agent_role", t.role)
-	f = addField(f, "edge_status", t.edgeStatus)
+	f = model.AppendField(f, "title", t.title)
+	f = model.AppendField(f, "cwd", t.cwd)
+	f = model.AppendField(f, "source", t.source)
+	f = model.AppendField(f, "agent_nickname", t.nickname)
+	f = model.AppendField(f, "agent_role", t.role)
+	f = model.AppendField(f, "edge_status", t.edgeStatus)
 	if t.archived != 0 {
 		f = append(f, model.Field{Name: "archived", Value: "1"})
 	}
-	f = addField(f, "rollout", t.rollout)
-	f = addField(f, "owner", owner)
+	f = model.AppendField(f, "rollout", t.rollout)
+	f = model.AppendField(f, "owner", owner)
 	return slices.Clip(f)
-}
-
-func addField(f []model.Field, name, value string) []model.Field {
-	if value == "" {
-		return f
-	}
-	return append(f, model.Field{Name: name, Value: value})
 }
 
 func firstOf(a, b string) string {

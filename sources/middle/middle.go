@@ -630,30 +630,22 @@ func fields(w *workflow, p pane) []model.Field {
 		model.Field{Name: "kind", Value: w.kind},
 		model.Field{Name: "repo", Value: w.repo},
 		model.Field{Name: "state", Value: w.state})
-	f = addField(f, "epic", epic(w))
-	f = addField(f, "adapter", w.adapter)
-	f = addField(f, "controlled_by", w.controlledBy)
-	f = addField(f, "tmux_session", w.session.String)
-	f = addField(f, "tmux", p.note)
-	f = addField(f, "session_id", w.sessionID.String)
-	f = addField(f, "transcript", w.transcript.String)
-	f = addField(f, "end_reason", w.endReason.String)
-	f = addField(f, "watchdog_reason", w.watchdogReason)
-	f = addField(f, "orphan_finalized", w.orphanFinalized)
-	f = addField(f, "gate_failed", w.gateFailed)
-	f = addField(f, "signal", w.signal)
+	f = model.AppendField(f, "epic", epic(w))
+	f = model.AppendField(f, "adapter", w.adapter)
+	f = model.AppendField(f, "controlled_by", w.controlledBy)
+	f = model.AppendField(f, "tmux_session", w.session.String)
+	f = model.AppendField(f, "tmux", p.note)
+	f = model.AppendField(f, "session_id", w.sessionID.String)
+	f = model.AppendField(f, "transcript", w.transcript.String)
+	f = model.AppendField(f, "end_reason", w.endReason.String)
+	f = model.AppendField(f, "watchdog_reason", w.watchdogReason)
+	f = model.AppendField(f, "orphan_finalized", w.orphanFinalized)
+	f = model.AppendField(f, "gate_failed", w.gateFailed)
+	f = model.AppendField(f, "signal", w.signal)
 	if w.archived.Valid {
 		f = append(f, model.Field{Name: "archived_at", Value: millis(w.archived.Int64).UTC().Format(time.RFC3339)})
 	}
 	return slices.Clone(f)
-}
-
-// addField appends the field when it has a value (a NULL column's is "").
-func addField(f []model.Field, name, value string) []model.Field {
-	if value == "" {
-		return f
-	}
-	return append(f, model.Field{Name: name, Value: value})
 }
 
 func epic(w *workflow) string {

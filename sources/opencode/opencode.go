@@ -295,22 +295,15 @@ func unverified(l procowner.Lookup) string {
 
 func fields(r *session, owner string) []model.Field {
 	f := []model.Field{{Name: "session", Value: r.id}}
-	f = addField(f, "title", r.title)
-	f = addField(f, "directory", r.directory)
-	f = addField(f, "agent", r.agent)
-	f = addField(f, "version", r.version)
+	f = model.AppendField(f, "title", r.title)
+	f = model.AppendField(f, "directory", r.directory)
+	f = model.AppendField(f, "agent", r.agent)
+	f = model.AppendField(f, "version", r.version)
 	if r.archived != nil {
 		f = append(f, model.Field{Name: "time_archived", Value: time.UnixMilli(*r.archived).UTC().Format(time.RFC3339)})
 	}
-	f = addField(f, "owner", owner)
+	f = model.AppendField(f, "owner", owner)
 	return slices.Clip(f)
-}
-
-func addField(f []model.Field, name, value string) []model.Field {
-	if value == "" {
-		return f
-	}
-	return append(f, model.Field{Name: name, Value: value})
 }
 
 func firstOf(a, b string) string {

@@ -118,7 +118,9 @@ func TestMapping(t *testing.T) {
 			build:  func(t *testing.T, s *store, now int64) { s.session(t, "ses_d", "", now, 0) },
 			status: model.StatusRunning, state: model.StateDead, ended: true, field: [2]string{"owner", "none"}},
 		{name: "an unarchived session quiet past sources.HistoryAfter with no opencode alive ended: finished, not dead", id: "ses_h",
-			build:  func(t *testing.T, s *store, now int64) { s.session(t, "ses_h", "", now-int64(3*time.Hour/time.Millisecond), 0) },
+			build: func(t *testing.T, s *store, now int64) {
+				s.session(t, "ses_h", "", now-int64(3*time.Hour/time.Millisecond), 0)
+			},
 			status: model.StatusWithdrawn, state: model.StateFinished, field: [2]string{"owner", "none"}},
 		{name: "an opencode serving another directory is not its server", id: "ses_o",
 			build: func(t *testing.T, s *store, now int64) {

@@ -247,24 +247,16 @@ func fields(r *row, phase, pausedBy string) []model.Field {
 		model.Field{Name: "type", Value: r.typ},
 		model.Field{Name: "state", Value: r.state},
 		model.Field{Name: "bus", Value: r.bus.path})
-	f = addField(f, "parent", r.parent)
-	f = addField(f, "request", r.requestID)
-	f = addField(f, "project", r.project)
+	f = model.AppendField(f, "parent", r.parent)
+	f = model.AppendField(f, "request", r.requestID)
+	f = model.AppendField(f, "project", r.project)
 	if r.awaitingInput {
-		f = addField(f, "awaiting_input", "1")
+		f = model.AppendField(f, "awaiting_input", "1")
 	}
-	f = addField(f, "pid_recorded_in", r.pidFrom)
-	f = addField(f, "phase", phase)
-	f = addField(f, "paused_by", pausedBy)
+	f = model.AppendField(f, "pid_recorded_in", r.pidFrom)
+	f = model.AppendField(f, "phase", phase)
+	f = model.AppendField(f, "paused_by", pausedBy)
 	return slices.Clone(f)
-}
-
-// addField appends the field when it has a value.
-func addField(f []model.Field, name, value string) []model.Field {
-	if value == "" {
-		return f
-	}
-	return append(f, model.Field{Name: name, Value: value})
 }
 
 // storeID is the row's id relative to the store: its bus's dir (see

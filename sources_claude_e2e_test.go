@@ -203,3 +203,34 @@ func TestClaudeMapping(t *testing.T) {
 	}
 	sameBytes(t, before, after)
 }
+
+// The README's section "Using dispatchtop with Claude Code" gives the one
+// command that shows it: run as written (its $HOME the test's), it reads
+// ~/.claude with Claude Code's source and shows the running session.
+func TestReadmeCommandShowsClaudeCode(t *testing.T) {
+	home := t.TempDir()
+	s := &claudeStore{t: t, dir: filepath.Join(home, ".claude")}
+	pid, _ := liveProcess(t)
+	key := s.session(pid, claudeProcStart(t, pid), "abcdef01-2345-4678-9abc-def012345678", "busy", time.Now(), nil)
+	line := readmeSystemCommand(t, "Claude Code")
+	argv := strings.Fields(strings.ReplaceAll(line, "$HOME", home))
+	if len(argv) < 2 || argv[0] != "dispatchtop" {
+		t.Fatalf("the command %q is not dispatchtop and its roots", line)
+	}
+	cmd := exec.Command(binary, append(argv[1:], "--once", "--json", "--fail-on", "none")...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+t.TempDir(), "CLAUDE_CONFIG_DIR=")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	var doc struct {
+		Sessions []e2eNode `json:"sessions"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Sessions) != 1 || doc.Sessions[0].Key != key || doc.Sessions[0].Source != "claude" || doc.Sessions[0].State != "running" {
+		t.Errorf("%s: sessions %+v, want the running session %s read by claude", line, doc.Sessions, key)
+	}
+}

@@ -25,10 +25,13 @@ import (
 //   - jobs/<id>/state.json: state, sessionId, name, detail, intent, cwd,
 //     createdAt, updatedAt, firstTerminalAt, cliVersion
 //     (joshrotenberg/claude-wrapper src/jobs.rs, on 2.1.143).
-//   - teams/<team>/config.json: leadSessionId, members with agentId, name,
-//     agentType, model, joinedAt, tmuxPaneId, cwd; inboxes/<name>.json
-//     whose protocol messages carry a JSON text, plan_approval_request
-//     from a teammate to its lead, plan_approval_response back.
+//   - teams/<team>/config.json (mbourmaud/hive src/agent_teams/mod.rs: the
+//     place): leadSessionId, members with agentId, name, agentType, model,
+//     joinedAt, tmuxPaneId, cwd; backendType, isActive and inboxes/<name>.json
+//     whose protocol messages carry a JSON text are the reading of the
+//     issue that asked for this source, not confirmed by a reader here;
+//     plan_approval_request goes from a teammate to its lead,
+//     plan_approval_response back.
 
 // claudeStore is a store being written for a test.
 type claudeStore struct {

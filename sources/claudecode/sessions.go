@@ -51,8 +51,10 @@ func sessionFileName(name string) (int, bool) {
 func (r *reader) readSessions() {
 	dir := filepath.Join(r.store, sessionsDir)
 	for _, e := range r.listDir(dir) {
+		// A directory so named is read too: its read is a problem, not a
+		// session skipped without a word.
 		namePID, ok := sessionFileName(e.Name())
-		if !ok || e.IsDir() {
+		if !ok {
 			continue
 		}
 		r.readSession(filepath.Join(dir, e.Name()), namePID)

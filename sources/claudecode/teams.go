@@ -300,7 +300,7 @@ func (r *reader) pendingPlans(dir string) map[string]string {
 	answered := map[string]bool{}
 	var order []string
 	for _, e := range r.listDir(inboxes) {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") || strings.HasPrefix(e.Name(), ".") {
+		if !strings.HasSuffix(e.Name(), ".json") || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
 		var msgs []inboxMessage

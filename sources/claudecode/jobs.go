@@ -34,7 +34,7 @@ func (r *reader) readJobs() {
 // readJob maps a job's state onto a node under the session that owns it.
 func (r *reader) readJob(id, path string) {
 	var jf jobFile
-	_, fi, ok := r.readJSON(path, &jf)
+	_, fi, ok := r.readRecord(path, &jf)
 	if !ok {
 		return // a spare worker dir with no state.json yet, or a problem said
 	}

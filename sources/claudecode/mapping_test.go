@@ -406,3 +406,51 @@ func TestTeamTmuxMemberIsItsPane(t *testing.T) {
 		t.Errorf("pane gone: %s (%s), want dead", n.State, n.Reason)
 	}
 }
+
+// Drift: a field of a type this reader does not know (a time in ISO where
+// milliseconds were, a pid as text, a number where a name was) is a
+// problem naming the file and the field; the rest of the record is still
+// read, so one changed field never hides a running session.
+func TestFieldOfAnotherTypeIsAProblemNotALostRecord(t *testing.T) {
+	s := newStore(t)
+	p := sleeper(t)
+	const sid = "d1d2d3d4-0000-4000-8000-000000000001"
+	iso := s.session(p.Process.Pid, sid, "busy", map[string]any{"statusUpdatedAt": "2026-11-26T10:00:00Z", "kind": 7})
+	textPID := s.write("sessions/4243.json", map[string]any{"pid": "4243", "sessionId": "x", "status": "busy"})
+	job := s.write("jobs/j1/state.json", map[string]any{"state": "working", "sessionId": sid, "updatedAt": 1764150000000})
+	cfg := s.write("teams/t/config.json", map[string]any{"leadSessionId": sid, "members": []any{
+		map[string]any{"name": "a", "tmuxPaneId": "in-process", "backendType": "in-process", "isActive": "yes"},
+		map[string]any{"name": 42, "tmuxPaneId": "in-process"},
+		"not a member",
+	}})
+	nodes, facts := read(t, s.dir, time.Now())
+	if n := nodes[iso]; n == nil || n.State != model.StateRunning || n.PID() != p.Process.Pid {
+		t.Errorf("a session with a field of another type: %+v", n)
+	}
+	for _, want := range []struct {
+		path  string
+		words []string
+	}{
+		{iso, []string{"statusUpdatedAt: a JSON string"}},
+		{iso, []string{"kind: a JSON number"}},
+		{textPID, []string{"pid: a JSON string"}},
+		{textPID, []string{"pid: absent"}},
+		{job, []string{"updatedAt: a JSON number"}},
+		{cfg, []string{"isActive: a JSON string"}},
+		{cfg, []string{"name: a JSON number"}},
+		{cfg, []string{"members[2]"}},
+	} {
+		if !problemAbout(facts, want.path, want.words...) {
+			t.Errorf("no problem naming %s with %q: %v", want.path, want.words, facts.Problems)
+		}
+	}
+	if nodes[textPID] != nil {
+		t.Error("a session whose pid is text is shown: its process cannot be told")
+	}
+	if n := nodes[job]; n == nil || n.State != model.StateRunning {
+		t.Errorf("a job with a field of another type: %+v", n)
+	}
+	if n := nodes[cfg+"#a"]; n == nil || n.State != model.StateRunning {
+		t.Errorf("a member with a field of another type: %+v", n)
+	}
+}

@@ -64,7 +64,7 @@ func (r *reader) readSessions() {
 // readSession maps one session file onto a session node.
 func (r *reader) readSession(path string, namePID int) {
 	var sf sessionFile
-	raw, fi, ok := r.readJSON(path, &sf)
+	raw, fi, ok := r.readRecord(path, &sf)
 	if !ok {
 		return
 	}

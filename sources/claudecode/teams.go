@@ -31,26 +31,26 @@ const paneJoinSlack = 2 * time.Second
 // teamFile is teams/<team>/config.json.
 type teamFile struct {
 	Name          *string      `json:"name"`
-	LeadSessionID *string      `json:"leadSessionId"`
-	Members       []teamMember `json:"members"`
+	LeadSessionID *string           `json:"leadSessionId"`
+	Members       []json.RawMessage `json:"members"`
 }
 
 type teamMember struct {
-	AgentID     string   `json:"agentId"`
-	Name        string   `json:"name"`
-	AgentType   string   `json:"agentType"`
-	Model       string   `json:"model"`
+	AgentID     *string  `json:"agentId"`
+	Name        *string  `json:"name"`
+	AgentType   *string  `json:"agentType"`
+	Model       *string  `json:"model"`
 	JoinedAt    *float64 `json:"joinedAt"`
 	TmuxPaneID  *string  `json:"tmuxPaneId"`
 	BackendType *string  `json:"backendType"`
 	IsActive    *bool    `json:"isActive"`
-	CWD         string   `json:"cwd"`
+	CWD         *string  `json:"cwd"`
 }
 
 // isLead: the team's config lists its lead among its members, with no
 // pane and no backend: it is the lead's session, already a node.
 func (m teamMember) isLead() bool {
-	return m.AgentType == "team-lead" || str(m.TmuxPaneID) == "" && str(m.BackendType) == ""
+	return str(m.AgentType) == "team-lead" || str(m.TmuxPaneID) == "" && str(m.BackendType) == ""
 }
 
 // backend is the member's backend: backendType, else what its pane id
@@ -85,7 +85,7 @@ func (r *reader) readTeams() {
 func (r *reader) readTeam(team, dir string, panes **paneLookup) {
 	path := filepath.Join(dir, teamConfig)
 	var tf teamFile
-	_, fi, ok := r.readJSON(path, &tf)
+	_, fi, ok := r.readRecord(path, &tf)
 	if !ok {
 		return
 	}
@@ -95,7 +95,12 @@ func (r *reader) readTeam(team, dir string, panes **paneLookup) {
 	pending := r.pendingPlans(dir)
 	lead := r.sessionNode(str(tf.LeadSessionID))
 	var members []teamMember
-	for _, m := range tf.Members {
+	for i, raw := range tf.Members {
+		var m teamMember
+		if err := r.decodeFields(path, raw, &m); err != nil {
+			r.problem(path, "read %s: members[%d]: %v: skipped", path, i, err)
+			continue
+		}
 		if !m.isLead() {
 			members = append(members, m)
 		}
@@ -133,24 +138,24 @@ func (r *reader) readTeam(team, dir string, panes **paneLookup) {
 		parentID, parentKey = t.ID, t.HeartbeatPath
 	}
 	for _, m := range members {
-		if m.Name == "" || strings.ContainsAny(m.Name, `/\`) {
-			r.problem(path, "read %s: a member's name: %s: skipped", path, quoted(m.Name))
+		if str(m.Name) == "" || strings.ContainsAny(str(m.Name), `/\`) {
+			r.problem(path, "read %s: a member's name: %s: skipped", path, absentOrQuoted(m.Name))
 			continue
 		}
-		r.readMember(path, team, m, lead, parentID, parentKey, pending[m.Name], panes)
+		r.readMember(path, team, m, lead, parentID, parentKey, pending[str(m.Name)], panes)
 	}
 }
 
 // readMember maps one member onto a node.
 func (r *reader) readMember(path, team string, m teamMember, lead *model.Node, parentID, parentKey, plan string, panes **paneLookup) {
 	n := &model.Node{
-		ID:            parentID + "/" + m.Name,
-		HeartbeatPath: path + "#" + m.Name,
+		ID:            parentID + "/" + str(m.Name),
+		HeartbeatPath: path + "#" + str(m.Name),
 		HasHeartbeat:  true,
 		Source:        string(Kind),
 		BeatMtime:     millis(m.JoinedAt),
 		Heartbeat: &model.Heartbeat{
-			Role:              m.AgentType,
+			Role:              str(m.AgentType),
 			Status:            model.StatusRunning,
 			ParentHeartbeat:   parentKey,
 			HasParentField:    true,
@@ -204,14 +209,14 @@ func (r *reader) readMember(path, team string, m teamMember, lead *model.Node, p
 	n.EditRare(func(rr *model.Rare) {
 		rr.SourceFields = fields(
 			"team", team,
-			"agent id", m.AgentID,
-			"agent type", m.AgentType,
-			"model", m.Model,
+			"agent id", str(m.AgentID),
+			"agent type", str(m.AgentType),
+			"model", str(m.Model),
 			"backend", backend,
 			"tmux pane", str(m.TmuxPaneID),
 			"process", process,
 			"active", active,
-			"cwd", m.CWD,
+			"cwd", str(m.CWD),
 		)
 	})
 	r.facts.Nodes = append(r.facts.Nodes, n)

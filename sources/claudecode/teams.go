@@ -30,7 +30,7 @@ const paneJoinSlack = 2 * time.Second
 
 // teamFile is teams/<team>/config.json.
 type teamFile struct {
-	Name          *string      `json:"name"`
+	Name          *string           `json:"name"`
 	LeadSessionID *string           `json:"leadSessionId"`
 	Members       []json.RawMessage `json:"members"`
 }

@@ -401,6 +401,16 @@ func TestTeamTmuxMemberIsItsPane(t *testing.T) {
 	if n := classify(); n.State != model.StateRunning || n.PID() != panePID {
 		t.Errorf("pane alive: %s pid %d (%s), want running by pid %d", n.State, n.PID(), n.Reason, panePID)
 	}
+	// A pane of that id made long before, or after, the member joined is
+	// another pane: no pid (never signalled as the member), nothing ended.
+	for _, joined := range []time.Time{time.Now().Add(5 * time.Minute), time.Now().Add(-5 * time.Minute)} {
+		s.write("teams/session-1a2b3c4d/config.json", map[string]any{"leadSessionId": leadID, "members": []any{
+			map[string]any{"agentId": "reviewer@session-1a2b3c4d", "name": "reviewer", "agentType": "general-purpose",
+				"joinedAt": joined.UnixMilli(), "tmuxPaneId": id, "backendType": "tmux", "isActive": true, "cwd": "/w"}}})
+		if n := classify(); n.State != model.StateRunning || n.PID() != 0 || n.Ended() != "" {
+			t.Errorf("joined %v: %s pid %d ended %q, want running with no pid", joined, n.State, n.PID(), n.Ended())
+		}
+	}
 	tmux("kill-server")
 	if n := classify(); n.State != model.StateDead || !strings.Contains(n.Reason, "gone") {
 		t.Errorf("pane gone: %s (%s), want dead", n.State, n.Reason)

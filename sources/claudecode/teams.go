@@ -22,11 +22,15 @@ const (
 	inboxesDir       = "inboxes"
 )
 
-// paneJoinSlack is how long before a tmux member's joinedAt its pane's
-// process may have been created: the pane is split, then the member
-// joins. A pane whose process is younger than joinedAt by more than the
-// tolerance is another pane that took its id.
-const paneJoinSlack = 2 * time.Second
+// A tmux member's pane is split for it as it joins: its process is
+// created within [joinedAt − paneBeforeJoin, joinedAt + paneAfterJoin].
+// A pane of that id created outside the window is another pane that has
+// (or had) the id, on another or a restarted server: never the member's,
+// so never signalled as it.
+const (
+	paneBeforeJoin = 60 * time.Second
+	paneAfterJoin  = 10 * time.Second
+)
 
 // teamFile is teams/<team>/config.json.
 type teamFile struct {
@@ -270,8 +274,13 @@ func judgePane(id string, joined time.Time, l paneLookup) (pid int, started floa
 		if err != nil {
 			return 0, 0, "", "pane " + id + " pid " + strconv.Itoa(p.PID) + ": " + err.Error()
 		}
-		if !joined.IsZero() && st > model.EpochSeconds(joined.Add(paneJoinSlack)) {
+		switch {
+		case joined.IsZero():
+			return 0, 0, "", "pane " + id + " pid " + strconv.Itoa(p.PID) + ": no joinedAt to tell it is the member's"
+		case st > model.EpochSeconds(joined.Add(paneAfterJoin)):
 			return 0, 0, "", "pane " + id + " was made after the member joined: not its pane"
+		case st < model.EpochSeconds(joined.Add(-paneBeforeJoin)):
+			return 0, 0, "", "pane " + id + " was made before the member joined: not its pane"
 		}
 		return p.PID, st, "", "pane " + id + ", pid " + strconv.Itoa(p.PID)
 	case len(found) > 1:

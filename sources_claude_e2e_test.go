@@ -180,6 +180,15 @@ func TestClaudeMapping(t *testing.T) {
 	if err := syscall.Kill(reuser, 0); err != nil {
 		t.Errorf("the process holding the reused pid: %v", err)
 	}
+	// An in-process teammate runs inside its lead's process: killing it
+	// alone is refused, and the lead lives.
+	out, err = run("kill", "--root", "claude:"+s.dir, "--grace", "1s", busyID+"/researcher")
+	if err == nil || !strings.Contains(out, "runs inside that process") {
+		t.Errorf("kill of an in-process teammate: %v: %s", err, out)
+	}
+	if err := syscall.Kill(busy, 0); err != nil {
+		t.Errorf("the lead of the in-process teammate: %v", err)
+	}
 	before = storeBytes(t, s.dir)
 	out, err = run("kill", "--root", "claude:"+s.dir, "--grace", "1s", busyID)
 	if err != nil || !strings.Contains(out, "ended pid "+strconv.Itoa(busy)) {

@@ -124,8 +124,10 @@ func TestDefaultRootsAddClaudeCode(t *testing.T) {
 		t.Errorf("the plain path %s read as %v, want claude", store, got)
 	}
 	moved := filepath.Join(t.TempDir(), "claude-config")
-	if err := os.MkdirAll(filepath.Join(moved, "sessions"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, sub := range []string{"sessions", "projects"} {
+		if err := os.MkdirAll(filepath.Join(moved, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if got := rootSources(t, "claude:"+moved); !maps.Equal(got, map[string]string{moved: "claude"}) {
 		t.Errorf("claude:PATH read as %v", got)

@@ -80,10 +80,14 @@ func DefaultStore(getenv func(string) string, home string) string {
 	return filepath.Join(home, ".claude")
 }
 
-// storeDir resolves path to the store: path itself when it holds one of
-// sessions/, jobs/, projects/ (teams/ alone is opencode-teams' layout too,
-// so it counts only in a dir named .claude), else the .claude dir under it
-// (a home). A project's own .claude (settings, commands) holds none of them.
+// storeDir resolves path to the store: path itself, else the .claude dir
+// under it (a home). A dir named .claude is the store when it holds one of
+// sessions/, jobs/, projects/, teams/; a dir of another name (a
+// $CLAUDE_CONFIG_DIR) only when it holds both sessions/ and projects/,
+// which Claude Code makes in every store it runs in: a tree of another
+// system's with a jobs/ or sessions/ of its own stays that system's, and
+// teams/ alone is opencode-teams' layout. A project's own .claude
+// (settings, commands) holds none of them.
 func storeDir(path string) (string, bool) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
@@ -93,10 +97,13 @@ func storeDir(path string) (string, bool) {
 		return err == nil && fi.IsDir()
 	}
 	for _, dir := range []string{path, filepath.Join(path, ".claude")} {
-		for _, sub := range []string{sessionsDir, jobsDir, projectsDir, teamsDir} {
-			if sub == teamsDir && filepath.Base(dir) != ".claude" {
-				continue
+		if filepath.Base(dir) != ".claude" {
+			if isDir(filepath.Join(dir, sessionsDir)) && isDir(filepath.Join(dir, projectsDir)) {
+				return dir, true
 			}
+			continue
+		}
+		for _, sub := range []string{sessionsDir, jobsDir, projectsDir, teamsDir} {
 			if isDir(filepath.Join(dir, sub)) {
 				return dir, true
 			}

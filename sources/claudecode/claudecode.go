@@ -167,7 +167,8 @@ func (s Source) Read(path string, now time.Time) sources.Facts {
 	if boot == nil {
 		boot = bootTime
 	}
-	r := reader{store: store, facts: &facts, boot: boot(), goos: runtime.GOOS, socketDir: s.SocketDir, bySession: map[string]*model.Node{}}
+	r := reader{store: store, facts: &facts, boot: boot(), goos: runtime.GOOS, socketDir: s.SocketDir,
+		bySession: map[string]*model.Node{}, memberIDs: map[string]bool{}}
 	r.readSessions()
 	r.readJobs()
 	r.readTeams()
@@ -183,6 +184,7 @@ type reader struct {
 	goos      string
 	socketDir string
 	bySession map[string]*model.Node // sessionId → its session's node
+	memberIDs map[string]bool        // the ids members were given
 }
 
 func (r *reader) problem(path, format string, a ...any) {

@@ -464,3 +464,27 @@ func TestFieldOfAnotherTypeIsAProblemNotALostRecord(t *testing.T) {
 		t.Errorf("a member with a field of another type: %+v", n)
 	}
 }
+
+// Every node of a read has its own id (actions find a node by it): a lead
+// of two teams with a member of one name in each gives them two.
+func TestIDsAreUnique(t *testing.T) {
+	s := newStore(t)
+	lead := sleeper(t)
+	const sid = "e1e2e3e4-0000-4000-8000-000000000001"
+	s.session(lead.Process.Pid, sid, "busy", nil)
+	for _, team := range []string{"alpha", "beta"} {
+		s.write("teams/"+team+"/config.json", map[string]any{"leadSessionId": sid, "members": []any{
+			map[string]any{"name": "researcher", "tmuxPaneId": "in-process", "backendType": "in-process", "isActive": true}}})
+	}
+	facts := Source{SocketDir: t.TempDir()}.Read(s.dir, time.Now())
+	seen := map[string]bool{}
+	for _, n := range facts.Nodes {
+		if seen[n.ID] {
+			t.Errorf("two nodes with id %s", n.ID)
+		}
+		seen[n.ID] = true
+	}
+	if len(facts.Nodes) != 3 {
+		t.Errorf("%d nodes, want the session and two members", len(facts.Nodes))
+	}
+}

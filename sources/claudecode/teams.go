@@ -152,8 +152,15 @@ func (r *reader) readTeam(team, dir string, panes **paneLookup) {
 
 // readMember maps one member onto a node.
 func (r *reader) readMember(path, team string, m teamMember, lead *model.Node, parentID, parentKey, plan string, panes **paneLookup) {
+	id := parentID + "/" + str(m.Name)
+	if r.memberIDs[id] {
+		// A lead of two teams (configs from before teams were one a
+		// session) with a member of one name in each.
+		id = parentID + "/" + team + "/" + str(m.Name)
+	}
+	r.memberIDs[id] = true
 	n := &model.Node{
-		ID:            parentID + "/" + str(m.Name),
+		ID:            id,
 		HeartbeatPath: path + "#" + str(m.Name),
 		HasHeartbeat:  true,
 		Source:        string(Kind),

@@ -14,7 +14,7 @@ import (
 )
 
 // claudeStore is a ~/.claude as Claude Code writes it (the fields as
-// docs/sources.md, ## claude, says where each was observed).
+// docs/sources.md, ## Claude Code, says where each was observed).
 type claudeStore struct {
 	t   *testing.T
 	dir string

@@ -6,7 +6,7 @@
 // under the session that leads or owns them.
 //
 // Claude Code is closed source: the formats are those public third-party
-// readers observed (docs/sources.md, ## claude, names each with its
+// readers observed (docs/sources.md, ## Claude Code, names each with its
 // version). Drift is expected, so a record that says what this reader
 // does not know (a status, a missing field) is a problem naming the file
 // and the field, and its node is flagged unknown_status, never guessed

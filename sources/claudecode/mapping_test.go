@@ -99,7 +99,7 @@ func (w rowWant) check(t *testing.T, n *model.Node, facts sources.Facts) {
 	}
 }
 
-// docs/sources.md, claude, sessions/<pid>.json: each status row, with a
+// docs/sources.md, Claude Code, sessions/<pid>.json: each status row, with a
 // real process that the file names by its real procStart.
 func TestSessionStatusRows(t *testing.T) {
 	tests := []struct {
@@ -241,7 +241,7 @@ func TestSessionDrift(t *testing.T) {
 	}
 }
 
-// docs/sources.md, claude, jobs/<id>/state.json: each state row, the job
+// docs/sources.md, Claude Code, jobs/<id>/state.json: each state row, the job
 // under the session that owns it.
 func TestJobStateRows(t *testing.T) {
 	tests := []struct {
@@ -278,7 +278,7 @@ func TestJobStateRows(t *testing.T) {
 	}
 }
 
-// docs/sources.md, claude, teams: an in-process member lives and dies with
+// docs/sources.md, Claude Code, teams: an in-process member lives and dies with
 // its lead; isActive false is finished; a pending plan approval is
 // blocked; a lead whose session file is gone leaves a dead team node.
 func TestTeamMemberRows(t *testing.T) {

@@ -74,7 +74,7 @@ func olderProcStart(t *testing.T, pid int, created float64) string {
 	return time.Unix(int64(created), 0).Add(-10 * time.Minute).Format("Mon Jan _2 15:04:05 2006")
 }
 
-// docs/sources.md, claude: every row of the mapping as `--once --json`
+// docs/sources.md, Claude Code: every row of the mapping as `--once --json`
 // shows it, over a store of sessions of real processes, a job and two
 // teams; the store is not changed by a byte; kill verifies a session's
 // identity through procStart, and refuses the file a reused pid left.

@@ -13,7 +13,7 @@ import (
 )
 
 // The fixtures are a ~/.claude as Claude Code writes it, field by field as
-// third-party readers observed it (docs/sources.md, ## claude):
+// third-party readers observed it (docs/sources.md, ## Claude Code):
 //
 //   - sessions/<pid>.json: pid, sessionId, cwd, procStart, status, name,
 //     kind, startedAt, updatedAt (blavka/agents-tree

@@ -245,6 +245,11 @@ func (e *Engine) killChecks(n *model.Node, protected map[int]bool) ([]victim, []
 	if protected[pid] {
 		return nil, checks, fmt.Sprintf("pid %d of node %s is dispatchtop itself or one of its ancestors: never signalled", pid, n.ID)
 	}
+	if p := n.Parent; p != nil && p.PID() == pid {
+		// An agent that runs inside its parent's process (a Claude Code
+		// in-process teammate): signalling it would end the parent.
+		return nil, checks, fmt.Sprintf("pid %d of node %s is its parent %s's: it runs inside that process, so only killing %s ends it", pid, n.ID, p.ID, p.ID)
+	}
 	// Held before its identity is checked: if the process checked is
 	// still the one held afterwards, the signals reach that process and
 	// no other, whatever takes its pid meanwhile.

@@ -10,6 +10,7 @@ import (
 	"github.com/dispatchtop/dispatchtop/scanner"
 	"github.com/dispatchtop/dispatchtop/sources"
 	"github.com/dispatchtop/dispatchtop/sources/chatroom"
+	"github.com/dispatchtop/dispatchtop/sources/claudecode"
 	"github.com/dispatchtop/dispatchtop/sources/codex"
 	"github.com/dispatchtop/dispatchtop/sources/middle"
 	"github.com/dispatchtop/dispatchtop/sources/opencode"
@@ -19,9 +20,11 @@ import (
 
 // knownSources are the sources every command that reads the forest
 // registers besides the native one (SPEC §10), in the order a root's store
-// is detected.
+// is detected. Claude Code's store comes before opencode-teams': its
+// teams/ is a layout they share, and only its own sessions/, jobs/ or
+// projects/ (or the dir's name, .claude) make a store Claude Code's.
 func knownSources() []sources.Source {
-	return []sources.Source{teaparty.New(), middle.New(), opencodeteams.Source{}, chatroom.Source{},
+	return []sources.Source{teaparty.New(), middle.New(), claudecode.Source{}, opencodeteams.Source{}, chatroom.Source{},
 		codex.New(), opencode.New(),
 	}
 }
@@ -29,9 +32,10 @@ func knownSources() []sources.Source {
 // defaultRoots are the roots read when none is given (SPEC §1): the native
 // defaults under cwd, then each store of another system that exists where
 // that system keeps it — opencode-teams' of the project cwd is in (or
-// $OPENCODE_TEAMS_DIR), ~/.middle and ~/.chatroom, Codex CLI's $CODEX_HOME
-// (or ~/.codex), OpenCode's $XDG_DATA_HOME/opencode. A store a native default
-// is already read as is not added twice.
+// $OPENCODE_TEAMS_DIR), ~/.middle and ~/.chatroom, Claude Code's ~/.claude
+// (or $CLAUDE_CONFIG_DIR), Codex CLI's $CODEX_HOME (or ~/.codex), OpenCode's
+// $XDG_DATA_HOME/opencode. A store a native default is already read as is
+// not added twice.
 func defaultRoots(cwd, home string, getenv func(string) string) []string {
 	var roots []string
 	// Today's defaults stay read by the file protocol, as they always were.
@@ -53,6 +57,9 @@ func defaultRoots(cwd, home string, getenv func(string) string) []string {
 		stores = append(stores,
 			store{src: middle.New(), path: filepath.Join(home, ".middle")},
 			store{src: chatroom.Source{}, path: chatroom.DefaultStore(home)})
+	}
+	if dir := claudecode.DefaultStore(getenv, home); dir != "" {
+		stores = append(stores, store{src: claudecode.Source{}, path: dir})
 	}
 	// Codex CLI's home: $CODEX_HOME, else ~/.codex.
 	if p := codex.DefaultStore(getenv, home); p != "" {

@@ -26,6 +26,7 @@ func storeHome(t *testing.T) (home, project string) {
 	t.Setenv("OPENCODE_PROJECT_ROOT", "")
 	t.Setenv("CODEX_HOME", "")
 	t.Setenv("XDG_DATA_HOME", "")
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
 	t.Chdir(project)
 	for _, dir := range []string{
 		filepath.Join(project, ".sessions"),
@@ -100,6 +101,51 @@ func TestDefaultRootsAddTheStoresThatExist(t *testing.T) {
 	// A root given by KIND:PATH is read by that source.
 	if got := rootSources(t, "middle:"+filepath.Join(home, ".middle")); !maps.Equal(got, map[string]string{filepath.Join(home, ".middle"): "middle"}) {
 		t.Errorf("middle:PATH read as %v", got)
+	}
+}
+
+// SPEC §1, §10: Claude Code's store is a default root where it exists
+// (~/.claude, or $CLAUDE_CONFIG_DIR), a plain path holding its layout is
+// detected as it, `claude:PATH` names it, and its teams/ (a layout
+// opencode-teams shares) is read as Claude Code's, not opencode-teams'.
+func TestDefaultRootsAddClaudeCode(t *testing.T) {
+	home, _ := storeHome(t)
+	store := filepath.Join(home, ".claude")
+	if got := rootSources(t); got[store] != "" {
+		t.Errorf("without ~/.claude: roots = %v", got)
+	}
+	for _, dir := range []string{filepath.Join(store, "teams"), filepath.Join(store, "settings")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := rootSources(t); got[store] != "claude" {
+		t.Errorf("~/.claude with teams/: roots = %v, want %s read as claude", got, store)
+	}
+	if got := rootSources(t, store); !maps.Equal(got, map[string]string{store: "claude"}) {
+		t.Errorf("the plain path %s read as %v, want claude", store, got)
+	}
+	moved := filepath.Join(t.TempDir(), "claude-config")
+	for _, sub := range []string{"sessions", "projects"} {
+		if err := os.MkdirAll(filepath.Join(moved, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := rootSources(t, "claude:"+moved); !maps.Equal(got, map[string]string{moved: "claude"}) {
+		t.Errorf("claude:PATH read as %v", got)
+	}
+	t.Setenv("CLAUDE_CONFIG_DIR", moved)
+	got := rootSources(t)
+	if got[moved] != "claude" || got[store] != "" {
+		t.Errorf("with $CLAUDE_CONFIG_DIR: roots = %v, want %s read as claude and not %s", got, moved, store)
+	}
+	// A project's own .claude (settings, commands) is no store.
+	project := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(project, ".claude", "commands"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := rootSources(t, project); got[project] != "native" {
+		t.Errorf("a project with its own .claude read as %v, want native", got)
 	}
 }
 
@@ -202,7 +248,7 @@ func TestScanOptionsSayWhichThresholdsWereGiven(t *testing.T) {
 	for _, src := range opts.Sources {
 		kinds[string(src.Kind())] = true
 	}
-	for _, k := range []string{"teaparty", "middle", "opencode-teams", "chatroom", "codex", "opencode"} {
+	for _, k := range []string{"teaparty", "middle", "opencode-teams", "chatroom", "codex", "opencode", "claude"} {
 		if !kinds[k] {
 			t.Errorf("sources registered %v lack %s", kinds, k)
 		}

@@ -158,6 +158,10 @@ func classifyHeartbeat(n *model.Node, probe Probe, now time.Time, th model.Thres
 
 	// Running. The pid is alive as the same process (or unverified) when it
 	// was probed; stalled needs that, so a node judged by mtime alone never is.
+	if tr.RecordIdle {
+		// The record itself says between turns (SPEC §10).
+		v.flags.add(model.FlagIdle)
+	}
 	probedAlive := v.process == model.ProcessAlive || v.process == model.ProcessUnverified
 	unverified := v.process == model.ProcessUnverified
 	switch {

@@ -141,7 +141,7 @@ func checkInvariants(t *testing.T, n *model.Node) {
 		t.Errorf("%s: orphaned since %v, not its parent's last beat", n.ID, n.OrphanedSince())
 	case !has(model.FlagOrphaned) && !n.OrphanedSince().IsZero():
 		t.Errorf("%s: orphaned since %v without the flag", n.ID, n.OrphanedSince())
-	case has(model.FlagIdle) && (!running || !n.Traits.PIDPerTurn || n.Owner.PID <= 0):
+	case has(model.FlagIdle) && (!running || (!n.Traits.PIDPerTurn || n.Owner.PID <= 0) && !n.Traits.RecordIdle):
 		t.Errorf("%s: idle, yet %s, traits %+v, owner %+v", n.ID, n.State, n.Traits, n.Owner)
 	case n.Traits.NeverKill && (has(model.FlagKillCandidate) || n.Action == model.ActionKill):
 		t.Errorf("%s: a human controls it, yet %v, action %s", n.ID, n.Flags, n.Action)

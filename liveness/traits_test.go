@@ -149,6 +149,20 @@ func TestTraitNeverKill(t *testing.T) {
 	})
 }
 
+func TestTraitRecordIdle(t *testing.T) {
+	idle := traits(model.Traits{RecordIdle: true, BeatNotRequired: true})
+	runTraitCases(t, []traitCase{
+		{name: "its pid alive: running, idle", node: beating("s", "running", pidAlive, time.Second, idle),
+			wantState: model.StateRunning, wantFlags: fl(model.FlagIdle), wantAction: model.ActionNone},
+		{name: "its pid alive, an hour since its record changed: running, idle, quiet", node: beating("s", "running", pidAlive, time.Hour, idle),
+			wantState: model.StateRunning, wantFlags: fl(model.FlagQuiet, model.FlagIdle), wantAction: model.ActionNone},
+		{name: "its pid gone (the file a hard kill leaves): dead, never idle", node: beating("s", "running", pidGone, time.Hour, idle),
+			wantState: model.StateDead, wantFlags: fl(), wantReason: "pid 4122 gone"},
+		{name: "its pid reused: dead, never idle", node: beating("s", "running", pidReused, time.Hour, idle),
+			wantState: model.StateDead, wantFlags: fl()},
+	})
+}
+
 func TestTraitMergesItself(t *testing.T) {
 	selfMerging := traits(model.Traits{MergesItself: true})
 	runTraitCases(t, []traitCase{

@@ -259,6 +259,9 @@ type Traits struct {
 	NoProcessExpected bool
 	// NeverKill: a human controls it; never a kill candidate.
 	NeverKill bool
+	// RecordIdle: the record itself says the agent is between turns
+	// (Claude Code's session status idle): while it runs, it is idle.
+	RecordIdle bool
 	// MergesItself: the system merges finished work by itself, so a
 	// completed node recommends none, never merge.
 	MergesItself bool

@@ -1,0 +1,83 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"reflect"
+	"strings"
+
+	"github.com/dispatchtop/dispatchtop/protocol"
+)
+
+// A record is decoded field by field: a field of an unexpected type (a
+// pid written as text, a time as ISO where milliseconds were) is a
+// problem naming the file and the field, and the rest of the record is
+// still read. Claude Code's formats are not a published interface; one
+// changed field must not hide a running session.
+
+// readRecord reads the JSON object at path into v (a pointer to a struct
+// whose fields are pointers or json.RawMessage, named by json tags). The
+// file missing (removed since listed) is no problem; unreadable, or not
+// an object, is one.
+func (r *reader) readRecord(path string, v any) ([]byte, os.FileInfo, bool) {
+	b, err := protocol.ReadFile(path, protocol.MaxDocumentSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, false
+	}
+	if err != nil {
+		r.problem(path, "%v", err)
+		return nil, nil, false
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			r.problem(path, "%v", err)
+		}
+		return nil, nil, false
+	}
+	if err := r.decodeFields(path, b, v); err != nil {
+		r.problem(path, "read %s: %v", path, err)
+		return nil, nil, false
+	}
+	return b, fi, true
+}
+
+// decodeFields decodes the object b into v field by field, each field's
+// type error a problem of path; an error when b is no JSON object.
+func (r *reader) decodeFields(path string, b []byte, v any) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return err
+	}
+	if obj == nil {
+		return errors.New("null, not an object")
+	}
+	rv := reflect.ValueOf(v).Elem()
+	rt := rv.Type()
+	for i := range rt.NumField() {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		raw, ok := obj[name]
+		if !ok || name == "" || string(raw) == "null" {
+			continue
+		}
+		target := reflect.New(rt.Field(i).Type)
+		if err := json.Unmarshal(raw, target.Interface()); err != nil {
+			r.problem(path, "read %s: %s: %v", path, name, typeError(err))
+			continue
+		}
+		rv.Field(i).Set(target.Elem())
+	}
+	return nil
+}
+
+// typeError says what a field held, without Go's type names.
+func typeError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("a JSON %s where this reader knows another type: ignored", te.Value)
+	}
+	return err.Error()
+}

@@ -1,0 +1,99 @@
+package claudecode
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// jobFile is jobs/<id>/state.json, a background job of `claude agents`.
+type jobFile struct {
+	State           *string `json:"state"`
+	SessionID       *string `json:"sessionId"`
+	Name            *string `json:"name"`
+	Detail          *string `json:"detail"`
+	Intent          *string `json:"intent"`
+	CWD             *string `json:"cwd"`
+	CreatedAt       *string `json:"createdAt"`
+	UpdatedAt       *string `json:"updatedAt"`
+	FirstTerminalAt *string `json:"firstTerminalAt"`
+	CLIVersion      *string `json:"cliVersion"`
+}
+
+func (r *reader) readJobs() {
+	dir := filepath.Join(r.store, jobsDir)
+	for _, e := range r.listDir(dir) {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue // pins.json and the like
+		}
+		r.readJob(e.Name(), filepath.Join(dir, e.Name(), jobState))
+	}
+}
+
+// readJob maps a job's state onto a node under the session that owns it.
+func (r *reader) readJob(id, path string) {
+	var jf jobFile
+	_, fi, ok := r.readRecord(path, &jf)
+	if !ok {
+		return // a spare worker dir with no state.json yet, or a problem said
+	}
+	n := &model.Node{
+		ID:            "job-" + id,
+		HeartbeatPath: path,
+		HasHeartbeat:  true,
+		Source:        string(Kind),
+		BeatMtime:     isoTime(jf.UpdatedAt),
+		Heartbeat:     &model.Heartbeat{Role: "job", HasParentField: true},
+		// No pid: the job runs in Claude Code's daemon. Its state, not its
+		// age, says when it ended.
+		Traits: model.Traits{BeatNotRequired: true, SignOfLife: model.SignUpdate},
+	}
+	if n.BeatMtime.IsZero() {
+		n.BeatMtime = fi.ModTime()
+	}
+	if owner := r.sessionNode(str(jf.SessionID)); owner != nil {
+		n.ID = owner.ID + "/" + n.ID
+		n.Heartbeat.ParentHeartbeat = owner.HeartbeatPath
+	}
+	state := str(jf.State)
+	switch state {
+	case "working", "running":
+		n.Heartbeat.Status = model.StatusRunning
+	case "blocked":
+		n.Heartbeat.Status = model.StatusRunning
+		q := str(jf.Detail)
+		if q == "" {
+			q = "blocked"
+		}
+		n.Blocked = &model.Blocked{Path: path, Question: q, Kind: "claude-code job"}
+	case "done":
+		n.Heartbeat.Status = model.StatusCompleted
+	case "stopped", "failed", "killed":
+		n.Heartbeat.Status = model.StatusWithdrawn
+	default:
+		r.problem(path, "read %s: state: %s is not one of working, blocked, done, stopped, failed, killed", path, absentOrQuoted(jf.State))
+		n.Heartbeat.Status = state
+		if jf.State == nil {
+			n.Heartbeat.Status = "(absent)"
+		}
+	}
+	ending := ""
+	if n.Heartbeat.Status == model.StatusWithdrawn {
+		ending = state
+		if d := str(jf.Detail); d != "" {
+			ending += ": " + d
+		}
+	}
+	n.Rare = &model.Rare{Ending: ending, SourceFields: fields(
+		"job", id,
+		"state", state,
+		"name", str(jf.Name),
+		"session id", str(jf.SessionID),
+		"cwd", str(jf.CWD),
+		"created at", str(jf.CreatedAt),
+		"first terminal at", str(jf.FirstTerminalAt),
+		"version", str(jf.CLIVersion),
+	)}
+	r.facts.Nodes = append(r.facts.Nodes, n)
+}

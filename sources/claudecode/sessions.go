@@ -1,0 +1,199 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
+
+// Session statuses Claude Code writes (busy, idle, waiting; shell while a
+// `!` command runs).
+const (
+	statusBusy    = "busy"
+	statusIdle    = "idle"
+	statusWaiting = "waiting"
+	statusShell   = "shell"
+)
+
+// sessionFile is sessions/<pid>.json. Every field is a pointer: a field
+// missing is told from one empty.
+type sessionFile struct {
+	PID             *int            `json:"pid"`
+	ProcStart       json.RawMessage `json:"procStart"`
+	StartedAt       *float64        `json:"startedAt"`
+	SessionID       *string         `json:"sessionId"`
+	CWD             *string         `json:"cwd"`
+	Kind            *string         `json:"kind"`
+	Entrypoint      *string         `json:"entrypoint"`
+	Version         *string         `json:"version"`
+	Status          *string         `json:"status"`
+	WaitingFor      *string         `json:"waitingFor"`
+	UpdatedAt       *float64        `json:"updatedAt"`
+	StatusUpdatedAt *float64        `json:"statusUpdatedAt"`
+	Name            *string         `json:"name"`
+}
+
+// sessionFileName reports the pid a file of sessions/ is named for:
+// <pid>.json. The legacy pid-<n>.json (session_id and cwd only, no status,
+// no procStart) and temp or dot files are not sessions.
+func sessionFileName(name string) (int, bool) {
+	stem, ok := strings.CutSuffix(name, ".json")
+	if !ok || stem == "" {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(stem)
+	return pid, err == nil && pid > 0 && strconv.Itoa(pid) == stem
+}
+
+func (r *reader) readSessions() {
+	dir := filepath.Join(r.store, sessionsDir)
+	for _, e := range r.listDir(dir) {
+		// A directory so named is read too: its read is a problem, not a
+		// session skipped without a word.
+		namePID, ok := sessionFileName(e.Name())
+		if !ok {
+			continue
+		}
+		r.readSession(filepath.Join(dir, e.Name()), namePID)
+	}
+}
+
+// readSession maps one session file onto a session node.
+func (r *reader) readSession(path string, namePID int) {
+	var sf sessionFile
+	raw, fi, ok := r.readRecord(path, &sf)
+	if !ok {
+		return
+	}
+	if sf.PID == nil || *sf.PID <= 0 {
+		// No pid: nothing tells whether it runs. Not guessed.
+		r.problem(path, "read %s: pid: %s: the session is not shown", path, absentOr(sf.PID))
+		return
+	}
+	pid := *sf.PID
+	if pid != namePID {
+		r.problem(path, "read %s: pid %d is not the %d the file is named for", path, pid, namePID)
+	}
+	id := str(sf.SessionID)
+	if id == "" || strings.ContainsAny(id, `/\`) {
+		r.problem(path, "read %s: sessionId: %s", path, absentOrQuoted(sf.SessionID))
+		id = "pid-" + strconv.Itoa(pid)
+	}
+	if prev := r.bySession[id]; prev != nil {
+		// Two live files for one session: a resumed session and the
+		// process that left its file behind. Each keeps its node.
+		r.problem(path, "read %s: session %s is also %s", path, id, prev.HeartbeatPath)
+		id += "@" + strconv.Itoa(pid)
+	}
+
+	n := &model.Node{
+		ID:            id,
+		HeartbeatPath: path,
+		HasHeartbeat:  true,
+		Source:        string(Kind),
+		BeatMtime:     newer(millis(sf.StatusUpdatedAt), millis(sf.UpdatedAt)),
+		Heartbeat: &model.Heartbeat{
+			PID:            pid,
+			Role:           str(sf.Kind),
+			HasParentField: true, // a session lead
+		},
+		// No beat: the file is rewritten when the status changes, and an
+		// idle session writes nothing for days. The pid decides.
+		Traits: model.Traits{BeatNotRequired: true, SignOfLife: model.SignUpdate},
+	}
+	if n.BeatMtime.IsZero() {
+		n.BeatMtime = fi.ModTime()
+	}
+
+	procStart := rawString(sf.ProcStart)
+	started, err := procStartTime(procStart, r.boot, r.goos)
+	switch {
+	case err != nil:
+		r.problem(path, "read %s: procStart: %v: the pid is not checked against it", path, err)
+	case started.IsZero() && sf.StartedAt != nil:
+		// startedAt is stamped once the process is up: later than its
+		// create time by seconds, minutes under load.
+		started = millis(sf.StartedAt)
+		n.Traits.StartSlack = StartedAtSlack
+	}
+	n.Heartbeat.Started = model.EpochSeconds(started)
+
+	status := str(sf.Status)
+	switch status {
+	case statusBusy, statusShell:
+		n.Heartbeat.Status = model.StatusRunning
+	case statusIdle:
+		n.Heartbeat.Status = model.StatusRunning
+		n.Traits.RecordIdle = true
+	case statusWaiting:
+		n.Heartbeat.Status = model.StatusRunning
+		q := str(sf.WaitingFor)
+		if q == "" {
+			q = "waiting (no waitingFor)"
+		}
+		n.Blocked = &model.Blocked{Path: path, Question: q, Kind: "claude-code", Since: millis(sf.StatusUpdatedAt)}
+	default:
+		// Unknown: shown as the system words it (unknown_status), never
+		// guessed finished or dead.
+		r.problem(path, "read %s: status: %s is not one of busy, idle, waiting, shell", path, absentOrQuoted(sf.Status))
+		n.Heartbeat.Status = status
+		if sf.Status == nil {
+			n.Heartbeat.Status = "(absent)"
+		}
+	}
+
+	f := fields(
+		"session id", str(sf.SessionID),
+		"name", str(sf.Name),
+		"status", status,
+		"waiting for", str(sf.WaitingFor),
+		"kind", str(sf.Kind),
+		"entrypoint", str(sf.Entrypoint),
+		"version", str(sf.Version),
+		"cwd", str(sf.CWD),
+		"proc start", procStart,
+	)
+	n.Rare = &model.Rare{SourceFields: f, HeartbeatRaw: raw}
+	r.bySession[str(sf.SessionID)] = n
+	r.facts.Nodes = append(r.facts.Nodes, n)
+}
+
+// rawString is a JSON string's value, or a number's text ("" when absent
+// or null).
+func rawString(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var num json.Number
+	if json.Unmarshal(raw, &num) == nil {
+		return num.String()
+	}
+	return ""
+}
+
+func absentOr(p *int) string {
+	if p == nil {
+		return "absent"
+	}
+	return strconv.Itoa(*p) + " is not a process id"
+}
+
+func absentOrQuoted(p *string) string {
+	if p == nil {
+		return "absent"
+	}
+	return quoted(*p)
+}
+
+// sessionNode is the node of the running session sessionID, nil when no
+// session file names it.
+func (r *reader) sessionNode(sessionID string) *model.Node {
+	if sessionID == "" {
+		return nil
+	}
+	return r.bySession[sessionID]
+}

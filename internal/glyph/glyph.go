@@ -68,7 +68,6 @@ var Actions = []ActionGlyph{
 	{model.ActionCompact, "⇊"},
 }
 
-
 // UnknownState marks a state the table does not know; Other a flag or an
 // action it has no glyph for.
 const (

@@ -32,7 +32,10 @@ func (m *Model) detailLines(n *model.Node) []string {
 		if t.IsZero() {
 			return ""
 		}
-		return t.Format("2006-01-02 15:04:05") + " (" + model.FormatAge(m.now.Sub(t)) + " ago)"
+		// In the screen clock's zone, whatever zone the time was read in
+		// (a started is read as the local zone's, a file's mtime as it was
+		// given), so that the times of one pane compare at a glance.
+		return t.In(m.now.Location()).Format("2006-01-02 15:04:05") + " (" + model.FormatAge(m.now.Sub(t)) + " ago)"
 	}
 
 	if h, ok := m.host(n); ok {

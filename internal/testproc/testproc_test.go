@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
 )
 
 // A live process's started is its real create time: after the boot, not
@@ -14,7 +16,7 @@ func TestStartedIsRelativeToTheProcessAndTheBoot(t *testing.T) {
 		t.Fatalf("pid %d", pid)
 	}
 	now := float64(time.Now().UnixNano()) / 1e9
-	boot := float64(Boot(t).Unix())
+	boot := model.EpochSeconds(Boot(t))
 	if started > now+1 || started < boot-1 {
 		t.Fatalf("started %.3f: want between the boot %.3f and now %.3f", started, boot, now)
 	}
@@ -25,7 +27,7 @@ func TestStartedIsRelativeToTheProcessAndTheBoot(t *testing.T) {
 	if e < boot || e > started-2 {
 		t.Errorf("Earlier = %.3f: want between the boot %.3f and %.3f", e, boot, started-2)
 	}
-	if b := BeforeTheBoot(t, time.Hour); b != boot-3600 {
+	if b := BeforeTheBoot(t, time.Hour); math.Abs(b-(boot-3600)) > 1e-6 {
 		t.Errorf("BeforeTheBoot 1h = %.3f, boot %.3f", b, boot)
 	}
 	if len(BuildFlags()) != 1 {

@@ -64,7 +64,9 @@ type WatchOptions struct {
 	// Poll > 0 polls every directory at this interval instead of using
 	// fsnotify (--poll).
 	Poll time.Duration
-	// Tick is the re-classification interval (no file IO); 0 means 1 s.
+	// Tick is the re-classification interval (no file IO, but the read of
+	// a store whose last read may have missed a write: storeSettle); 0
+	// means 1 s.
 	Tick time.Duration
 	// Debounce is the minimum spacing of updates caused by file events: the
 	// first event of a burst is published at once, the rest of the burst

@@ -140,6 +140,11 @@ func (w *Watcher) Run(ctx context.Context) error {
 				tickDue = true
 				continue
 			}
+			if w.settleStores() {
+				// A store read that may have missed a write (storeSettle).
+				w.flush(eventBatch{}, true)
+				continue
+			}
 			w.publish(w.now(), true)
 		}
 	}

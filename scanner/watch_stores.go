@@ -26,7 +26,19 @@ type storeSet struct {
 	byDir map[string][]*store
 	// toRead holds the stores to read again at the next flush.
 	toRead map[*store]bool
+	// unsettled holds the stores whose last read may have missed a write
+	// (storeSettle): the next tick reads them again.
+	unsettled map[*store]bool
 }
+
+// storeSettle is how soon after a watch path was written a read of its
+// store may have missed that write. SQLite (WAL mode) appends a
+// transaction's frames to the -wal, whose event brings the read, and only
+// then publishes them in the -shm index that readers go by (and that is not
+// followed: every read writes it); a writer preempted between the two
+// leaves a read that saw nothing new, and no event to come. A second read
+// at the next tick sees the commit.
+const storeSettle = time.Second
 
 // store is one store root: its last facts and what says it changed.
 type store struct {
@@ -44,6 +56,7 @@ type store struct {
 func (w *Watcher) adoptStores(read []storeFacts) {
 	w.stores.byDir = map[string][]*store{}
 	w.stores.toRead = map[*store]bool{}
+	w.stores.unsettled = map[*store]bool{}
 	for _, f := range read {
 		st := &store{facts: f, paths: map[string]fileSig{}, names: map[string]map[string]bool{}}
 		w.followStore(st, true)
@@ -138,17 +151,37 @@ func (w *Watcher) restatStores(every bool) {
 }
 
 // readStores reads the marked stores again whole; the forest is rebuilt.
-// Signatures first: a change racing the read shows at the next compare.
+// Signatures first: a change racing the read shows at the next compare; a
+// read that starts within storeSettle of a write is unsettled.
 func (w *Watcher) readStores(now time.Time) {
+	suspect := time.Now().Add(-storeSettle).UnixNano()
+	if w.stores.unsettled == nil {
+		w.stores.unsettled = map[*store]bool{}
+	}
 	for st := range w.stores.toRead {
 		delete(w.stores.toRead, st)
+		delete(w.stores.unsettled, st)
 		for p := range st.paths {
-			st.paths[p] = storeSig(p)
+			sig := storeSig(p)
+			st.paths[p] = sig
+			if sig.mtime > suspect {
+				w.stores.unsettled[st] = true
+			}
 		}
 		st.facts = readStore(st.facts.root, now)
 		w.followStore(st, false)
 		w.built.stale = true
 	}
+}
+
+// settleStores marks the stores whose last read was unsettled, to be read
+// again; it reports whether there are any.
+func (w *Watcher) settleStores() bool {
+	for st := range w.stores.unsettled {
+		delete(w.stores.unsettled, st)
+		w.stores.toRead[st] = true
+	}
+	return len(w.stores.toRead) > 0
 }
 
 // storeFactsForBuild are copies of every store's nodes (BuildForest sets

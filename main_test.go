@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/internal/treegen"
 )
 
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "dispatchtop")
-	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	out, err := exec.Command("go", append(append([]string{"build"}, testproc.BuildFlags()...), "-o", binary, ".")...).CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
 		os.Exit(1)
@@ -77,7 +78,7 @@ func e2eTree(t *testing.T) (root string, livePid int) {
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
 	}
-	started := processStart(t, sleep.Process.Pid)
+	started := testproc.Started(t, sleep.Process.Pid)
 	now := time.Now()
 	lead := filepath.Join(root, "20261122-050000")
 	write := func(dir, name, body string, mtime time.Time) {
@@ -105,32 +106,6 @@ func e2eTree(t *testing.T) (root string, livePid int) {
 	write(done, ".cfa-state.json", `{"state": "DONE", "history": [], "backtrack_count": 0, "task_id": null}`, now.Add(-time.Minute))
 	write(dead, ".heartbeat", fmt.Sprintf(`{"pid": %d, "parent_heartbeat": %q, "role": "code", "started": 1, "status": "running"}`, gone.Process.Pid, leadHB), now.Add(-3*time.Minute))
 	return root, sleep.Process.Pid
-}
-
-// processStart reads a process's create time through the binary's own view:
-// the e2e test must not share code with what it checks, so it asks /proc.
-func processStart(t *testing.T, pid int) float64 {
-	t.Helper()
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
-	var ticks float64
-	fmt.Sscan(fields[19], &ticks) // starttime, field 22 of stat
-	return bootTime(t) + ticks/100
-}
-
-// bootTime is the host's boot, in Unix seconds, from /proc/uptime.
-func bootTime(t *testing.T) float64 {
-	t.Helper()
-	uptime, err := os.ReadFile("/proc/uptime")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var up float64
-	fmt.Sscan(string(uptime), &up)
-	return float64(time.Now().UnixNano())/1e9 - up
 }
 
 func TestOnceJSONSchemaAndExitCodes(t *testing.T) {

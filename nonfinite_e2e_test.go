@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/sources/teaparty/teapartytest"
 )
 
@@ -14,7 +15,7 @@ import (
 // document, valid against the schema, the node's started null, its pid
 // alive (unverified: never judged by it), and a problem naming the value.
 func TestOnceJSONOfAnInfinitePidStartedIsTheWholeDocument(t *testing.T) {
-	pid, _ := liveProcess(t)
+	pid, _ := testproc.Live(t)
 	h := teaPartyHome{t: t, home: filepath.Join(t.TempDir(), "webapp", ".teaparty")}
 	bus, db := h.bus("jobs/job-20260507-101500--inf/messages.db")
 	insertRows(t, db,

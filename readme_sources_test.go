@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/internal/storefixtures"
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/sources/teaparty/teapartytest"
 )
 
@@ -70,7 +71,7 @@ func TestReadmeCommandShowsEachSystem(t *testing.T) {
 	// TeaParty: a job whose lead beats through its .heartbeat, one worker
 	// in its bus.
 	job := filepath.Join(project, ".teaparty", "jobs", "job-20260507-101500--dark-mode")
-	pid, started := liveProcess(t)
+	pid, started := testproc.Live(t)
 	writeAged(t, filepath.Join(job, ".heartbeat"), fmt.Sprintf(`{"pid": %d, "parent_heartbeat": "", "role": "job-lead", "started": %f, "status": "running"}`, pid, started), 0)
 	bus, err := teapartytest.Open(filepath.Join(job, "messages.db"), teapartytest.DDL)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -86,5 +87,41 @@ func TestReadmeScreenshotIsTheGolden(t *testing.T) {
 	}
 	if got := text[start:end]; got != string(golden) {
 		t.Errorf("the README's screenshot is not %s (go test -run TestReadmeScreenshot -update-readme . rewrites it)\nREADME:\n%s\ngolden:\n%s", screenshotFile, got, golden)
+	}
+}
+
+// Every document under docs/ (its .md files) is linked from the README, so
+// a reader who starts there finds each of them.
+func TestReadmeLinksEveryDoc(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := filepath.Glob(filepath.Join("docs", "*.md"))
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("docs/*.md: %v, %d files", err, len(docs))
+	}
+	for _, d := range docs {
+		if link := "](" + filepath.ToSlash(d) + ")"; !strings.Contains(string(readme), link) {
+			t.Errorf("README.md does not link %s (no %q)", d, link)
+		}
+	}
+}
+
+// architecture.md's "Where to look" has a row for each area a change
+// starts in; --once and its JSON are one.
+func TestArchitectureWhereToLookNamesOnce(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, where, ok := strings.Cut(string(doc), "## Where to look")
+	if !ok {
+		t.Fatal("docs/architecture.md has no Where to look section")
+	}
+	for _, want := range []string{"`--once`", "`cli/once.go`", "`report/json.go`", "`docs/schema/dispatchtop-v1.json`"} {
+		if !strings.Contains(where, want) {
+			t.Errorf("Where to look does not name %s", want)
+		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
+	"github.com/dispatchtop/dispatchtop/model"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -88,13 +90,23 @@ func TestOnceJSONShowsEveryChatroomMappingRow(t *testing.T) {
 	// for its pid to be asked at all, so the process is one that is
 	// older than the test: init's.
 	const latePID = 1
-	lateCreated := processStart(t, latePID)
-	daemonPID, _ := liveProcess(t)
-	agentPID, agentCreated := liveProcess(t)
-	reusedPID, reusedCreated := liveProcess(t)
-	twinPID, twinCreated := liveProcess(t)
-	orphanPID, orphanCreated := liveProcess(t)
-	gone := gonePid(t)
+	lateCreated := testproc.Started(t, latePID)
+	if boot := testproc.Boot(t); lateCreated < model.EpochSeconds(boot) {
+		// Only a simulated boot (liveness.simulatedBoot) comes after init.
+		t.Skipf("init started before the boot (%v): no host is like this one", boot)
+	}
+	// Stamped late by up to 100 s, the stamp past the exit grace: on a
+	// host booted a minute ago, less.
+	lateLag := min(100*time.Second, time.Since(time.Unix(0, int64(lateCreated*1e9)))-10*time.Second).Truncate(time.Second)
+	if lateLag <= 2*model.DefaultThresholds().StartTolerance {
+		t.Fatalf("init started %s ago: too soon for a late stamp", time.Since(time.Unix(0, int64(lateCreated*1e9))))
+	}
+	daemonPID, _ := testproc.Live(t)
+	agentPID, agentCreated := testproc.Live(t)
+	reusedPID, reusedCreated := testproc.Live(t)
+	twinPID, twinCreated := testproc.Live(t)
+	orphanPID, orphanCreated := testproc.Live(t)
+	gone := testproc.Gone(t)
 
 	s := &chatroomStore{t: t, dir: filepath.Join(t.TempDir(), "home", ".chatroom"), machines: map[string]map[string]string{}}
 	const (
@@ -125,7 +137,7 @@ func TestOnceJSONShowsEveryChatroomMappingRow(t *testing.T) {
 	// quiet; near that edge the test waits until it is clearly past it.
 	// Past chatroom's stale (30 min) the reason adds that the age says
 	// nothing and what the pid said.
-	lateStart := time.Unix(0, int64(lateCreated*1e9)).Add(100 * time.Second)
+	lateStart := time.Unix(0, int64(lateCreated*1e9)).Add(lateLag)
 	if age := time.Since(lateStart); age > 5*time.Minute-30*time.Second && age < 5*time.Minute+30*time.Second {
 		time.Sleep(5*time.Minute + 30*time.Second - age)
 	}
@@ -139,13 +151,10 @@ func TestOnceJSONShowsEveryChatroomMappingRow(t *testing.T) {
 	// The reused entry's start lies between the boot and its pid's
 	// process: a record of this boot whose pid another process took, on a
 	// machine booted a minute ago as on one up for weeks.
-	reusedLag := min(time.Hour, time.Duration((reusedCreated-bootTime(t))*1e9)/2)
-	if reusedLag < 5*time.Second {
-		t.Fatalf("pid %d was created %s after the boot: too soon to record an earlier start", reusedPID, 2*reusedLag)
-	}
+	reusedLag := time.Duration((reusedCreated - testproc.Earlier(t, reusedCreated, 5*time.Second)) * 1e9)
 	liveState := s.state(live, ago(time.Minute), map[string]any{
 		chatroom + "/planner": chatroomEntry{agentPID, "claude", startedAt(agentCreated, 0)},
-		chatroom + "/late":    chatroomEntry{latePID, "opencode-sdk", startedAt(lateCreated, 100*time.Second)},
+		chatroom + "/late":    chatroomEntry{latePID, "opencode-sdk", startedAt(lateCreated, lateLag)},
 		chatroom + "/builder": chatroomEntry{gone, "opencode", isoMillis(ago(time.Minute))},
 		chatroom + "/reused":  chatroomEntry{reusedPID, "claude-sdk", startedAt(reusedCreated, -reusedLag)},
 		chatroom + "/twin-a":  chatroomEntry{twinPID, "claude", startedAt(twinCreated, 0)},

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 )
 
 // claudeStore is a ~/.claude as Claude Code writes it (the fields as
@@ -81,15 +83,15 @@ func olderProcStart(t *testing.T, pid int, created float64) string {
 func TestClaudeMapping(t *testing.T) {
 	s := &claudeStore{t: t, dir: filepath.Join(t.TempDir(), ".claude")}
 	now := time.Now()
-	busy, _ := liveProcess(t)
-	idle, _ := liveProcess(t)
-	waiting, _ := liveProcess(t)
+	busy, _ := testproc.Live(t)
+	idle, _ := testproc.Live(t)
+	waiting, _ := testproc.Live(t)
 	killed := exec.Command("sleep", "300")
 	if err := killed.Start(); err != nil {
 		t.Fatal(err)
 	}
 	killedStart := claudeProcStart(t, killed.Process.Pid)
-	reuser, reuserCreated := liveProcess(t)
+	reuser, reuserCreated := testproc.Live(t)
 
 	const (
 		busyID    = "11111111-aaaa-4bbb-8ccc-000000000001"
@@ -109,7 +111,7 @@ func TestClaudeMapping(t *testing.T) {
 	}
 	_ = killed.Wait()
 	reusedKey := s.session(reuser, olderProcStart(t, reuser, reuserCreated), reusedID, "idle", now.Add(-time.Hour), nil)
-	strange, _ := liveProcess(t)
+	strange, _ := testproc.Live(t)
 	strangeKey := s.session(strange, claudeProcStart(t, strange), strangeID, "hibernating", now, nil)
 	job := s.write("jobs/90c961c7/state.json", map[string]any{"state": "blocked", "sessionId": busyID, "name": "crow diet",
 		"detail": "needs approval", "cwd": "/home/u/webapp", "updatedAt": now.UTC().Format(time.RFC3339Nano)})
@@ -219,7 +221,7 @@ func TestClaudeMapping(t *testing.T) {
 func TestReadmeCommandShowsClaudeCode(t *testing.T) {
 	home := t.TempDir()
 	s := &claudeStore{t: t, dir: filepath.Join(home, ".claude")}
-	pid, _ := liveProcess(t)
+	pid, _ := testproc.Live(t)
 	key := s.session(pid, claudeProcStart(t, pid), "abcdef01-2345-4678-9abc-def012345678", "busy", time.Now(), nil)
 	line := readmeSystemCommand(t, "Claude Code")
 	argv := strings.Fields(strings.ReplaceAll(line, "$HOME", home))

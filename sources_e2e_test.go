@@ -204,28 +204,6 @@ func deref[T any](p *T) any {
 	return *p
 }
 
-// liveProcess starts a process that lives until the test ends and
-// returns its pid and create time.
-func liveProcess(t *testing.T) (int, float64) {
-	t.Helper()
-	p := exec.Command("sleep", "300")
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Process.Kill(); _ = p.Wait() })
-	return p.Process.Pid, processStart(t, p.Process.Pid)
-}
-
-// gonePid is the pid of a process that has exited and been reaped.
-func gonePid(t *testing.T) int {
-	t.Helper()
-	p := exec.Command("true")
-	if err := p.Run(); err != nil {
-		t.Fatal(err)
-	}
-	return p.Process.Pid
-}
-
 // writeAged writes content to path (making its dir) with an mtime age ago.
 func writeAged(t *testing.T, path, content string, age time.Duration) {
 	t.Helper()

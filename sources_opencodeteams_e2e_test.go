@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -187,10 +188,10 @@ func TestOnceJSONShowsEveryOpencodeTeamsMappingRow(t *testing.T) {
 	goneSet, _ := withPane("ses_pane_gone")
 	goneSet["paneId"] = "%999" // never made on this server
 	paneGone := s.agent("f0000000-0000-4000-8000-000000000004", "alpha", "active", ago(5*time.Second), goneSet)
-	servedPID, servedCreated := liveProcess(t)
+	servedPID, servedCreated := testproc.Live(t)
 	s.server("/home/dev/served", servedPID, time.Unix(0, int64(servedCreated*1e9)).Add(time.Second))
 	served := s.agent("f0000000-0000-4000-8000-000000000005", "alpha", "active", ago(5*time.Second), map[string]any{"cwd": "/home/dev/served"})
-	deadServer := gonePid(t)
+	deadServer := testproc.Gone(t)
 	s.server("/home/dev/crashed", deadServer, now.Add(-time.Hour))
 	crashed := s.agent("f0000000-0000-4000-8000-000000000006", "alpha", "active", ago(5*time.Second), map[string]any{"cwd": "/home/dev/crashed"})
 

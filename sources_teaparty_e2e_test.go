@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/sources/teaparty/teapartytest"
 )
 
@@ -53,10 +54,10 @@ func insertMessage(t *testing.T, db *sql.DB, id, conversation, sender, content s
 func TestOnceJSONShowsEveryTeaPartyMappingRow(t *testing.T) {
 	now := time.Now()
 	old := now.Add(-10 * time.Minute) // past TeaParty's stale (120 s), short of kill-after's reach for no pid
-	livePID, liveStarted := liveProcess(t)
-	leadPID, leadStarted := liveProcess(t)
-	stampPID, stampStarted := liveProcess(t)
-	gone := gonePid(t)
+	livePID, liveStarted := testproc.Live(t)
+	leadPID, leadStarted := testproc.Live(t)
+	stampPID, stampStarted := testproc.Live(t)
+	gone := testproc.Gone(t)
 
 	h := teaPartyHome{t: t, home: filepath.Join(t.TempDir(), "webapp", ".teaparty")}
 	jobA := filepath.Join(h.home, "jobs", "job-20260507-101500--native-lead")
@@ -240,8 +241,8 @@ func TestOnceJSONShowsEveryTeaPartyMappingRow(t *testing.T) {
 // `proc.pid`), gone between turns. A TeaParty root inside a native root
 // leaves its files to that root: its leads carry the traits all the same.
 func TestTeaPartyJobLeadCarriesTheSourcesTraits(t *testing.T) {
-	gone := gonePid(t)
-	leadPID, leadStarted := liveProcess(t)
+	gone := testproc.Gone(t)
+	leadPID, leadStarted := testproc.Live(t)
 	project := filepath.Join(t.TempDir(), "webapp")
 	h := teaPartyHome{t: t, home: filepath.Join(project, ".teaparty")}
 	// job writes a job dir: its lead's heartbeat (beaten age ago), its CfA

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/sources/teaparty/teapartytest"
 )
 
@@ -22,17 +23,14 @@ func TestOnceSaysEachRecordsOwnSignOfLife(t *testing.T) {
 	now := time.Now()
 	ago := func(d time.Duration) time.Time { return now.Add(-d) }
 	// A live process whose record names an older process's create time,
-	// plausible for this boot: pid 1's. Its pid is reused.
-	reusedPID, reusedCreated := liveProcess(t)
-	first := processStart(t, 1)
-	if gap := reusedCreated - first; gap < 3 {
-		time.Sleep(time.Duration((3 - gap) * float64(time.Second)))
-		reusedPID, reusedCreated = liveProcess(t)
-	}
-	leadPID, leadStarted := liveProcess(t)
-	workerPID, workerStarted := liveProcess(t)
-	daemonPID, _ := liveProcess(t)
-	agentPID, agentCreated := liveProcess(t)
+	// plausible for this boot: between the boot and its process. Its pid
+	// is reused.
+	reusedPID, reusedCreated := testproc.Live(t)
+	first := testproc.Earlier(t, reusedCreated, 3*time.Second)
+	leadPID, leadStarted := testproc.Live(t)
+	workerPID, workerStarted := testproc.Live(t)
+	daemonPID, _ := testproc.Live(t)
+	agentPID, agentCreated := testproc.Live(t)
 
 	// TeaParty: a job whose lead beats, and three of its workers' rows.
 	h := teaPartyHome{t: t, home: filepath.Join(t.TempDir(), "webapp", ".teaparty")}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -115,7 +116,7 @@ func TestPlaceholderValueBeginningWithADashIsRefused(t *testing.T) {
 			node := "p/c"
 			if tc.action == model.ActionResume {
 				node = tc.node
-				writeNode(t, root, nodeSpec{dir: node, pid: gonePID(t), started: float64(time.Now().Add(-time.Hour).Unix()), status: "running", age: 10 * time.Minute, cfa: "EXECUTE"})
+				writeNode(t, root, nodeSpec{dir: node, pid: testproc.Gone(t), started: float64(time.Now().Add(-time.Hour).Unix()), status: "running", age: 10 * time.Minute, cfa: "EXECUTE"})
 			} else {
 				team := "t"
 				if tc.noTeam {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
 )
@@ -290,10 +291,10 @@ func TestCompactRemovesTerminalAndNeverStartedEntriesOnly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			self := startHelper(t, "sleep")
-			writeNode(t, root, nodeSpec{dir: "s", pid: self.Process.Pid, started: startedOf(t, self.Process.Pid), status: tc.nodeStatus})
+			writeNode(t, root, nodeSpec{dir: "s", pid: self.Process.Pid, started: testproc.Started(t, self.Process.Pid), status: tc.nodeStatus})
 			writeNode(t, root, nodeSpec{dir: "s/done", pid: 0, status: "completed", parent: "s"})
 			writeNode(t, root, nodeSpec{dir: "s/withdrawn", pid: 0, status: "withdrawn", parent: "s"})
-			writeNode(t, root, nodeSpec{dir: "s/live", pid: self.Process.Pid, started: startedOf(t, self.Process.Pid), status: "running", parent: "s"})
+			writeNode(t, root, nodeSpec{dir: "s/live", pid: self.Process.Pid, started: testproc.Started(t, self.Process.Pid), status: "running", parent: "s"})
 			// A started child with an unparseable heartbeat: not gone, kept.
 			if err := os.MkdirAll(filepath.Join(root, "s/garbled"), 0o755); err != nil {
 				t.Fatal(err)
@@ -507,7 +508,7 @@ func TestCompactAllRechecksEachNodeAtItsOwnCompaction(t *testing.T) {
 			// While a is compacted, b is resumed and runs again.
 			started = true
 			p := startHelper(t, "sleep")
-			writeNode(t, root, nodeSpec{dir: "b", pid: p.Process.Pid, started: startedOf(t, p.Process.Pid), status: "running"})
+			writeNode(t, root, nodeSpec{dir: "b", pid: p.Process.Pid, started: testproc.Started(t, p.Process.Pid), status: "running"})
 		}
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/scanner"
 )
@@ -23,12 +24,12 @@ func fleet(t *testing.T, root string) map[string]int {
 	t.Helper()
 	run := startHelper(t, "sleep")
 	stuck := startHelper(t, "sleep")
-	writeNode(t, root, nodeSpec{dir: "run", pid: run.Process.Pid, started: startedOf(t, run.Process.Pid), status: "running"})
+	writeNode(t, root, nodeSpec{dir: "run", pid: run.Process.Pid, started: testproc.Started(t, run.Process.Pid), status: "running"})
 	writeNode(t, root, nodeSpec{dir: "run/old", status: "completed", parent: "run"})
 	register(t, root, "run", "run/old", "t", "1", "active")
-	writeNode(t, root, nodeSpec{dir: "dead", pid: gonePID(t), started: float64(time.Now().Add(-time.Hour).Unix()), status: "running", age: 10 * time.Minute, cfa: "EXECUTE"})
+	writeNode(t, root, nodeSpec{dir: "dead", pid: testproc.Gone(t), started: float64(time.Now().Add(-time.Hour).Unix()), status: "running", age: 10 * time.Minute, cfa: "EXECUTE"})
 	finishedChild(t, root, "t", "2", true)
-	writeNode(t, root, nodeSpec{dir: "stuck", pid: stuck.Process.Pid, started: startedOf(t, stuck.Process.Pid), status: "running", age: time.Hour})
+	writeNode(t, root, nodeSpec{dir: "stuck", pid: stuck.Process.Pid, started: testproc.Started(t, stuck.Process.Pid), status: "running", age: time.Hour})
 	return map[string]int{"run": run.Process.Pid, "stuck": stuck.Process.Pid}
 }
 
@@ -170,7 +171,7 @@ func TestJournalHoldsALineForEachActionAndRefusal(t *testing.T) {
 func TestNodeOutsideEveryRootActsInItsSessionHolder(t *testing.T) {
 	holder := t.TempDir()
 	writeNode(t, holder, nodeSpec{dir: "sess", status: "completed", age: time.Minute})
-	infra := writeNode(t, holder, nodeSpec{dir: "sess/team/1", pid: gonePID(t), started: 1, status: "running", parent: "sess", age: 10 * time.Minute, cfa: "PLAN"})
+	infra := writeNode(t, holder, nodeSpec{dir: "sess/team/1", pid: testproc.Gone(t), started: 1, status: "running", parent: "sess", age: 10 * time.Minute, cfa: "PLAN"})
 	out := filepath.Join(t.TempDir(), "argv")
 	elsewhere := t.TempDir()
 	e := testEngine(elsewhere, model.Thresholds{}, fleetConfig(out))
@@ -349,7 +350,7 @@ func TestRunWithHintRereadsTheNode(t *testing.T) {
 		t.Fatalf("merge with a stale hint: %v %s %q", err, res.Outcome, res.Message)
 	}
 	// A node the hint does not know is found by a full re-read.
-	writeNode(t, root, nodeSpec{dir: "late", pid: gonePID(t), started: 1, status: "running", age: 10 * time.Minute, cfa: "PLAN"})
+	writeNode(t, root, nodeSpec{dir: "late", pid: testproc.Gone(t), started: 1, status: "running", age: 10 * time.Minute, cfa: "PLAN"})
 	res, err = e.RunWithHint(context.Background(), Request{Action: model.ActionResume, Node: "late"}, hint)
 	if err != nil || res.Outcome != OutcomeDone {
 		t.Fatalf("resume of a node the hint lacks: %v %s %q", err, res.Outcome, res.Message)
@@ -399,7 +400,7 @@ func TestReadonlyStillAnswersDryRuns(t *testing.T) {
 func TestConfigInsideTheSessionHolderOfANodeOutsideTheRootsIsRefused(t *testing.T) {
 	holder := t.TempDir()
 	writeNode(t, holder, nodeSpec{dir: "sess", status: "completed", age: time.Minute})
-	infra := writeNode(t, holder, nodeSpec{dir: "sess/team/1", pid: gonePID(t), started: 1, status: "running", parent: "sess", age: 10 * time.Minute, cfa: "PLAN"})
+	infra := writeNode(t, holder, nodeSpec{dir: "sess/team/1", pid: testproc.Gone(t), started: 1, status: "running", parent: "sess", age: 10 * time.Minute, cfa: "PLAN"})
 	cfgPath := filepath.Join(holder, "config.toml")
 	if err := os.WriteFile(cfgPath, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -424,7 +425,7 @@ func TestConfigInsideTheSessionHolderOfANodeOutsideTheRootsIsRefused(t *testing.
 // act on a node of the other.
 func TestConfigInsideAnotherRootIsRefused(t *testing.T) {
 	withConfig, withNode := t.TempDir(), t.TempDir()
-	writeNode(t, withNode, nodeSpec{dir: "sess", pid: gonePID(t), started: 1, status: "running", age: 10 * time.Minute, cfa: "PLAN"})
+	writeNode(t, withNode, nodeSpec{dir: "sess", pid: testproc.Gone(t), started: 1, status: "running", age: 10 * time.Minute, cfa: "PLAN"})
 	cfgPath := filepath.Join(withConfig, "config.toml")
 	if err := os.WriteFile(cfgPath, nil, 0o644); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
 )
@@ -133,8 +134,8 @@ func TestAPlantedFIFOIsRefusedWithoutHanging(t *testing.T) {
 		}},
 		{name: "compact: a registry entry's heartbeat", act: func(t *testing.T, f fixture) (string, string, error) {
 			// p has ended; c's heartbeat is a FIFO, done's is completed.
-			writeNode(t, f.root, nodeSpec{dir: "p", pid: gonePID(t), started: 1, status: "completed", age: time.Hour})
-			writeNode(t, f.root, nodeSpec{dir: "done", pid: gonePID(t), started: 1, status: "completed", parent: "p", age: time.Hour})
+			writeNode(t, f.root, nodeSpec{dir: "p", pid: testproc.Gone(t), started: 1, status: "completed", age: time.Hour})
+			writeNode(t, f.root, nodeSpec{dir: "done", pid: testproc.Gone(t), started: 1, status: "completed", parent: "p", age: time.Hour})
 			os.MkdirAll(filepath.Join(f.root, "c"), 0o755)
 			fifo := filepath.Join(f.root, "c", protocol.HeartbeatFile)
 			if err := mkfifo(fifo); err != nil {

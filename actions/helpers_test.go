@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
-	"github.com/dispatchtop/dispatchtop/protocol"
 	"github.com/dispatchtop/dispatchtop/scanner"
 )
 
@@ -212,29 +211,6 @@ func startHelper(t *testing.T, mode string, args ...string) *exec.Cmd {
 		<-done
 	})
 	return c
-}
-
-// gonePID returns the pid of a process that has ended and been reaped.
-func gonePID(t *testing.T) int {
-	t.Helper()
-	c := helperCmd("sleep")
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pid := c.Process.Pid
-	_ = c.Process.Kill()
-	_ = c.Wait()
-	return pid
-}
-
-// startedOf is the create time of pid as the heartbeat's `started`.
-func startedOf(t *testing.T, pid int) float64 {
-	t.Helper()
-	s, err := protocol.ProcessStarted(pid)
-	if err != nil {
-		t.Fatalf("create time of pid %d: %v", pid, err)
-	}
-	return s
 }
 
 // nodeSpec describes one infra dir of a fixture tree.

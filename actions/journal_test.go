@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -44,7 +45,7 @@ func refuseRunning(t *testing.T, e *Engine) (Result, error) {
 // runningNode writes a session s whose process (this test) runs.
 func runningSelfNode(t *testing.T, root string) {
 	t.Helper()
-	writeNode(t, root, nodeSpec{dir: "s", pid: os.Getpid(), started: startedOf(t, os.Getpid()), status: "running"})
+	writeNode(t, root, nodeSpec{dir: "s", pid: os.Getpid(), started: testproc.Started(t, os.Getpid()), status: "running"})
 }
 
 // everyLineWhole fails unless every line of the journal of root ends with a

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -67,7 +68,7 @@ func TestKillSignalsTheProcessItVerifiedNotItsPid(t *testing.T) {
 			go func() { _ = agent.Wait(); close(reaped) }()
 			t.Cleanup(func() { _ = agent.Process.Kill(); <-reaped })
 			pid := agent.Process.Pid
-			writeNode(t, root, nodeSpec{dir: "s", pid: pid, started: startedOf(t, pid), status: "running"})
+			writeNode(t, root, nodeSpec{dir: "s", pid: pid, started: testproc.Started(t, pid), status: "running"})
 
 			e := testEngine(root, model.Thresholds{}, Config{})
 			var innocent *exec.Cmd

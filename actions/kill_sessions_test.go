@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -29,7 +30,7 @@ func startSleep(t *testing.T) int {
 func runningNode(t *testing.T, root, dir string, parent *string) int {
 	t.Helper()
 	pid := startSleep(t)
-	hb := map[string]any{"pid": pid, "role": "worker", "started": startedOf(t, pid), "status": "running"}
+	hb := map[string]any{"pid": pid, "role": "worker", "started": testproc.Started(t, pid), "status": "running"}
 	if parent != nil {
 		hb["parent_heartbeat"] = *parent
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -44,7 +45,7 @@ func TestKillEndsAVerifiedProcessAndItsDescendants(t *testing.T) {
 		t.Fatal("the helper did not spawn its children")
 	}
 	pid := lead.Process.Pid
-	writeNode(t, root, nodeSpec{dir: "s", pid: pid, started: startedOf(t, pid), status: "running"})
+	writeNode(t, root, nodeSpec{dir: "s", pid: pid, started: testproc.Started(t, pid), status: "running"})
 	hbBefore, _ := os.ReadFile(filepath.Join(root, "s", ".heartbeat"))
 
 	res, err := testEngine(root, model.Thresholds{}, Config{}).Run(context.Background(), Request{Action: model.ActionKill, Node: "s", Grace: 3 * time.Second})
@@ -75,7 +76,7 @@ func TestKillEscalatesToSigkillAfterTheGrace(t *testing.T) {
 	p := startHelper(t, "sleep-ignore-term")
 	time.Sleep(200 * time.Millisecond) // let it install its handler
 	pid := p.Process.Pid
-	writeNode(t, root, nodeSpec{dir: "s", pid: pid, started: startedOf(t, pid), status: "running"})
+	writeNode(t, root, nodeSpec{dir: "s", pid: pid, started: testproc.Started(t, pid), status: "running"})
 	start := time.Now()
 	res, err := testEngine(root, model.Thresholds{}, Config{}).Run(context.Background(), Request{Action: model.ActionKill, Node: "s", Grace: 300 * time.Millisecond})
 	if err != nil {
@@ -107,7 +108,7 @@ func TestKillRefusesUnsafeTargets(t *testing.T) {
 				p := startHelper(t, "sleep")
 				// Seconds earlier, not hours: a started before the host's
 				// boot cannot be compared at all (unverified, not reused).
-				return nodeSpec{dir: "s", pid: p.Process.Pid, started: startedOf(t, p.Process.Pid) - 20, status: "running"}
+				return nodeSpec{dir: "s", pid: p.Process.Pid, started: testproc.Started(t, p.Process.Pid) - 20, status: "running"}
 			},
 			want:   "now belongs to another process",
 			victim: func(s nodeSpec) int { return s.pid },
@@ -121,7 +122,7 @@ func TestKillRefusesUnsafeTargets(t *testing.T) {
 		{
 			name: "dispatchtop itself",
 			spec: func(t *testing.T) nodeSpec {
-				return nodeSpec{dir: "s", pid: self, started: startedOf(t, self), status: "running"}
+				return nodeSpec{dir: "s", pid: self, started: testproc.Started(t, self), status: "running"}
 			},
 			want:   "dispatchtop itself or one of its ancestors",
 			victim: func(nodeSpec) int { return self },
@@ -130,7 +131,7 @@ func TestKillRefusesUnsafeTargets(t *testing.T) {
 			name: "an ancestor of dispatchtop",
 			spec: func(t *testing.T) nodeSpec {
 				pp := os.Getppid()
-				return nodeSpec{dir: "s", pid: pp, started: startedOf(t, pp), status: "running"}
+				return nodeSpec{dir: "s", pid: pp, started: testproc.Started(t, pp), status: "running"}
 			},
 			want:   "dispatchtop itself or one of its ancestors",
 			victim: func(nodeSpec) int { return os.Getppid() },
@@ -138,7 +139,7 @@ func TestKillRefusesUnsafeTargets(t *testing.T) {
 		{
 			name: "a dead node",
 			spec: func(t *testing.T) nodeSpec {
-				return nodeSpec{dir: "s", pid: gonePID(t), started: float64(time.Now().Unix() - 600), status: "running", age: 3 * time.Hour}
+				return nodeSpec{dir: "s", pid: testproc.Gone(t), started: float64(time.Now().Unix() - 600), status: "running", age: 3 * time.Hour}
 			},
 			want: "not running",
 		},
@@ -180,7 +181,7 @@ func TestKillTreeGoesBottomUp(t *testing.T) {
 	for _, n := range []struct{ dir, parent string }{{"s", ""}, {"s/a", "s"}, {"s/a/b", "s/a"}, {"s/c", "s"}} {
 		p := startHelper(t, "sleep")
 		pids[n.dir] = p.Process.Pid
-		writeNode(t, root, nodeSpec{dir: n.dir, pid: p.Process.Pid, started: startedOf(t, p.Process.Pid), status: "running", parent: n.parent})
+		writeNode(t, root, nodeSpec{dir: n.dir, pid: p.Process.Pid, started: testproc.Started(t, p.Process.Pid), status: "running", parent: n.parent})
 	}
 	e := testEngine(root, model.Thresholds{}, Config{})
 	dry, err := e.DryRun(context.Background(), Request{Action: model.ActionKill, Node: "s", Tree: true})
@@ -227,9 +228,9 @@ func TestKillTreeGoesBottomUp(t *testing.T) {
 // running nodes below it (its orphans) are still ended.
 func TestKillTreeOfADeadLeadEndsItsRunningOrphans(t *testing.T) {
 	root := t.TempDir()
-	writeNode(t, root, nodeSpec{dir: "s", pid: gonePID(t), started: 1, status: "running", age: 10 * time.Minute})
+	writeNode(t, root, nodeSpec{dir: "s", pid: testproc.Gone(t), started: 1, status: "running", age: 10 * time.Minute})
 	orphan := startHelper(t, "sleep")
-	writeNode(t, root, nodeSpec{dir: "s/a", pid: orphan.Process.Pid, started: startedOf(t, orphan.Process.Pid), status: "running", parent: "s"})
+	writeNode(t, root, nodeSpec{dir: "s/a", pid: orphan.Process.Pid, started: testproc.Started(t, orphan.Process.Pid), status: "running", parent: "s"})
 	e := testEngine(root, model.Thresholds{}, Config{})
 	res, err := e.Run(context.Background(), Request{Action: model.ActionKill, Node: "s", Tree: true, Grace: time.Second})
 	if err != nil {
@@ -268,7 +269,7 @@ func TestKillTreeDryRunCountsOnlyWhatWouldBeKilled(t *testing.T) {
 			root := t.TempDir()
 			for _, n := range []struct{ dir, parent string }{{"s", ""}, {"s/a", "s"}} {
 				p := startHelper(t, "sleep")
-				started := startedOf(t, p.Process.Pid)
+				started := testproc.Started(t, p.Process.Pid)
 				if n.dir == tc.reused {
 					started -= 20 // after the boot, outside the tolerance
 				}
@@ -332,7 +333,10 @@ func TestKillRefusesAPidWhoseStartedIsNotUnixSeconds(t *testing.T) {
 				root := t.TempDir()
 				p := startHelper(t, "sleep")
 				writeNode(t, root, nodeSpec{dir: "s", pid: p.Process.Pid, started: started, status: "running", age: tc.age})
-				msg, refused := tc.run(testEngine(root, tc.th, Config{}))
+				e := testEngine(root, tc.th, Config{})
+				// The beat is after the boot (an hour ago), whatever the host's.
+				e.opts.Scan.Probe = testproc.BootedAt(time.Now().Add(-time.Hour))
+				msg, refused := tc.run(e)
 				if !refused {
 					t.Fatalf("not refused: %q", msg)
 				}
@@ -354,14 +358,14 @@ func TestKillRefusesAPidWhoseStartedIsNotUnixSeconds(t *testing.T) {
 func TestKillNeverTakesAFarOffCreateTimeForTheSameProcess(t *testing.T) {
 	p := startHelper(t, "sleep")
 	pid := p.Process.Pid
-	created := time.Unix(0, 0).Add(time.Duration(startedOf(t, pid) * float64(time.Second)))
+	created := time.Unix(0, 0).Add(time.Duration(testproc.Started(t, pid) * float64(time.Second)))
 	for _, tc := range []struct {
 		name    string
 		created time.Time
 		want    bool
 	}{
 		{"its own create time", created, true},
-		{"a create time in milliseconds read as seconds", time.Unix(int64(startedOf(t, pid)*1000), 0), false},
+		{"a create time in milliseconds read as seconds", time.Unix(int64(testproc.Started(t, pid)*1000), 0), false},
 		{"the far past", time.Unix(-1e12, 0), false},
 		{"an hour off", created.Add(time.Hour), false},
 	} {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -68,10 +69,10 @@ func TestMerge(t *testing.T) {
 		{name: "a finished child of a finished parent merges", wantOutcome: OutcomeDone, wantMerged: true},
 		{name: "a running parent owns the merge", wantOutcome: OutcomeRefused, wantMsg: "is running", setup: func(t *testing.T, root string) {
 			p := startHelper(t, "sleep")
-			writeNode(t, root, nodeSpec{dir: "p", pid: p.Process.Pid, started: startedOf(t, p.Process.Pid), status: "running"})
+			writeNode(t, root, nodeSpec{dir: "p", pid: p.Process.Pid, started: testproc.Started(t, p.Process.Pid), status: "running"})
 		}},
 		{name: "work that did not succeed is not merged", wantOutcome: OutcomeRefused, wantMsg: "has not succeeded", setup: func(t *testing.T, root string) {
-			writeNode(t, root, nodeSpec{dir: "p/c", pid: gonePID(t), started: 1, status: "running", parent: "p", cfa: "EXECUTE", age: time.Hour})
+			writeNode(t, root, nodeSpec{dir: "p/c", pid: testproc.Gone(t), started: 1, status: "running", parent: "p", cfa: "EXECUTE", age: time.Hour})
 		}},
 		{name: "an already merged node is not merged again", wantOutcome: OutcomeRefused, wantMsg: "already merged", wantMerged: true, setup: func(t *testing.T, root string) {
 			os.WriteFile(filepath.Join(root, "p/c/.merged"), []byte("{}\n"), 0o644)

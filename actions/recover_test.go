@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -20,14 +21,14 @@ func TestRecoverStepRefusedWhenTheRecommendationChanged(t *testing.T) {
 	// candidate. It returns the pid that must survive.
 	stuckNode := func(t *testing.T, root string) int {
 		p := startHelper(t, "sleep")
-		writeNode(t, root, nodeSpec{dir: "stuck", pid: p.Process.Pid, started: startedOf(t, p.Process.Pid), status: "running", age: time.Hour})
+		writeNode(t, root, nodeSpec{dir: "stuck", pid: p.Process.Pid, started: testproc.Started(t, p.Process.Pid), status: "running", age: time.Hour})
 		return p.Process.Pid
 	}
 	// orphanedDead writes a finished lead and its dead child: the child is
 	// resumable, since no running lead owns its recovery.
 	orphanedDead := func(t *testing.T, root string) int {
 		writeNode(t, root, nodeSpec{dir: "lead", status: "completed", age: time.Minute})
-		writeNode(t, root, nodeSpec{dir: "lead/c", pid: gonePID(t), started: 1, status: "running", parent: "lead", age: 10 * time.Minute, cfa: "EXECUTE"})
+		writeNode(t, root, nodeSpec{dir: "lead/c", pid: testproc.Gone(t), started: 1, status: "running", parent: "lead", age: 10 * time.Minute, cfa: "EXECUTE"})
 		return 0
 	}
 	tests := []struct {
@@ -48,7 +49,7 @@ func TestRecoverStepRefusedWhenTheRecommendationChanged(t *testing.T) {
 		}},
 		{name: "resume: its lead runs again and owns the recovery", node: "lead/c", planned: model.ActionResume, setup: orphanedDead, change: func(t *testing.T, root string) {
 			p := startHelper(t, "sleep")
-			writeNode(t, root, nodeSpec{dir: "lead", pid: p.Process.Pid, started: startedOf(t, p.Process.Pid), status: "running"})
+			writeNode(t, root, nodeSpec{dir: "lead", pid: p.Process.Pid, started: testproc.Started(t, p.Process.Pid), status: "running"})
 		}},
 	}
 	for _, tc := range tests {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/scanner"
 )
@@ -19,7 +20,7 @@ import (
 // minutes old, in CfA state cfa: dead, and resumable unless cfa says not.
 func deadNode(t *testing.T, root, cfa string) string {
 	t.Helper()
-	return writeNode(t, root, nodeSpec{dir: "s", pid: gonePID(t), started: float64(time.Now().Add(-time.Hour).Unix()), status: "running", age: 10 * time.Minute, cfa: cfa})
+	return writeNode(t, root, nodeSpec{dir: "s", pid: testproc.Gone(t), started: float64(time.Now().Add(-time.Hour).Unix()), status: "running", age: 10 * time.Minute, cfa: cfa})
 }
 
 // dispatches reads the lines the argv helper wrote: one per started command.
@@ -172,7 +173,7 @@ func TestResumeRefusals(t *testing.T) {
 	}{
 		{name: "running node", cfa: "EXECUTE", want: "not dead", setup: func(t *testing.T, root string) {
 			p := startHelper(t, "sleep")
-			writeNode(t, root, nodeSpec{dir: "s", pid: p.Process.Pid, started: startedOf(t, p.Process.Pid), status: "running", cfa: "EXECUTE"})
+			writeNode(t, root, nodeSpec{dir: "s", pid: p.Process.Pid, started: testproc.Started(t, p.Process.Pid), status: "running", cfa: "EXECUTE"})
 		}},
 		{name: "CfA FAILURE is terminal", cfa: "FAILURE", want: "terminal failure"},
 		{name: "CfA WITHDRAWN is terminal", cfa: "WITHDRAWN", want: "terminal failure"},
@@ -367,7 +368,7 @@ func TestResumeOfANodeThatBeatSinceItWasReadDispatchesNothing(t *testing.T) {
 	}{
 		{name: "the resumed agent rewrote the heartbeat", beat: func(t *testing.T, root, infra string) {
 			p := startHelper(t, "sleep")
-			writeNode(t, root, nodeSpec{dir: "s", pid: p.Process.Pid, started: startedOf(t, p.Process.Pid), status: "running", cfa: "EXECUTE"})
+			writeNode(t, root, nodeSpec{dir: "s", pid: p.Process.Pid, started: testproc.Started(t, p.Process.Pid), status: "running", cfa: "EXECUTE"})
 		}},
 		{name: "the heartbeat's mtime was bumped", beat: func(t *testing.T, root, infra string) {
 			now := time.Now()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/scanner"
 	"github.com/dispatchtop/dispatchtop/sources"
@@ -79,8 +80,8 @@ func TestKillOfASourceNodeHonoursItsTraits(t *testing.T) {
 	late := startHelper(t, "sleep")
 	human := startHelper(t, "sleep")
 	e, _ := rowEngine(t,
-		row{ID: "late", PID: late.Process.Pid, Started: startedOf(t, late.Process.Pid) + 20, StartSlack: 30 * time.Second},
-		row{ID: "human", PID: human.Process.Pid, Started: startedOf(t, human.Process.Pid), NeverKill: true},
+		row{ID: "late", PID: late.Process.Pid, Started: testproc.Started(t, late.Process.Pid) + 20, StartSlack: 30 * time.Second},
+		row{ID: "human", PID: human.Process.Pid, Started: testproc.Started(t, human.Process.Pid), NeverKill: true},
 	)
 	res, err := e.Run(context.Background(), Request{Action: model.ActionKill, Node: "late", Grace: time.Second})
 	if err != nil || res.Outcome != OutcomeDone {
@@ -162,7 +163,7 @@ func TestAStoreFileRootIsJournaledBesideTheFile(t *testing.T) {
 	p := startHelper(t, "sleep")
 	dir := t.TempDir()
 	store := filepath.Join(dir, rowFile)
-	writeJSON(t, store, []row{{ID: "w", PID: p.Process.Pid, Started: startedOf(t, p.Process.Pid)}})
+	writeJSON(t, store, []row{{ID: "w", PID: p.Process.Pid, Started: testproc.Started(t, p.Process.Pid)}})
 	e := New(EngineOptions{Scan: scanner.Options{Roots: []string{store}, Thresholds: model.DefaultThresholds(),
 		Sources: []sources.Source{fileRowStore{}}}})
 	res, err := e.Run(context.Background(), Request{Action: model.ActionKill, Node: "w", Grace: time.Second})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/internal/storefixtures"
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/scanner"
 	"github.com/dispatchtop/dispatchtop/sources"
@@ -35,7 +36,7 @@ func deadTeaPartyWorker(t *testing.T) storeFixture {
 	home := filepath.Join(t.TempDir(), "webapp", ".teaparty")
 	job := filepath.Join(home, "jobs", "job-20260507-101500--dead")
 	lead := startHelper(t, "sleep")
-	writeNode(t, job, nodeSpec{pid: lead.Process.Pid, started: startedOf(t, lead.Process.Pid), status: "running", extra: map[string]any{"role": "job-lead"}})
+	writeNode(t, job, nodeSpec{pid: lead.Process.Pid, started: testproc.Started(t, lead.Process.Pid), status: "running", extra: map[string]any{"role": "job-lead"}})
 	db, err := teapartytest.Open(filepath.Join(job, "messages.db"), teapartytest.DDL)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ func deadTeaPartyWorker(t *testing.T) storeFixture {
 		t.Fatal(err)
 	}
 	age(t, stream, 10*time.Minute)
-	gone := gonePID(t)
+	gone := testproc.Gone(t)
 	if err := teapartytest.Insert(db,
 		teapartytest.Conversation{ID: jobID, Type: "job", State: "active", CreatedAt: created, Agent: "webapp-lead", Slug: "webapp"},
 		teapartytest.Conversation{ID: "dispatch:w1", Type: "dispatch", State: "active", CreatedAt: created,

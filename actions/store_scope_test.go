@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/scanner"
 	"github.com/dispatchtop/dispatchtop/sources"
@@ -25,7 +26,7 @@ func teaPartyJob(t *testing.T) (home, job string) {
 	home = filepath.Join(t.TempDir(), "webapp", ".teaparty")
 	job = filepath.Join(home, "jobs", "job-20260507-101500--scoped")
 	lead := startHelper(t, "sleep")
-	writeNode(t, job, nodeSpec{pid: lead.Process.Pid, started: startedOf(t, lead.Process.Pid), status: "running", extra: map[string]any{"role": "job-lead"}})
+	writeNode(t, job, nodeSpec{pid: lead.Process.Pid, started: testproc.Started(t, lead.Process.Pid), status: "running", extra: map[string]any{"role": "job-lead"}})
 	db, err := teapartytest.Open(filepath.Join(job, "messages.db"), teapartytest.DDL)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +46,7 @@ func teaPartyJob(t *testing.T) (home, job string) {
 		}
 		rows = append(rows, teapartytest.Conversation{ID: "dispatch:" + sid, Type: "dispatch", State: "active", CreatedAt: created,
 			Agent: "coding-agent", Parent: jobID, Slug: "webapp", Worktree: filepath.Join(dir, "worktree"),
-			PID: p.Process.Pid, PIDStarted: startedOf(t, p.Process.Pid)})
+			PID: p.Process.Pid, PIDStarted: testproc.Started(t, p.Process.Pid)})
 	}
 	if err := teapartytest.Insert(db, rows...); err != nil {
 		t.Fatal(err)

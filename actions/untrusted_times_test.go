@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/scanner"
 	"github.com/dispatchtop/dispatchtop/sources"
@@ -96,7 +97,7 @@ func writeChatroomAgent(t *testing.T, pid int, startedAt string) (store, node st
 // time (float64(UnixNano()) wraps), and the process was killed.
 func TestAnImplausibleStartedNeverVerifiesAChatroomPid(t *testing.T) {
 	pid := innocentSleep(t)
-	created := model.TimeOfEpochSeconds(startedOf(t, pid))
+	created := model.TimeOfEpochSeconds(testproc.Started(t, pid))
 	wrapped := created.Add(math.MaxInt64).Add(math.MaxInt64).Add(2) // + 2^64 ns
 	tests := []struct {
 		name      string
@@ -165,7 +166,7 @@ func TestAnImplausibleRunningMtimeNeverVerifiesItsPid(t *testing.T) {
 // nothing, and the process survives.
 func TestAnImplausibleStartedNeverVerifiesANativePid(t *testing.T) {
 	pid := innocentSleep(t)
-	created := startedOf(t, pid)
+	created := testproc.Started(t, pid)
 	for _, tc := range []struct {
 		name    string
 		started float64

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/serve"
 )
@@ -41,7 +42,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	dispatchtopBin = filepath.Join(dir, "dispatchtop")
-	if out, err := exec.Command("go", "build", "-o", dispatchtopBin, "github.com/dispatchtop/dispatchtop").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", append(append([]string{"build"}, testproc.BuildFlags()...), "-o", dispatchtopBin, "github.com/dispatchtop/dispatchtop")...).CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build dispatchtop: %v\n%s", err, out)
 		os.RemoveAll(dir)
 		os.Exit(1)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "dispatchtop")
-	out, err := exec.Command("go", "build", "-o", binary, "..").CombinedOutput()
+	out, err := exec.Command("go", append(append([]string{"build"}, testproc.BuildFlags()...), "-o", binary, "..")...).CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build dispatchtop: %v\n%s", err, out)
 		os.RemoveAll(dir)

@@ -195,3 +195,13 @@ func fl(fs ...model.Flag) []model.Flag {
 	}
 	return fs
 }
+
+// bootedAt is the system probe on a host that booted at boot: for a test
+// whose fixture needs a beat older than a freshly booted host can have (a
+// beat past kill_after), the boot is part of the fixture, not the host's.
+type bootedAt struct {
+	SystemProbe
+	boot time.Time
+}
+
+func (b bootedAt) BootTime() time.Time { return b.boot }

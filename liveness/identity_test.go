@@ -116,7 +116,9 @@ func TestStartedInMillisecondsNeverMakesAnInnocentProcessAKillCandidate(t *testi
 	} {
 		n := &model.Node{ID: "s", HasHeartbeat: true, BeatMtime: at.Add(-6 * time.Minute),
 			Heartbeat: &model.Heartbeat{PID: pid, Status: model.StatusRunning, Started: tt.started}}
-		ClassifyForest([]*model.Node{n}, nil, at, model.DefaultThresholds())
+		// A beat past kill_after, after the boot (an hour before): the
+		// boot of a host up a minute would make the record dead.
+		ClassifyForest([]*model.Node{n}, bootedAt{boot: at.Add(-time.Hour)}, at, model.DefaultThresholds())
 		if n.State != model.StateRunning || !slices.Equal(flagsOf(n), tt.want) || n.Action != tt.action {
 			t.Errorf("started %g: %s %v %s (%s), want running %v %s", tt.started, n.State, n.Flags, n.Action, n.Reason, tt.want, tt.action)
 		}

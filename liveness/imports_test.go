@@ -17,6 +17,7 @@ var probeFiles = map[string]string{
 	"probe.go":      "reads /proc/<pid>/stat for a create time and a parent, and gopsutil where that fails",
 	"probe_unix.go": "signal 0 to tell a live pid from a gone one",
 	"pins_linux.go": "a pidfd per followed process, in one epoll set",
+	"boot.go":       "the boot a test build simulates, set before this process's own start",
 }
 
 // fileIOImports are the packages through which a file of liveness could

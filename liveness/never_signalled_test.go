@@ -37,6 +37,10 @@ func TestARecordOfAPidKillNeverSignalsIsNoKillCandidate(t *testing.T) {
 			if !info.Exists || info.CreateTimeErr != nil {
 				t.Skipf("pid %d cannot be read here: %+v", tc.pid, info)
 			}
+			if boot := (SystemProbe{}).BootTime(); info.CreateTime.Before(boot) {
+				// Only a simulated boot (simulatedBoot) comes after init.
+				t.Skipf("pid %d was created before the boot (%v): no host is like this one", tc.pid, boot)
+			}
 			n := &model.Node{ID: "s", InfraDir: "/r/s", HeartbeatPath: "/r/s/.heartbeat", HasHeartbeat: true,
 				Heartbeat: &model.Heartbeat{PID: tc.pid, Status: model.StatusRunning, Role: "agent", Started: model.EpochSeconds(info.CreateTime)},
 				BeatMtime: now.Add(-3 * th.KillAfter)}

@@ -154,8 +154,12 @@ func startTicks(stat []byte) (uint64, error) {
 	return v, nil
 }
 
-// BootTime is the host's last boot, or zero when it cannot be read.
+// BootTime is the host's last boot, or zero when it cannot be read (a
+// build for tests may simulate it: simulatedBoot, boot.go).
 func (SystemProbe) BootTime() time.Time {
+	if at, ok := simulated(); ok {
+		return at
+	}
 	sec, err := host.BootTime()
 	if err != nil || sec == 0 {
 		return time.Time{}

@@ -43,17 +43,18 @@ func TestReusedTurnPidBelongsToAnotherProcess(t *testing.T) {
 		t.Fatal("the create time of a live sleep is unreadable")
 	}
 	// Its record's started is an older process's, plausible for this boot:
-	// the first process's (pid 1), more than the start tolerance before.
-	first := SystemProbe{}.Lookup(1).CreateTime
-	if first.IsZero() {
-		t.Fatal("the create time of pid 1 is unreadable")
-	}
-	if gap := created.Sub(first); gap < 3*time.Second {
-		time.Sleep(3*time.Second - gap)
+	// halfway between the boot and the sleep (at most an hour before it),
+	// more than the start tolerance before, on a host booted a minute ago
+	// as on one up for weeks.
+	boot := SystemProbe{}.BootTime()
+	gap := min(created.Sub(boot), time.Hour)
+	if gap < 6*time.Second {
+		time.Sleep(6*time.Second - gap)
 		reused, _ = startSleep(t)
 		created = SystemProbe{}.Lookup(reused).CreateTime
+		gap = min(created.Sub(boot), time.Hour)
 	}
-	started := float64(first.UnixNano()) / 1e9
+	started := unixSeconds(created.Add(-gap / 2))
 	ownerAlive, _ := startSleep(t)
 	ownerGone := goneProcess(t)
 	p := strconv.Itoa(reused)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
 )
@@ -300,5 +302,28 @@ func TestJSONStatusIsNullOnlyWhenAbsent(t *testing.T) {
 				t.Errorf("status = %s (present %v), want %s", mustJSON(got), ok, mustJSON(tt.want))
 			}
 		})
+	}
+}
+
+// The text tree's columns line up in terminal cells, as the dashboard's do:
+// an id of wide characters (two cells a rune) shifts no column after it.
+func TestTextColumnsAlignInCellsNotRunes(t *testing.T) {
+	snap := sampleSnapshot()
+	snap.Sessions[0].Children[0].ID = "A/日本語"
+	var buf bytes.Buffer
+	if err := WriteText(&buf, snap, nil); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")[1:]
+	var at []int
+	for _, l := range lines {
+		i := strings.Index(l, "pid ")
+		if i < 0 {
+			i = strings.Index(l, " - ") + 1 // the missing node has no pid
+		}
+		at = append(at, ansi.StringWidth(l[:i]))
+	}
+	if len(at) != 2 || at[0] != at[1] {
+		t.Errorf("the pid column starts at cells %v:\n%s", at, buf.String())
 	}
 }

@@ -6,17 +6,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/dispatchtop/dispatchtop/internal/glyph"
 	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 )
-
-// Glyphs mark each state so it reads without colour (SPEC §6: mono).
-var Glyphs = map[model.State]string{
-	model.StateRunning:  "●",
-	model.StateDead:     "✖",
-	model.StateFinished: "✔",
-	model.StateMissing:  "○",
-}
 
 // Painter colours a piece of a line by the node's state; nil prints plain.
 type Painter func(state model.State, text string) string
@@ -49,14 +44,14 @@ func WriteText(w io.Writer, snap *model.Snapshot, paint Painter) error {
 	widths := make([]int, 6)
 	for _, r := range rows {
 		for i := range widths {
-			widths[i] = max(widths[i], displayWidth(r[i]))
+			widths[i] = max(widths[i], ansi.StringWidth(r[i]))
 		}
 	}
 	for i, r := range rows {
 		var line strings.Builder
 		for c := range widths {
 			line.WriteString(r[c])
-			line.WriteString(strings.Repeat(" ", widths[c]-displayWidth(r[c])+2))
+			line.WriteString(strings.Repeat(" ", widths[c]-ansi.StringWidth(r[c])+2))
 		}
 		line.WriteString(r[6])
 		text := strings.TrimRight(line.String(), " ")
@@ -69,7 +64,7 @@ func WriteText(w io.Writer, snap *model.Snapshot, paint Painter) error {
 	if len(snap.Problems) > 0 {
 		fmt.Fprintf(&b, "\n%d problems:\n", len(snap.Problems))
 		for _, p := range snap.Problems {
-			fmt.Fprintf(&b, "  %s: %s\n", clean(p.Path), clean(p.Error))
+			fmt.Fprintf(&b, "  %s: %s\n", termtext.OneLine(p.Path, maxTextField), termtext.OneLine(p.Error, maxTextField))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -83,7 +78,7 @@ func textRow(n *model.Node, snap *model.Snapshot) []string {
 	for a := n.Parent; a != nil; a = a.Parent {
 		depth++
 	}
-	state := Glyphs[n.State] + " " + string(n.State)
+	state := glyph.State(n.State) + " " + string(n.State)
 	for _, f := range n.Flags {
 		state += " " + string(f)
 	}
@@ -95,22 +90,16 @@ func textRow(n *model.Node, snap *model.Snapshot) []string {
 	if !n.BeatMtime.IsZero() {
 		age = "beat " + model.FormatAge(snap.GeneratedAt.Sub(n.BeatMtime))
 	}
-	role := clean(n.Role())
+	role := termtext.OneLine(n.Role(), maxTextField)
 	if role == "" {
-		role = clean(n.Team())
+		role = termtext.OneLine(n.Team(), maxTextField)
 	}
 	if role == "" {
 		role = "-"
 	}
-	return []string{strings.Repeat("  ", depth) + state, clean(n.ID), role, pid, age, string(n.Action), clean(n.ReasonAt(snap.GeneratedAt))}
+	return []string{strings.Repeat("  ", depth) + state, termtext.OneLine(n.ID, maxTextField), role, pid, age, string(n.Action), termtext.OneLine(n.ReasonAt(snap.GeneratedAt), maxTextField)}
 }
 
-// maxTextField caps one agent-written field of a line; a path fits whole.
+// maxTextField caps one agent-written field of a line (termtext.OneLine
+// keeps it on one line, free of terminal escapes); a path fits whole.
 const maxTextField = 4096
-
-// clean keeps a string that an agent or a directory name supplied on one
-// line and free of terminal escapes: one node a line must hold.
-func clean(s string) string { return termtext.OneLine(s, maxTextField) }
-
-// displayWidth counts runes: the glyphs are one cell wide.
-func displayWidth(s string) int { return len([]rune(s)) }

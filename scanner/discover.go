@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
 	"github.com/dispatchtop/dispatchtop/sources"
@@ -48,7 +49,7 @@ func PrepareRoots(paths []string, srcs ...sources.Source) ([]Root, []model.Probl
 		if src.Kind() != sources.Native {
 			abs, resolved, err := storeRootPath(p)
 			if err != nil {
-				problems = append(problems, model.Problem{Path: p, Error: oneLine("root: " + err.Error())})
+				problems = append(problems, model.Problem{Path: p, Error: termtext.OneLine("root: "+err.Error(), 0)})
 				continue
 			}
 			roots = append(roots, Root{Path: abs, Resolved: resolved, Source: src, AlsoNative: sources.HoldsNativeTree(src, abs)})
@@ -56,7 +57,7 @@ func PrepareRoots(paths []string, srcs ...sources.Source) ([]Root, []model.Probl
 		}
 		abs, err := filepath.Abs(p)
 		if err != nil {
-			problems = append(problems, model.Problem{Path: p, Error: oneLine("root: " + err.Error())})
+			problems = append(problems, model.Problem{Path: p, Error: termtext.OneLine("root: "+err.Error(), 0)})
 			continue
 		}
 		resolved, err := filepath.EvalSymlinks(abs)
@@ -67,7 +68,7 @@ func PrepareRoots(paths []string, srcs ...sources.Source) ([]Root, []model.Probl
 			}
 		}
 		if err != nil {
-			problems = append(problems, model.Problem{Path: abs, Error: oneLine("root: " + err.Error())})
+			problems = append(problems, model.Problem{Path: abs, Error: termtext.OneLine("root: "+err.Error(), 0)})
 			continue
 		}
 		roots = append(roots, Root{Path: abs, Resolved: resolved})
@@ -616,7 +617,7 @@ func (w *walker) visit(j dirJob, res *result) {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return // removed while the scan ran: nothing to report
 		}
-		res.problems = append(res.problems, model.Problem{Path: j.dir, Error: oneLine("read directory: " + err.Error())})
+		res.problems = append(res.problems, model.Problem{Path: j.dir, Error: termtext.OneLine("read directory: "+err.Error(), 0)})
 		return
 	}
 	res.dirs = append(res.dirs, j.dir)

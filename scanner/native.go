@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/sources"
 )
@@ -44,7 +45,7 @@ func (Native) Detect(path string) bool {
 func (s Native) Read(path string, _ time.Time) sources.Facts {
 	walk, err := Discover(Options{Roots: []string{path}, Ignore: s.Ignore, MaxDepth: s.MaxDepth})
 	if err != nil {
-		return sources.Facts{Problems: []model.Problem{{Path: path, Error: oneLine(err.Error())}}}
+		return sources.Facts{Problems: []model.Problem{{Path: path, Error: termtext.OneLine(err.Error(), 0)}}}
 	}
 	return sources.Facts{Nodes: walk.Nodes, Problems: walk.Problems}
 }
@@ -163,7 +164,7 @@ func rereadStore(r Root, now time.Time, kept sources.Kept, changed []string) (f 
 	defer func() {
 		if p := recover(); p != nil {
 			f.nodes, f.kept = nil, nil
-			f.problems = []model.Problem{{Path: r.Path, Error: oneLine(fmt.Sprintf("%s source: %v", r.Kind(), p))}}
+			f.problems = []model.Problem{{Path: r.Path, Error: termtext.OneLine(fmt.Sprintf("%s source: %v", r.Kind(), p), 0)}}
 		}
 	}()
 	var facts sources.Facts

@@ -455,7 +455,7 @@ type docInfo struct {
 // addProblem records a problem on the node; unreadable marks the node's own
 // file as failing (the `unreadable` flag).
 func addProblem(n *model.Node, path string, err error, unreadable bool) {
-	n.AddProblem(model.Problem{Path: path, Error: oneLine(err.Error())})
+	n.AddProblem(model.Problem{Path: path, Error: termtext.OneLine(err.Error(), 0)})
 	if unreadable {
 		addScanFlag(n, model.FlagUnreadable)
 	}
@@ -466,10 +466,6 @@ func addScanFlag(n *model.Node, f model.Flag) {
 		n.EditRare(func(r *model.Rare) { r.ScanFlags = append(r.ScanFlags, f) })
 	}
 }
-
-// oneLine keeps a message on one line, free of terminal controls, for the
-// problems list.
-func oneLine(s string) string { return termtext.OneLine(s, 0) }
 
 // file is the path of the directory's entry name.
 func (h dirHandle) file(name string) string {

@@ -34,6 +34,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -289,6 +290,6 @@ func (w *Watcher) release() {
 }
 
 func (w *Watcher) addWalkProblem(path string, err error) {
-	w.walkProbs[path] = model.Problem{Path: path, Error: oneLine(err.Error())}
+	w.walkProbs[path] = model.Problem{Path: path, Error: termtext.OneLine(err.Error(), 0)}
 	w.built.stale = true
 }

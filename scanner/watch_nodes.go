@@ -14,6 +14,7 @@ import (
 	"time"
 	"unique"
 
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
 )
@@ -267,7 +268,7 @@ func (w *Watcher) readNode(dir string) {
 			return
 		}
 		// Retried at every poll: rebuild only when the error changes.
-		if p, had := w.walkProbs[dir]; !had || p.Error != oneLine(err.Error()) {
+		if p, had := w.walkProbs[dir]; !had || p.Error != termtext.OneLine(err.Error(), 0) {
 			w.addWalkProblem(dir, err)
 		}
 		w.nodes.readFailed[dir] = true

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
 )
@@ -133,9 +134,9 @@ func withRegistryProblems(n *model.Node, path string, lines []model.RegistryLine
 	}
 	switch {
 	case bad == 1:
-		probs = append(probs, model.Problem{Path: path, Error: oneLine("unparseable " + first)})
+		probs = append(probs, model.Problem{Path: path, Error: termtext.OneLine("unparseable "+first, 0)})
 	case bad > 1:
-		probs = append(probs, model.Problem{Path: path, Error: oneLine(fmt.Sprintf("%d unparseable lines, first %s", bad, first))})
+		probs = append(probs, model.Problem{Path: path, Error: termtext.OneLine(fmt.Sprintf("%d unparseable lines, first %s", bad, first), 0)})
 	}
 	var flags []model.Flag
 	for _, f := range n.ScanFlags() {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -24,14 +25,17 @@ func (m *Model) detailLines(n *model.Node) []string {
 		if value == "" {
 			value = "-"
 		}
-		out = append(out, fmt.Sprintf("%-13s %s", label, clean(value)))
+		out = append(out, fmt.Sprintf("%-13s %s", label, termtext.Line(value)))
 	}
 	section := func(title string) { out = append(out, "", "── "+title) }
 	stamp := func(t time.Time) string {
 		if t.IsZero() {
 			return ""
 		}
-		return t.Format("2006-01-02 15:04:05") + " (" + model.FormatAge(m.now.Sub(t)) + " ago)"
+		// In the screen clock's zone, whatever zone the time was read in
+		// (a started is read as the local zone's, a file's mtime as it was
+		// given), so that the times of one pane compare at a glance.
+		return t.In(m.now.Location()).Format("2006-01-02 15:04:05") + " (" + model.FormatAge(m.now.Sub(t)) + " ago)"
 	}
 
 	if h, ok := m.host(n); ok {
@@ -119,17 +123,17 @@ func (m *Model) detailLines(n *model.Node) []string {
 			add("history", fmt.Sprintf("last %d of %d", len(history)-start, len(history)))
 		}
 		for _, h := range history[start:] {
-			out = append(out, "  "+clean(string(h)))
+			out = append(out, "  "+termtext.Line(string(h)))
 		}
 	}
 
 	section("registry entry (in the parent's .children)")
 	if line, ok := m.registryLine(n); ok {
-		out = append(out, fmt.Sprintf("  line %d: %s", line.Number, clean(string(line.Raw))))
+		out = append(out, fmt.Sprintf("  line %d: %s", line.Number, termtext.Line(string(line.Raw))))
 	} else if n.Entry == nil {
 		out = append(out, "  -")
 	} else if b, err := json.Marshal(n.Entry); err == nil {
-		out = append(out, "  "+clean(string(b)))
+		out = append(out, "  "+termtext.Line(string(b)))
 	}
 
 	section("heartbeat (raw)")
@@ -138,7 +142,7 @@ func (m *Model) detailLines(n *model.Node) []string {
 	if len(n.Problems()) > 0 {
 		section("problems")
 		for _, p := range n.Problems() {
-			out = append(out, "  "+clean(p.Path+": "+p.Error))
+			out = append(out, "  "+termtext.Line(p.Path+": "+p.Error))
 		}
 	}
 
@@ -153,12 +157,12 @@ func (m *Model) detailLines(n *model.Node) []string {
 	case !ok:
 		out = append(out, "  loading…")
 	case j.err != nil:
-		out = append(out, "  "+clean(j.err.Error()))
+		out = append(out, "  "+termtext.Line(j.err.Error()))
 	case len(j.lines) == 0:
 		out = append(out, "  no actions recorded for this node")
 	default:
 		for _, l := range j.lines {
-			out = append(out, "  "+clean(l))
+			out = append(out, "  "+termtext.Line(l))
 		}
 	}
 	return out
@@ -186,7 +190,7 @@ func (m *Model) questionLines(n *model.Node, add func(label, value string), sect
 			return
 		}
 		for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-			*out = append(*out, "  "+clean(strings.TrimRight(l, "\r")))
+			*out = append(*out, "  "+termtext.Line(strings.TrimRight(l, "\r")))
 		}
 	}
 	paragraph(b.Question)
@@ -234,13 +238,13 @@ func rawJSONLines(raw []byte) []string {
 		// overrides unescaped inside its strings.
 		lines := strings.Split("  "+buf.String(), "\n")
 		for i, l := range lines {
-			lines[i] = clean(l)
+			lines[i] = termtext.Line(l)
 		}
 		return lines
 	}
 	var out []string
 	for _, l := range strings.Split(string(raw), "\n") {
-		out = append(out, "  "+clean(l))
+		out = append(out, "  "+termtext.Line(l))
 	}
 	return out
 }
@@ -268,7 +272,7 @@ func (m *Model) renderDetail(w, h int) []string {
 		return []string{m.styles.Muted.Render("no node selected")}
 	}
 	out := make([]string, 0, h)
-	out = append(out, m.styles.PaneTitle.Render(fit("── details  "+clean(n.ID)+"  (enter/esc back, ↑↓ pgup/pgdn g/G scroll) "+strings.Repeat("─", w), w)))
+	out = append(out, m.styles.PaneTitle.Render(fit("── details  "+termtext.Line(n.ID)+"  (enter/esc back, ↑↓ pgup/pgdn g/G scroll) "+strings.Repeat("─", w), w)))
 	out = append(out, strings.Split(m.detailVP.View(), "\n")...)
 	return out[:min(len(out), h)]
 }

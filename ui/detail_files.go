@@ -11,6 +11,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -80,7 +81,7 @@ func (m *Model) heartbeatLines(n *model.Node) []string {
 	case f.id != n.ID:
 		return []string{"  loading…"}
 	case f.heartbeatErr != "":
-		return []string{"  heartbeat not readable: " + clean(f.heartbeatErr)}
+		return []string{"  heartbeat not readable: " + termtext.Line(f.heartbeatErr)}
 	}
 	return rawJSONLines(f.heartbeat)
 }

@@ -9,6 +9,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -105,7 +106,7 @@ func warningsFor(action model.Action, tree bool, n *model.Node) []string {
 	var out []string
 	if action == model.ActionResume && n.State == model.StateDead && n.Action == model.ActionWait &&
 		n.Parent != nil && n.Parent.State == model.StateRunning {
-		out = append(out, fmt.Sprintf("its lead %s is running and owns its recovery (action wait)", clean(n.Parent.ID)))
+		out = append(out, fmt.Sprintf("its lead %s is running and owns its recovery (action wait)", termtext.Line(n.Parent.ID)))
 	}
 	if action == model.ActionKill {
 		if n.HasFlag(model.FlagBlocked) {
@@ -113,7 +114,7 @@ func warningsFor(action model.Action, tree bool, n *model.Node) []string {
 		} else if tree {
 			n.Walk(func(c *model.Node) {
 				if c != n && c.HasFlag(model.FlagBlocked) && len(out) == 0 {
-					out = append(out, fmt.Sprintf("%s below it is blocked on a question", clean(c.ID)))
+					out = append(out, fmt.Sprintf("%s below it is blocked on a question", termtext.Line(c.ID)))
 				}
 			})
 		}
@@ -298,7 +299,7 @@ func (m *Model) actionDone(msg actionDoneMsg) {
 			}
 		}
 		if e.bad && firstBad == "" {
-			firstBad = clean(o.req.NodeID) + ": " + m.shortMessage(e.reason)
+			firstBad = termtext.Line(o.req.NodeID) + ": " + m.shortMessage(e.reason)
 		}
 		m.addEvent(e)
 	}
@@ -314,7 +315,7 @@ func (m *Model) actionDone(msg actionDoneMsg) {
 		}
 		line := title + " " + verdict + ": " + m.shortMessage(text)
 		if !strings.Contains(text, first.req.NodeID) {
-			line += " (" + clean(first.req.NodeID) + ")"
+			line += " (" + termtext.Line(first.req.NodeID) + ")"
 		}
 		m.setStatus(line, verdict != "done")
 		return
@@ -338,13 +339,13 @@ func (m *Model) actionDone(msg actionDoneMsg) {
 // shortMessage is an engine message with the roots' paths taken out: the
 // node is named once, by its id, and the path says nothing more.
 func (m *Model) shortMessage(s string) string {
-	s = clean(s)
+	s = termtext.Line(s)
 	if m.snap == nil {
 		return s
 	}
 	for _, root := range m.snap.Roots {
 		if root != "" {
-			s = strings.ReplaceAll(s, clean(root)+"/", "")
+			s = strings.ReplaceAll(s, termtext.Line(root)+"/", "")
 		}
 	}
 	return s
@@ -376,7 +377,7 @@ func (m *Model) noteAgents() {
 			continue
 		}
 		delete(m.awaiting, id)
-		line := fmt.Sprintf("resume %s: its agent runs as pid %d", clean(id), pid)
+		line := fmt.Sprintf("resume %s: its agent runs as pid %d", termtext.Line(id), pid)
 		if w.starter != 0 && w.starter != pid {
 			line += fmt.Sprintf(" (started through pid %d)", w.starter)
 		}
@@ -394,7 +395,7 @@ func (m *Model) renderDialog(w int) []string {
 	want := 72
 	for _, t := range d.targets {
 		for _, p := range t.result.Plan {
-			want = max(want, ansi.StringWidth(clean(p))+2)
+			want = max(want, ansi.StringWidth(termtext.Line(p))+2)
 		}
 	}
 	inner := max(20, min(w-4, want, 100))
@@ -452,14 +453,14 @@ func (m *Model) renderTarget(t *target, inner, maxPlanLines int, batch bool, add
 	if t.pid > 0 {
 		pid = strconv.Itoa(t.pid)
 	}
-	role := clean(t.role)
+	role := termtext.Line(t.role)
 	if role == "" {
 		role = "-"
 	}
 	if batch {
-		add(fit(clean(t.req.NodeID)+"  pid "+pid+"  "+role+"  "+t.state, inner))
+		add(fit(termtext.Line(t.req.NodeID)+"  pid "+pid+"  "+role+"  "+t.state, inner))
 	} else {
-		add(fit("node  "+clean(t.req.NodeID), inner))
+		add(fit("node  "+termtext.Line(t.req.NodeID), inner))
 		add(fit("pid   "+pid+"   role "+role, inner))
 		add(fit("state "+t.state, inner))
 		add(fit("", inner))
@@ -469,7 +470,7 @@ func (m *Model) renderTarget(t *target, inner, maxPlanLines int, batch bool, add
 		add(fit("  asking the engine what it would do…", inner))
 		return
 	case t.err != nil:
-		add(st.Error.Render(fit("  cannot plan: "+clean(t.err.Error()), inner)))
+		add(st.Error.Render(fit("  cannot plan: "+termtext.Line(t.err.Error()), inner)))
 		return
 	case t.result.Refused:
 		for _, l := range wrapIndent("  refused: "+m.shortMessage(t.result.Message), inner, 4) {
@@ -494,7 +495,7 @@ func (m *Model) renderTarget(t *target, inner, maxPlanLines int, batch bool, add
 	shown := 0
 	for i, p := range plan {
 		// The plan stays verbatim: it is what will run, paths and all.
-		wrapped := wrapIndent("  "+clean(p), inner, 4)
+		wrapped := wrapIndent("  "+termtext.Line(p), inner, 4)
 		if shown+len(wrapped) > maxPlanLines {
 			more := "steps"
 			if len(plan)-i == 1 {

@@ -9,63 +9,6 @@ import (
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
-// stateGlyph marks each state so it reads without colour (mono).
-func stateGlyph(s model.State) string {
-	switch s {
-	case model.StateRunning:
-		return "●"
-	case model.StateDead:
-		return "✖"
-	case model.StateFinished:
-		return "✔"
-	case model.StateMissing:
-		return "○"
-	}
-	return "?"
-}
-
-// flagGlyph marks a flag in the header counts; all are one cell wide.
-func flagGlyph(f model.Flag) string {
-	switch f {
-	case model.FlagStarting:
-		return "◔"
-	case model.FlagQuiet:
-		return "◌"
-	case model.FlagStalled:
-		return "◑"
-	case model.FlagKillCandidate:
-		return "◆"
-	case model.FlagBlocked:
-		return "⧗"
-	case model.FlagPaused:
-		return "‖"
-	case model.FlagOrphaned:
-		return "◇"
-	case model.FlagLegacy:
-		return "▫"
-	case model.FlagUnreadable:
-		return "!"
-	case model.FlagPidUnverified:
-		return "¿"
-	case model.FlagConflict:
-		return "≠"
-	case model.FlagCycle:
-		return "↻"
-	case model.FlagOutsideRoot:
-		return "↗"
-	case model.FlagClockSkew:
-		return "±"
-	case model.FlagIdle:
-		return "◍"
-	}
-	return "·"
-}
-
-// clean makes text read from disk safe to print: nothing in it reaches the
-// terminal as a control (an escape sequence a hostile heartbeat or
-// directory name could carry); spacing is kept for the layout.
-func clean(s string) string { return termtext.Line(s) }
-
 // fit truncates s to w cells (with an ellipsis) and pads it to exactly w.
 func fit(s string, w int) string {
 	if w <= 0 {
@@ -132,7 +75,7 @@ func labelParts(n *model.Node) (tagline, tail string) {
 	case team != "" && team != role:
 		tagline = team + "/" + role
 	}
-	return clean(tagline), clean(idTail(n.ID))
+	return termtext.Line(tagline), termtext.Line(idTail(n.ID))
 }
 
 // fitLabel fits a label into room cells. Ids of one tree share their start

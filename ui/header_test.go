@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/dispatchtop/dispatchtop/internal/glyph"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -106,16 +107,16 @@ func TestHeaderHasAFixedHeight(t *testing.T) {
 func TestClockSkewHasItsOwnGlyphAndIsAProblem(t *testing.T) {
 	seen := map[string]model.Flag{}
 	for _, f := range model.Flags {
-		g := flagGlyph(f)
+		g := glyph.Flag(f)
 		if w := ansi.StringWidth(g); w != 1 {
 			t.Errorf("flag %s: glyph %q is %d cells wide", f, g, w)
 		}
-		if other, dup := seen[g]; dup && g != flagGlyph("") {
+		if other, dup := seen[g]; dup && g != glyph.Flag("") {
 			t.Errorf("flags %s and %s share the glyph %q", other, f, g)
 		}
 		seen[g] = f
 	}
-	if flagGlyph(model.FlagClockSkew) == flagGlyph("") {
+	if glyph.Flag(model.FlagClockSkew) == glyph.Flag("") {
 		t.Errorf("clock_skew has no glyph of its own")
 	}
 	n := &model.Node{State: model.StateRunning, Flags: []model.Flag{model.FlagClockSkew}, Action: model.ActionNone}

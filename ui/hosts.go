@@ -6,6 +6,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -92,7 +93,7 @@ func (m *Model) summarize() model.Summary {
 func (m *Model) renderHostsLine(w int) string {
 	tokens := make([]string, 0, len(m.hosts))
 	for i, h := range m.hosts {
-		word := clean(h.Name) + " " + hostWord(h)
+		word := termtext.Line(h.Name) + " " + hostWord(h)
 		if !h.Reachable && !h.Since.IsZero() {
 			word += " since " + h.Since.Format("15:04:05")
 		}

@@ -7,6 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -160,7 +161,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			m.setStatus("follow off", false)
 		} else if n := m.selectedNode(); n != nil {
 			m.following = n.ID
-			m.setStatus("following "+clean(n.ID), false)
+			m.setStatus("following "+termtext.Line(n.ID), false)
 			m.reflow()
 		}
 	case key.Matches(msg, k.Theme):

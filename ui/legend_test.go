@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dispatchtop/dispatchtop/internal/glyph"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -26,14 +27,14 @@ func TestReadmeLegendExplainsEveryGlyph(t *testing.T) {
 	}
 	var wants []string
 	for _, s := range model.States {
-		wants = append(wants, "`"+stateGlyph(s)+"` "+string(s))
+		wants = append(wants, "`"+glyph.State(s)+"` "+string(s))
 	}
 	for _, f := range model.Flags {
-		wants = append(wants, "`"+flagGlyph(f)+"` "+string(f))
+		wants = append(wants, "`"+glyph.Flag(f)+"` "+string(f))
 	}
 	for _, a := range model.Actions {
 		if a != model.ActionNone {
-			wants = append(wants, "`"+actionGlyph(a)+"` "+string(a))
+			wants = append(wants, "`"+glyph.Action(a)+"` "+string(a))
 		}
 	}
 	for _, col := range []string{"NODE", "STATE", "ACTION", "BELOW", "BEAT", "PID", "CFA", "RT", "REASON"} {

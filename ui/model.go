@@ -11,6 +11,7 @@ import (
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/themes"
 )
@@ -370,7 +371,7 @@ func (m *Model) loadJournal(n *model.Node) tea.Cmd {
 
 // setStatus shows s on the status line, as terminal text whatever it quotes.
 func (m *Model) setStatus(s string, bad bool) {
-	m.status, m.bad = clean(s), bad
+	m.status, m.bad = termtext.Line(s), bad
 	m.dirty = true
 }
 

@@ -12,6 +12,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
 )
@@ -117,7 +118,7 @@ func ReadOutput(_ context.Context, n *model.Node) (OutputTail, error) {
 	text = strings.TrimRight(text, "\n")
 	if text != "" {
 		for _, l := range strings.Split(text, "\n") {
-			tail.Lines = append(tail.Lines, clean(strings.TrimSuffix(l, "\r")))
+			tail.Lines = append(tail.Lines, termtext.Line(strings.TrimSuffix(l, "\r")))
 		}
 	}
 	return tail, nil
@@ -144,12 +145,12 @@ func (m *Model) outputLines(n *model.Node) []string {
 	case !ok:
 		return []string{"  loading…"}
 	case o.err != nil:
-		return []string{"  " + clean(o.err.Error())}
+		return []string{"  " + termtext.Line(o.err.Error())}
 	}
 	t := o.tail
 	shown := t.Lines[max(0, len(t.Lines)-outputTailLines):]
 	head := fmt.Sprintf("  %s, %d bytes; last %d lines (o opens it in $PAGER)", t.Path, t.Size, len(shown))
-	out := []string{clean(head)}
+	out := []string{termtext.Line(head)}
 	for _, l := range shown {
 		if r := []rune(l); len(r) > outputLineMax {
 			l = string(r[:outputLineMax]) + "…"

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -105,7 +106,7 @@ func (m *Model) layoutEvents(w, h int) {
 	if len(lines) == 0 {
 		text := "  no transitions yet"
 		if in != nil {
-			text = "  no transitions in " + clean(m.eventScope) + "'s subtree (E shows all)"
+			text = "  no transitions in " + termtext.Line(m.eventScope) + "'s subtree (E shows all)"
 		}
 		lines = append(lines, m.styles.Muted.Render(fit(text, w)))
 	}
@@ -133,14 +134,14 @@ func (m *Model) eventScopeIDs() map[string]bool {
 func (m *Model) eventLine(e event, w int) string {
 	st := m.styles
 	idW := max(12, w/3)
-	id := clean(e.id)
+	id := termtext.Line(e.id)
 	if ansi.StringWidth(id) > idW {
 		// The tail of an id says which node; the root prefix rarely does.
 		id = ansi.TruncateLeft(id, ansi.StringWidth(id)-idW+1, "…")
 	}
 	line := e.time.Format("15:04:05") + "  " + id + "  " + e.text
 	if e.reason != "" {
-		line += "  " + clean(e.reason)
+		line += "  " + termtext.Line(e.reason)
 	}
 	style := st.Text
 	if e.bad {
@@ -153,7 +154,7 @@ func (m *Model) eventLine(e event, w int) string {
 func (m *Model) renderEvents(w, h int) []string {
 	title := fmt.Sprintf("── events (%d) ", len(m.events))
 	if m.eventScope != "" {
-		title = fmt.Sprintf("── events of %s (%d of %d) ", clean(m.eventScope), m.eventsShown, len(m.events))
+		title = fmt.Sprintf("── events of %s (%d of %d) ", termtext.Line(m.eventScope), m.eventsShown, len(m.events))
 	}
 	if m.focus == focusEvents {
 		title += "↑↓ scroll · esc tree "
@@ -189,7 +190,7 @@ func (m *Model) eventScopeKeyPressed() {
 		m.setStatus("events: all nodes", false)
 	} else if n := m.selectedNode(); n != nil {
 		m.eventScope = n.ID
-		m.setStatus("events: "+clean(n.ID)+" and its subtree", false)
+		m.setStatus("events: "+termtext.Line(n.ID)+" and its subtree", false)
 	}
 	m.eventsOpen = true
 	m.scrollToCursor()

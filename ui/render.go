@@ -10,6 +10,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 )
 
 // render builds the whole frame from the model as layout left it, and
@@ -111,9 +112,9 @@ func (m *Model) renderStatus(w int) string {
 		if n := m.selectedNode(); n != nil && m.mode == modeTree {
 			// The reason column is the first to be cut on a narrow screen, so
 			// the selected node's reason is always readable here in full.
-			line := fmt.Sprintf("%d/%d  %s", m.cursor+1, len(m.rows), clean(n.ID))
+			line := fmt.Sprintf("%d/%d  %s", m.cursor+1, len(m.rows), termtext.Line(n.ID))
 			if n.Reason != "" {
-				line += "  " + clean(n.ReasonAt(m.now))
+				line += "  " + termtext.Line(n.ReasonAt(m.now))
 			}
 			return st.Muted.Render(truncate(line, w))
 		}

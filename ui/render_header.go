@@ -10,6 +10,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/dispatchtop/dispatchtop/internal/glyph"
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -87,8 +89,8 @@ func (m *Model) renderCounts(sum model.Summary, w int) []string {
 		case model.StateMissing:
 			n = sum.Missing
 		}
-		states = append(states, st.stateStyle(s).Render(fmt.Sprintf("%s %d %s", stateGlyph(s), n, s)))
-		compact = append(compact, st.stateStyle(s).Render(fmt.Sprintf("%s %d", stateGlyph(s), n)))
+		states = append(states, st.stateStyle(s).Render(fmt.Sprintf("%s %d %s", glyph.State(s), n, s)))
+		compact = append(compact, st.stateStyle(s).Render(fmt.Sprintf("%s %d", glyph.State(s), n)))
 	}
 	if _, rest := pack(states, w); len(rest) > 0 {
 		states = compact
@@ -106,7 +108,7 @@ func (m *Model) renderCounts(sum model.Summary, w int) []string {
 			if f == model.FlagBlocked {
 				style = st.Blocked
 			}
-			flags = append(flags, style.Render(fmt.Sprintf("%s %d %s", flagGlyph(f), n, f)))
+			flags = append(flags, style.Render(fmt.Sprintf("%s %d %s", glyph.Flag(f), n, f)))
 		}
 	}
 	if len(flags) == 0 {
@@ -127,7 +129,7 @@ func (m *Model) renderTitle(w int) string {
 	clock := m.now.Format("15:04:05")
 	roots := "no snapshot yet"
 	if m.snap != nil && len(m.snap.Roots) > 0 {
-		roots = clean(strings.Join(m.snap.Roots, "  "))
+		roots = termtext.Line(strings.Join(m.snap.Roots, "  "))
 	}
 	room := max(0, w-ansi.StringWidth(title)-len(clock)-4)
 	line1 := title + "  " + fit(roots, room) + "  " + clock
@@ -196,13 +198,13 @@ func (m *Model) watchNotes() []string {
 	if m.prompt.typing {
 		notes = append(notes, st.Title.Render(m.prompt.View()))
 	} else if m.textFilter != "" {
-		notes = append(notes, st.Title.Render("/"+clean(m.textFilter)))
+		notes = append(notes, st.Title.Render("/"+termtext.Line(m.textFilter)))
 	}
 	if m.state != filterAll {
 		notes = append(notes, st.Title.Render("show: "+m.state.String()))
 	}
 	if m.following != "" {
-		notes = append(notes, "following "+clean(m.following))
+		notes = append(notes, "following "+termtext.Line(m.following))
 	}
 	if m.snap != nil {
 		wi := m.snap.Watch
@@ -214,7 +216,7 @@ func (m *Model) watchNotes() []string {
 		case "polling":
 			note := "watch: polling every " + wi.Interval.String()
 			if wi.Reason != "" {
-				note += " (" + clean(wi.Reason) + ")"
+				note += " (" + termtext.Line(wi.Reason) + ")"
 			}
 			notes = append(notes, note)
 		default:
@@ -223,7 +225,7 @@ func (m *Model) watchNotes() []string {
 				note += ", polling every " + wi.Interval.String()
 			}
 			if wi.Reason != "" {
-				note += " (" + clean(wi.Reason) + ")"
+				note += " (" + termtext.Line(wi.Reason) + ")"
 			}
 			notes = append(notes, note)
 		}
@@ -231,7 +233,7 @@ func (m *Model) watchNotes() []string {
 			notes = append(notes, st.Warning.Render(fmt.Sprintf("%d event overflows re-stated", wi.Overflows)))
 		}
 		for _, warn := range wi.Warnings {
-			notes = append(notes, st.Warning.Render("⚠ "+clean(warn)))
+			notes = append(notes, st.Warning.Render("⚠ "+termtext.Line(warn)))
 		}
 		if m.snap.Thresholds.NoPidCheck {
 			notes = append(notes, st.Warning.Render("--no-pid-check: liveness from mtimes alone"))
@@ -244,7 +246,7 @@ func (m *Model) watchNotes() []string {
 		notes = append(notes, "read-only")
 	}
 	for _, n := range m.opts.Notes {
-		notes = append(notes, st.Warning.Render(clean(n)))
+		notes = append(notes, st.Warning.Render(termtext.Line(n)))
 	}
 	return notes
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/dispatchtop/dispatchtop/internal/glyph"
+	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -183,7 +185,7 @@ func beatText(n *model.Node, now time.Time) string {
 // reasonCell is the REASON cell that ends a row: reason (as ReasonAt gives
 // it) cleaned and cut to width w.
 func (m *Model) reasonCell(reason string, w int) string {
-	text := truncate(clean(reason), w)
+	text := truncate(termtext.Line(reason), w)
 	if m.reasonWrapOK {
 		return " " + m.reasonWrap.open + text + m.reasonWrap.close
 	}
@@ -210,14 +212,14 @@ func (m *Model) rowCells(r row, guide string, c columns) rowCells {
 			marker = "▸"
 		}
 	}
-	glyph := stateGlyph(n.State)
+	mark := glyph.State(n.State)
 	rc.state = stateWords(n)
 	tagline, tail := labelParts(n)
 	if h, ok := m.host(n); ok {
-		glyph, tagline, tail = hostGlyph, "", clean(n.ID)
+		mark, tagline, tail = hostGlyph, "", termtext.Line(n.ID)
 		rc.state = hostWord(h)
 	}
-	rc.prefix = guide + marker + glyph + " "
+	rc.prefix = guide + marker + mark + " "
 	rc.label = fitLabel(tagline, tail, c.name-ansi.StringWidth(rc.prefix))
 	rc.name = rc.prefix + rc.label
 	rc.beat = beatText(n, m.now)
@@ -227,7 +229,7 @@ func (m *Model) rowCells(r row, guide string, c columns) rowCells {
 	}
 	rc.cfa = "-"
 	if n.Cfa != nil && n.Cfa.State != "" {
-		rc.cfa = clean(n.Cfa.State)
+		rc.cfa = termtext.Line(n.Cfa.State)
 	}
 	rc.retries = "-"
 	if n.Retries.Total > 0 {
@@ -257,7 +259,7 @@ func (m *Model) renderRow(r row, k rowKey, c columns, w int) shownRow {
 		// ages move, the only row a tick styles.
 		line := cells[0] + strings.Join(cells[1:], " ")
 		if reasonW > 0 {
-			line += " " + clean(rc.reason)
+			line += " " + termtext.Line(rc.reason)
 		}
 		sr.line = st.Selected.Render(fit(line, w))
 		return sr

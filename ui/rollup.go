@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dispatchtop/dispatchtop/internal/glyph"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -82,27 +83,6 @@ func needsAction(n *model.Node) bool {
 	return n.Action != "" && n.Action != model.ActionNone
 }
 
-// actionGlyph marks an action in a roll-up; all are one cell wide.
-func actionGlyph(a model.Action) string {
-	switch a {
-	case model.ActionKill:
-		return "⊘"
-	case model.ActionResume:
-		return "↺"
-	case model.ActionAnswer:
-		return "✎"
-	case model.ActionCompact:
-		return "⇊"
-	case model.ActionMerge:
-		return "⇄"
-	case model.ActionSurface:
-		return "↑"
-	case model.ActionWait:
-		return "◷"
-	}
-	return "·"
-}
-
 // rollupOf counts n's descendants (not n itself).
 func rollupOf(n *model.Node) rollup {
 	var r rollup
@@ -155,13 +135,13 @@ func (r rollup) String() string {
 	}
 	parts := make([]string, 0, 3)
 	if r.states > 0 {
-		parts = append(parts, fmt.Sprintf("%s%d", stateGlyph(r.state), r.states))
+		parts = append(parts, fmt.Sprintf("%s%d", glyph.State(r.state), r.states))
 	}
 	if r.flags > 0 {
-		parts = append(parts, fmt.Sprintf("%s%d", flagGlyph(r.flag), r.flags))
+		parts = append(parts, fmt.Sprintf("%s%d", glyph.Flag(r.flag), r.flags))
 	}
 	if r.actions > 0 {
-		parts = append(parts, fmt.Sprintf("%s%d", actionGlyph(r.action), r.actions))
+		parts = append(parts, fmt.Sprintf("%s%d", glyph.Action(r.action), r.actions))
 	}
 	return strings.Join(parts, " ")
 }

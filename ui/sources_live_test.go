@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,9 +17,9 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/dispatchtop/dispatchtop/internal/storefixtures"
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
-	"github.com/dispatchtop/dispatchtop/protocol"
 	"github.com/dispatchtop/dispatchtop/scanner"
 	"github.com/dispatchtop/dispatchtop/sources"
 	"github.com/dispatchtop/dispatchtop/sources/chatroom"
@@ -114,22 +113,6 @@ func liveDashboard(t *testing.T, root string) *frameWatch {
 	return f
 }
 
-// liveProcess is a process that lives until the test ends: its pid and
-// create time (as a store records them).
-func liveProcess(t *testing.T) (int, float64) {
-	t.Helper()
-	p := exec.Command("sleep", "300")
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Process.Kill(); _ = p.Wait() })
-	started, err := protocol.ProcessStarted(p.Process.Pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p.Process.Pid, started
-}
-
 // replaceFile writes path as the JSON-file systems do: a temp file in the
 // same dir, renamed over it.
 func replaceFile(t *testing.T, path string, v any) {
@@ -167,7 +150,7 @@ func TestDashboardShowsAStoreChangeWithinASecond(t *testing.T) {
 			build: func(t *testing.T) (string, func()) {
 				home := filepath.Join(t.TempDir(), "webapp", ".teaparty")
 				db := storefixtures.NewDB(t, filepath.Join(home, "jobs", "job-20260507-101500--dark-mode", "messages.db"), storefixtures.TeaPartyBusDDL)
-				pid, started := liveProcess(t)
+				pid, started := testproc.Live(t)
 				now := float64(time.Now().UnixNano()) / 1e9
 				execSQL(t, db, `INSERT INTO conversations (id, type, state, created_at, agent_name) VALUES ('job:webapp:1', 'job', 'active', ?, 'webapp-lead')`, now)
 				execSQL(t, db, `INSERT INTO conversations (id, type, state, created_at, agent_name, parent_conversation_id, pid, pid_started)
@@ -207,12 +190,12 @@ func TestDashboardShowsAStoreChangeWithinASecond(t *testing.T) {
 				const url, machine = "https://chatroom.example", "6b0f2d9e-3c47-4a8e-9b15-d2e7a4c1f386"
 				replaceFile(t, filepath.Join(store, "machine.json"), map[string]any{"version": "1",
 					"machines": map[string]any{url: map[string]any{"machineId": machine, "hostname": "devbox"}}})
-				daemon, _ := liveProcess(t)
+				daemon, _ := testproc.Live(t)
 				if err := os.WriteFile(filepath.Join(store, chatroom.PIDFileName(url)), []byte(strconv.Itoa(daemon)), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				entry := func() map[string]any {
-					pid, started := liveProcess(t)
+					pid, started := testproc.Live(t)
 					return map[string]any{"pid": pid, "harness": "claude", "startedAt": isoMillis(time.Unix(0, int64(started*1e9)))}
 				}
 				agents := map[string]any{"jd7a3k9m2x4q8r1t5v6w0y2z3b4c5d6e/planner": entry()}

@@ -130,14 +130,18 @@ func InstallFixture(t testing.TB, dst string) *Fixture {
 
 // Probe wraps base so that the fixture's unverified pid exists but its
 // create time cannot be read — what a permission error looks like, which a
-// test running as root cannot otherwise provoke.
+// test running as root cannot otherwise provoke. Its host booted an hour
+// before the fixture was written: the fixture's beats (up to 20 minutes
+// old) come after it on a host up a minute as on one up for weeks, and an
+// unverified pid's beat is judged by its age, not by the host's uptime.
 func (f *Fixture) Probe(base liveness.Probe) liveness.Probe {
-	return unverifiedProbe{base: base, pid: f.UnverifiedPID}
+	return unverifiedProbe{base: base, pid: f.UnverifiedPID, boot: f.Now.Add(-time.Hour)}
 }
 
 type unverifiedProbe struct {
 	base liveness.Probe
 	pid  int
+	boot time.Time
 }
 
 func (p unverifiedProbe) Lookup(pid int) liveness.ProcessInfo {
@@ -149,13 +153,8 @@ func (p unverifiedProbe) Lookup(pid int) liveness.ProcessInfo {
 	return info
 }
 
-// BootTime forwards the base probe's boot time, which the legacy rule needs.
-func (p unverifiedProbe) BootTime() time.Time {
-	if bt, ok := p.base.(liveness.BootTimer); ok {
-		return bt.BootTime()
-	}
-	return time.Time{}
-}
+// BootTime is the fixture's boot, an hour before it was written.
+func (p unverifiedProbe) BootTime() time.Time { return p.boot }
 
 func readJSON(t testing.TB, path string, v any) {
 	t.Helper()

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
@@ -78,16 +79,6 @@ func realProcess(t *testing.T) (int, time.Time) {
 		t.Skipf("create time of pid %d unreadable here: %v", cmd.Process.Pid, err)
 	}
 	return cmd.Process.Pid, time.Unix(0, int64(st*1e9))
-}
-
-// gonePID is the pid of a process that has exited and been reaped.
-func gonePID(t *testing.T) int {
-	t.Helper()
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd.Process.Pid
 }
 
 // processStore is a store of one project: agent files from the
@@ -206,7 +197,7 @@ func TestAgentsLiveAndDieWithTheirPaneAndServer(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	serverPID, serverCreated := realProcess(t)
-	deadServer := gonePID(t)
+	deadServer := testproc.Gone(t)
 
 	type store func(s processStore)
 	noServer := func(processStore) {}

@@ -135,9 +135,15 @@ func labelParts(n *model.Node) (tagline, tail string) {
 	return clean(tagline), clean(idTail(n.ID))
 }
 
-// fitLabel fits a label into room cells. Ids of one tree share their start
-// (a date, a session) and differ at the end, so the end of the id tail is
-// what is kept: the role is cut first, then the tail from its left.
+// tailMin is the least of an id's tail worth showing beside a role: an
+// ellipsis and the last three cells, enough to tell siblings apart.
+const tailMin = 4
+
+// fitLabel fits a label into room cells. The role is the name an operator
+// knows a node by, so it is kept whole; ids of one tree share their start
+// (a date, a session) and differ at the end, so the id's tail gives way
+// first, from its left (`testing …110`), then goes; a role alone wider
+// than the room is cut last.
 func fitLabel(tagline, tail string, room int) string {
 	if room <= 0 {
 		return ""
@@ -149,17 +155,14 @@ func fitLabel(tagline, tail string, room int) string {
 		}
 		return cutLeft(tail, room)
 	}
-	if ansi.StringWidth(tagline)+1+tw <= room {
+	rw := ansi.StringWidth(tagline)
+	if rw+1+tw <= room {
 		return tagline + " " + tail
 	}
-	// A role cut to two cells and an ellipsis still says something.
-	if left := room - tw - 1; left >= 3 {
-		return ansi.Truncate(tagline, left, "…") + " " + tail
+	if left := room - rw - 1; left >= tailMin {
+		return tagline + " " + cutLeft(tail, left)
 	}
-	if tw <= room {
-		return tail
-	}
-	return cutLeft(tail, room)
+	return truncate(tagline, room)
 }
 
 // cutLeft keeps the last w-1 cells of s behind an ellipsis.

@@ -122,29 +122,36 @@ func idTail(id string) string {
 }
 
 // labelParts are a row's name beside its glyph: role (and team when it
-// differs) and the id's tail, so siblings of one team stay apart.
+// differs) and the id's tail, so siblings of one team stay apart; short is
+// the role alone, what a cut name keeps of the tagline.
 func labelParts(n *model.Node) (tagline, tail string) {
+	tagline, _, tail = labelPartsShort(n)
+	return tagline, tail
+}
+
+func labelPartsShort(n *model.Node) (tagline, short, tail string) {
 	role, team := n.Role(), n.Team()
-	tagline = role
+	tagline, short = role, role
 	switch {
 	case role == "" && team != "":
-		tagline = team
+		tagline, short = team, team
 	case team != "" && team != role:
 		tagline = team + "/" + role
 	}
-	return clean(tagline), clean(idTail(n.ID))
+	return clean(tagline), clean(short), clean(idTail(n.ID))
 }
 
 // tailMin is the least of an id's tail worth showing beside a role: an
-// ellipsis and the last three cells, enough to tell siblings apart.
-const tailMin = 4
+// ellipsis and the last four cells, enough to tell siblings apart.
+const tailMin = 5
 
 // fitLabel fits a label into room cells. The role is the name an operator
 // knows a node by, so it is kept whole; ids of one tree share their start
-// (a date, a session) and differ at the end, so the id's tail gives way
-// first, from its left (`testing …110`), then goes; a role alone wider
-// than the room is cut last.
-func fitLabel(tagline, tail string, room int) string {
+// (a date, a session) and differ at the end, so what gives way, in order:
+// the team before the role (short is the role alone), the id's tail from
+// its left (`testing …090110`) down to tailMin cells, then the tail; a
+// role alone wider than the room is cut last.
+func fitLabel(tagline, short, tail string, room int) string {
 	if room <= 0 {
 		return ""
 	}
@@ -155,14 +162,18 @@ func fitLabel(tagline, tail string, room int) string {
 		}
 		return cutLeft(tail, room)
 	}
-	rw := ansi.StringWidth(tagline)
-	if rw+1+tw <= room {
+	if ansi.StringWidth(tagline)+1+tw <= room {
 		return tagline + " " + tail
 	}
-	if left := room - rw - 1; left >= tailMin {
-		return tagline + " " + cutLeft(tail, left)
+	if short == "" {
+		short = tagline
 	}
-	return truncate(tagline, room)
+	for _, name := range []string{tagline, short} {
+		if left := room - ansi.StringWidth(name) - 1; left >= min(tw, tailMin) {
+			return name + " " + cutLeft(tail, left)
+		}
+	}
+	return truncate(short, room)
 }
 
 // cutLeft keeps the last w-1 cells of s behind an ellipsis.

@@ -212,13 +212,13 @@ func (m *Model) rowCells(r row, guide string, c columns) rowCells {
 	}
 	glyph := stateGlyph(n.State)
 	rc.state = stateWords(n)
-	tagline, tail := labelParts(n)
+	tagline, short, tail := labelPartsShort(n)
 	if h, ok := m.host(n); ok {
-		glyph, tagline, tail = hostGlyph, "", clean(n.ID)
+		glyph, tagline, short, tail = hostGlyph, "", "", clean(n.ID)
 		rc.state = hostWord(h)
 	}
 	rc.prefix = guide + marker + glyph + " "
-	rc.label = fitLabel(tagline, tail, c.name-ansi.StringWidth(rc.prefix))
+	rc.label = fitLabel(tagline, short, tail, c.name-ansi.StringWidth(rc.prefix))
 	rc.name = rc.prefix + rc.label
 	rc.beat = beatText(n, m.now)
 	rc.pid = "-"

@@ -37,6 +37,9 @@ const (
 const (
 	headerLines = 5 // the usual height; layout measures the real one
 	footerLines = 2
+	// statusFade is how long a message stays on the status line before the
+	// selected node's reason shows again (the event pane keeps outcomes).
+	statusFade = 5 * time.Second
 	wheelStep   = 3
 	// maxSeenProblems bounds the memory of problems already shown.
 	maxSeenProblems = 10000
@@ -154,6 +157,8 @@ type Model struct {
 	// status line is at statusAt.
 	lines            []string
 	rowsAt, statusAt int
+	// statusSet is when the status message was set (it fades, statusFade).
+	statusSet time.Time
 	// shown are the tree rows on screen as drawn, shownAt their index by
 	// node; shownSpare is the array the next frame's rows go into. rowEpoch
 	// counts what redraws every row (a theme, the hosts).
@@ -276,6 +281,10 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		m.now = m.opts.Now()
+		if m.status != "" && m.now.Sub(m.statusSet) >= statusFade {
+			m.status, m.bad = "", false
+			m.dirty = true
+		}
 		// Only ages and the clock move: View redraws those cells where the
 		// last frame lets it (render), the whole frame elsewhere.
 		if m.ageable {
@@ -368,9 +377,10 @@ func (m *Model) loadJournal(n *model.Node) tea.Cmd {
 	}
 }
 
-// setStatus shows s on the status line, as terminal text whatever it quotes.
+// setStatus shows s on the status line, as terminal text whatever it
+// quotes, until statusFade has passed or the selection moves.
 func (m *Model) setStatus(s string, bad bool) {
-	m.status, m.bad = clean(s), bad
+	m.status, m.bad, m.statusSet = clean(s), bad, m.now
 	m.dirty = true
 }
 

@@ -111,9 +111,10 @@ func (m *Model) renderStatus(w int) string {
 		if n := m.selectedNode(); n != nil && m.mode == modeTree {
 			// The reason column is the first to be cut on a narrow screen, so
 			// the selected node's reason is always readable here in full.
+			// It leads, the position and the id follow (the row shows the name).
 			line := fmt.Sprintf("%d/%d  %s", m.cursor+1, len(m.rows), clean(n.ID))
 			if n.Reason != "" {
-				line += "  " + clean(n.ReasonAt(m.now))
+				line = clean(n.ReasonAt(m.now)) + "  · " + line
 			}
 			return st.Muted.Render(truncate(line, w))
 		}

@@ -40,7 +40,7 @@ const (
 	// statusFade is how long a message stays on the status line before the
 	// selected node's reason shows again (the event pane keeps outcomes).
 	statusFade = 5 * time.Second
-	wheelStep   = 3
+	wheelStep  = 3
 	// maxSeenProblems bounds the memory of problems already shown.
 	maxSeenProblems = 10000
 )

@@ -253,7 +253,7 @@ func (m *Model) jumpToAction(dir int) {
 	for step := 1; step <= len(all); step++ {
 		i := ((at+dir*step)%len(all) + len(all)) % len(all)
 		n := all[i].node
-		if !needsAction(n) || !all[i].match {
+		if !operatorActs(n) || !all[i].match {
 			continue
 		}
 		for p := n.Parent; p != nil; p = p.Parent {
@@ -266,7 +266,7 @@ func (m *Model) jumpToAction(dir int) {
 		m.moveTo(at)
 		return
 	}
-	m.setStatus("no node needs action", false)
+	m.setStatus("no node to act on (kill, resume, answer, compact, merge, surface)", false)
 }
 
 func (m *Model) click(ms tea.Mouse) {

@@ -128,7 +128,7 @@ func (m *Model) renderStatus(w int) string {
 
 func (m *Model) renderShortHelp(w int) string {
 	if m.prompt.typing {
-		return m.styles.Muted.Render(truncate("enter keep · esc clear · ↑↓ history · words, state:dead flag:blocked action:kill (all must match)", w))
+		return m.styles.Muted.Render(truncate("enter keep · esc clear · ↑↓ history · words, state:dead,missing -flag:quiet action:kill (all must match; , or; - not)", w))
 	}
 	if d := m.dialog; d != nil {
 		return m.styles.Muted.Render(truncate(d.hint(), w))

@@ -214,8 +214,9 @@ func TestEndToEndNextActionReachesEveryNode(t *testing.T) {
 	if len(snap.Sessions) != 32 {
 		t.Fatalf("generated %d sessions, want 32", len(snap.Sessions))
 	}
-	// Every fifth node in id order needs something, deep ones included.
-	actions := []model.Action{model.ActionKill, model.ActionResume, model.ActionWait, model.ActionAnswer}
+	// Every fifth node in id order needs something, deep ones included
+	// (not a wait: n does not stop there).
+	actions := []model.Action{model.ActionKill, model.ActionResume, model.ActionMerge, model.ActionAnswer}
 	var ids []string
 	for id := range snap.ByID {
 		ids = append(ids, id)

@@ -7,7 +7,6 @@ package ui
 // are laid out again, the others' are kept.
 
 import (
-
 	"github.com/dispatchtop/dispatchtop/model"
 )
 

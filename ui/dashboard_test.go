@@ -82,7 +82,7 @@ func TestGoldenDashboard(t *testing.T) {
 			press(m, "-")
 			press(m, "n")
 			press(m, "n")
-		}, expect: []string{"▾● lead A", "▸✖ lead B", "3/7  A/docs/4"}},
+		}, expect: []string{"▾● lead A", "▸✖ lead B", "6/7  B"}},
 		{name: "status_after_kill", setup: func(m *Model) {
 			m.moveTo(m.rowIndex("A/test/3"))
 			run(m, press(m, "x"))

@@ -32,7 +32,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		if m.mode == modeHelp {
 			m.mode = modeTree
 		} else {
-			m.mode = modeHelp
+			m.mode, m.helpTop = modeHelp, 0
 		}
 		return nil
 	case key.Matches(msg, k.Back):
@@ -48,6 +48,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	if m.mode == modeHelp {
+		m.scrollHelp(msg)
 		return nil
 	}
 	if m.mode == modeDetail {
@@ -313,5 +314,31 @@ func (m *Model) wheel(ms tea.Mouse) {
 	} else if m.cursor >= m.offset+h {
 		m.moveTo(m.offset + h - 1)
 	}
+	m.dirty = true
+}
+
+// scrollHelp scrolls the `?` screen: up/down a line, pgup/pgdn a page, g/G to
+// the ends; it stops where its last line is on screen.
+func (m *Model) scrollHelp(msg tea.KeyPressMsg) {
+	k := m.keys
+	page := max(1, m.height-m.headerH-footerLines)
+	last := max(0, len(m.helpLines(m.width))-page)
+	switch {
+	case key.Matches(msg, k.Up):
+		m.helpTop--
+	case key.Matches(msg, k.Down):
+		m.helpTop++
+	case key.Matches(msg, k.PageUp):
+		m.helpTop -= page - 1
+	case key.Matches(msg, k.PageDown):
+		m.helpTop += page - 1
+	case key.Matches(msg, k.Top):
+		m.helpTop = 0
+	case key.Matches(msg, k.Bottom):
+		m.helpTop = last
+	default:
+		return
+	}
+	m.helpTop = max(0, min(m.helpTop, last))
 	m.dirty = true
 }

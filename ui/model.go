@@ -171,6 +171,10 @@ type Model struct {
 	header       []string // the header's lines, built by layout
 	counts       countsMemo
 	headerH      int // len(header)
+	// helpTop is the first line of the `?` screen shown (it scrolls).
+	helpTop int
+	// helpBelow is how many lines of it are below the screen, as drawn.
+	helpBelow int
 	// helpLine is the short help of the tree or the details, as built for helpBuilt.
 	helpLine  string
 	helpBuilt helpKey

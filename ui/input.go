@@ -38,7 +38,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Back):
 		switch {
 		case m.mode == modeTree && m.focus == focusEvents:
-			m.focus = focusTree
+			// esc closes the pane it has the focus of.
+			m.eventsOpen, m.focus = false, focusTree
+			m.scrollToCursor()
 		case m.mode != modeTree:
 			m.mode = modeTree
 		case m.textFilter != "" || m.state != filterAll:
@@ -147,6 +149,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.eventsKeyPressed()
 	case key.Matches(msg, k.EventScope):
 		m.eventScopeKeyPressed()
+	case key.Matches(msg, k.Focus):
+		m.focusKeyPressed()
 	case key.Matches(msg, k.Copy):
 		return m.copyID()
 	case key.Matches(msg, k.Output):

@@ -144,14 +144,18 @@ func (m *Model) renderShortHelp(w int) string {
 	}
 	// The keys' line changes with the mode, the width and the theme alone:
 	// made once, not at every frame an update or a key draws.
-	built := helpKey{mode: m.mode, width: w, theme: m.theme}
+	events := m.mode == modeTree && m.eventsOpen && m.focus == focusEvents
+	built := helpKey{mode: m.mode, events: events, width: w, theme: m.theme}
 	if m.helpLine != "" && m.helpBuilt == built {
 		return m.helpLine
 	}
 	var bindings []key.Binding
-	if m.mode == modeDetail {
+	switch {
+	case m.mode == modeDetail:
 		bindings = detailKeys{m.keys}.ShortHelp()
-	} else {
+	case events:
+		bindings = eventKeys{m.keys}.ShortHelp()
+	default:
 		bindings = m.keys.ShortHelp()
 	}
 	m.helpLine, m.helpBuilt = m.shortHelpEndingWith(bindings, []key.Binding{m.keys.Help, m.keys.Quit}, w), built
@@ -161,6 +165,7 @@ func (m *Model) renderShortHelp(w int) string {
 // helpKey is what the short help line of the tree or the details is made from.
 type helpKey struct {
 	mode         mode
+	events       bool // the event pane has the focus
 	width, theme int
 }
 

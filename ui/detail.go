@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -39,6 +40,7 @@ func (m *Model) detailLines(n *model.Node) []string {
 		return out
 	}
 	add("id", n.ID)
+	add("name", agentName(n))
 	add("state", stateWords(n))
 	add("reason", n.ReasonAt(m.now))
 	add("action", string(n.Action))
@@ -71,6 +73,15 @@ func (m *Model) detailLines(n *model.Node) []string {
 		add("also claimed", strings.Join(others, ", "))
 	}
 	add("children", strconv.Itoa(len(n.Children)))
+
+	if sf := n.SourceFields(); len(sf) > 0 {
+		// What the node's own system says of it (its state word, end
+		// reason, last error, pane, harness), as the system words it.
+		section(cmp.Or(n.Source, "source") + " (its own fields)")
+		for _, f := range sf {
+			out = append(out, fmt.Sprintf("  %-18s %s", clean(f.Name), clean(cmp.Or(f.Value, "-"))))
+		}
+	}
 
 	section("paths")
 	add("root", n.Root)

@@ -28,12 +28,12 @@ type filterTerm struct {
 type query []filterTerm
 
 // filterFields are the fields a term may name, in the order the error lists them.
-var filterFields = []string{"id", "role", "team", "state", "flag", "action"}
+var filterFields = []string{"id", "name", "role", "team", "state", "flag", "action"}
 
 // parseQuery splits s at spaces into terms. A bare word matches within the
-// id, role, team or task id, or the start of the state or a flag word; it
+// id, the agent's name, role, team or task id, or the start of the state or a flag word; it
 // never matches the reason, whose prose would drown the words (`dead`
-// would match "lead dead since"). id:, role: and team: match within that
+// would match "lead dead since"). id:, name:, role: and team: match within that
 // field; state:, flag: and action: match one word exactly. `a,b` matches
 // either; `-term` matches what term does not.
 func parseQuery(s string) (query, error) {
@@ -126,6 +126,8 @@ func matchValue(field, value string, n *model.Node) bool {
 	switch field {
 	case "id":
 		return containsFold(n.ID, value)
+	case "name":
+		return containsFold(agentName(n), value)
 	case "role":
 		return containsFold(n.Role(), value)
 	case "team":
@@ -141,7 +143,7 @@ func matchValue(field, value string, n *model.Node) bool {
 		}
 		return string(a) == value
 	}
-	if containsFold(n.ID, value) || containsFold(n.Role(), value) ||
+	if containsFold(n.ID, value) || containsFold(agentName(n), value) || containsFold(n.Role(), value) ||
 		containsFold(n.Team(), value) || containsFold(n.TaskID(), value) {
 		return true
 	}

@@ -65,7 +65,7 @@ func TestFilterGrammar(t *testing.T) {
 		{name: "an empty alternative is an error", query: "state:dead,",
 			wantErr: `filter: "state:dead," has an empty alternative`},
 		{name: "an unknown field is an error", query: "colour:red",
-			wantErr: `filter: unknown field "colour" (id, role, team, state, flag, action)`},
+			wantErr: `filter: unknown field "colour" (id, name, role, team, state, flag, action)`},
 		{name: "an unknown state is an error", query: "state:zombie",
 			wantErr: `filter: no state "zombie" (running, dead, finished, missing)`},
 		{name: "an unknown flag is an error", query: "flag:sleepy",

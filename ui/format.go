@@ -121,16 +121,17 @@ func idTail(id string) string {
 	return id
 }
 
-// labelParts are a row's name beside its glyph: role (and team when it
-// differs) and the id's tail, so siblings of one team stay apart; short is
-// the role alone, what a cut name keeps of the tagline.
+// labelParts are a row's name beside its glyph: the agent's name (and
+// team when it differs, agentName) and the id's tail, so siblings of one
+// team stay apart; short is the name alone, what a cut row keeps of the
+// tagline.
 func labelParts(n *model.Node) (tagline, tail string) {
 	tagline, _, tail = labelPartsShort(n)
 	return tagline, tail
 }
 
 func labelPartsShort(n *model.Node) (tagline, short, tail string) {
-	role, team := n.Role(), n.Team()
+	role, team := agentName(n), n.Team()
 	tagline, short = role, role
 	switch {
 	case role == "" && team != "":

@@ -48,7 +48,7 @@ func (m *Model) render() string {
 	cut := len(body) > want || len(lines)+want+footerLines > h
 	body = body[:want]
 	if m.dialog != nil {
-		overlay(body, m.renderDialog(w), w)
+		overlay(body, m.renderDialog(), w)
 	}
 	lines = append(lines, body...)
 	lines = append(lines, m.renderStatus(w), m.renderShortHelp(w))

@@ -10,6 +10,7 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/themes"
@@ -171,6 +172,8 @@ type Model struct {
 	header       []string // the header's lines, built by layout
 	counts       countsMemo
 	headerH      int // len(header)
+	// profile is the terminal's colour profile, as the program said.
+	profile colorprofile.Profile
 	// helpTop is the first line of the `?` screen shown (it scrolls).
 	helpTop int
 	// helpBelow is how many lines of it are below the screen, as drawn.
@@ -271,6 +274,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *Model) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
+	case tea.ColorProfileMsg:
+		if msg.Profile != m.profile {
+			m.profile = msg.Profile
+			m.applyTheme()
+		}
+		return nil
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.help.SetWidth(msg.Width)
@@ -389,7 +398,12 @@ func (m *Model) setStatus(s string, bad bool) {
 }
 
 func (m *Model) applyTheme() {
-	m.styles = NewStyles(m.themes.Themes[m.theme])
+	th := m.themes.Themes[m.theme]
+	if m.profile == colorprofile.ANSI {
+		// 16 colours: the theme's own, chosen apart (themes.On16).
+		th = themes.On16(th)
+	}
+	m.styles = NewStyles(th)
 	m.reasonWrap, m.reasonWrapOK = wrapOf(m.styles.Text)
 	m.rowEpoch++
 	m.help.Styles = m.styles.Help

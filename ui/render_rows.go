@@ -297,7 +297,11 @@ func (m *Model) renderRow(r row, k rowKey, c columns, w int) shownRow {
 	}
 	b.WriteString(flagStyle.Render(ansi.Cut(stateCell, sw, c.state)))
 	b.WriteByte(' ')
-	b.WriteString(st.Action.Render(cells[3]))
+	if rc.action == "-" {
+		b.WriteString(cells[3]) // nothing to do: no colour
+	} else {
+		b.WriteString(st.Action.Render(cells[3]))
+	}
 	i := 4
 	if c.below > 0 {
 		switch {

@@ -186,9 +186,12 @@ func (m *Model) questionLines(n *model.Node, add func(label, value string), sect
 		add("kind", b.Kind)
 	}
 	if path := answerPath(n); path != "" {
-		add("answer to", path+"  (a opens $EDITOR on it)")
+		add("answer to", path+"  (a writes it)")
 	} else if n.Source != "" {
 		add("answer to", n.Source+"'s own reply channel")
+	}
+	if at, ok := m.answeredAt[n.ID]; ok {
+		add("answered", "at "+at.Format("15:04:05")+", waiting for the agent")
 	}
 	section("question")
 	paragraph := func(text string) {

@@ -21,6 +21,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			return cmd
 		}
 	}
+	if m.answerBox != nil {
+		return m.answerKey(msg)
+	}
 	if m.prompt.typing {
 		return m.filterKey(msg)
 	}

@@ -28,6 +28,9 @@ func (m *Model) layout() {
 	if m.dialog != nil {
 		m.layoutDialog(w, h-m.headerH-footerLines)
 	}
+	if m.answerBox != nil {
+		m.layoutAnswer(w, h-m.headerH-footerLines)
+	}
 }
 
 func (m *Model) columns(w int) columns {

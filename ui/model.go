@@ -172,6 +172,10 @@ type Model struct {
 	header       []string // the header's lines, built by layout
 	counts       countsMemo
 	headerH      int // len(header)
+	// answerBox is the editor of an answer here, while it is open.
+	answerBox *answerBox
+	// answeredAt is when each node's answer was sent, this run.
+	answeredAt map[string]time.Time
 	// profile is the terminal's colour profile, as the program said.
 	profile colorprofile.Profile
 	// helpTop is the first line of the `?` screen shown (it scrolls).
@@ -357,11 +361,24 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case execDoneMsg:
 		m.execDone(msg)
 		return nil
+	case answerDraftMsg:
+		m.dirty = true
+		return m.answerDrafted(msg)
+	case answerEditedMsg:
+		m.dirty = true
+		return m.answerEdited(msg)
+	case answeredMsg:
+		m.dirty = true
+		return m.answered(msg)
 	case tea.KeyPressMsg:
 		cmd := m.key(msg)
 		m.dirty = true
 		return cmd
 	case tea.PasteMsg:
+		if m.answerBox != nil {
+			m.dirty = true
+			return m.answerKey(msg)
+		}
 		if m.prompt.typing {
 			cmd := m.filterKey(msg)
 			m.dirty = true

@@ -153,7 +153,6 @@ func TestDetailsShowTheWholeQuestion(t *testing.T) {
 // SPEC §6 Keys: a opens $EDITOR on the reply file next to a native
 // sentinel; elsewhere the status line says how to answer.
 func TestAnswerKey(t *testing.T) {
-	t.Setenv("EDITOR", "true")
 	tests := []struct {
 		name       string
 		node       string
@@ -169,13 +168,21 @@ func TestAnswerKey(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			snap := exampleSnapshot()
 			snap.Node(tt.node).Source = tt.source
-			m := newTestModel(t, 80, 24, Options{Initial: snap})
+			answers := &fakeAnswers{}
+			m := newTestModel(t, 80, 24, Options{Initial: snap, Editor: "true", Answer: answers.write})
 			m.moveTo(m.rowIndex(tt.node))
 			cmd := press(m, "a")
 			if tt.wantExec {
 				if cmd == nil {
 					t.Fatal("a gave no command")
 				}
+				// The draft is written, then the editor opens on it.
+				draft, ok := cmd().(answerDraftMsg)
+				if !ok || draft.err != nil {
+					t.Fatalf("a drafts %+v", draft)
+				}
+				defer os.Remove(draft.path)
+				_, cmd = m.Update(draft)
 				if msg := cmd(); !isExec(msg) {
 					t.Errorf("a runs %T, want the editor through tea.ExecProcess", msg)
 				}

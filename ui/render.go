@@ -50,6 +50,9 @@ func (m *Model) render() string {
 	if m.dialog != nil {
 		overlay(body, m.renderDialog(), w)
 	}
+	if m.answerBox != nil {
+		overlay(body, m.renderAnswer(w, want), w)
+	}
 	lines = append(lines, body...)
 	lines = append(lines, m.renderStatus(w), m.renderShortHelp(w))
 	if len(lines) > h {
@@ -134,6 +137,9 @@ func (m *Model) renderShortHelp(w int) string {
 	}
 	if d := m.dialog; d != nil {
 		return m.styles.Muted.Render(truncate(d.hint(), w))
+	}
+	if m.answerBox != nil {
+		return m.styles.Muted.Render(truncate("ctrl+s send the answer · esc cancel", w))
 	}
 	if m.mode == modeHelp {
 		line := "? or esc closes the help"

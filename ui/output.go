@@ -174,6 +174,23 @@ func commandArgv(command, fallback, file string) []string {
 	return append(argv, file)
 }
 
+// pagerArgv is how `o` runs $PAGER on path: split into words (no shell);
+// less, the default, starts in its follow mode (+F: a tail that grows as
+// the agent writes, until ctrl+c, then a pager as usual), unless $PAGER
+// gives it a `+` command of its own.
+func pagerArgv(pager, path string) []string {
+	argv := commandArgv(pager, "less", path)
+	if filepath.Base(argv[0]) != "less" {
+		return argv
+	}
+	for _, a := range argv[1 : len(argv)-1] {
+		if strings.HasPrefix(a, "+") {
+			return argv
+		}
+	}
+	return append(argv[:len(argv)-1:len(argv)-1], "+F", path)
+}
+
 // execDoneMsg is a pager or editor that returned.
 type execDoneMsg struct {
 	what, path string
@@ -197,7 +214,7 @@ func (m *Model) openPager() tea.Cmd {
 		if err != nil {
 			return execDoneMsg{what: "output of " + id, err: err}
 		}
-		argv := commandArgv(pager, "less", path)
+		argv := pagerArgv(pager, path)
 		c := exec.Command(argv[0], argv[1:]...)
 		return tea.ExecProcess(c, func(err error) tea.Msg {
 			return execDoneMsg{what: "pager " + argv[0], path: path, err: err}

@@ -222,3 +222,27 @@ func TestEndToEndPagerOpensTheOutput(t *testing.T) {
 	tm.Send(keyMsg("q"))
 	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
 }
+
+// SPEC §6 Keys: o follows the output as it grows: less (the default, or
+// a $PAGER that is less) starts in its follow mode (+F) unless $PAGER gives
+// it a command of its own; another pager is run as given.
+func TestPagerFollowsTheOutput(t *testing.T) {
+	tests := []struct {
+		name, pager string
+		want        []string
+	}{
+		{name: "unset follows in less", pager: "", want: []string{"less", "+F", "/x/.wrap.log"}},
+		{name: "less with flags follows", pager: "less -R", want: []string{"less", "-R", "+F", "/x/.wrap.log"}},
+		{name: "less by its path follows", pager: "/usr/bin/less", want: []string{"/usr/bin/less", "+F", "/x/.wrap.log"}},
+		{name: "less given a command of its own keeps it", pager: "less -R +G", want: []string{"less", "-R", "+G", "/x/.wrap.log"}},
+		{name: "another pager as given", pager: "more", want: []string{"more", "/x/.wrap.log"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := pagerArgv(tt.pager, "/x/.wrap.log")
+			if strings.Join(got, "\x00") != strings.Join(tt.want, "\x00") {
+				t.Errorf("argv %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

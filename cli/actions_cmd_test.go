@@ -120,6 +120,10 @@ argv = ["touch", "{infra_dir}/merged-by-cli"]
 					}
 				}
 			}},
+		{name: "the id as a view of several roots shows it (the root's name before it) is the node", wantCode: 0, wantStdout: "would resume dead",
+			args: func(t *testing.T, root string) []string {
+				return []string{"resume", "--root", root, "--config", resumeCfg(t, root), "--dry-run", filepath.Base(root) + "/dead"}
+			}},
 		{name: "resume runs the configured command", wantCode: 0, wantStdout: "resumed dead",
 			args: func(t *testing.T, root string) []string {
 				return []string{"resume", "--root", root, "--config", resumeCfg(t, root), "dead"}

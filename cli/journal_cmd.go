@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -76,8 +77,17 @@ func runJournal(g *Globals, f journalFilter, asJSON bool, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	keep := func(e actions.JournalEntry) bool {
-		return !e.Time.Before(since) && (node == "" || e.Node == node || strings.HasPrefix(e.Node, node+"/"))
+	keep := func(root string, e actions.JournalEntry) bool {
+		if e.Time.Before(since) {
+			return false
+		}
+		if node == "" {
+			return true
+		}
+		// The node as its root alone shows it, whatever view recorded the
+		// line or showed the id (`.sessions/X` beside `X`).
+		want, got := rootLocalID(root, node), rootLocalID(root, e.Node)
+		return got == want || strings.HasPrefix(got, want+"/")
 	}
 	sel := journalSelection{roots: roots, keep: keep}
 	var problems []model.Problem
@@ -90,6 +100,25 @@ func runJournal(g *Globals, f journalFilter, asJSON bool, now time.Time) error {
 		fmt.Fprintln(g.Stderr, termtext.OneLine("journal: "+p.Path+": "+p.Error, 0))
 	}
 	return err
+}
+
+// rootLocalID is id as a view of root alone shows it: without the root's
+// last path segments that a view of several roots (its prefix) or of a
+// root further up the same tree puts before it.
+func rootLocalID(root, id string) string {
+	id = strings.Trim(filepath.ToSlash(id), "/")
+	var segs []string
+	for _, s := range strings.Split(filepath.ToSlash(filepath.Clean(root)), "/") {
+		if s != "" && s != "." {
+			segs = append(segs, s)
+		}
+	}
+	for k := len(segs); k >= 1; k-- {
+		if rest, ok := strings.CutPrefix(id, strings.Join(segs[len(segs)-k:], "/")+"/"); ok {
+			return rest
+		}
+	}
+	return id
 }
 
 // parseSince reads --since: a positive duration back from now, or an RFC
@@ -161,7 +190,12 @@ func printJournal(w io.Writer, sel journalSelection) ([]model.Problem, error) {
 		return nil, failure(err)
 	}
 	if count == 0 {
-		fmt.Fprintln(w, "no journal entries")
+		// Where it looked: an empty answer names the journals read.
+		paths := make([]string, 0, len(sel.roots))
+		for _, r := range sel.roots {
+			paths = append(paths, actions.JournalPath(r))
+		}
+		fmt.Fprintln(w, termtext.OneLine("no journal entries in "+strings.Join(paths, ", "), 0))
 		return nil, nil
 	}
 	bw := bufio.NewWriter(w)
@@ -259,7 +293,7 @@ func writeJournalJSON(w io.Writer, sel journalSelection) ([]model.Problem, error
 // journals that keep keeps.
 type journalSelection struct {
 	roots []string
-	keep  func(actions.JournalEntry) bool
+	keep  func(root string, e actions.JournalEntry) bool
 }
 
 // each calls fn with every line selected, oldest first across the roots,
@@ -284,7 +318,7 @@ func (sel journalSelection) each(brief bool, ends []int64, fn func(journalLine) 
 			if !ok {
 				return
 			}
-			if sel.keep(e) {
+			if sel.keep(sel.roots[i], e) {
 				heads[i] = &journalLine{Root: sel.roots[i], JournalEntry: e}
 				return
 			}

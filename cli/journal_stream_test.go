@@ -68,7 +68,11 @@ func referenceJournal(t *testing.T, roots []string, asJSON bool) string {
 		return buf.String()
 	}
 	if len(lines) == 0 {
-		return "no journal entries\n"
+		paths := make([]string, 0, len(roots))
+		for _, r := range roots {
+			paths = append(paths, actions.JournalPath(r))
+		}
+		return "no journal entries in " + strings.Join(paths, ", ") + "\n"
 	}
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	header := "TIME\tNODE\tACTION\tOUTCOME\tBY\tMESSAGE"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
@@ -70,6 +71,8 @@ func runTUI(ctx context.Context, g *Globals) error {
 		Journal:  readNodeJournal,
 		Output:   ui.ReadOutput,
 		Files:    scanner.ReadNodeDir,
+		Answer:   writeAnswer,
+		Editor:   os.Getenv("EDITOR"),
 		Readonly: readonly,
 		Themes:   set,
 		Notes:    notes,
@@ -231,4 +234,10 @@ func tailNodeJournal(ctx context.Context, root, node string, keep int) ([]string
 		return append(append(lines, ring[start:]...), ring[:start]...), nil
 	}
 	return append(lines, ring...), nil
+}
+
+// writeAnswer writes an operator's answer where the node's system reads it
+// and journals it (actions.Answer); the dashboard calls it in a command.
+func writeAnswer(_ context.Context, n *model.Node, text string) (string, error) {
+	return actions.Answer(n, text, time.Now())
 }

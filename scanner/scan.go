@@ -69,7 +69,8 @@ func DefaultRoots(cwd string) []string {
 
 // ResolveNode finds a node of snap by id, by infra dir, or by the path of
 // its `.heartbeat` (or `.running`); paths may be absolute or relative to the
-// working directory. An unknown node is an error that says so.
+// working directory; then by any other form of its id a screen shows
+// (idForms). An unknown node is an error that says so.
 func ResolveNode(snap *model.Snapshot, arg string) (*model.Node, error) {
 	if snap == nil {
 		return nil, fmt.Errorf("node %q: no snapshot to look in", arg)
@@ -113,6 +114,11 @@ func ResolveNode(snap *model.Snapshot, arg string) (*model.Node, error) {
 				}
 			}
 		}
+	}
+	// The id in another form a screen shows: another view's prefix, a root
+	// further up or down the same tree (idForms).
+	if n, ok, err := resolveForm(snap, arg); err != nil || ok {
+		return n, err
 	}
 	return nil, fmt.Errorf("node %q: no such node under %s", arg, strings.Join(snap.Roots, ", "))
 }

@@ -1,6 +1,7 @@
 package themes
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -73,11 +74,48 @@ func Builtins() []Theme {
 			Name: HighContrast, Text: "15", Muted: "7", Accent: "14", Border: "15",
 			HeaderBg: "15", HeaderFg: "0", SelectBg: "11", SelectFg: "0",
 			Running: "10", Dead: "9", Finished: "14", Missing: "11",
-			Warning: "11", Blocked: "13", ActionFg: "11", ErrorFg: "9",
+			Warning: "11", Blocked: "13", ActionFg: "12", ErrorFg: "9",
 			SuccessFg: "10", DialogBg: "0",
 		},
 		{Name: Mono},
 	}
+}
+
+// on16 are the colours of each built-in theme on a terminal of 16 colours
+// (TERM=xterm), ANSI indices chosen apart: brought down by nearness alone,
+// dead, the warning flags and the actions of dark and light all became
+// the same red. high-contrast is in ANSI indices already; mono has none.
+var on16 = map[string]Theme{
+	Dark: {
+		Text: "7", Muted: "8", Accent: "12", Border: "8",
+		HeaderBg: "4", HeaderFg: "15", SelectBg: "4", SelectFg: "15",
+		Running: "10", Dead: "9", Finished: "12", Missing: "3",
+		Warning: "11", Blocked: "13", ActionFg: "14", ErrorFg: "9",
+		SuccessFg: "10", DialogBg: "0",
+	},
+	Light: {
+		Text: "0", Muted: "8", Accent: "4", Border: "8",
+		HeaderBg: "7", HeaderFg: "0", SelectBg: "6", SelectFg: "0",
+		Running: "2", Dead: "1", Finished: "4", Missing: "8",
+		Warning: "3", Blocked: "5", ActionFg: "6", ErrorFg: "1",
+		SuccessFg: "2", DialogBg: "7",
+	},
+}
+
+// On16 is t for a terminal of 16 colours: a built-in theme's own 16
+// colours, a user theme those of the theme it extends (dark by default);
+// high-contrast and mono as they are.
+func On16(t Theme) Theme {
+	family := t.Name
+	if _, ok := on16[family]; !ok {
+		family = cmp.Or(t.Extends, Dark)
+	}
+	c, ok := on16[family]
+	if !ok {
+		return t
+	}
+	c.Name, c.Extends = t.Name, t.Extends
+	return c
 }
 
 // Builtin returns the built-in theme name.

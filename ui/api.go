@@ -78,6 +78,13 @@ type Options struct {
 	// node's line in its parent's registry, the CfA history. Nil (a remote
 	// view) reads none: the details show what the nodes hold.
 	Files NodeDirReader
+	// Answer writes an answer where a blocked node's system reads it and
+	// journals it; nil (a remote view) writes none.
+	Answer AnswerWriter
+	// Editor is the operator's $EDITOR, split at spaces (no shell): `a`
+	// opens it on a draft that quotes the question; empty, `a` opens an
+	// editor in the dashboard.
+	Editor string
 	// Readonly disables every action key (they vanish from help).
 	Readonly bool
 	// Themes is the set `t` cycles through; empty means the built-ins.

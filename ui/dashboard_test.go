@@ -82,7 +82,7 @@ func TestGoldenDashboard(t *testing.T) {
 			press(m, "-")
 			press(m, "n")
 			press(m, "n")
-		}, expect: []string{"▾● lead A", "▸✖ lead B", "3/7  A/docs/4"}},
+		}, expect: []string{"▾● lead A", "▸✖ lead B", "6/7  B"}},
 		{name: "status_after_kill", setup: func(m *Model) {
 			m.moveTo(m.rowIndex("A/test/3"))
 			run(m, press(m, "x"))
@@ -163,7 +163,7 @@ func TestRollupShowsWhatLiesBeneath(t *testing.T) {
 }
 
 // SPEC §6 Keys: n and N go to the next and previous node needing action
-// (any action but none), expanding collapsed ancestors; sorting hides none.
+// (an action the operator takes, not wait), expanding collapsed ancestors; sorting hides none.
 func TestNextActionVisitsEveryNodeInOrder(t *testing.T) {
 	for _, order := range []string{"id", "severity", "age", "action"} {
 		t.Run(order, func(t *testing.T) {
@@ -177,7 +177,7 @@ func TestNextActionVisitsEveryNodeInOrder(t *testing.T) {
 			at := slices.IndexFunc(all, func(r row) bool { return r.node.ID == m.selected })
 			var want []string
 			for i := 1; i <= len(all); i++ {
-				if n := all[(at+i)%len(all)].node; needsAction(n) {
+				if n := all[(at+i)%len(all)].node; operatorActs(n) {
 					want = append(want, n.ID)
 				}
 			}
@@ -214,8 +214,9 @@ func TestEndToEndNextActionReachesEveryNode(t *testing.T) {
 	if len(snap.Sessions) != 32 {
 		t.Fatalf("generated %d sessions, want 32", len(snap.Sessions))
 	}
-	// Every fifth node in id order needs something, deep ones included.
-	actions := []model.Action{model.ActionKill, model.ActionResume, model.ActionWait, model.ActionAnswer}
+	// Every fifth node in id order needs something, deep ones included
+	// (not a wait: n does not stop there).
+	actions := []model.Action{model.ActionKill, model.ActionResume, model.ActionMerge, model.ActionAnswer}
 	var ids []string
 	for id := range snap.ByID {
 		ids = append(ids, id)
@@ -583,5 +584,33 @@ func TestIDOrderDoesNotTrustTheSnapshot(t *testing.T) {
 	want := []string{"A", "A/code/2", "A/docs/4", "A/plan/1", "A/test/3", "B", "B/ask/3", "B/code/1", "B/test/2", "C"}
 	if !slices.Equal(got, want) {
 		t.Errorf("rows %v, want %v", got, want)
+	}
+}
+
+// SPEC §6 Keys: n and N stop only where the operator has something to do
+// (kill, resume, answer, compact, merge, surface); a `wait` is a lead's or
+// the clock's business, not a stop.
+func TestNextActionSkipsWait(t *testing.T) {
+	m := newTestModel(t, 120, 40, Options{Initial: demoSnapshot()})
+	want := []string{
+		"20261122-090000",
+		"20261122-090000/review/20261122-090120",
+		"20261122-090000/testing/20261122-090110",
+		"20261122-091500",
+		"20261122-093000",
+		"job-102--migrate-schema",
+		"20261122-090000",
+	}
+	var got []string
+	for range want {
+		press(m, "n")
+		got = append(got, m.selected)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("n visits %v\nwant     %v", got, want)
+	}
+	press(m, "N")
+	if m.selected != "job-102--migrate-schema" {
+		t.Errorf("N goes to %s, want job-102--migrate-schema", m.selected)
 	}
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -43,6 +44,7 @@ func (m *Model) detailLines(n *model.Node) []string {
 		return out
 	}
 	add("id", n.ID)
+	add("name", agentName(n))
 	add("state", stateWords(n))
 	add("reason", n.ReasonAt(m.now))
 	add("action", string(n.Action))
@@ -75,6 +77,15 @@ func (m *Model) detailLines(n *model.Node) []string {
 		add("also claimed", strings.Join(others, ", "))
 	}
 	add("children", strconv.Itoa(len(n.Children)))
+
+	if sf := n.SourceFields(); len(sf) > 0 {
+		// What the node's own system says of it (its state word, end
+		// reason, last error, pane, harness), as the system words it.
+		section(cmp.Or(n.Source, "source") + " (its own fields)")
+		for _, f := range sf {
+			out = append(out, fmt.Sprintf("  %-18s %s", termtext.Line(f.Name), termtext.Line(cmp.Or(f.Value, "-"))))
+		}
+	}
 
 	section("paths")
 	add("root", n.Root)
@@ -179,9 +190,12 @@ func (m *Model) questionLines(n *model.Node, add func(label, value string), sect
 		add("kind", b.Kind)
 	}
 	if path := answerPath(n); path != "" {
-		add("answer to", path+"  (a opens $EDITOR on it)")
+		add("answer to", path+"  (a writes it)")
 	} else if n.Source != "" {
 		add("answer to", n.Source+"'s own reply channel")
+	}
+	if at, ok := m.answeredAt[n.ID]; ok {
+		add("answered", "at "+at.Format("15:04:05")+", waiting for the agent")
 	}
 	section("question")
 	paragraph := func(text string) {

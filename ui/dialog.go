@@ -22,6 +22,15 @@ type dialog struct {
 	targets []*target
 	confirm bool // focus on Confirm; Cancel is the default
 	running bool // confirmed, the engine is at work
+	// The scrolled part, as layout made it (layoutDialog): every line of
+	// every target, the first one shown, how many fit, and whether the
+	// last has been on screen since the dry runs came back: y and Y run
+	// nothing before (no step is confirmed unseen).
+	body    []string
+	inner   int
+	top     int
+	height  int
+	seenEnd bool
 }
 
 // target is one node of a dialog with the engine's dry run for it and the
@@ -73,10 +82,14 @@ func (d *dialog) warned() bool {
 	return false
 }
 
-// canConfirm: the dry runs are back and at least one target can run.
+// canConfirm: the dry runs are back, at least one target can run, and
+// every line of the dialog has been on screen.
 func (d *dialog) canConfirm() bool {
-	return !d.loading() && !d.running && !d.refused()
+	return !d.loading() && !d.running && !d.refused() && d.seenEnd
 }
+
+// below is how many lines of the dialog are below its window.
+func (d *dialog) below() int { return max(0, len(d.body)-d.top-d.height) }
 
 // hint is the key line under a dialog: only the keys that do something.
 func (d *dialog) hint() string {
@@ -87,6 +100,8 @@ func (d *dialog) hint() string {
 		return "esc cancel"
 	case d.refused():
 		return "esc close"
+	case !d.seenEnd:
+		return fmt.Sprintf("↓ j/pgdn: %d more lines to read before it can run · esc cancel", d.below())
 	case d.warned():
 		return "Y go ahead despite the warnings · esc cancel"
 	}
@@ -209,6 +224,30 @@ func (m *Model) dialogKey(msg tea.KeyPressMsg) (cmd tea.Cmd, pass bool) {
 		return nil, true
 	}
 	switch k {
+	case "j", "down":
+		d.top++
+		m.dirty = true
+		return nil, false
+	case "k", "up":
+		d.top--
+		m.dirty = true
+		return nil, false
+	case "pgdown", "ctrl+d", "space":
+		d.top += max(1, d.height-1)
+		m.dirty = true
+		return nil, false
+	case "pgup", "ctrl+u":
+		d.top -= max(1, d.height-1)
+		m.dirty = true
+		return nil, false
+	case "g", "home":
+		d.top = 0
+		m.dirty = true
+		return nil, false
+	case "G", "end":
+		d.top = len(d.body)
+		m.dirty = true
+		return nil, false
 	case "Y":
 		return m.confirmDialog(), false
 	case "y":
@@ -221,6 +260,7 @@ func (m *Model) dialogKey(msg tea.KeyPressMsg) (cmd tea.Cmd, pass bool) {
 		m.closeDialog("cancelled " + actionTitle(d.action, d.tree))
 	case "tab", "shift+tab", "left", "right", "h", "l":
 		d.confirm = !d.confirm && d.canConfirm() && !d.warned()
+		m.dirty = true
 	case "enter":
 		if d.confirm && !d.warned() {
 			return m.confirmDialog(), false
@@ -387,10 +427,16 @@ func (m *Model) noteAgents() {
 
 var dialogBorder = lipgloss.RoundedBorder()
 
-// renderDialog draws the dialog box, width w at most.
-func (m *Model) renderDialog(w int) []string {
+// Around the scrolled lines a dialog has its border (2 lines), title,
+// a blank line, the buttons and the key hint.
+const dialogChrome = 6
+
+// layoutDialog lays the open dialog out for a screen w wide with h lines
+// under the header: every line of its targets (nothing is cut, SPEC §6),
+// the window of them that fits with the title and the buttons, and
+// whether its last line has been on screen.
+func (m *Model) layoutDialog(w, h int) {
 	d := m.dialog
-	st := m.styles
 	// 72 cells, wider (up to 100) when the plan's steps need it.
 	want := 72
 	for _, t := range d.targets {
@@ -398,7 +444,30 @@ func (m *Model) renderDialog(w int) []string {
 			want = max(want, ansi.StringWidth(termtext.Line(p))+2)
 		}
 	}
-	inner := max(20, min(w-4, want, 100))
+	d.inner = max(20, min(w-4, want, 100))
+	d.body = d.body[:0]
+	add := func(s string) { d.body = append(d.body, s) }
+	for i, t := range d.targets {
+		if i > 0 {
+			add(fit("", d.inner))
+		}
+		m.renderTarget(t, d.inner, len(d.targets) > 1, add)
+	}
+	d.height = max(1, h-dialogChrome)
+	if len(d.body) > d.height {
+		d.height = max(1, d.height-1) // the line that says what is below
+	}
+	d.top = max(0, min(d.top, len(d.body)-d.height))
+	if !d.loading() && d.top+d.height >= len(d.body) {
+		d.seenEnd = true
+	}
+}
+
+// renderDialog draws the dialog box as layoutDialog laid it out.
+func (m *Model) renderDialog() []string {
+	d := m.dialog
+	st := m.styles
+	inner := d.inner
 	var lines []string
 	add := func(s string) { lines = append(lines, s) }
 	title := actionTitle(d.action, d.tree)
@@ -407,16 +476,14 @@ func (m *Model) renderDialog(w int) []string {
 		title += fmt.Sprintf(" %d marked nodes", len(d.targets))
 	}
 	add(st.DialogTitle.Render(fit(title+"?", inner)))
-	// A batch shows each target in fewer lines, so the list fits.
-	maxPlanLines := 10
-	if len(d.targets) > 1 {
-		maxPlanLines = 2
-	}
-	for i, t := range d.targets {
-		if i > 0 {
-			add(fit("", inner))
+	end := min(len(d.body), d.top+d.height)
+	lines = append(lines, d.body[d.top:end]...)
+	if len(d.body) > d.height {
+		where := fmt.Sprintf("── lines %d–%d of %d", d.top+1, end, len(d.body))
+		if below := d.below(); below > 0 {
+			where += fmt.Sprintf(", ↓ %d more (j/pgdn)", below)
 		}
-		m.renderTarget(t, inner, maxPlanLines, len(d.targets) > 1, add)
+		add(st.Muted.Render(fit(where+" ", inner)))
 	}
 	add(fit("", inner))
 	var buttons string
@@ -429,7 +496,10 @@ func (m *Model) renderDialog(w int) []string {
 		buttons = st.ButtonFocus.Render("[ esc cancel ]")
 	default:
 		cancel, confirm := st.Button.Render("[ Cancel ]"), st.Button.Render("[ y Confirm ]")
-		if d.warned() {
+		switch {
+		case !d.seenEnd:
+			confirm = st.Muted.Render("[ read to the end ]")
+		case d.warned():
 			confirm = st.Warning.Render("[ Y Confirm anyway ]")
 		}
 		if d.confirm {
@@ -447,7 +517,7 @@ func (m *Model) renderDialog(w int) []string {
 
 // renderTarget adds one target's lines: who it is, its warnings and its
 // dry run (or the refusal).
-func (m *Model) renderTarget(t *target, inner, maxPlanLines int, batch bool, add func(string)) {
+func (m *Model) renderTarget(t *target, inner int, batch bool, add func(string)) {
 	st := m.styles
 	pid := "-"
 	if t.pid > 0 {
@@ -490,23 +560,12 @@ func (m *Model) renderTarget(t *target, inner, maxPlanLines int, batch bool, add
 	if len(plan) == 0 && t.result.Message != "" {
 		plan = []string{t.result.Message}
 	}
-	// The plan is what `y` will do: its steps wrap rather than lose their
-	// end (the command a resume starts is at the end).
-	shown := 0
-	for i, p := range plan {
+	// The plan is what `y` will do: every step, wrapped rather than cut
+	// (the command a resume starts is at the end); the dialog scrolls.
+	for _, p := range plan {
 		// The plan stays verbatim: it is what will run, paths and all.
-		wrapped := wrapIndent("  "+termtext.Line(p), inner, 4)
-		if shown+len(wrapped) > maxPlanLines {
-			more := "steps"
-			if len(plan)-i == 1 {
-				more = "step"
-			}
-			add(fit(fmt.Sprintf("  … %d more %s", len(plan)-i, more), inner))
-			break
-		}
-		for _, l := range wrapped {
+		for _, l := range wrapIndent("  "+termtext.Line(p), inner, 4) {
 			add(fit(l, inner))
 		}
-		shown += len(wrapped)
 	}
 }

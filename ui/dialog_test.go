@@ -249,7 +249,7 @@ func TestStatusGivesWayToSelection(t *testing.T) {
 	}
 	press(m, "j")
 	lines = strings.Split(stripped(m), "\n")
-	if status := lines[len(lines)-2]; !strings.Contains(status, "B  pid 4201 gone") {
+	if status := lines[len(lines)-2]; !strings.HasPrefix(status, "pid 4201 gone") || !strings.HasSuffix(strings.TrimSpace(status), " B") {
 		t.Errorf("status line after moving: %q, want the selected node B and its reason", status)
 	}
 }

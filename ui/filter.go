@@ -15,41 +15,57 @@ import (
 // maxFilterHistory bounds the filters `/` recalls with up and down.
 const maxFilterHistory = 100
 
-// filterTerm is one word of the `/` filter: a bare word, or field:value.
+// filterTerm is one word of the `/` filter: a bare word, or field:value;
+// values separated by commas are alternatives (any may match), and a
+// leading `-` negates the term (none may match).
 type filterTerm struct {
-	field string // "" for a bare word
-	value string // lower-cased
+	field  string   // "" for a bare word
+	values []string // lower-cased, at least one
+	not    bool
 }
 
 // query is the parsed `/` filter: every term must match (AND).
 type query []filterTerm
 
 // filterFields are the fields a term may name, in the order the error lists them.
-var filterFields = []string{"id", "role", "team", "state", "flag", "action"}
+var filterFields = []string{"id", "name", "role", "team", "state", "flag", "action"}
 
 // parseQuery splits s at spaces into terms. A bare word matches within the
-// id, role, team or task id, or the start of the state or a flag word; it
+// id, the agent's name, role, team or task id, or the start of the state or a flag word; it
 // never matches the reason, whose prose would drown the words (`dead`
-// would match "lead dead since"). id:, role: and team: match within that
-// field; state:, flag: and action: match one word exactly.
+// would match "lead dead since"). id:, name:, role: and team: match within that
+// field; state:, flag: and action: match one word exactly. `a,b` matches
+// either; `-term` matches what term does not.
 func parseQuery(s string) (query, error) {
 	var q query
 	for _, word := range strings.Fields(strings.ToLower(s)) {
-		field, value, ok := strings.Cut(word, ":")
-		if !ok {
-			q = append(q, filterTerm{value: word})
-			continue
+		var t filterTerm
+		body := word
+		if rest, ok := strings.CutPrefix(word, "-"); ok {
+			if rest == "" {
+				return q, fmt.Errorf("filter: %q needs a term", word)
+			}
+			t.not, body = true, rest
 		}
-		if !slices.Contains(filterFields, field) {
+		field, value, ok := strings.Cut(body, ":")
+		if !ok {
+			field, value = "", body
+		} else if !slices.Contains(filterFields, field) {
 			return q, fmt.Errorf("filter: unknown field %q (%s)", field, strings.Join(filterFields, ", "))
 		}
 		if value == "" {
 			return q, fmt.Errorf("filter: %q needs a value", word)
 		}
-		if err := checkValue(field, value); err != nil {
-			return q, err
+		t.field, t.values = field, strings.Split(value, ",")
+		for _, v := range t.values {
+			if v == "" {
+				return q, fmt.Errorf("filter: %q has an empty alternative", word)
+			}
+			if err := checkValue(field, v); err != nil {
+				return q, err
+			}
 		}
-		q = append(q, filterTerm{field: field, value: value})
+		q = append(q, t)
 	}
 	return q, nil
 }
@@ -89,34 +105,53 @@ func (q query) match(n *model.Node) bool {
 	return true
 }
 
+// equal is whether q and o are the same terms.
+func (q query) equal(o query) bool {
+	return slices.EqualFunc(q, o, func(a, b filterTerm) bool {
+		return a.field == b.field && a.not == b.not && slices.Equal(a.values, b.values)
+	})
+}
+
+// match is whether any of t's values matches n, or none does for a `-` term.
 func (t filterTerm) match(n *model.Node) bool {
-	switch t.field {
+	for _, v := range t.values {
+		if matchValue(t.field, v, n) {
+			return !t.not
+		}
+	}
+	return t.not
+}
+
+func matchValue(field, value string, n *model.Node) bool {
+	switch field {
 	case "id":
-		return containsFold(n.ID, t.value)
+		return containsFold(n.ID, value)
+	case "name":
+		return containsFold(agentName(n), value)
 	case "role":
-		return containsFold(n.Role(), t.value)
+		return containsFold(n.Role(), value)
 	case "team":
-		return containsFold(n.Team(), t.value)
+		return containsFold(n.Team(), value)
 	case "state":
-		return string(n.State) == t.value
+		return string(n.State) == value
 	case "flag":
-		return slices.Contains(n.Flags, model.Flag(t.value))
+		return slices.Contains(n.Flags, model.Flag(value))
 	case "action":
 		a := n.Action
 		if a == "" {
 			a = model.ActionNone
 		}
-		return string(a) == t.value
+		return string(a) == value
 	}
-	if containsFold(n.ID, t.value) || containsFold(n.Role(), t.value) ||
-		containsFold(n.Team(), t.value) || containsFold(n.TaskID(), t.value) {
+	if containsFold(n.ID, value) || containsFold(agentName(n), value) || containsFold(n.Role(), value) ||
+		containsFold(n.Team(), value) || containsFold(n.TaskID(), value) {
 		return true
 	}
-	if strings.HasPrefix(string(n.State), t.value) {
+	if strings.HasPrefix(string(n.State), value) {
 		return true
 	}
 	for _, f := range n.Flags {
-		if strings.HasPrefix(string(f), t.value) {
+		if strings.HasPrefix(string(f), value) {
 			return true
 		}
 	}

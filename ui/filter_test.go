@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -48,8 +50,22 @@ func TestFilterGrammar(t *testing.T) {
 			want: []string{"A/test/3"}},
 		{name: "spaces around terms are ignored", query: "  state:dead   ",
 			want: []string{"A/code/2", "B", "B/test/2"}},
+		{name: "a comma gives alternatives (OR)", query: "state:dead,missing",
+			want: []string{"A/code/2", "A/docs/4", "B", "B/test/2"}},
+		{name: "a minus negates a term", query: "state:dead -team:code",
+			want: []string{"B", "B/test/2"}},
+		{name: "a minus negates alternatives: none of them", query: "-state:running,dead",
+			want: []string{"A/docs/4", "A/plan/1"}},
+		{name: "a bare word takes alternatives and a minus", query: "orph,asker -flag:blocked",
+			want: []string{"B/code/1"}},
+		{name: "an unknown alternative is an error", query: "state:dead,zombie",
+			wantErr: `filter: no state "zombie"`},
+		{name: "a minus alone is an error", query: "-",
+			wantErr: `filter: "-" needs a term`},
+		{name: "an empty alternative is an error", query: "state:dead,",
+			wantErr: `filter: "state:dead," has an empty alternative`},
 		{name: "an unknown field is an error", query: "colour:red",
-			wantErr: `filter: unknown field "colour" (id, role, team, state, flag, action)`},
+			wantErr: `filter: unknown field "colour" (id, name, role, team, state, flag, action)`},
 		{name: "an unknown state is an error", query: "state:zombie",
 			wantErr: `filter: no state "zombie" (running, dead, finished, missing)`},
 		{name: "an unknown flag is an error", query: "flag:sleepy",
@@ -132,5 +148,30 @@ func TestFilterPromptHintKeepsEnterAndEsc(t *testing.T) {
 		if !strings.Contains(hint, want) {
 			t.Errorf("the prompt's key line lacks %q: %q", want, hint)
 		}
+	}
+}
+
+// The README's filter example shows something on the demo's fleet.
+func TestReadmeFilterExampleMatchesTheDemo(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := regexp.MustCompile("`/` filters\\s+\\(`([^`]+)`").FindSubmatch(readme)
+	if ex == nil {
+		t.Fatal("the README gives no filter example after \"`/` filters\"")
+	}
+	q, err := parseQuery(string(ex[1]))
+	if err != nil {
+		t.Fatalf("the README's filter %q: %v", ex[1], err)
+	}
+	matched := 0
+	for _, n := range demoSnapshot().Nodes() {
+		if q.match(n) {
+			matched++
+		}
+	}
+	if matched == 0 {
+		t.Errorf("the README's filter %q matches no node of the demo", ex[1])
 	}
 }

@@ -64,24 +64,38 @@ func idTail(id string) string {
 	return id
 }
 
-// labelParts are a row's name beside its glyph: role (and team when it
-// differs) and the id's tail, so siblings of one team stay apart.
+// labelParts are a row's name beside its glyph: the agent's name (and
+// team when it differs, agentName) and the id's tail, so siblings of one
+// team stay apart; short is the name alone, what a cut row keeps of the
+// tagline.
 func labelParts(n *model.Node) (tagline, tail string) {
-	role, team := n.Role(), n.Team()
-	tagline = role
+	tagline, _, tail = labelPartsShort(n)
+	return tagline, tail
+}
+
+func labelPartsShort(n *model.Node) (tagline, short, tail string) {
+	role, team := agentName(n), n.Team()
+	tagline, short = role, role
 	switch {
 	case role == "" && team != "":
-		tagline = team
+		tagline, short = team, team
 	case team != "" && team != role:
 		tagline = team + "/" + role
 	}
-	return termtext.Line(tagline), termtext.Line(idTail(n.ID))
+	return termtext.Line(tagline), termtext.Line(short), termtext.Line(idTail(n.ID))
 }
 
-// fitLabel fits a label into room cells. Ids of one tree share their start
-// (a date, a session) and differ at the end, so the end of the id tail is
-// what is kept: the role is cut first, then the tail from its left.
-func fitLabel(tagline, tail string, room int) string {
+// tailMin is the least of an id's tail worth showing beside a role: an
+// ellipsis and the last four cells, enough to tell siblings apart.
+const tailMin = 5
+
+// fitLabel fits a label into room cells. The role is the name an operator
+// knows a node by, so it is kept whole; ids of one tree share their start
+// (a date, a session) and differ at the end, so what gives way, in order:
+// the team before the role (short is the role alone), the id's tail from
+// its left (`testing …090110`) down to tailMin cells, then the tail; a
+// role alone wider than the room is cut last.
+func fitLabel(tagline, short, tail string, room int) string {
 	if room <= 0 {
 		return ""
 	}
@@ -95,14 +109,15 @@ func fitLabel(tagline, tail string, room int) string {
 	if ansi.StringWidth(tagline)+1+tw <= room {
 		return tagline + " " + tail
 	}
-	// A role cut to two cells and an ellipsis still says something.
-	if left := room - tw - 1; left >= 3 {
-		return ansi.Truncate(tagline, left, "…") + " " + tail
+	if short == "" {
+		short = tagline
 	}
-	if tw <= room {
-		return tail
+	for _, name := range []string{tagline, short} {
+		if left := room - ansi.StringWidth(name) - 1; left >= min(tw, tailMin) {
+			return name + " " + cutLeft(tail, left)
+		}
 	}
-	return cutLeft(tail, room)
+	return truncate(short, room)
 }
 
 // cutLeft keeps the last w-1 cells of s behind an ellipsis.

@@ -22,6 +22,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			return cmd
 		}
 	}
+	if m.answerBox != nil {
+		return m.answerKey(msg)
+	}
 	if m.prompt.typing {
 		return m.filterKey(msg)
 	}
@@ -33,13 +36,15 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		if m.mode == modeHelp {
 			m.mode = modeTree
 		} else {
-			m.mode = modeHelp
+			m.mode, m.helpTop = modeHelp, 0
 		}
 		return nil
 	case key.Matches(msg, k.Back):
 		switch {
 		case m.mode == modeTree && m.focus == focusEvents:
-			m.focus = focusTree
+			// esc closes the pane it has the focus of.
+			m.eventsOpen, m.focus = false, focusTree
+			m.scrollToCursor()
 		case m.mode != modeTree:
 			m.mode = modeTree
 		case m.textFilter != "" || m.state != filterAll:
@@ -49,6 +54,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	if m.mode == modeHelp {
+		m.scrollHelp(msg)
 		return nil
 	}
 	if m.mode == modeDetail {
@@ -147,6 +153,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.eventsKeyPressed()
 	case key.Matches(msg, k.EventScope):
 		m.eventScopeKeyPressed()
+	case key.Matches(msg, k.Focus):
+		m.focusKeyPressed()
 	case key.Matches(msg, k.Copy):
 		return m.copyID()
 	case key.Matches(msg, k.Output):
@@ -254,7 +262,7 @@ func (m *Model) jumpToAction(dir int) {
 	for step := 1; step <= len(all); step++ {
 		i := ((at+dir*step)%len(all) + len(all)) % len(all)
 		n := all[i].node
-		if !needsAction(n) || !all[i].match {
+		if !operatorActs(n) || !all[i].match {
 			continue
 		}
 		for p := n.Parent; p != nil; p = p.Parent {
@@ -267,7 +275,7 @@ func (m *Model) jumpToAction(dir int) {
 		m.moveTo(at)
 		return
 	}
-	m.setStatus("no node needs action", false)
+	m.setStatus("no node to act on (kill, resume, answer, compact, merge, surface)", false)
 }
 
 func (m *Model) click(ms tea.Mouse) {
@@ -314,5 +322,31 @@ func (m *Model) wheel(ms tea.Mouse) {
 	} else if m.cursor >= m.offset+h {
 		m.moveTo(m.offset + h - 1)
 	}
+	m.dirty = true
+}
+
+// scrollHelp scrolls the `?` screen: up/down a line, pgup/pgdn a page, g/G to
+// the ends; it stops where its last line is on screen.
+func (m *Model) scrollHelp(msg tea.KeyPressMsg) {
+	k := m.keys
+	page := max(1, m.height-m.headerH-footerLines)
+	last := max(0, len(m.helpLines(m.width))-page)
+	switch {
+	case key.Matches(msg, k.Up):
+		m.helpTop--
+	case key.Matches(msg, k.Down):
+		m.helpTop++
+	case key.Matches(msg, k.PageUp):
+		m.helpTop -= page - 1
+	case key.Matches(msg, k.PageDown):
+		m.helpTop += page - 1
+	case key.Matches(msg, k.Top):
+		m.helpTop = 0
+	case key.Matches(msg, k.Bottom):
+		m.helpTop = last
+	default:
+		return
+	}
+	m.helpTop = max(0, min(m.helpTop, last))
 	m.dirty = true
 }

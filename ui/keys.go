@@ -14,7 +14,7 @@ type keyMap struct {
 	Copy, Output, Answer                    key.Binding
 	Kill, KillTree, Resume, Compact, Merge  key.Binding
 	Pause, Follow, Theme, Help, Quit        key.Binding
-	Back                                    key.Binding
+	Back, Focus                             key.Binding
 }
 
 func newKeyMap(readonly bool) keyMap {
@@ -53,6 +53,7 @@ func newKeyMap(readonly bool) keyMap {
 		Help:        key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:        key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Back:        key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		Focus:       key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "focus events")),
 	}
 	if readonly {
 		for _, b := range []*key.Binding{&k.Kill, &k.KillTree, &k.Resume, &k.Compact, &k.Merge, &k.Mark, &k.Answer} {
@@ -77,7 +78,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 		{k.NextAction, k.PrevAction, k.Filter, k.StateFilter, k.Sort, k.Mark},
 		{k.Details, k.Events, k.EventScope, k.Output, k.Answer, k.Copy},
 		{k.Kill, k.KillTree, k.Resume, k.Compact, k.Merge},
-		{k.Pause, k.Theme, k.Help, k.Back, k.Quit},
+		{k.Focus, k.Pause, k.Theme, k.Help, k.Back, k.Quit},
 	}
 }
 
@@ -91,3 +92,13 @@ func (d detailKeys) ShortHelp() []key.Binding {
 }
 
 func (d detailKeys) FullHelp() [][]key.Binding { return d.k.FullHelp() }
+
+// eventKeys is the short help while the event pane has the focus.
+type eventKeys struct{ k keyMap }
+
+func (e eventKeys) ShortHelp() []key.Binding {
+	closeKey := key.NewBinding(key.WithKeys("esc", "e"), key.WithHelp("esc", "close"))
+	scroll := key.NewBinding(key.WithKeys("up", "down", "pgup", "pgdown", "g", "G"), key.WithHelp("↑↓ pgup/pgdn g/G", "scroll"))
+	tree := key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "tree"))
+	return []key.Binding{closeKey, scroll, tree, e.k.EventScope}
+}

@@ -25,6 +25,12 @@ func (m *Model) layout() {
 	if m.eventsOpen && m.mode == modeTree {
 		m.layoutEvents(w, m.eventPaneHeight())
 	}
+	if m.dialog != nil {
+		m.layoutDialog(w, h-m.headerH-footerLines)
+	}
+	if m.answerBox != nil {
+		m.layoutAnswer(w, h-m.headerH-footerLines)
+	}
 }
 
 func (m *Model) columns(w int) columns {

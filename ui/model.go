@@ -10,6 +10,7 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
@@ -38,7 +39,10 @@ const (
 const (
 	headerLines = 5 // the usual height; layout measures the real one
 	footerLines = 2
-	wheelStep   = 3
+	// statusFade is how long a message stays on the status line before the
+	// selected node's reason shows again (the event pane keeps outcomes).
+	statusFade = 5 * time.Second
+	wheelStep  = 3
 	// maxSeenProblems bounds the memory of problems already shown.
 	maxSeenProblems = 10000
 )
@@ -155,6 +159,8 @@ type Model struct {
 	// status line is at statusAt.
 	lines            []string
 	rowsAt, statusAt int
+	// statusSet is when the status message was set (it fades, statusFade).
+	statusSet time.Time
 	// shown are the tree rows on screen as drawn, shownAt their index by
 	// node; shownSpare is the array the next frame's rows go into. rowEpoch
 	// counts what redraws every row (a theme, the hosts).
@@ -167,6 +173,16 @@ type Model struct {
 	header       []string // the header's lines, built by layout
 	counts       countsMemo
 	headerH      int // len(header)
+	// answerBox is the editor of an answer here, while it is open.
+	answerBox *answerBox
+	// answeredAt is when each node's answer was sent, this run.
+	answeredAt map[string]time.Time
+	// profile is the terminal's colour profile, as the program said.
+	profile colorprofile.Profile
+	// helpTop is the first line of the `?` screen shown (it scrolls).
+	helpTop int
+	// helpBelow is how many lines of it are below the screen, as drawn.
+	helpBelow int
 	// helpLine is the short help of the tree or the details, as built for helpBuilt.
 	helpLine  string
 	helpBuilt helpKey
@@ -263,6 +279,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *Model) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
+	case tea.ColorProfileMsg:
+		if msg.Profile != m.profile {
+			m.profile = msg.Profile
+			m.applyTheme()
+		}
+		return nil
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.help.SetWidth(msg.Width)
@@ -277,6 +299,10 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		m.now = m.opts.Now()
+		if m.status != "" && m.now.Sub(m.statusSet) >= statusFade {
+			m.status, m.bad = "", false
+			m.dirty = true
+		}
 		// Only ages and the clock move: View redraws those cells where the
 		// last frame lets it (render), the whole frame elsewhere.
 		if m.ageable {
@@ -336,11 +362,24 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case execDoneMsg:
 		m.execDone(msg)
 		return nil
+	case answerDraftMsg:
+		m.dirty = true
+		return m.answerDrafted(msg)
+	case answerEditedMsg:
+		m.dirty = true
+		return m.answerEdited(msg)
+	case answeredMsg:
+		m.dirty = true
+		return m.answered(msg)
 	case tea.KeyPressMsg:
 		cmd := m.key(msg)
 		m.dirty = true
 		return cmd
 	case tea.PasteMsg:
+		if m.answerBox != nil {
+			m.dirty = true
+			return m.answerKey(msg)
+		}
 		if m.prompt.typing {
 			cmd := m.filterKey(msg)
 			m.dirty = true
@@ -369,14 +408,20 @@ func (m *Model) loadJournal(n *model.Node) tea.Cmd {
 	}
 }
 
-// setStatus shows s on the status line, as terminal text whatever it quotes.
+// setStatus shows s on the status line, as terminal text whatever it
+// quotes, until statusFade has passed or the selection moves.
 func (m *Model) setStatus(s string, bad bool) {
-	m.status, m.bad = termtext.Line(s), bad
+	m.status, m.bad, m.statusSet = termtext.Line(s), bad, m.now
 	m.dirty = true
 }
 
 func (m *Model) applyTheme() {
-	m.styles = NewStyles(m.themes.Themes[m.theme])
+	th := m.themes.Themes[m.theme]
+	if m.profile == colorprofile.ANSI {
+		// 16 colours: the theme's own, chosen apart (themes.On16).
+		th = themes.On16(th)
+	}
+	m.styles = NewStyles(th)
 	m.reasonWrap, m.reasonWrapOK = wrapOf(m.styles.Text)
 	m.rowEpoch++
 	m.help.Styles = m.styles.Help

@@ -12,6 +12,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/dispatchtop/dispatchtop/actions"
 	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
@@ -174,6 +175,23 @@ func commandArgv(command, fallback, file string) []string {
 	return append(argv, file)
 }
 
+// pagerArgv is how `o` runs $PAGER on path: split into words (no shell);
+// less, the default, starts in its follow mode (+F: a tail that grows as
+// the agent writes, until ctrl+c, then a pager as usual), unless $PAGER
+// gives it a `+` command of its own.
+func pagerArgv(pager, path string) []string {
+	argv := commandArgv(pager, "less", path)
+	if filepath.Base(argv[0]) != "less" {
+		return argv
+	}
+	for _, a := range argv[1 : len(argv)-1] {
+		if strings.HasPrefix(a, "+") {
+			return argv
+		}
+	}
+	return append(argv[:len(argv)-1:len(argv)-1], "+F", path)
+}
+
 // execDoneMsg is a pager or editor that returned.
 type execDoneMsg struct {
 	what, path string
@@ -197,7 +215,7 @@ func (m *Model) openPager() tea.Cmd {
 		if err != nil {
 			return execDoneMsg{what: "output of " + id, err: err}
 		}
-		argv := commandArgv(pager, "less", path)
+		argv := pagerArgv(pager, path)
 		c := exec.Command(argv[0], argv[1:]...)
 		return tea.ExecProcess(c, func(err error) tea.Msg {
 			return execDoneMsg{what: "pager " + argv[0], path: path, err: err}
@@ -207,36 +225,7 @@ func (m *Model) openPager() tea.Cmd {
 
 // answerPath is the reply file of a node waiting on the native protocol:
 // answer.md beside its blocked.json. Other sources have their own channel.
-func answerPath(n *model.Node) string {
-	if n.Blocked == nil || n.Blocked.Path == "" || (n.Source != "" && n.Source != "native") {
-		return ""
-	}
-	return filepath.Join(filepath.Dir(n.Blocked.Path), protocol.AnswerFile)
-}
-
-// answer is `a`: $EDITOR (vi when unset) on the node's reply file, or
-// the status line says how to answer.
-func (m *Model) answer() tea.Cmd {
-	n := m.selectedNode()
-	if n == nil {
-		return nil
-	}
-	if n.Blocked == nil {
-		m.setStatus(n.ID+" is not waiting for an answer", true)
-		return nil
-	}
-	path := answerPath(n)
-	if path == "" {
-		m.setStatus("answer "+n.ID+" through "+n.Source+": dispatchtop cannot write its reply channel", true)
-		return nil
-	}
-	argv := commandArgv(os.Getenv("EDITOR"), "vi", path)
-	c := exec.Command(argv[0], argv[1:]...)
-	m.setStatus("editing "+path, false)
-	return tea.ExecProcess(c, func(err error) tea.Msg {
-		return execDoneMsg{what: "editor " + argv[0], path: path, err: err}
-	})
-}
+func answerPath(n *model.Node) string { return actions.AnswerPath(n) }
 
 // execDone reports how the pager or editor ended.
 func (m *Model) execDone(msg execDoneMsg) {

@@ -153,7 +153,6 @@ func TestDetailsShowTheWholeQuestion(t *testing.T) {
 // SPEC §6 Keys: a opens $EDITOR on the reply file next to a native
 // sentinel; elsewhere the status line says how to answer.
 func TestAnswerKey(t *testing.T) {
-	t.Setenv("EDITOR", "true")
 	tests := []struct {
 		name       string
 		node       string
@@ -169,13 +168,21 @@ func TestAnswerKey(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			snap := exampleSnapshot()
 			snap.Node(tt.node).Source = tt.source
-			m := newTestModel(t, 80, 24, Options{Initial: snap})
+			answers := &fakeAnswers{}
+			m := newTestModel(t, 80, 24, Options{Initial: snap, Editor: "true", Answer: answers.write})
 			m.moveTo(m.rowIndex(tt.node))
 			cmd := press(m, "a")
 			if tt.wantExec {
 				if cmd == nil {
 					t.Fatal("a gave no command")
 				}
+				// The draft is written, then the editor opens on it.
+				draft, ok := cmd().(answerDraftMsg)
+				if !ok || draft.err != nil {
+					t.Fatalf("a drafts %+v", draft)
+				}
+				defer os.Remove(draft.path)
+				_, cmd = m.Update(draft)
 				if msg := cmd(); !isExec(msg) {
 					t.Errorf("a runs %T, want the editor through tea.ExecProcess", msg)
 				}
@@ -214,4 +221,28 @@ func TestEndToEndPagerOpensTheOutput(t *testing.T) {
 	waitOutput(t, tm, "pager true closed")
 	tm.Send(keyMsg("q"))
 	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+}
+
+// SPEC §6 Keys: o follows the output as it grows: less (the default, or
+// a $PAGER that is less) starts in its follow mode (+F) unless $PAGER gives
+// it a command of its own; another pager is run as given.
+func TestPagerFollowsTheOutput(t *testing.T) {
+	tests := []struct {
+		name, pager string
+		want        []string
+	}{
+		{name: "unset follows in less", pager: "", want: []string{"less", "+F", "/x/.wrap.log"}},
+		{name: "less with flags follows", pager: "less -R", want: []string{"less", "-R", "+F", "/x/.wrap.log"}},
+		{name: "less by its path follows", pager: "/usr/bin/less", want: []string{"/usr/bin/less", "+F", "/x/.wrap.log"}},
+		{name: "less given a command of its own keeps it", pager: "less -R +G", want: []string{"less", "-R", "+G", "/x/.wrap.log"}},
+		{name: "another pager as given", pager: "more", want: []string{"more", "/x/.wrap.log"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := pagerArgv(tt.pager, "/x/.wrap.log")
+			if strings.Join(got, "\x00") != strings.Join(tt.want, "\x00") {
+				t.Errorf("argv %q, want %q", got, tt.want)
+			}
+		})
+	}
 }

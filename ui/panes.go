@@ -157,29 +157,46 @@ func (m *Model) renderEvents(w, h int) []string {
 		title = fmt.Sprintf("── events of %s (%d of %d) ", termtext.Line(m.eventScope), m.eventsShown, len(m.events))
 	}
 	if m.focus == focusEvents {
-		title += "↑↓ scroll · esc tree "
+		title += "↑↓ scroll · tab tree · esc close "
 	}
 	out := []string{m.styles.PaneTitle.Render(fit(title+strings.Repeat("─", w), w))}
 	out = append(out, strings.Split(m.eventsVP.View(), "\n")...)
 	return out[:min(len(out), h)]
 }
 
-// eventsKeyPressed is `e`: on the tree it opens the event pane with the
-// focus in it, or closes it when it has the focus; in the details it goes
-// back to the tree with the focus in the event pane.
+// eventsKeyPressed is `e`: every event. On the tree it opens the event
+// pane with the focus in it, shows all events where `E` scoped them, or
+// closes the pane when it has the focus and shows all; in the details it
+// goes back to the tree with the focus in the event pane.
 func (m *Model) eventsKeyPressed() {
 	switch {
 	case m.mode == modeDetail:
 		m.mode = modeTree
 		m.eventsOpen, m.focus = true, focusEvents
-	case !m.eventsOpen:
-		m.eventsOpen, m.focus = true, focusEvents
-	case m.focus == focusEvents:
+	case m.eventsOpen && m.focus == focusEvents && m.eventScope == "":
 		m.eventsOpen, m.focus = false, focusTree
+	default:
+		m.eventsOpen, m.focus = true, focusEvents
+	}
+	if m.eventScope != "" {
+		m.eventScope = ""
+		m.setStatus("events: all nodes", false)
+	}
+	m.scrollToCursor()
+}
+
+// focusKeyPressed is tab: the focus goes between the tree and an open
+// event pane.
+func (m *Model) focusKeyPressed() {
+	switch {
+	case !m.eventsOpen || m.mode != modeTree:
+		return
+	case m.focus == focusEvents:
+		m.focus = focusTree
 	default:
 		m.focus = focusEvents
 	}
-	m.scrollToCursor()
+	m.dirty = true
 }
 
 // eventScopeKeyPressed is `E`: the event pane shows only the selected

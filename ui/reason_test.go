@@ -52,11 +52,12 @@ func statusReason(t *testing.T, m *Model, id string) string {
 	m.dirty = true
 	lines := strings.Split(stripped(m), "\n")
 	status := lines[len(lines)-2]
-	_, reason, ok := strings.Cut(status, id+"  ")
-	if !ok {
+	// The reason leads; the position and the id follow.
+	reason, where, ok := strings.Cut(status, "  · ")
+	if !ok || !strings.HasSuffix(strings.TrimRight(where, " "), "  "+id) {
 		t.Fatalf("status line %q does not name %s", status, id)
 	}
-	return strings.TrimRight(reason, " ")
+	return reason
 }
 
 // SPEC §3 ages, §6 tree: the age a reason quotes reads as the beat column

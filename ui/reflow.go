@@ -7,8 +7,6 @@ package ui
 // are laid out again, the others' are kept.
 
 import (
-	"slices"
-
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
@@ -97,7 +95,7 @@ func (m *Model) reflow() {
 func (m *Model) reflowUpdate() {
 	o := m.flatOptions()
 	c := &m.flat
-	if !c.valid || o.state != c.state || o.sort != c.sort || !slices.Equal(o.query, c.query) {
+	if !c.valid || o.state != c.state || o.sort != c.sort || !o.query.equal(c.query) {
 		m.reflow()
 		return
 	}

@@ -10,7 +10,10 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/dispatchtop/dispatchtop/internal/glyph"
 	"github.com/dispatchtop/dispatchtop/internal/termtext"
+
+	"github.com/dispatchtop/dispatchtop/model"
 )
 
 // render builds the whole frame from the model as layout left it, and
@@ -47,7 +50,10 @@ func (m *Model) render() string {
 	cut := len(body) > want || len(lines)+want+footerLines > h
 	body = body[:want]
 	if m.dialog != nil {
-		overlay(body, m.renderDialog(w), w)
+		overlay(body, m.renderDialog(), w)
+	}
+	if m.answerBox != nil {
+		overlay(body, m.renderAnswer(w, want), w)
 	}
 	lines = append(lines, body...)
 	lines = append(lines, m.renderStatus(w), m.renderShortHelp(w))
@@ -112,9 +118,10 @@ func (m *Model) renderStatus(w int) string {
 		if n := m.selectedNode(); n != nil && m.mode == modeTree {
 			// The reason column is the first to be cut on a narrow screen, so
 			// the selected node's reason is always readable here in full.
+			// It leads, the position and the id follow (the row shows the name).
 			line := fmt.Sprintf("%d/%d  %s", m.cursor+1, len(m.rows), termtext.Line(n.ID))
 			if n.Reason != "" {
-				line += "  " + termtext.Line(n.ReasonAt(m.now))
+				line = termtext.Line(n.ReasonAt(m.now)) + "  · " + line
 			}
 			return st.Muted.Render(truncate(line, w))
 		}
@@ -128,24 +135,35 @@ func (m *Model) renderStatus(w int) string {
 
 func (m *Model) renderShortHelp(w int) string {
 	if m.prompt.typing {
-		return m.styles.Muted.Render(truncate("enter keep · esc clear · ↑↓ history · words, state:dead flag:blocked action:kill (all must match)", w))
+		return m.styles.Muted.Render(truncate("enter keep · esc clear · ↑↓ history · words, state:dead,missing -flag:quiet action:kill (all must match; , or; - not)", w))
 	}
 	if d := m.dialog; d != nil {
 		return m.styles.Muted.Render(truncate(d.hint(), w))
 	}
+	if m.answerBox != nil {
+		return m.styles.Muted.Render(truncate("ctrl+s send the answer · esc cancel", w))
+	}
 	if m.mode == modeHelp {
-		return m.styles.Muted.Render(truncate("? or esc closes the help", w))
+		line := "? or esc closes the help"
+		if m.helpTop > 0 || m.helpBelow > 0 {
+			line = fmt.Sprintf("↓ %d more lines · ↑↓ pgup pgdn scroll · ", m.helpBelow) + line
+		}
+		return m.styles.Muted.Render(truncate(line, w))
 	}
 	// The keys' line changes with the mode, the width and the theme alone:
 	// made once, not at every frame an update or a key draws.
-	built := helpKey{mode: m.mode, width: w, theme: m.theme}
+	events := m.mode == modeTree && m.eventsOpen && m.focus == focusEvents
+	built := helpKey{mode: m.mode, events: events, width: w, theme: m.theme}
 	if m.helpLine != "" && m.helpBuilt == built {
 		return m.helpLine
 	}
 	var bindings []key.Binding
-	if m.mode == modeDetail {
+	switch {
+	case m.mode == modeDetail:
 		bindings = detailKeys{m.keys}.ShortHelp()
-	} else {
+	case events:
+		bindings = eventKeys{m.keys}.ShortHelp()
+	default:
 		bindings = m.keys.ShortHelp()
 	}
 	m.helpLine, m.helpBuilt = m.shortHelpEndingWith(bindings, []key.Binding{m.keys.Help, m.keys.Quit}, w), built
@@ -155,6 +173,7 @@ func (m *Model) renderShortHelp(w int) string {
 // helpKey is what the short help line of the tree or the details is made from.
 type helpKey struct {
 	mode         mode
+	events       bool // the event pane has the focus
 	width, theme int
 }
 
@@ -205,8 +224,22 @@ func (m *Model) shortHelpEndingWith(bindings, tail []key.Binding, w int) string 
 	return front + sep + end
 }
 
-// renderHelp is the `?` screen: every enabled binding.
+// renderHelp is the `?` screen: every enabled binding and the legend of
+// the glyphs, from helpTop on; what does not fit scrolls (scrollHelp) and
+// the key line says how much is below (helpBelow, a cache of the frame).
 func (m *Model) renderHelp(w, h int) []string {
+	all := m.helpLines(w)
+	if h <= 0 {
+		return nil
+	}
+	top := max(0, min(m.helpTop, len(all)-h))
+	lines := all[top:]
+	m.helpBelow = max(0, len(lines)-h)
+	return lines[:min(h, len(lines))]
+}
+
+// helpLines are every line of the `?` screen at width w.
+func (m *Model) helpLines(w int) []string {
 	hm := m.help
 	hm.SetWidth(0) // measure unclipped; blocks are split to fit below
 	hm.ShowAll = true
@@ -233,9 +266,58 @@ func (m *Model) renderHelp(w, h int) []string {
 	if m.themes.Forced != "" && m.theme == m.themes.Start {
 		theme += "; " + m.themes.Forced
 	}
-	lines = append(lines, m.styles.Muted.Render(truncate(theme, w)))
-	if len(lines) > h {
-		lines = lines[:max(h, 0)]
+	lines = append(lines, m.styles.Muted.Render(truncate(theme, w)), "")
+	return append(lines, m.legendLines(w)...)
+}
+
+// legendLines are the glyphs the screen draws, each with its word: the
+// states, the flags, the actions (as in BELOW) and the tree's marks. The
+// glyphs are read from where they are defined, never copied.
+func (m *Model) legendLines(w int) []string {
+	var states, flags, actions []string
+	for _, s := range model.States {
+		states = append(states, glyph.State(s)+" "+string(s))
+	}
+	for _, f := range model.Flags {
+		flags = append(flags, glyph.Flag(f)+" "+string(f))
+	}
+	for _, a := range model.Actions {
+		if a != model.ActionNone {
+			actions = append(actions, glyph.Action(a)+" "+string(a))
+		}
+	}
+	actions = append(actions, "- nothing to do")
+	tree := []string{"▾ expanded", "▸ collapsed", "* marked", hostGlyph + " host"}
+	lines := []string{m.styles.Title.Render("Legend")}
+	for _, group := range []struct {
+		name  string
+		items []string
+	}{{"states", states}, {"flags", flags}, {"actions", actions}, {"tree", tree}} {
+		lines = append(lines, packLine(group.name, group.items, w)...)
+	}
+	return lines
+}
+
+// packLine lays items out after a name, as many to a line as fit in w,
+// the lines after the first indented under the first item.
+func packLine(name string, items []string, w int) []string {
+	const indent = 9 // "actions  "
+	head := fit(name, indent)
+	var lines []string
+	line := head
+	for _, it := range items {
+		if line != head && ansi.StringWidth(line)+2+ansi.StringWidth(it) > w {
+			lines = append(lines, line)
+			line = strings.Repeat(" ", indent)
+		}
+		if line != head && strings.TrimSpace(line) != "" {
+			line += "  "
+		}
+		line += it
+	}
+	lines = append(lines, truncate(line, w))
+	for i := range lines {
+		lines[i] = truncate(lines[i], w)
 	}
 	return lines
 }

@@ -214,13 +214,13 @@ func (m *Model) rowCells(r row, guide string, c columns) rowCells {
 	}
 	mark := glyph.State(n.State)
 	rc.state = stateWords(n)
-	tagline, tail := labelParts(n)
+	tagline, short, tail := labelPartsShort(n)
 	if h, ok := m.host(n); ok {
-		mark, tagline, tail = hostGlyph, "", termtext.Line(n.ID)
+		mark, tagline, short, tail = hostGlyph, "", "", termtext.Line(n.ID)
 		rc.state = hostWord(h)
 	}
 	rc.prefix = guide + marker + mark + " "
-	rc.label = fitLabel(tagline, tail, c.name-ansi.StringWidth(rc.prefix))
+	rc.label = fitLabel(tagline, short, tail, c.name-ansi.StringWidth(rc.prefix))
 	rc.name = rc.prefix + rc.label
 	rc.beat = beatText(n, m.now)
 	rc.pid = "-"
@@ -299,7 +299,11 @@ func (m *Model) renderRow(r row, k rowKey, c columns, w int) shownRow {
 	}
 	b.WriteString(flagStyle.Render(ansi.Cut(stateCell, sw, c.state)))
 	b.WriteByte(' ')
-	b.WriteString(st.Action.Render(cells[3]))
+	if rc.action == "-" {
+		b.WriteString(cells[3]) // nothing to do: no colour
+	} else {
+		b.WriteString(st.Action.Render(cells[3]))
+	}
 	i := 4
 	if c.below > 0 {
 		switch {

@@ -78,9 +78,17 @@ func actionRank(a model.Action) int {
 	return 7
 }
 
-// needsAction is what `n` and `N` stop at: any action but none.
+// needsAction is whether a node shows an action: any but none (`wait`
+// included: the row says what the node waits for).
 func needsAction(n *model.Node) bool {
 	return n.Action != "" && n.Action != model.ActionNone
+}
+
+// operatorActs is what `n` and `N` stop at: an action the operator takes
+// (kill, resume, answer, compact, merge, surface). A `wait` is its lead's
+// or the clock's business, not the operator's.
+func operatorActs(n *model.Node) bool {
+	return needsAction(n) && n.Action != model.ActionWait
 }
 
 // rollupOf counts n's descendants (not n itself).

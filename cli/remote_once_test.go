@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	pmodel "github.com/prometheus/common/model"
 	"github.com/prometheus/common/expfmt"
+	pmodel "github.com/prometheus/common/model"
 )
 
 // --once --remote reads every host once: one document of the fleet, each

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -56,6 +57,9 @@ type Options struct {
 	// session and role. Off by default: a series a node grows without bound
 	// as sessions come and go.
 	PerNodeMetrics bool
+	// TLS, when set, is the configuration Serve answers with: HTTPS only,
+	// so the bearer token never crosses the network in clear text.
+	TLS *tls.Config
 	// Heartbeat is how often a quiet watch stream sends a heartbeat line
 	// (DefaultHeartbeat when 0 or less).
 	Heartbeat time.Duration
@@ -317,6 +321,12 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 // finish.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	ln = newLimitListener(ln, s.opts.MaxConns)
+	if s.opts.TLS != nil {
+		// Over the limit: a connection holds its slot from its handshake,
+		// and net/http sees the *tls.Conn (the handshake under its
+		// timeouts, the request's TLS state).
+		ln = tls.NewListener(ln, s.opts.TLS)
+	}
 	hs := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: s.timeouts.readHeader,
@@ -406,4 +416,20 @@ func ReadToken(file string, lookupEnv func(string) (string, bool)) (string, erro
 		return "", fmt.Errorf("read the token: the first line of %s is blank", file)
 	}
 	return tok, nil
+}
+
+// LoadTLS reads --tls-cert and --tls-key: both or neither (nil). The
+// server then speaks TLS 1.2 or later only.
+func LoadTLS(certFile, keyFile string) (*tls.Config, error) {
+	if certFile == "" && keyFile == "" {
+		return nil, nil
+	}
+	if certFile == "" || keyFile == "" {
+		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert %s, --tls-key %s: %w", certFile, keyFile, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }

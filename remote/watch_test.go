@@ -336,7 +336,7 @@ func TestFleetHoldsAHostileWatchToTheCaps(t *testing.T) {
 		}, "cap"},
 		{"endless heartbeats past the minute's bytes", func(w http.ResponseWriter, r *http.Request) {
 			w.Write(line)
-			endless(`{"type":"heartbeat","rev":"x.1"}` + "\n")(w, r)
+			endless(`{"type":"heartbeat","rev":"x.1"}`+"\n")(w, r)
 		}, "a minute"},
 		{"invalid JSON", func(w http.ResponseWriter, r *http.Request) {
 			w.Write(line)

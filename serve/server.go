@@ -57,6 +57,11 @@ type Options struct {
 	// session and role. Off by default: a series a node grows without bound
 	// as sessions come and go.
 	PerNodeMetrics bool
+	// MaxSessionLabels caps the sessions that get a session label of their
+	// own (DefaultMaxSessionLabels when 0 or less); finished sessions and
+	// those past the cap are counted under SessionFinished and
+	// SessionOther, so the series stay bounded as sessions come and go.
+	MaxSessionLabels int
 	// TLS, when set, is the configuration Serve answers with: HTTPS only,
 	// so the bearer token never crosses the network in clear text.
 	TLS *tls.Config
@@ -127,9 +132,11 @@ func New(opts Options) *Server {
 			s.transitions.WithLabelValues(kind, string(st))
 		}
 	}
+	col := newSnapshotCollector(opts.Snapshot, opts.Now, s.blocked, opts.ScanDuration, opts.Version, opts.PerNodeMetrics)
+	col.maxSessions = opts.MaxSessionLabels
 	s.registry.MustRegister(
 		s.transitions,
-		newSnapshotCollector(opts.Snapshot, opts.Now, s.blocked, opts.ScanDuration, opts.Version, opts.PerNodeMetrics),
+		col,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

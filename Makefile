@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/dispatchtop/dispatchtop/cli.Version=$(VERSION) \
 	-X github.com/dispatchtop/dispatchtop/cli.Commit=$(COMMIT) \
 	-X github.com/dispatchtop/dispatchtop/cli.Date=$(DATE)
 
-.PHONY: all build deps test vet completions release release-snapshot release-check bench bench-journal-1g bench-100k bench-stores-1m bench-reliability bench-compare bench-compare-100k bench-dashboard-100k run demo fuzz clean man
+.PHONY: all build deps test vet completions release release-snapshot release-check bench bench-journal-1g bench-100k bench-stores-1m bench-reliability bench-compare bench-compare-100k bench-dashboard-100k bench-remote-watch run demo fuzz clean man
 
 all: build
 
@@ -148,3 +148,8 @@ bench-compare-100k: build
 # Needs tmux; about four minutes.
 bench-dashboard-100k: build
 	$(GO) run ./internal/benchdash -bin $(BIN) -sessions 10000 -per-session 10 -seconds 140
+
+# SPEC §8's fleet view: 20 serves on 10,000-node trees, the viewer of all
+# of them in tmux, quiet then with 1 % of the nodes changing every second.
+bench-remote-watch: build
+	$(GO) run ./internal/benchremote -bin $(BIN) -hosts 20 -sessions 1000 -per-session 10

@@ -28,7 +28,7 @@ const deadAfter = 3 * serve.DefaultHeartbeat
 // coalesce is how long the fleet gathers the events of its hosts before
 // it publishes one update of them (SPEC §8: a change on a host reaches the
 // screen within 500 ms).
-const coalesce = 50 * time.Millisecond
+const coalesce = 200 * time.Millisecond
 
 // watchURL is the watch endpoint beside a host's snapshot URL, or false
 // when the URL names another path (then the host is polled).

@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/dispatchtop/dispatchtop/cli.Version=$(VERSION) \
 	-X github.com/dispatchtop/dispatchtop/cli.Commit=$(COMMIT) \
 	-X github.com/dispatchtop/dispatchtop/cli.Date=$(DATE)
 
-.PHONY: all build deps test test-any-machine vet completions release release-snapshot release-check bench bench-journal-1g bench-100k bench-stores-1m bench-sources-live bench-reliability bench-compare bench-compare-100k bench-dashboard-100k run demo fuzz clean man
+.PHONY: all build deps test test-any-machine vet completions release release-snapshot release-check bench bench-journal-1g bench-100k bench-stores-1m bench-sources-live bench-reliability bench-compare bench-compare-100k bench-dashboard-100k bench-remote-watch run demo fuzz clean man
 
 all: build
 
@@ -166,3 +166,8 @@ bench-dashboard-100k: build
 # rate. Needs tmux; about two minutes.
 bench-sources-live: build
 	$(GO) run ./internal/benchsources -bin $(BIN) -jobs 100 -workers 10 -rates 0,20,100 -seconds 20
+
+# SPEC §8's fleet view: 20 serves on 10,000-node trees, the viewer of all
+# of them in tmux, quiet then with 1 % of the nodes changing every second.
+bench-remote-watch: build
+	$(GO) run ./internal/benchremote -bin $(BIN) -hosts 20 -sessions 1000 -per-session 10

@@ -54,6 +54,9 @@ func runOnce(ctx context.Context, g *Globals, asJSON, allowEmpty, allowMissing b
 	if err != nil {
 		return failure(fmt.Errorf("write the snapshot: %w", err))
 	}
+	if err := writeMetricsFile(g.Metrics, snap, 0); err != nil {
+		return failure(err)
+	}
 	if n := countMatching(snap, match); n > 0 {
 		return failure(fmt.Errorf("%d node(s) match --fail-on %s", n, g.FailOn))
 	}

@@ -8,10 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dispatchtop/dispatchtop/remote"
+	"github.com/dispatchtop/dispatchtop/report"
 	"github.com/dispatchtop/dispatchtop/serve"
 	"github.com/dispatchtop/dispatchtop/ui"
 )
@@ -37,9 +40,18 @@ func installRemote(g *Globals) {
 		if len(args) > 0 || len(g.Roots) > 0 {
 			return usageError(errors.New("--remote shows the hosts' own roots: give roots to their dispatchtop serve"))
 		}
-		for _, name := range []string{"once", "json", "fail-on"} {
+		once, _ := cmd.Flags().GetBool("once")
+		if once {
+			asJSON, _ := cmd.Flags().GetBool("json")
+			allowMissing, _ := cmd.Flags().GetBool("allow-missing")
+			if cmd.Flags().Changed("allow-empty") {
+				return usageError(errors.New("--allow-empty does not go with --remote (a host row is never empty)"))
+			}
+			return runRemoteOnce(cmd.Context(), g, specs, tokenFile, asJSON, allowMissing)
+		}
+		for _, name := range []string{"json", "fail-on", "allow-missing", "metrics"} {
 			if cmd.Flags().Changed(name) {
-				return usageError(fmt.Errorf("--%s does not go with --remote (fetch HOST%s for one snapshot)", name, serve.SnapshotPath))
+				return usageError(fmt.Errorf("--%s needs --once", name))
 			}
 		}
 		return runRemote(cmd.Context(), g, specs, tokenFile)
@@ -97,3 +109,54 @@ func newRemoteModel(ctx context.Context, fleet *remote.Fleet, opts ui.Options) *
 	opts.Runner, opts.Journal = nil, nil
 	return ui.New(opts)
 }
+
+// runRemoteOnce is `--once --remote`: every host read once (its
+// snapshot), one document of the fleet (each host's sessions under its
+// host row), --fail-on's exit code over every host's nodes. A host that
+// does not answer is bad usage (exit 2), as a root that cannot be read,
+// unless allowMissing: then it is a row saying why.
+func runRemoteOnce(ctx context.Context, g *Globals, specs []string, tokenFile string, asJSON, allowMissing bool) error {
+	match, err := parseFailOn(g.FailOn)
+	if err != nil {
+		return usageError(err)
+	}
+	hosts, err := remote.ParseHosts(specs)
+	if err != nil {
+		return usageError(err)
+	}
+	token, err := serve.ReadToken(tokenFile, os.LookupEnv)
+	if err != nil {
+		return usageError(err)
+	}
+	fleet := remote.NewFleet(remote.Options{Hosts: hosts, Token: token, Timeout: remoteOnceTimeout})
+	u := fleet.Poll(ctx)
+	var down []string
+	for _, h := range u.Hosts {
+		if !h.Reachable {
+			down = append(down, h.Name+": "+h.Err)
+		}
+	}
+	if len(down) > 0 && (!allowMissing || len(down) == len(u.Hosts)) {
+		return usageError(fmt.Errorf("--remote: %s (--allow-missing reads the others)", strings.Join(down, "; ")))
+	}
+	snap := u.Snapshot
+	if asJSON {
+		err = report.WriteJSON(g.Stdout, snap)
+	} else {
+		err = report.WriteText(g.Stdout, snap, textPainter(g))
+	}
+	if err != nil {
+		return failure(fmt.Errorf("write the snapshot: %w", err))
+	}
+	if err := writeMetricsFile(g.Metrics, snap, 0); err != nil {
+		return failure(err)
+	}
+	if n := countMatching(snap, match); n > 0 {
+		return failure(fmt.Errorf("%d node(s) match --fail-on %s", n, g.FailOn))
+	}
+	return nil
+}
+
+// remoteOnceTimeout is how long --once --remote waits for a host: a
+// 10,000-node snapshot is 9 MB, more than the live view's poll allows.
+const remoteOnceTimeout = 30 * time.Second

@@ -54,6 +54,8 @@ type Globals struct {
 	Theme      string
 	FailOn     string
 	NoPidCheck bool
+	// Metrics is --once --metrics: the file the series are written to.
+	Metrics string
 
 	Stdin  io.Reader
 	Stdout io.Writer
@@ -210,7 +212,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Glo
 			if once {
 				return runOnce(cmd.Context(), g, asJSON, allowEmpty, allowMissing)
 			}
-			for _, name := range []string{"fail-on", "allow-empty", "allow-missing"} {
+			for _, name := range []string{"fail-on", "allow-empty", "allow-missing", "metrics"} {
 				if cmd.Flags().Changed(name) {
 					return usageError(fmt.Errorf("--%s needs --once", name))
 				}
@@ -237,7 +239,10 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *Glo
 	root.Flags().BoolVar(&allowEmpty, "allow-empty", false, "with --once: roots that hold no tree are no error")
 	root.Flags().BoolVar(&allowMissing, "allow-missing", false,
 		"with --once: a root that is missing or cannot be read is a problem, not an error,\n"+
-			"while another can be read")
+			"while another can be read (with --remote: a host that does not answer)")
+	root.Flags().StringVar(&g.Metrics, "metrics", "",
+		"with --once: also write serve's dispatchtop_* series to `FILE` in the Prometheus\n"+
+			"text format, replaced atomically (node_exporter's textfile collector)")
 
 	wrap := newWrapCmd(g)
 	// wrap beats and watches its parent: it reads these, and no root.

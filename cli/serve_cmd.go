@@ -24,17 +24,20 @@ import (
 func newServeCmd(g *Globals) *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve [--listen ADDR] [--token-file FILE] [--allow-host NAME]... [--max-conns N] [--per-node-metrics] [ROOT...]",
+		Use:   "serve [--listen ADDR] [--token-file FILE] [--tls-cert FILE --tls-key FILE] [--allow-host NAME]... [--max-conns N] [--per-node-metrics] [ROOT...]",
 		Short: "Serve Prometheus metrics and the JSON snapshot of the live engine (read-only)",
 		Long: "serve runs the live engine without a terminal and answers over HTTP:\n" +
 			"  /metrics          Prometheus exposition (nodes by state and flag per session,\n" +
 			"                    heartbeat ages, recommended actions, transitions, watch mode)\n" +
 			"  /api/v1/snapshot  the dispatchtop/v1 document, as --once --json\n" +
+			"  /api/v1/watch     the same, then each change, as JSON lines (--remote follows it)\n" +
 			"It runs no action. It listens on 127.0.0.1:9477 unless --listen names another\n" +
 			"address; an address without a host (\":9477\") stays on loopback, so it is reachable\n" +
 			"from other machines only with an explicit host such as 0.0.0.0:9477. With\n" +
 			"--token-file FILE (or $DISPATCHTOP_TOKEN) every request must carry\n" +
 			"\"Authorization: Bearer TOKEN\"; a blank token is an error, never \"no token\".\n" +
+			"With --tls-cert FILE --tls-key FILE it answers HTTPS only, so the token never\n" +
+			"crosses the network in clear text.\n" +
 			"It answers only requests whose Host is localhost, a loopback address, the\n" +
 			"--listen host (with a wildcard host such as 0.0.0.0: any IP address and this\n" +
 			"machine's name) or an --allow-host NAME; others get 421, which stops web pages\n" +
@@ -59,6 +62,8 @@ func newServeCmd(g *Globals) *cobra.Command {
 	cmd.Flags().StringArrayVar(&f.allowHosts, "allow-host", nil,
 		"also answer requests whose Host is `NAME` (a name or address; any port), e.g. the DNS name scrapers use; repeatable")
 	cmd.Flags().IntVar(&f.maxConns, "max-conns", serve.DefaultMaxConns, "hold at most `N` connections at once")
+	cmd.Flags().StringVar(&f.tlsCert, "tls-cert", "", "answer HTTPS only, with the certificate (chain) in PEM `FILE`; needs --tls-key")
+	cmd.Flags().StringVar(&f.tlsKey, "tls-key", "", "the private key of --tls-cert, in PEM `FILE`")
 	g.share(cmd, scanFlags...)
 	g.share(cmd, flagPoll)
 	cmd.Flags().BoolVar(&f.perNodeMetrics, "per-node-metrics", false,
@@ -85,6 +90,7 @@ type serveFlags struct {
 	allowHosts        []string
 	maxConns          int
 	perNodeMetrics    bool
+	tlsCert, tlsKey   string
 }
 
 func runServe(ctx context.Context, g *Globals, f serveFlags) error {
@@ -104,6 +110,10 @@ func runServe(ctx context.Context, g *Globals, f serveFlags) error {
 		return usageError(fmt.Errorf("--token-file %q names no file", f.tokenFile))
 	}
 	token, err := serve.ReadToken(f.tokenFile, os.LookupEnv)
+	if err != nil {
+		return usageError(err)
+	}
+	tlsConfig, err := serve.LoadTLS(f.tlsCert, f.tlsKey)
 	if err != nil {
 		return usageError(err)
 	}
@@ -127,6 +137,7 @@ func runServe(ctx context.Context, g *Globals, f serveFlags) error {
 	srv := serve.New(serve.Options{
 		Snapshot: w.Snapshot, Token: token, ScanDuration: scanTime, Version: versionString(), ErrorLog: g.Stderr,
 		Listen: addr, AllowHosts: f.allowHosts, MaxConns: f.maxConns, PerNodeMetrics: f.perNodeMetrics,
+		TLS: tlsConfig,
 	})
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -135,11 +146,19 @@ func runServe(ctx context.Context, g *Globals, f serveFlags) error {
 	go func() { watchErr <- w.Run(ctx) }()
 	go srv.Follow(ctx, w.Updates())
 
-	fmt.Fprintf(g.Stderr, "dispatchtop serve: listening on http://%s (%s, %s), %d nodes, scanned in %s\n",
-		ln.Addr(), serve.MetricsPath, serve.SnapshotPath, w.Snapshot().NodeCount(), scanTime.Round(time.Millisecond))
-	if !loopback && token == "" {
+	scheme := "http"
+	if tlsConfig != nil {
+		scheme = "https"
+	}
+	fmt.Fprintf(g.Stderr, "dispatchtop serve: listening on %s://%s (%s, %s, %s), %d nodes, scanned in %s\n",
+		scheme, ln.Addr(), serve.MetricsPath, serve.SnapshotPath, serve.WatchPath, w.Snapshot().NodeCount(), scanTime.Round(time.Millisecond))
+	switch {
+	case !loopback && token == "":
 		fmt.Fprintf(g.Stderr, "dispatchtop serve: warning: %s is reachable from other machines and no token is set (--token-file or $%s)\n",
 			ln.Addr(), serve.TokenEnv)
+	case !loopback && tlsConfig == nil:
+		fmt.Fprintf(g.Stderr, "dispatchtop serve: warning: %s is reachable from other machines and its token crosses the network in clear text (--tls-cert and --tls-key)\n",
+			ln.Addr())
 	}
 	serveErr := srv.Serve(ctx, ln)
 	cancel()

@@ -327,7 +327,11 @@ func TestServeAndRemoteUsage(t *testing.T) {
 		{"no connection allowed", []string{"serve", "--max-conns", "0", root}, "--max-conns 0"},
 		{"allow-host with a scheme and path", []string{"serve", "--allow-host", "http://box.example/", root}, `--allow-host "http://box.example/"`},
 		{"remote with roots", []string{"--remote", "http://127.0.0.1:1", root}, "--remote shows the hosts' own roots"},
-		{"remote with --once", []string{"--remote", "http://127.0.0.1:1", "--once"}, "--once does not go with --remote"},
+		{"a certificate without its key", []string{"serve", "--tls-cert", filepath.Join(root, "c.pem"), root}, "--tls-cert and --tls-key go together"},
+		{"an unreadable certificate", []string{"serve", "--tls-cert", filepath.Join(root, "c.pem"), "--tls-key", filepath.Join(root, "k.pem"), root}, "--tls-cert"},
+		{"remote with --json without --once", []string{"--remote", "http://127.0.0.1:1", "--json"}, "--json needs --once"},
+		{"remote with --allow-empty", []string{"--remote", "http://127.0.0.1:1", "--once", "--allow-empty"}, "--allow-empty does not go with --remote"},
+		{"metrics without --once", []string{"--metrics", "m.prom", root}, "--metrics needs --once"},
 		{"remote with a bad URL", []string{"--remote", "ftp://h:1"}, "want http(s)"},
 		{"token file without remote", []string{"--token-file", "x", "--once", root}, "--token-file needs --remote"},
 	}

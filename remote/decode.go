@@ -130,27 +130,32 @@ func wantDelim(dec *json.Decoder, d json.Delim, what string) error {
 // id (and parent id) becomes prefix/id and every session gets parent as its
 // parent; the document is not changed.
 func ToSnapshot(doc *report.Document, received time.Time, prefix string, parent *model.Node) *model.Snapshot {
-	th := doc.Thresholds
 	snap := &model.Snapshot{
 		GeneratedAt: received,
 		Roots:       slices.Clone(doc.Roots),
-		Thresholds: model.Thresholds{
-			Beat:           seconds(th.BeatS),
-			Stale:          seconds(th.StaleS),
-			KillAfter:      seconds(th.KillAfterS),
-			ExitGrace:      seconds(th.ExitGraceS),
-			StartTolerance: seconds(th.StartToleranceS),
-			NoPidCheck:     !doc.PidCheck,
-		},
-		Sessions: make([]*model.Node, 0, len(doc.Sessions)),
-		ByID:     map[string]*model.Node{},
-		Problems: slices.Clone(doc.Problems),
+		Thresholds:  thresholdsOf(doc),
+		Sessions:    make([]*model.Node, 0, len(doc.Sessions)),
+		ByID:        map[string]*model.Node{},
+		Problems:    slices.Clone(doc.Problems),
 	}
 	b := builder{received: received, prefix: prefix, byID: snap.ByID}
 	for _, s := range doc.Sessions {
 		snap.Sessions = append(snap.Sessions, b.node(s, parent))
 	}
 	return snap
+}
+
+// thresholdsOf are a document's thresholds.
+func thresholdsOf(doc *report.Document) model.Thresholds {
+	th := doc.Thresholds
+	return model.Thresholds{
+		Beat:           seconds(th.BeatS),
+		Stale:          seconds(th.StaleS),
+		KillAfter:      seconds(th.KillAfterS),
+		ExitGrace:      seconds(th.ExitGraceS),
+		StartTolerance: seconds(th.StartToleranceS),
+		NoPidCheck:     !doc.PidCheck,
+	}
 }
 
 type builder struct {
@@ -167,6 +172,16 @@ func (b builder) id(id string) string {
 }
 
 func (b builder) node(j report.NodeJSON, parent *model.Node) *model.Node {
+	n := b.values(j, parent)
+	n.Children = make([]*model.Node, 0, len(j.Children))
+	for _, c := range j.Children {
+		n.Children = append(n.Children, b.node(c, n))
+	}
+	return n
+}
+
+// values is the node j without its children, indexed in byID.
+func (b builder) values(j report.NodeJSON, parent *model.Node) *model.Node {
 	n := &model.Node{
 		ID:       b.id(j.ID),
 		InfraDir: j.InfraDir,
@@ -246,10 +261,6 @@ func (b builder) node(j report.NodeJSON, parent *model.Node) *model.Node {
 	}
 	n.EditRare(func(r *model.Rare) { *r = rare })
 	b.byID[n.ID] = n
-	n.Children = make([]*model.Node, 0, len(j.Children))
-	for _, c := range j.Children {
-		n.Children = append(n.Children, b.node(c, n))
-	}
 	return n
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -98,12 +99,18 @@ type Options struct {
 	// Transitions is what the consumer of Updates shows of them: an update
 	// lists only those (model.DiffFor). The zero value lists every one.
 	Transitions model.TransitionView
+	// DeadAfter is how long Run lets a watch stream be silent before it
+	// drops the connection (0: three of serve's heartbeats).
+	DeadAfter time.Duration
 }
 
 // Fleet polls hosts and merges their snapshots. Poll and Run are not safe
 // for concurrent use: one goroutine polls.
 type Fleet struct {
-	opts    Options
+	opts Options
+	// resync[i] tells host i's follower that its stream's events could
+	// not be applied: it reconnects without ?since, to read it whole.
+	resync  []atomic.Bool
 	state   []hostState
 	prev    *model.Snapshot
 	updates chan model.Update
@@ -117,6 +124,13 @@ type hostState struct {
 	// host is not asked again before retryAt.
 	fails   int
 	retryAt time.Time
+	// etag is the last document's validator: a poll sends it, a 304 keeps
+	// the document.
+	etag string
+	// sub is the host's forest, made of doc or of wire, kept until either
+	// changes: a merge rebuilds no host that did not.
+	sub  *model.Snapshot
+	wire *wireHost // the host's watch stream's state (nil: polled)
 }
 
 // NewFleet builds a fleet; nothing is fetched yet.
@@ -142,7 +156,11 @@ func NewFleet(opts Options) *Fleet {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	f := &Fleet{opts: opts, state: make([]hostState, len(opts.Hosts)), updates: make(chan model.Update, 1)}
+	if opts.DeadAfter <= 0 {
+		opts.DeadAfter = deadAfter
+	}
+	f := &Fleet{opts: opts, state: make([]hostState, len(opts.Hosts)), updates: make(chan model.Update, 1),
+		resync: make([]atomic.Bool, len(opts.Hosts))}
 	for i, h := range opts.Hosts {
 		f.state[i].status = model.Host{Name: h.Name, URL: h.URL}
 	}
@@ -163,6 +181,7 @@ func (f *Fleet) Poll(ctx context.Context) model.Update {
 	type answer struct {
 		asked bool
 		doc   *report.Document
+		tag   string
 		at    time.Time
 		err   error
 		read  bool // the answer's body was read (status 200)
@@ -174,9 +193,13 @@ func (f *Fleet) Poll(ctx context.Context) model.Update {
 		if start.Before(f.state[i].retryAt) {
 			continue
 		}
+		etag := f.state[i].etag
+		if f.state[i].doc == nil {
+			etag = ""
+		}
 		wg.Go(func() {
-			doc, read, err := f.fetch(ctx, h)
-			answers[i] = answer{asked: true, doc: doc, at: f.opts.Now(), err: err, read: read}
+			doc, tag, read, err := f.fetch(ctx, h, etag)
+			answers[i] = answer{asked: true, doc: doc, tag: tag, at: f.opts.Now(), err: err, read: read}
 		})
 	}
 	wg.Wait()
@@ -186,39 +209,59 @@ func (f *Fleet) Poll(ctx context.Context) model.Update {
 		if !a.asked {
 			continue
 		}
-		was := st.status.Reachable
 		if a.err != nil {
-			st.status.Reachable, st.status.Err = false, a.err.Error()
-			if was || st.status.Since.IsZero() {
-				st.status.Since = now
-			}
+			retryAt := time.Time{} // no answer costs nothing to ask for again
 			if a.read {
-				st.fails++
 				// From the poll's start: on the interval's ticks, not a tick
 				// after them.
-				st.retryAt = start.Add(backoff(f.opts.Every, st.fails))
-			} else {
-				// No answer costs nothing to ask for again.
-				st.fails, st.retryAt = 0, time.Time{}
+				retryAt = start.Add(backoff(f.opts.Every, st.fails+1))
 			}
+			f.failed(i, a.err, a.read, retryAt, now)
 			continue
 		}
-		st.doc, st.got = a.doc, a.at
-		st.status.Reachable, st.status.Err, st.status.LastSeen = true, "", a.at
-		st.status.Nodes = a.doc.Summary.Nodes
-		st.fails, st.retryAt = 0, time.Time{}
-		if !was {
-			st.status.Since = now
+		if a.doc != nil {
+			st.doc, st.got, st.sub, st.etag = a.doc, a.at, nil, a.tag
+			st.status.Nodes = a.doc.Summary.Nodes
 		}
+		f.answered(i, a.at, now)
 	}
+	return f.update(now)
+}
+
+// failed marks host i unreachable with err; read says its answer was
+// read (then it is asked again at retryAt, its fails counted).
+func (f *Fleet) failed(i int, err error, read bool, retryAt, now time.Time) {
+	st := &f.state[i]
+	was := st.status.Reachable
+	st.status.Reachable, st.status.Err = false, err.Error()
+	if was || st.status.Since.IsZero() {
+		st.status.Since = now
+	}
+	if read {
+		st.fails++
+		st.retryAt = retryAt
+	} else {
+		st.fails, st.retryAt = 0, time.Time{}
+	}
+}
+
+// answered marks host i reachable, last seen at.
+func (f *Fleet) answered(i int, at, now time.Time) {
+	st := &f.state[i]
+	was := st.status.Reachable
+	st.status.Reachable, st.status.Err, st.status.LastSeen = true, "", at
+	st.fails, st.retryAt = 0, time.Time{}
+	if !was {
+		st.status.Since = now
+	}
+}
+
+// update merges the hosts' forests and diffs them against the last.
+func (f *Fleet) update(now time.Time) model.Update {
 	snap := f.merge(now)
 	trans := model.DiffFor(f.prev, snap, now, "gone from its host's snapshot", f.opts.Transitions)
 	f.prev = snap
-	hosts := make([]model.Host, len(f.state))
-	for i, st := range f.state {
-		hosts[i] = st.status
-	}
-	return model.Update{Snapshot: snap, Hosts: hosts, Transitions: trans}
+	return model.Update{Snapshot: snap, Hosts: f.hosts(), Transitions: trans}
 }
 
 // backoff is the wait after the fails-th unreadable answer in a row:
@@ -238,38 +281,124 @@ func backoff(every time.Duration, fails int) time.Duration {
 // gets); it is closed when Run returns.
 func (f *Fleet) Updates() <-chan model.Update { return f.updates }
 
-// Run polls every interval, the first time one interval from now (Poll
-// once before for an immediate picture), and publishes each poll on
-// Updates until ctx is done; then it closes Updates. A slow reader never
-// stalls the polling. Run once.
+// Run follows every host until ctx is done, then closes Updates: the
+// watch stream of each host that has one (reconnecting with ?since after
+// a failure, re-read whole when the host cannot resume), a poll every
+// interval with the last ETag of a host that has none. The events of all
+// hosts gathered for a moment make one update, published only when a
+// host's forest or reachability changed. A slow reader never stalls the
+// hosts. Poll once before for an immediate picture. Run once.
 func (f *Fleet) Run(ctx context.Context) {
 	defer close(f.updates)
-	t := time.NewTicker(f.opts.Every)
-	defer t.Stop()
+	ctx, cancel := context.WithCancel(ctx)
+	events := make(chan hostEvent, len(f.opts.Hosts))
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for i := range f.opts.Hosts {
+		wg.Go(func() { f.follow(ctx, i, events) })
+	}
+	flush := time.NewTimer(time.Hour)
+	flush.Stop()
+	pending := false
+	var trans []model.Transition
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case ev := <-events:
+			changed, t := f.take(ev)
+			trans = append(trans, t...)
+			if changed && !pending {
+				pending = true
+				flush.Reset(coalesce)
+			}
+		case <-flush.C:
+			pending = false
+			now := f.opts.Now()
+			snap := f.merge(now)
+			f.prev = snap
+			model.Publish(f.updates, model.Update{Snapshot: snap, Hosts: f.hosts(), Transitions: trans})
+			trans = nil
 		}
-		u := f.Poll(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		model.Publish(f.updates, u)
 	}
+}
+
+// take applies a host's event to its state, reporting whether what the
+// fleet shows changed, and the transitions of the host's nodes: each event
+// diffed on its own, so none is lost when several make one update.
+func (f *Fleet) take(ev hostEvent) (bool, []model.Transition) {
+	st := &f.state[ev.host]
+	was := st.status
+	now := f.opts.Now()
+	switch {
+	case ev.err != nil:
+		f.failed(ev.host, ev.err, ev.read, ev.retryAt, now)
+		return was.Reachable || was.Err != st.status.Err, nil
+	case ev.watch != nil:
+		if st.wire == nil {
+			st.wire = &wireHost{}
+		}
+		host := &model.Node{ID: st.status.Name}
+		if err := st.wire.apply(ev.watch, ev.at, host, f.opts.MaxNodes); err != nil {
+			st.wire = nil // read whole again at the next connection
+			f.resync[ev.host].Store(true)
+			f.failed(ev.host, fmt.Errorf("%s: %w", st.status.URL, err), true, now.Add(backoff(f.opts.Every, st.fails+1)), now)
+			return true, nil
+		}
+		f.answered(ev.host, ev.at, now)
+		if ev.watch.Type == serve.EventHeartbeat {
+			return !was.Reachable, nil
+		}
+		st.status.Nodes = len(st.wire.byID)
+		return true, f.renew(st, nil, ev.at, st.wire.snapshot(ev.at))
+	case ev.doc != nil:
+		st.wire = nil
+		st.status.Nodes = ev.doc.Summary.Nodes
+		f.answered(ev.host, ev.at, now)
+		return true, f.renew(st, ev.doc, ev.at, nil)
+	default: // 304: the document holds
+		f.answered(ev.host, ev.at, now)
+		return !was.Reachable, nil
+	}
+}
+
+// renew gives st its new forest (sub, or made of doc) and lists the
+// transitions from its last.
+func (f *Fleet) renew(st *hostState, doc *report.Document, got time.Time, sub *model.Snapshot) []model.Transition {
+	if sub == nil {
+		sub = ToSnapshot(doc, got, st.status.Name, &model.Node{ID: st.status.Name})
+	}
+	prev := st.sub
+	if prev == nil && st.doc != nil {
+		prev = ToSnapshot(st.doc, st.got, st.status.Name, &model.Node{ID: st.status.Name})
+	}
+	st.doc, st.got, st.sub = doc, got, sub
+	return model.DiffFor(prev, sub, got, "gone from its host's snapshot", f.opts.Transitions)
+}
+
+// hosts is every host's reachability, in order.
+func (f *Fleet) hosts() []model.Host {
+	hosts := make([]model.Host, len(f.state))
+	for i, st := range f.state {
+		hosts[i] = st.status
+	}
+	return hosts
 }
 
 // fetch GETs one host's snapshot within the timeout and the caps; read
 // says the answer was a 200 whose body was read, whole or in part.
-func (f *Fleet) fetch(ctx context.Context, h Host) (doc *report.Document, read bool, err error) {
+func (f *Fleet) fetch(ctx context.Context, h Host, etag string) (doc *report.Document, tag string, read bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.URL, nil)
 	if err != nil {
-		return nil, false, fmt.Errorf("GET %s: %w", h.URL, err)
+		return nil, "", false, fmt.Errorf("GET %s: %w", h.URL, err)
 	}
 	req.Header.Set("Accept", "application/json")
+	if etag != "" {
+		req.Header.Set("If-None-Match", etag)
+	}
 	if f.opts.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+f.opts.Token)
 	}
@@ -278,18 +407,21 @@ func (f *Fleet) fetch(ctx context.Context, h Host) (doc *report.Document, read b
 	// decoder is given.
 	resp, err := f.opts.Client.Do(req)
 	if err != nil {
-		return nil, false, err // *url.Error already names the method and URL
+		return nil, "", false, err // *url.Error already names the method and URL
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotModified && etag != "" {
+		return nil, etag, false, nil
+	}
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		return nil, false, fmt.Errorf("GET %s: %s", h.URL, resp.Status)
+		return nil, "", false, fmt.Errorf("GET %s: %s", h.URL, resp.Status)
 	}
 	doc, err = decode(resp.Body, capsOf(f.opts.MaxBody, f.opts.MaxNodes))
 	if err != nil {
-		return nil, true, fmt.Errorf("GET %s: %w", h.URL, err)
+		return nil, "", true, fmt.Errorf("GET %s: %w", h.URL, err)
 	}
-	return doc, true, nil
+	return doc, resp.Header.Get("ETag"), true, nil
 }
 
 // sameOrigin is the fleet's redirect policy: a redirect is followed only
@@ -320,6 +452,9 @@ func origin(u *url.URL) string {
 }
 
 // merge builds the fleet forest from every host's last good document.
+// A host's sessions are shared with the merges before while the host's
+// forest did not change; their parent is the host row of the merge that
+// built them (the same id).
 func (f *Fleet) merge(now time.Time) *model.Snapshot {
 	snap := &model.Snapshot{
 		GeneratedAt: now,
@@ -329,15 +464,19 @@ func (f *Fleet) merge(now time.Time) *model.Snapshot {
 			Reason: fmt.Sprintf("remote, %d hosts", len(f.state))},
 	}
 	thresholdsSet := false
-	for _, st := range f.state {
+	for i := range f.state {
+		st := &f.state[i]
 		h := &model.Node{ID: st.status.Name, InfraDir: st.status.URL, Action: model.ActionNone,
 			Reason: hostReason(st.status, st.retryAt, now)}
 		snap.Sessions = append(snap.Sessions, h)
 		snap.ByID[h.ID] = h
-		if st.doc == nil {
+		if st.sub == nil && st.doc != nil {
+			st.sub = ToSnapshot(st.doc, st.got, h.ID, h)
+		}
+		sub := st.sub
+		if sub == nil {
 			continue
 		}
-		sub := ToSnapshot(st.doc, st.got, h.ID, h)
 		h.Children = sub.Sessions
 		for id, n := range sub.ByID {
 			snap.ByID[id] = n

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 )
 
 // The caps on one host's answer (SPEC §4.2, §8).
@@ -54,6 +55,7 @@ const (
 	capNodes
 	capValues
 	capString
+	capWindow
 )
 
 func (e *CapError) Error() string {
@@ -64,6 +66,8 @@ func (e *CapError) Error() string {
 		return "the snapshot exceeds the " + thousands(e.Cap) + "-value cap"
 	case capString:
 		return "the snapshot has a string over the " + bytesName(e.Cap) + " cap"
+	case capWindow:
+		return "the watch stream exceeds its cap of " + bytesName(e.Cap) + " a minute"
 	}
 	return "the snapshot exceeds the " + bytesName(e.Cap) + " cap (counted decompressed)"
 }
@@ -113,6 +117,41 @@ type guard struct {
 	isKey             bool   // the string being read is an object's key
 	key               []byte // its bytes so far, up to maxKey
 	stack             []frame
+
+	// A stream of events (a watch) holds each event to the caps, and all
+	// of them to window: at most its bytes a minute.
+	events bool
+	window windowCap
+}
+
+// windowCap bounds the bytes of a stream a minute.
+type windowCap struct {
+	max   int64
+	start time.Time
+	used  int64
+	now   func() time.Time
+}
+
+// take counts n bytes, reporting false past the cap.
+func (w *windowCap) take(n int) bool {
+	if w.max <= 0 {
+		return true
+	}
+	now := w.now()
+	if now.Sub(w.start) >= time.Minute {
+		w.start, w.used = now, 0
+	}
+	w.used += int64(n)
+	return w.used <= w.max
+}
+
+// newEventGuard guards a stream of JSON values, each held to c, all of
+// them to perMinute bytes a minute.
+func newEventGuard(r io.Reader, c caps, perMinute int64, now func() time.Time) *guard {
+	g := newGuard(r, c)
+	g.events = true
+	g.window = windowCap{max: perMinute, start: now(), now: now}
+	return g
 }
 
 // frame is one object or list the scan is in.
@@ -154,6 +193,10 @@ func (g *guard) Read(p []byte) (int, error) {
 			g.err = &CapError{What: capBytes, Cap: g.caps.body}
 		}
 		g.left -= int64(n)
+		if g.events && !g.window.take(n) && g.err == nil {
+			g.err = &CapError{What: capWindow, Cap: g.window.max}
+			return 0, g.err
+		}
 		n = g.scan(q[:n])
 		if g.err != nil {
 			return n, g.err
@@ -244,6 +287,10 @@ func (g *guard) scan(b []byte) int {
 		case '}', ']':
 			if len(g.stack) > 0 {
 				g.stack = g.stack[:len(g.stack)-1]
+				if g.events && len(g.stack) == 0 {
+					// An event ends: the next is held to the caps anew.
+					g.left, g.nodes, g.values = g.caps.body, 0, 0
+				}
 			}
 		case ',':
 			if top := g.top(); top != nil && top.object {
@@ -280,10 +327,11 @@ func (g *guard) endKey() {
 		}
 		key = []byte(s)
 	}
-	top.nodeKey = bytes.EqualFold(key, sessionsKey) || bytes.EqualFold(key, childrenKey)
+	top.nodeKey = bytes.EqualFold(key, sessionsKey) || bytes.EqualFold(key, childrenKey) || bytes.EqualFold(key, nodesKey)
 }
 
-var sessionsKey, childrenKey = []byte("sessions"), []byte("children")
+// The keys whose lists hold nodes: a document's, and a watch event's.
+var sessionsKey, childrenKey, nodesKey = []byte("sessions"), []byte("children"), []byte("nodes")
 
 func (g *guard) top() *frame {
 	if len(g.stack) == 0 {

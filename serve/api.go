@@ -4,7 +4,7 @@ package serve
 //
 //	srv := New(Options{Snapshot: w.Snapshot, Token: tok, Listen: addr, ...})
 //	go srv.Follow(ctx, w.Updates())    // counts transitions, tracks blocked-since
-//	http.Handler: srv.Handler()        // /metrics, /api/v1/snapshot, /
+//	http.Handler: srv.Handler()        // /metrics, /api/v1/snapshot, /api/v1/watch, /
 //	srv.Serve(ctx, ln)                 // MaxConns at once, until ctx is done, then a clean shutdown
 //	ListenAddress(addr)                // ":9477" -> "127.0.0.1:9477"; loopback unless explicit
 //	ReadToken(file, os.LookupEnv)      // --token-file, else DISPATCHTOP_TOKEN; blank is an error
@@ -14,6 +14,7 @@ package serve
 const (
 	MetricsPath  = "/metrics"
 	SnapshotPath = "/api/v1/snapshot"
+	WatchPath    = "/api/v1/watch"
 )
 
 // DefaultListen is where serve listens unless told otherwise: loopback.

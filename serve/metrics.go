@@ -55,6 +55,9 @@ type snapshotCollector struct {
 	scan     time.Duration
 	version  string
 	perNode  bool
+	// maxSessions is how many sessions get a label of their own
+	// (DefaultMaxSessionLabels when 0 or less).
+	maxSessions int
 
 	nodes, flagged, beatAgeMax, actionable, blockedMax *prometheus.Desc
 	beatAge, action, blockedFor                        *prometheus.Desc
@@ -145,8 +148,86 @@ func (c *snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 
 	blockedSince := c.blocked.sync(snap)
 	var agg sessionAggregates
-	for _, s := range snap.Sessions {
+	limit := c.maxSessions
+	if limit <= 0 {
+		limit = DefaultMaxSessionLabels
+	}
+	for _, group := range sessionGroups(snap.Sessions, limit) {
 		agg.reset()
+		for _, s := range group.sessions {
+			c.collectSession(s, &agg, blockedSince, now, gauge)
+		}
+		c.emitSession(group.label, &agg, gauge)
+	}
+}
+
+// The session labels that stand for several sessions (SPEC §4.2): the
+// sessions whose every node finished, and those past the cap.
+const (
+	SessionFinished = "(finished)"
+	SessionOther    = "(other)"
+)
+
+// DefaultMaxSessionLabels is how many sessions get a label of their own
+// unless Options.MaxSessionLabels says otherwise.
+const DefaultMaxSessionLabels = 100
+
+// sessionGroup is what one session label counts.
+type sessionGroup struct {
+	label    string
+	sessions []*model.Node
+}
+
+// sessionGroups keeps the session label bounded as sessions come and go:
+// a session whose nodes all finished is counted under SessionFinished; of
+// the others, max get their own label, those that want attention (a dead
+// node, a recommended action, a blocked node) first, then in the
+// snapshot's order; the rest are counted under SessionOther.
+func sessionGroups(sessions []*model.Node, max int) []sessionGroup {
+	var own, finished, other []*model.Node
+	var calm []*model.Node
+	for _, s := range sessions {
+		done, attention := true, false
+		s.Walk(func(n *model.Node) {
+			done = done && n.State == model.StateFinished
+			attention = attention || n.State == model.StateDead || n.Blocked != nil ||
+				(n.Action != "" && n.Action != model.ActionNone)
+		})
+		switch {
+		case done:
+			finished = append(finished, s)
+		case attention && len(own) < max:
+			own = append(own, s)
+		case attention:
+			other = append(other, s)
+		default:
+			calm = append(calm, s)
+		}
+	}
+	for _, s := range calm {
+		if len(own) < max {
+			own = append(own, s)
+		} else {
+			other = append(other, s)
+		}
+	}
+	groups := make([]sessionGroup, 0, len(own)+2)
+	for _, s := range own {
+		groups = append(groups, sessionGroup{label: s.ID, sessions: []*model.Node{s}})
+	}
+	if len(finished) > 0 {
+		groups = append(groups, sessionGroup{label: SessionFinished, sessions: finished})
+	}
+	if len(other) > 0 {
+		groups = append(groups, sessionGroup{label: SessionOther, sessions: other})
+	}
+	return groups
+}
+
+// collectSession adds s's nodes to agg (and sends the per-node series).
+func (c *snapshotCollector) collectSession(s *model.Node, agg *sessionAggregates, blockedSince map[string]time.Time,
+	now time.Time, gauge func(d *prometheus.Desc, v float64, labels ...string)) {
+	{
 		session := s.ID
 		s.Walk(func(n *model.Node) {
 			agg.states[n.State]++
@@ -179,6 +260,12 @@ func (c *snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 				}
 			}
 		})
+	}
+}
+
+// emitSession sends agg's series under the session label.
+func (c *snapshotCollector) emitSession(session string, agg *sessionAggregates, gauge func(d *prometheus.Desc, v float64, labels ...string)) {
+	{
 		for _, st := range model.States {
 			gauge(c.nodes, float64(agg.states[st]), session, string(st))
 		}

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -279,5 +280,61 @@ func TestTransitionsCounterExistsBeforeAnyTransition(t *testing.T) {
 		if v, ok := got[series]; !ok || v != 0 {
 			t.Errorf("%s = %v (served %v), want 0 and served", series, v, ok)
 		}
+	}
+}
+
+// The session label stays bounded as sessions come and go: sessions whose
+// nodes all finished are counted under one label, and past the cap the
+// calm ones under another; a session that wants attention keeps its own.
+// Every node is still counted once.
+func TestSessionLabelStaysBounded(t *testing.T) {
+	snap := &model.Snapshot{GeneratedAt: fixedNow, Thresholds: model.DefaultThresholds(), ByID: map[string]*model.Node{}}
+	add := func(id string, st model.State, action model.Action) {
+		n := &model.Node{ID: id, State: st, Action: action}
+		snap.Sessions = append(snap.Sessions, n)
+		snap.ByID[id] = n
+	}
+	for i := range 30 {
+		add(fmt.Sprintf("calm-%02d", i), model.StateRunning, model.ActionNone)
+	}
+	for i := range 20 {
+		add(fmt.Sprintf("done-%02d", i), model.StateFinished, model.ActionNone)
+	}
+	for i := range 5 {
+		add(fmt.Sprintf("z-dead-%02d", i), model.StateDead, model.ActionResume)
+	}
+	srv := New(Options{Snapshot: func() *model.Snapshot { return snap }, Now: func() time.Time { return fixedNow }, MaxSessionLabels: 10})
+	families, err := srv.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]bool{}
+	total := 0.0
+	for _, fam := range families {
+		if fam.GetName() != MetricNodes {
+			continue
+		}
+		for _, m := range fam.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "session" {
+					labels[l.GetValue()] = true
+				}
+			}
+			total += m.GetGauge().GetValue()
+		}
+	}
+	if len(labels) != 12 {
+		t.Errorf("%d session labels, want 10 of their own + %s + %s: %v", len(labels), SessionFinished, SessionOther, labels)
+	}
+	for i := range 5 {
+		if id := fmt.Sprintf("z-dead-%02d", i); !labels[id] {
+			t.Errorf("%s wants attention and has no label of its own", id)
+		}
+	}
+	if labels["done-00"] || !labels[SessionFinished] || !labels[SessionOther] {
+		t.Errorf("finished sessions or those past the cap have labels of their own: %v", labels)
+	}
+	if total != 55 {
+		t.Errorf("the nodes counted add up to %v, want 55", total)
 	}
 }

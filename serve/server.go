@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -56,6 +57,17 @@ type Options struct {
 	// session and role. Off by default: a series a node grows without bound
 	// as sessions come and go.
 	PerNodeMetrics bool
+	// MaxSessionLabels caps the sessions that get a session label of their
+	// own (DefaultMaxSessionLabels when 0 or less); finished sessions and
+	// those past the cap are counted under SessionFinished and
+	// SessionOther, so the series stay bounded as sessions come and go.
+	MaxSessionLabels int
+	// TLS, when set, is the configuration Serve answers with: HTTPS only,
+	// so the bearer token never crosses the network in clear text.
+	TLS *tls.Config
+	// Heartbeat is how often a quiet watch stream sends a heartbeat line
+	// (DefaultHeartbeat when 0 or less).
+	Heartbeat time.Duration
 }
 
 // httpTimeouts bound how long a client may hold a connection, and so one
@@ -84,6 +96,8 @@ type Server struct {
 	// gzipped: the next one's buffer starts that large, not grown by
 	// doubling to 11 MB (10,000 nodes) at every request.
 	lastSize [2]atomic.Int64
+	// hub numbers the snapshots for the watch stream and the ETag.
+	hub *hub
 }
 
 // New builds the registry (its own, never the global default) and the
@@ -101,7 +115,11 @@ func New(opts Options) *Server {
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = DefaultMaxConns
 	}
-	s := &Server{opts: opts, registry: prometheus.NewRegistry(), blocked: newBlockedTracker(), timeouts: defaultTimeouts}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = DefaultHeartbeat
+	}
+	s := &Server{opts: opts, registry: prometheus.NewRegistry(), blocked: newBlockedTracker(), timeouts: defaultTimeouts,
+		hub: newHub(opts.Now)}
 	s.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: MetricTransitions,
 		Help: "State and flag transitions seen by the live engine, by kind (appeared, vanished, state, flags) and the state after.",
@@ -114,9 +132,11 @@ func New(opts Options) *Server {
 			s.transitions.WithLabelValues(kind, string(st))
 		}
 	}
+	col := newSnapshotCollector(opts.Snapshot, opts.Now, s.blocked, opts.ScanDuration, opts.Version, opts.PerNodeMetrics)
+	col.maxSessions = opts.MaxSessionLabels
 	s.registry.MustRegister(
 		s.transitions,
-		newSnapshotCollector(opts.Snapshot, opts.Now, s.blocked, opts.ScanDuration, opts.Version, opts.PerNodeMetrics),
+		col,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -133,6 +153,7 @@ func New(opts Options) *Server {
 	mux := http.NewServeMux()
 	mux.Handle("GET "+MetricsPath, promhttp.HandlerFor(s.registry, hopts))
 	mux.HandleFunc("GET "+SnapshotPath, s.serveSnapshot)
+	mux.HandleFunc("GET "+WatchPath, s.serveWatch)
 	mux.HandleFunc("GET /{$}", s.serveIndex)
 	s.handler = s.checkHost(s.authorize(mux))
 	return s
@@ -154,7 +175,8 @@ func (s *Server) Observe(trans []model.Transition) {
 }
 
 // Follow consumes the watcher's updates until they close or ctx is done,
-// observing their transitions. An update this reader has not taken yet
+// observing their transitions and numbering their snapshots for the watch
+// stream. An update this reader has not taken yet
 // keeps its transitions when the next is merged into it, up to
 // model.MaxPendingTransitions (model.Update).
 func (s *Server) Follow(ctx context.Context, updates <-chan model.Update) {
@@ -167,6 +189,7 @@ func (s *Server) Follow(ctx context.Context, updates <-chan model.Update) {
 				return
 			}
 			s.Observe(u.Transitions)
+			s.hub.sync(u.Snapshot)
 		}
 	}
 }
@@ -186,6 +209,16 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 	// ages in the document, the one each reason quotes included, are as of
 	// now, the classification as of the snapshot (which the watcher keeps
 	// current on its tick).
+	// The ETag is the classification's revision: a fleet view polling a
+	// host with no watch stream re-reads it only when a node moved.
+	tag := s.etag(snap)
+	w.Header().Add("Vary", "Accept-Encoding")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("ETag", tag)
+	if etagMatches(r.Header.Get("If-None-Match"), tag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
 	at := *snap
 	at.GeneratedAt = s.opts.Now()
 	// A fleet view polls every 2 s; 10,000 nodes are ~11 MB of indented
@@ -196,8 +229,6 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 		size = &s.lastSize[1]
 	}
 	body, err := renderSnapshot(&at, gzipped, int(size.Load()))
-	w.Header().Add("Vary", "Accept-Encoding")
-	w.Header().Set("Cache-Control", "no-store")
 	if err != nil {
 		s.logf("GET %s: %v", SnapshotPath, err)
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -212,6 +243,22 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 	if _, err := w.Write(body.Bytes()); err != nil {
 		s.logf("write %s: %v", SnapshotPath, err)
 	}
+}
+
+// etagMatches reads If-None-Match: "*" or a list naming tag, compared
+// weakly (RFC 9110 §13.1.2).
+func etagMatches(header, tag string) bool {
+	if header == "" {
+		return false
+	}
+	weak := strings.TrimPrefix(tag, "W/")
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == weak {
+			return true
+		}
+	}
+	return false
 }
 
 // renderSnapshot is the document of snap, its reasons rendered at its
@@ -252,8 +299,8 @@ func acceptsGzip(header string) bool {
 
 func (s *Server) serveIndex(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	fmt.Fprintf(w, "dispatchtop serve (read-only)\n\n%s  Prometheus metrics\n%s  the dispatchtop/v1 snapshot (as --once --json)\n",
-		MetricsPath, SnapshotPath)
+	fmt.Fprintf(w, "dispatchtop serve (read-only)\n\n%s  Prometheus metrics\n%s  the dispatchtop/v1 snapshot (as --once --json)\n%s  its changes as JSON lines (?since=REV resumes)\n",
+		MetricsPath, SnapshotPath, WatchPath)
 }
 
 // authorize requires `Authorization: Bearer <token>` when a token is set.
@@ -281,6 +328,12 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 // finish.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	ln = newLimitListener(ln, s.opts.MaxConns)
+	if s.opts.TLS != nil {
+		// Over the limit: a connection holds its slot from its handshake,
+		// and net/http sees the *tls.Conn (the handshake under its
+		// timeouts, the request's TLS state).
+		ln = tls.NewListener(ln, s.opts.TLS)
+	}
 	hs := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: s.timeouts.readHeader,
@@ -370,4 +423,20 @@ func ReadToken(file string, lookupEnv func(string) (string, bool)) (string, erro
 		return "", fmt.Errorf("read the token: the first line of %s is blank", file)
 	}
 	return tok, nil
+}
+
+// LoadTLS reads --tls-cert and --tls-key: both or neither (nil). The
+// server then speaks TLS 1.2 or later only.
+func LoadTLS(certFile, keyFile string) (*tls.Config, error) {
+	if certFile == "" && keyFile == "" {
+		return nil, nil
+	}
+	if certFile == "" || keyFile == "" {
+		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert %s, --tls-key %s: %w", certFile, keyFile, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }

@@ -327,3 +327,45 @@ func TestTextColumnsAlignInCellsNotRunes(t *testing.T) {
 		t.Errorf("the pid column starts at cells %v:\n%s", at, buf.String())
 	}
 }
+
+// SPEC §4: the --once text names each agent as its own system does (an
+// opencode-teams agent's `name`, middle's Epic), the role elsewhere, so a
+// uuid or a row id is never all a line says of it.
+func TestTextNamesTheAgentAsItsSystemDoes(t *testing.T) {
+	tests := []struct {
+		name   string
+		source string
+		fields []model.Field
+		role   string
+		want   string
+	}{
+		{"opencode-teams: the agent's name", "opencode-teams", []model.Field{{Name: "name", Value: "oc-scribe"}}, "general", "oc-scribe"},
+		{"middle: its Epic", "middle", []model.Field{{Name: "epic", Value: "42"}, {Name: "repo", Value: "acme/api"}}, "", "epic 42"},
+		{"native: the role", "", nil, "coder", "coder"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snap := sampleSnapshot()
+			n := snap.Sessions[0]
+			n.Source = tt.source
+			n.Heartbeat.Role = tt.role
+			if tt.fields != nil {
+				fields := tt.fields
+				n.EditRare(func(r *model.Rare) { r.SourceFields = fields })
+			}
+			var buf bytes.Buffer
+			if err := WriteText(&buf, snap, nil); err != nil {
+				t.Fatal(err)
+			}
+			var line string
+			for _, l := range strings.Split(buf.String(), "\n") {
+				if strings.Contains(l, n.ID+" ") {
+					line = l
+				}
+			}
+			if !strings.Contains(line, "  "+tt.want+"  ") {
+				t.Errorf("the line of %s does not name %q:\n%s", n.ID, tt.want, buf.String())
+			}
+		})
+	}
+}

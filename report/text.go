@@ -11,13 +11,14 @@ import (
 	"github.com/dispatchtop/dispatchtop/internal/glyph"
 	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/sources"
 )
 
 // Painter colours a piece of a line by the node's state; nil prints plain.
 type Painter func(state model.State, text string) string
 
 // WriteText writes the forest as an indented tree, one node a line: glyph,
-// state word and flags, id, role, pid, beat age, action, reason.
+// state word and flags, id, name (the agent's, as its system gives it), pid, beat age, action, reason.
 func WriteText(w io.Writer, snap *model.Snapshot, paint Painter) error {
 	sum := snap.Summarize()
 	var b strings.Builder
@@ -71,7 +72,7 @@ func WriteText(w io.Writer, snap *model.Snapshot, paint Painter) error {
 	return err
 }
 
-// textRow is the columns of one line: indented glyph+state+flags, id, role,
+// textRow is the columns of one line: indented glyph+state+flags, id, name,
 // pid, beat age, action; then the reason.
 func textRow(n *model.Node, snap *model.Snapshot) []string {
 	depth := 0
@@ -90,7 +91,9 @@ func textRow(n *model.Node, snap *model.Snapshot) []string {
 	if !n.BeatMtime.IsZero() {
 		age = "beat " + model.FormatAge(snap.GeneratedAt.Sub(n.BeatMtime))
 	}
-	role := termtext.OneLine(n.Role(), maxTextField)
+	// The agent's name as its own system gives it (an opencode-teams
+	// agent's, middle's Epic), else the team.
+	role := termtext.OneLine(sources.AgentName(n), maxTextField)
 	if role == "" {
 		role = termtext.OneLine(n.Team(), maxTextField)
 	}

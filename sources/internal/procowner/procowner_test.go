@@ -4,16 +4,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
-// fakeProc is a /proc with one process, pid 4242, named comm: its environ
-// and fd as given ("" leaves them out; "unreadable" makes each a thing
-// that cannot be read as one, as another user's are).
+// fakeProc is a /proc with one process, pid fakePID(), named comm: its
+// environ and fd as given ("" leaves them out; "unreadable" makes each a
+// thing that cannot be read as one, as another user's are).
 func fakeProc(t *testing.T, comm, environ, fd string) string {
 	t.Helper()
 	dir := t.TempDir()
-	p := filepath.Join(dir, "4242")
+	p := filepath.Join(dir, strconv.Itoa(fakePID()))
 	for _, d := range []string{filepath.Join(dir, "self"), p} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -44,6 +45,15 @@ func fakeProc(t *testing.T, comm, environ, fd string) string {
 		}
 	}
 	return dir
+}
+
+// fakePID is the fake process's pid: never this test's own, which Find
+// passes over (a fresh host hands out low pids, 4242 among them).
+func fakePID() int {
+	if os.Getpid() == 4242 {
+		return 4243
+	}
+	return 4242
 }
 
 func TestFind(t *testing.T) {

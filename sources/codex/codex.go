@@ -184,15 +184,7 @@ func (s *Source) read(path string) ([]*thread, error) {
 		return nil, err
 	}
 	defer snap.Close()
-	schema, err := snap.Schema(threadsTable, edgesTable)
-	if err != nil {
-		return nil, err
-	}
-	cols, err := schema.Require(threadsTable, requiredColumns)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := snap.Query(`SELECT ` + sqlitestore.Select(cols, columns) + ` FROM ` + threadsTable + ` ORDER BY created_at, id`)
+	schema, rows, err := snap.SelectTable(threadsTable, requiredColumns, columns, "created_at, id", edgesTable)
 	if err != nil {
 		return nil, err
 	}

@@ -237,16 +237,8 @@ func (s *Source) read(path string) ([]*workflow, error) {
 		return nil, err
 	}
 	defer snap.Close()
-	schema, err := snap.Schema(table, eventsTable, signalsTable)
-	if err != nil {
-		return nil, err
-	}
-	cols, err := schema.Require(table, requiredColumns)
-	if err != nil {
-		return nil, err
-	}
 	// rowid breaks a tie of created_at as middle's own lookups do.
-	rows, err := snap.Query(`SELECT ` + sqlitestore.Select(cols, columns) + ` FROM ` + table + ` ORDER BY created_at, rowid`)
+	schema, rows, err := snap.SelectTable(table, requiredColumns, columns, "created_at, rowid", eventsTable, signalsTable)
 	if err != nil {
 		return nil, err
 	}

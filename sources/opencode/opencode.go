@@ -165,15 +165,7 @@ func (s *Source) read(path string) ([]*session, error) {
 		return nil, err
 	}
 	defer snap.Close()
-	schema, err := snap.Schema(table)
-	if err != nil {
-		return nil, err
-	}
-	cols, err := schema.Require(table, requiredColumns)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := snap.Query(`SELECT ` + sqlitestore.Select(cols, columns) + ` FROM ` + table + ` ORDER BY time_created, id`)
+	_, rows, err := snap.SelectTable(table, requiredColumns, columns, "time_created, id")
 	if err != nil {
 		return nil, err
 	}

@@ -200,6 +200,27 @@ func (s *Snapshot) Schema(tables ...string) (Schema, error) {
 	return sc, nil
 }
 
+// SelectTable reads the schema of table and of the other tables named
+// (also), checks that table has the required columns, and queries every
+// column of columns it has (those it lacks read as NULL), ordered by
+// orderBy: the one read of a store's main table every SQLite source makes.
+// The schema is returned for what the source reads beside it.
+func (s *Snapshot) SelectTable(table string, required []string, columns []Column, orderBy string, also ...string) (Schema, *sql.Rows, error) {
+	schema, err := s.Schema(append([]string{table}, also...)...)
+	if err != nil {
+		return Schema{}, nil, err
+	}
+	cols, err := schema.Require(table, required)
+	if err != nil {
+		return Schema{}, nil, err
+	}
+	rows, err := s.Query(`SELECT ` + Select(cols, columns) + ` FROM ` + table + ` ORDER BY ` + orderBy)
+	if err != nil {
+		return Schema{}, nil, err
+	}
+	return schema, rows, nil
+}
+
 // Has reports whether the store holds the table.
 func (sc Schema) Has(table string) bool { return sc.tables[table] != nil }
 

@@ -1,6 +1,7 @@
 package actions
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
+	"github.com/dispatchtop/dispatchtop/sources"
 )
 
 // AnswerPath is where blocked node n's system reads an answer: for the
@@ -30,6 +32,9 @@ func Answer(n *model.Node, text string, now time.Time) (string, error) {
 		return "", fmt.Errorf("answer: the node is not waiting for an answer")
 	}
 	path := AnswerPath(n)
+	if path == "" && sources.Kind(n.Source) == claudeKind {
+		return "", errors.New(claudeAnswerRefusal(n))
+	}
 	if path == "" {
 		return "", fmt.Errorf("answer %s: %s reads answers through its own channel; dispatchtop writes none of it", n.ID, n.Source)
 	}

@@ -167,7 +167,11 @@ func (s Source) Read(path string, now time.Time) sources.Facts {
 	if boot == nil {
 		boot = bootTime
 	}
-	r := reader{store: store, facts: &facts, boot: boot(), goos: runtime.GOOS, socketDir: s.SocketDir,
+	root := path
+	if abs, err := filepath.Abs(path); err == nil {
+		root = abs
+	}
+	r := reader{store: store, root: root, facts: &facts, boot: boot(), goos: runtime.GOOS, socketDir: s.SocketDir,
 		bySession: map[string]*model.Node{}, memberIDs: map[string]bool{}}
 	r.readSessions()
 	r.readJobs()
@@ -179,6 +183,7 @@ func (s Source) Read(path string, now time.Time) sources.Facts {
 
 type reader struct {
 	store     string
+	root      string // the root as given, whose journal dir holds dispatchtop's own files
 	facts     *sources.Facts
 	boot      time.Time
 	goos      string

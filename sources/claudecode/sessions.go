@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // Session statuses Claude Code writes (busy, idle, waiting; shell while a
@@ -157,6 +158,7 @@ func (r *reader) readSession(path string, namePID int) {
 		"proc start", procStart,
 	)
 	n.Rare = &model.Rare{SourceFields: f, HeartbeatRaw: raw}
+	n.InfraDir = r.resumeDir(path, sf)
 	r.bySession[str(sf.SessionID)] = n
 	r.facts.Nodes = append(r.facts.Nodes, n)
 }
@@ -196,4 +198,27 @@ func (r *reader) sessionNode(sessionID string) *model.Node {
 		return nil
 	}
 	return r.bySession[sessionID]
+}
+
+// ResumeDir is the directory, under the journal's of the root, where
+// dispatchtop keeps its own files for a Claude Code session: the resume's
+// marker, retry count and log (SPEC §5.2). Claude Code's store is never
+// written, and neither is the session's cwd (the user's project): a
+// session resumes (`claude --resume <sessionId>`) in its cwd, but its
+// state lies here, inside the root, where every dashboard acting on the
+// root finds it.
+func ResumeDir(root, sessionID string) string {
+	return filepath.Join(root, protocol.JournalDir, string(Kind), sessionID)
+}
+
+// resumeDir is the session's ResumeDir when Claude Code can resume it:
+// a sessionId to resume and an absolute cwd to resume it in. Without
+// them the node has no dir, and resume is refused as for any record
+// without one.
+func (r *reader) resumeDir(path string, sf sessionFile) string {
+	id, cwd := str(sf.SessionID), str(sf.CWD)
+	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." || !filepath.IsAbs(cwd) {
+		return ""
+	}
+	return ResumeDir(r.root, id)
 }

@@ -176,6 +176,7 @@ func (s Source) Read(path string, now time.Time) sources.Facts {
 	r.readSessions()
 	r.readJobs()
 	r.readTeams()
+	r.readSubagents()
 	sort.Slice(facts.Nodes, func(i, j int) bool { return facts.Nodes[i].ID < facts.Nodes[j].ID })
 	sort.SliceStable(facts.Problems, func(i, j int) bool { return facts.Problems[i].Path < facts.Problems[j].Path })
 	return facts
@@ -189,6 +190,7 @@ type reader struct {
 	goos      string
 	socketDir string
 	bySession map[string]*model.Node // sessionId → its session's node
+	sessions  []*model.Node          // every session's node, as read
 	memberIDs map[string]bool        // the ids members were given
 }
 

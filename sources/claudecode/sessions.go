@@ -160,6 +160,7 @@ func (r *reader) readSession(path string, namePID int) {
 	n.Rare = &model.Rare{SourceFields: f, HeartbeatRaw: raw}
 	n.InfraDir = r.resumeDir(path, sf)
 	r.bySession[str(sf.SessionID)] = n
+	r.sessions = append(r.sessions, n)
 	r.facts.Nodes = append(r.facts.Nodes, n)
 }
 

@@ -1,9 +1,11 @@
 // Package claudecode reads the state Claude Code keeps under ~/.claude
 // (or $CLAUDE_CONFIG_DIR): one sessions/<pid>.json per running `claude`
-// process, its teams (teams/<team>/config.json) and its background jobs
-// (jobs/<id>/state.json). It yields node facts (see package sources): each
-// running session is a session; a team's members and a session's jobs hang
-// under the session that leads or owns them.
+// process, its teams (teams/<team>/config.json and their inboxes), its
+// background jobs (jobs/<id>/state.json) and its subagents' transcripts
+// (projects/<slug>/<sessionId>/subagents/). It yields node facts (see
+// package sources): each running session is a session; a team's members,
+// a session's jobs and its subagents hang under the session that leads or
+// owns them.
 //
 // Claude Code is closed source: the formats are those public third-party
 // readers observed (docs/sources.md, ## Claude Code, names each with its

@@ -225,6 +225,23 @@ func TestClaudeAnswerIsRefusedNamingWhy(t *testing.T) {
 	}
 }
 
+// SPEC §5.5: {session_id} of a node whose source names no session (a
+// native node, here) refuses the action: the command would start a new
+// session, not resume this one.
+func TestSessionIDPlaceholderRefusesANodeWithoutOne(t *testing.T) {
+	root := t.TempDir()
+	deadNode(t, root, "EXECUTE")
+	out := filepath.Join(t.TempDir(), "argv")
+	e := testEngine(root, model.Thresholds{}, Config{Resume: CommandConfig{Argv: helperArgv("argv", out, "--resume", "{session_id}")}})
+	res, err := e.Run(context.Background(), Request{Action: model.ActionResume, Node: "s"})
+	if err != nil || !res.Refused || !strings.Contains(res.Message, "no session id") {
+		t.Fatalf("resume: %s: %s (%v), want refused: no session id", res.Outcome, res.Message, err)
+	}
+	if len(dispatches(t, out)) != 0 {
+		t.Error("the command ran")
+	}
+}
+
 // The kind actions names Claude Code by is its source's.
 func TestClaudeKindIsTheSources(t *testing.T) {
 	if claudeKind != claudecode.Kind {

@@ -192,7 +192,12 @@ func placeholderValue(name string, n *model.Node) (string, error) {
 	case "session_name":
 		return sourceField(n, sessionNameField), nil
 	case "session_id":
-		return sourceField(n, sessionIDField), nil
+		// A resume command given no session would start a new one (or
+		// ask which), never resume this: refused rather than run.
+		if id := sourceField(n, sessionIDField); id != "" {
+			return id, nil
+		}
+		return "", fmt.Errorf("node %s has no session id ({session_id}): its %s record names none: refused", n.ID, sourceName(n))
 	case "cwd":
 		return workDir(n)
 	case "parent_heartbeat":

@@ -40,7 +40,7 @@ import (
 
 // claudeStore is a store being written for a test.
 type claudeStore struct {
-	t   *testing.T
+	t   testing.TB
 	dir string
 }
 
@@ -106,7 +106,7 @@ func (s *claudeStore) session(pid int, sessionID, status string, extra map[strin
 
 // procStartOf is what Claude Code writes as procStart for pid: on Linux
 // the start ticks of /proc/<pid>/stat (field 22), elsewhere `ps` lstart.
-func procStartOf(t *testing.T, pid int) string {
+func procStartOf(t testing.TB, pid int) string {
 	t.Helper()
 	if runtime.GOOS == "linux" {
 		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")

@@ -221,6 +221,9 @@ func TestClaudeAnswerIsRefusedNamingWhy(t *testing.T) {
 			if after := treeSum(t, store); after != before {
 				t.Errorf("the store was written:\n%s", after)
 			}
+			if why := AnswerRefusal(c.n); why != err.Error() {
+				t.Errorf("AnswerRefusal %q, want what Answer refused with", why)
+			}
 		})
 	}
 }

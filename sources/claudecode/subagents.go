@@ -77,10 +77,14 @@ func (r *reader) readSubagents() {
 		if sid == "" || strings.ContainsAny(sid, `/\`) || sid == "." || sid == ".." {
 			continue
 		}
-		dir := filepath.Join(projects, projectSlug(fieldOf(n, "cwd")), sid, subagentsDir)
-		if _, err := os.Stat(dir); err != nil {
-			// The slug is Claude Code's, not a published rule: look in
-			// every project for the session before concluding none.
+		cwd := fieldOf(n, "cwd")
+		project := filepath.Join(projects, projectSlug(cwd))
+		dir := filepath.Join(project, sid, subagentsDir)
+		if _, err := os.Stat(project); err != nil || cwd == "" {
+			// The slug is Claude Code's, not a published rule: with no
+			// project dir of that name, look in every project for the
+			// session before concluding none. (With one, a session
+			// without a subagents dir there has none: most have none.)
 			if !listedOnce {
 				listed, listedOnce = r.listDir(projects), true
 			}
@@ -95,6 +99,9 @@ func (r *reader) readSubagents() {
 			if dir == "" {
 				continue
 			}
+		}
+		if _, err := os.Stat(dir); err != nil {
+			continue
 		}
 		for _, e := range r.listDir(dir) {
 			name := e.Name()
@@ -126,6 +133,12 @@ func projectSlug(cwd string) string {
 // process is the session's (a subagent runs inside it), its activity the
 // file's last write; its last line ending the turn says it finished.
 func (r *reader) readSubagent(lead *model.Node, path string, prev, seen map[string]tail) {
+	if _, dup := seen[path]; dup {
+		// Two files in sessions/ for one session (a resumed session and
+		// the file its killed process left): its subagents hang under
+		// the first, once.
+		return
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {

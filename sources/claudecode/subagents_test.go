@@ -138,12 +138,35 @@ func TestSubagentsAreFoundByTheirSession(t *testing.T) {
 	p := sleeper(t)
 	s.session(p.Process.Pid, subSession, "busy", nil)
 	other := s.writeRaw("projects/-home-u-webapp-renamed/"+subSession+"/subagents/agent-b1.jsonl", subUser+"\n")
-	past := s.writeRaw("projects/-home-u-webapp/0a0b0c0d-1e2f-4a5b-8c9d-0e1f2a3b4c5d/subagents/agent-c1.jsonl", subUser+"\n")
+	past := s.writeRaw("projects/-home-u-other/0a0b0c0d-1e2f-4a5b-8c9d-0e1f2a3b4c5d/subagents/agent-c1.jsonl", subUser+"\n")
 	nodes, _ := read(t, s.dir, time.Now())
 	if nodes[other] == nil {
 		t.Errorf("the subagent of a project dir named otherwise is not found")
 	}
 	if nodes[past] != nil {
 		t.Errorf("a past session's subagent is shown: %s", nodes[past].ID)
+	}
+}
+
+// Two files in sessions/ for one session (the resumed session and the
+// file its killed process left behind): its subagents are shown once,
+// under one of them, never as two nodes of one transcript.
+func TestSubagentOfASessionWithTwoFilesIsShownOnce(t *testing.T) {
+	s := newStore(t)
+	live := sleeper(t)
+	s.session(live.Process.Pid, subSession, "busy", nil)
+	left := gonePID(t)
+	s.write("sessions/"+strconv.Itoa(left)+".json", map[string]any{"pid": left, "sessionId": subSession,
+		"cwd": "/home/u/webapp", "status": "idle", "startedAt": time.Now().Add(-time.Hour).UnixMilli()})
+	path := s.subagent("/home/u/webapp", "ae267a1", subUser+"\n")
+	facts := Source{}.Read(s.dir, time.Now())
+	count := 0
+	for _, n := range facts.Nodes {
+		if n.HeartbeatPath == path {
+			count++
+		}
+	}
+	if count != 1 {
+		t.Fatalf("%d nodes of %s, want one", count, path)
 	}
 }

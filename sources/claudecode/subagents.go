@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -72,7 +74,11 @@ func (r *reader) readSubagents() {
 	seen := map[string]tail{}
 	var listed []os.DirEntry
 	listedOnce := false
-	for _, n := range r.sessions {
+	// Two files for one session (a resumed session and the file its killed
+	// process left): its subagents hang under the newest process's.
+	sessions := slices.Clone(r.sessions)
+	slices.SortStableFunc(sessions, func(a, b *model.Node) int { return cmp.Compare(b.Heartbeat.Started, a.Heartbeat.Started) })
+	for _, n := range sessions {
 		sid := fieldOf(n, "session id")
 		if sid == "" || strings.ContainsAny(sid, `/\`) || sid == "." || sid == ".." {
 			continue
@@ -134,9 +140,8 @@ func projectSlug(cwd string) string {
 // file's last write; its last line ending the turn says it finished.
 func (r *reader) readSubagent(lead *model.Node, path string, prev, seen map[string]tail) {
 	if _, dup := seen[path]; dup {
-		// Two files in sessions/ for one session (a resumed session and
-		// the file its killed process left): its subagents hang under
-		// the first, once.
+		// Two files in sessions/ for one session: its subagents hang
+		// under the newest's, once.
 		return
 	}
 	fi, err := os.Stat(path)

@@ -155,8 +155,9 @@ func TestSubagentOfASessionWithTwoFilesIsShownOnce(t *testing.T) {
 	s := newStore(t)
 	live := sleeper(t)
 	s.session(live.Process.Pid, subSession, "busy", nil)
-	left := gonePID(t)
-	s.write("sessions/"+strconv.Itoa(left)+".json", map[string]any{"pid": left, "sessionId": subSession,
+	// The file the killed process left, listed first (sessions/1.json
+	// sorts before any other pid's).
+	s.write("sessions/1.json", map[string]any{"pid": gonePID(t), "sessionId": subSession,
 		"cwd": "/home/u/webapp", "status": "idle", "startedAt": time.Now().Add(-time.Hour).UnixMilli()})
 	path := s.subagent("/home/u/webapp", "ae267a1", subUser+"\n")
 	facts := Source{}.Read(s.dir, time.Now())
@@ -168,5 +169,9 @@ func TestSubagentOfASessionWithTwoFilesIsShownOnce(t *testing.T) {
 	}
 	if count != 1 {
 		t.Fatalf("%d nodes of %s, want one", count, path)
+	}
+	nodes, _ := read(t, s.dir, time.Now())
+	if n := nodes[path]; n == nil || n.PID() != live.Process.Pid || n.State != model.StateRunning {
+		t.Errorf("the subagent hangs under %+v, want the live session's process %d, running", n, live.Process.Pid)
 	}
 }

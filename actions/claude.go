@@ -128,3 +128,23 @@ func claudeAnswerRefusal(n *model.Node) string {
 	}
 	return fmt.Sprintf("answer %s: Claude Code takes its answer only %s; it offers dispatchtop no channel to write, and its store is never written: answer it there", n.ID, where)
 }
+
+// sharedDirRuns says why n, dead, must not be resumed while another node
+// of its dir runs, or "": a Claude Code session resumed once has two
+// files in sessions/, the one its killed process left (a pid since
+// reused keeps it dead, not finished) and its new process's, both of the
+// session's one dir. Resuming the old would start the session twice.
+func sharedDirRuns(snap *model.Snapshot, n *model.Node) string {
+	if n.InfraDir == "" || snap == nil {
+		return ""
+	}
+	why := ""
+	for _, s := range snap.Sessions {
+		s.Walk(func(o *model.Node) {
+			if why == "" && o != n && o.InfraDir == n.InfraDir && o.State == model.StateRunning {
+				why = fmt.Sprintf("node %s: its session runs again as %s (pid %d): already resumed", n.ID, o.ID, o.PID())
+			}
+		})
+	}
+	return why
+}

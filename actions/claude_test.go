@@ -245,6 +245,31 @@ func TestSessionIDPlaceholderRefusesANodeWithoutOne(t *testing.T) {
 	}
 }
 
+// SPEC §5.2: a session resumed once has two files in sessions/: the one
+// its killed process left, whose pid another process now holds (dead, not
+// finished), and its new process's, running. Resuming the old is refused:
+// the session would run twice.
+func TestClaudeSessionResumedOnceIsNotResumedAgain(t *testing.T) {
+	reuser := startHelper(t, "sleep") // holds the old file's pid, created long after it
+	s := writeClaudeSession(t, reuser.Process.Pid, time.Now().Add(-2*time.Hour), "idle")
+	resumed := startHelper(t, "sleep")
+	started := time.Unix(0, int64(testproc.Started(t, resumed.Process.Pid)*1e9))
+	ms := float64(started.UnixMilli())
+	writeJSON(t, filepath.Join(s.store, "sessions", itoa(resumed.Process.Pid)+".json"), map[string]any{
+		"pid": resumed.Process.Pid, "sessionId": s.id, "cwd": s.cwd, "startedAt": ms, "kind": "interactive",
+		"status": "busy", "updatedAt": ms, "statusUpdatedAt": ms,
+	})
+	out := filepath.Join(t.TempDir(), "argv")
+	e := claudeEngine(s.store, Config{Resume: CommandConfig{Argv: helperArgv("cwd", out, "{session_id}")}})
+	res, err := e.Run(context.Background(), Request{Action: model.ActionResume, Node: s.file})
+	if err != nil || !res.Refused || !strings.Contains(res.Message, "already resumed") {
+		t.Fatalf("resume of the file left behind: %s: %s (%v), want refused: already resumed", res.Outcome, res.Message, err)
+	}
+	if len(dispatches(t, out)) != 0 {
+		t.Error("the command ran")
+	}
+}
+
 // The kind actions names Claude Code by is its source's.
 func TestClaudeKindIsTheSources(t *testing.T) {
 	if claudeKind != claudecode.Kind {

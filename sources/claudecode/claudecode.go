@@ -176,6 +176,7 @@ func (s Source) Read(path string, now time.Time) sources.Facts {
 	r := reader{store: store, root: root, facts: &facts, boot: boot(), goos: runtime.GOOS, socketDir: s.SocketDir,
 		bySession: map[string]*model.Node{}, memberIDs: map[string]bool{}}
 	r.readSessions()
+	r.supersede()
 	r.readJobs()
 	r.readTeams()
 	r.readSubagents()

@@ -2,8 +2,12 @@ package claudecode
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // SPEC §5.2: a session Claude Code can resume (a sessionId, an absolute
@@ -47,6 +51,59 @@ func TestSessionResumeDirOnlyWhereClaudeCodeCanResume(t *testing.T) {
 			}
 			if n.InfraDir != want {
 				t.Errorf("infra dir %q, want %q", n.InfraDir, want)
+			}
+		})
+	}
+}
+
+// SPEC §5.2, docs/sources.md Claude Code: once a session is resumed, the
+// file its killed process left beside the new one is finished ("resumed
+// as" the new one) and has no dir, so it is never offered resume again;
+// an older file whose process lives is judged by its pid, and of two
+// dead files the newest stays the one to resume.
+func TestResumedSessionSupersedesTheFileLeftBehind(t *testing.T) {
+	const id = "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f"
+	tests := []struct {
+		name                 string
+		oldLives, newLives   bool
+		wantOld, wantNew     model.State
+		oldDir, newDir, ends bool
+	}{
+		{"the old gone, the new running: the old finished", false, true, model.StateFinished, model.StateRunning, false, true, true},
+		{"both running: each by its pid", true, true, model.StateRunning, model.StateRunning, true, true, false},
+		{"both gone: the old finished, the new dead and resumable", false, false, model.StateFinished, model.StateDead, false, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t)
+			// A live process's file carries its real start; a gone one's,
+			// the time given.
+			write := func(lives bool, started time.Time) string {
+				p := gonePID(t)
+				if lives {
+					p = sleeper(t).Process.Pid
+					st, err := protocol.ProcessStarted(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					started = time.UnixMilli(int64(st * 1000))
+				}
+				return s.write("sessions/"+strconv.Itoa(p)+".json", map[string]any{"pid": p, "sessionId": id, "cwd": "/home/u/webapp",
+					"status": "idle", "startedAt": started.UnixMilli(), "updatedAt": started.UnixMilli()})
+			}
+			oldKey := write(tt.oldLives, time.Now().Add(-2*time.Hour))
+			time.Sleep(20 * time.Millisecond) // the new one starts after
+			newKey := write(tt.newLives, time.Now().Add(-time.Minute))
+			nodes, _ := read(t, s.dir, time.Now().Add(Source{}.Thresholds().ExitGrace+time.Second))
+			old, nw := nodes[oldKey], nodes[newKey]
+			if old.State != tt.wantOld || nw.State != tt.wantNew {
+				t.Fatalf("old %s (%s), new %s (%s); want %s, %s", old.State, old.Reason, nw.State, nw.Reason, tt.wantOld, tt.wantNew)
+			}
+			if (old.InfraDir != "") != tt.oldDir || (nw.InfraDir != "") != tt.newDir {
+				t.Errorf("dirs old %q new %q", old.InfraDir, nw.InfraDir)
+			}
+			if ends := strings.Contains(old.Ending(), "resumed as "+newKey); ends != tt.ends {
+				t.Errorf("old's ending %q", old.Ending())
 			}
 		})
 	}

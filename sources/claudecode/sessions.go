@@ -2,9 +2,11 @@ package claudecode
 
 import (
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
@@ -222,4 +224,48 @@ func (r *reader) resumeDir(path string, sf sessionFile) string {
 		return ""
 	}
 	return ResumeDir(r.root, id)
+}
+
+// supersede finishes the files a session's earlier processes left behind
+// once it was resumed: two files in sessions/ name one sessionId (the
+// resumed session's, and the one its killed process left, which Claude
+// Code does not remove). Each but the newest whose process is gone is
+// `completed`, "resumed as" the newest, and has no dir: the session runs
+// on there, and is never resumed again from the old file. An older file
+// whose process still lives is judged by its pid as any other.
+func (r *reader) supersede() {
+	byID := map[string][]*model.Node{}
+	for _, n := range r.sessions {
+		if id := fieldOf(n, "session id"); id != "" {
+			byID[id] = append(byID[id], n)
+		}
+	}
+	for _, ns := range byID {
+		if len(ns) < 2 {
+			continue
+		}
+		newest := ns[0]
+		for _, n := range ns[1:] {
+			if n.Heartbeat.Started > newest.Heartbeat.Started ||
+				n.Heartbeat.Started == newest.Heartbeat.Started && n.BeatMtime.After(newest.BeatMtime) {
+				newest = n
+			}
+		}
+		for _, n := range ns {
+			if n == newest || !processGone(n.Heartbeat.PID) {
+				continue
+			}
+			n.Heartbeat.Status = model.StatusCompleted
+			n.Traits.RecordIdle = false
+			n.Blocked = nil
+			n.InfraDir = ""
+			n.EditRare(func(rr *model.Rare) { rr.Ending = "resumed as " + newest.HeartbeatPath })
+		}
+	}
+}
+
+// processGone reports whether no process has pid (ESRCH); one that cannot
+// be signalled (another user's) is not gone.
+func processGone(pid int) bool {
+	return pid > 0 && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }

@@ -132,9 +132,9 @@ func TestClaudeMapping(t *testing.T) {
 		{row: "idle: running, idle", key: idleKey, state: "running", flags: []string{"idle", "quiet"}, action: "none", pid: idle},
 		{row: "waiting: blocked, waitingFor the question", key: waitKey, state: "running", flags: []string{"blocked"},
 			action: "answer", blocked: "approve Bash", pid: waiting},
-		{row: "a hard kill leaves busy: dead, the pid gone", key: killedKey, state: "dead", action: "surface",
+		{row: "a hard kill leaves busy: dead, the pid gone, resumable", key: killedKey, state: "dead", action: "resume",
 			reason: []string{"gone"}, pid: killed.Process.Pid},
-		{row: "a pid now another process's: dead", key: reusedKey, state: "dead", action: "surface",
+		{row: "a pid now another process's: dead, resumable", key: reusedKey, state: "dead", action: "resume",
 			reason: []string{"another process"}, pid: reuser},
 		{row: "an unknown status: unknown_status, never dead", key: strangeKey, state: "running", flags: []string{"unknown_status"},
 			action: "none", pid: strange},
@@ -200,8 +200,8 @@ func TestClaudeMapping(t *testing.T) {
 	if err == nil {
 		t.Errorf("resume of a dead session: %s", out)
 	}
-	if !strings.Contains(out, "cannot be resumed here") {
-		t.Errorf("resume of a dead session: %s, want a clear refusal", out)
+	if !strings.Contains(out, "no command configured") || !strings.Contains(out, "resume.argv") {
+		t.Errorf("resume of a dead session with no command configured: %s, want a refusal naming resume.argv", out)
 	}
 	// The actions wrote their journal (SPEC §5), and not a byte of the
 	// store's own files.

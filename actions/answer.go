@@ -1,6 +1,7 @@
 package actions
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
+	"github.com/dispatchtop/dispatchtop/sources"
 )
 
 // AnswerPath is where blocked node n's system reads an answer: for the
@@ -21,6 +23,16 @@ func AnswerPath(n *model.Node) string {
 	return filepath.Join(filepath.Dir(n.Blocked.Path), protocol.AnswerFile)
 }
 
+// AnswerRefusal is why blocked node n cannot be answered from here, for a
+// node whose AnswerPath is "": its system reads answers through a channel
+// of its own, which it names where it can (Claude Code's).
+func AnswerRefusal(n *model.Node) string {
+	if sources.Kind(n.Source) == claudeKind {
+		return claudeAnswerRefusal(n)
+	}
+	return fmt.Sprintf("answer %s: %s reads answers through its own channel; dispatchtop writes none of it", n.ID, n.Source)
+}
+
 // Answer writes text as the answer to blocked node n where its system
 // reads it (AnswerPath), whole or not at all, and journals it. A node of
 // another source is refused: its reply channel is the system's own, and
@@ -31,7 +43,7 @@ func Answer(n *model.Node, text string, now time.Time) (string, error) {
 	}
 	path := AnswerPath(n)
 	if path == "" {
-		return "", fmt.Errorf("answer %s: %s reads answers through its own channel; dispatchtop writes none of it", n.ID, n.Source)
+		return "", errors.New(AnswerRefusal(n))
 	}
 	text = strings.TrimSpace(text)
 	if text == "" {

@@ -15,7 +15,7 @@ import (
 // placeholders are the names an argv element may carry (SPEC §5.5).
 var placeholderNames = []string{
 	"infra_dir", "heartbeat", "worktree", "id", "role", "team", "task_id", "cfa_state", "parent_heartbeat",
-	"source", "row_id", "session_name",
+	"source", "row_id", "session_name", "session_id", "cwd",
 }
 
 // rowIDField and sessionNameField name, per source, the SourceFields entry
@@ -24,6 +24,7 @@ var placeholderNames = []string{
 var (
 	rowIDField = map[sources.Kind]string{
 		sources.Middle: "workflow", sources.TeaParty: "conversation", sources.OpencodeTeams: "agent id",
+		claudeKind: "session id",
 	}
 	sessionNameField = map[sources.Kind]string{sources.Middle: "tmux_session"}
 )
@@ -190,6 +191,15 @@ func placeholderValue(name string, n *model.Node) (string, error) {
 		return sourceField(n, rowIDField), nil
 	case "session_name":
 		return sourceField(n, sessionNameField), nil
+	case "session_id":
+		// A resume command given no session would start a new one (or
+		// ask which), never resume this: refused rather than run.
+		if id := sourceField(n, sessionIDField); id != "" {
+			return id, nil
+		}
+		return "", fmt.Errorf("node %s has no session id ({session_id}): its %s record names none: refused", n.ID, sourceName(n))
+	case "cwd":
+		return workDir(n)
 	case "parent_heartbeat":
 		if hb != nil && hb.ParentHeartbeat != "" {
 			return hb.ParentHeartbeat, nil

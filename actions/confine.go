@@ -22,7 +22,7 @@ func (e *Engine) confined(n *model.Node) string {
 	if !filepath.IsAbs(n.InfraDir) {
 		return fmt.Sprintf("node %s: its %s record names the dir %q, not an absolute path: never acted on", n.ID, sourceName(n), n.InfraDir)
 	}
-	real, err := filepath.EvalSymlinks(n.InfraDir)
+	real, err := resolveDir(n)
 	if err != nil {
 		return fmt.Sprintf("node %s: its dir %s cannot be resolved (%v): never acted on", n.ID, n.InfraDir, err)
 	}

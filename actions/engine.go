@@ -207,6 +207,9 @@ func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
 	case model.ActionKill:
 		return e.kill(ctx, req, snap, n)
 	case model.ActionResume:
+		if why := sharedDirRuns(snap, n); why != "" {
+			return e.refused(req, res, why)
+		}
 		return e.resume(ctx, req, n)
 	case model.ActionCompact:
 		return e.compactNode(ctx, req, n)

@@ -69,6 +69,17 @@ func runHelper(mode string, args []string) int {
 		if _, err := f.Write(append(b, '\n')); err != nil {
 			return 3
 		}
+	case "cwd": // as argv, its working directory first
+		wd, _ := os.Getwd()
+		b, _ := json.Marshal(append([]string{wd}, args[1:]...))
+		f, err := os.OpenFile(args[0], os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return 3
+		}
+		defer f.Close()
+		if _, err := f.Write(append(b, '\n')); err != nil {
+			return 3
+		}
 	case "fail":
 		fmt.Fprintln(os.Stderr, "merge failed on purpose")
 		return 1

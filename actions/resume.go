@@ -61,6 +61,10 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 	if argv[0], err = resolveCommand("resume.argv", argv[0]); err != nil {
 		return refused(err.Error())
 	}
+	dir, err := workDir(n)
+	if err != nil {
+		return refused(err.Error())
+	}
 	marker := filepath.Join(n.InfraDir, protocol.ResumePendingFile)
 	since, pending, err := e.pendingSince(n, marker)
 	if err != nil {
@@ -86,6 +90,10 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 		fmt.Sprintf("bump %s: %s -> %s", filepath.Join(n.InfraDir, protocol.RetryCountFile), budgetLine(rc, phase), budgetLine(next, phase)),
 		fmt.Sprintf("start %s detached, output to %s", quoteArgv(argv), logPath),
 	}
+	if ownsDir(n) {
+		res.Plan[2] = fmt.Sprintf("start %s detached in %s (its session's cwd), output to %s", quoteArgv(argv), dir, logPath)
+		res.Plan = append([]string{fmt.Sprintf("make %s, dispatchtop's own dir for the session (its store and its cwd are never written)", n.InfraDir)}, res.Plan...)
+	}
 	if req.Force {
 		res.Plan = append(res.Plan, "forced: the retry budget is overridden")
 	}
@@ -97,6 +105,9 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 
 	// The directory lock makes check-expired-then-replace one step against
 	// claimants on this host; O_EXCL stays the guard across hosts.
+	if err := e.makeOwnDir(n); err != nil {
+		return refused(err.Error())
+	}
 	unlock, err := lockDir(n.InfraDir)
 	if err != nil {
 		return failed(err)
@@ -133,7 +144,7 @@ func (e *Engine) resume(_ context.Context, req Request, n *model.Node) (Result, 
 	if err := e.step("resume:bumped"); err != nil {
 		return res, err
 	}
-	pid, err := startDetached(argv, n.InfraDir, logPath)
+	pid, err := startDetached(argv, dir, logPath)
 	if err != nil {
 		removeOwnMarker(marker, ours)
 		return failed(err)

@@ -1,9 +1,11 @@
 // Package claudecode reads the state Claude Code keeps under ~/.claude
 // (or $CLAUDE_CONFIG_DIR): one sessions/<pid>.json per running `claude`
-// process, its teams (teams/<team>/config.json) and its background jobs
-// (jobs/<id>/state.json). It yields node facts (see package sources): each
-// running session is a session; a team's members and a session's jobs hang
-// under the session that leads or owns them.
+// process, its teams (teams/<team>/config.json and their inboxes), its
+// background jobs (jobs/<id>/state.json) and its subagents' transcripts
+// (projects/<slug>/<sessionId>/subagents/). It yields node facts (see
+// package sources): each running session is a session; a team's members,
+// a session's jobs and its subagents hang under the session that leads or
+// owns them.
 //
 // Claude Code is closed source: the formats are those public third-party
 // readers observed (docs/sources.md, ## Claude Code, names each with its
@@ -167,11 +169,17 @@ func (s Source) Read(path string, now time.Time) sources.Facts {
 	if boot == nil {
 		boot = bootTime
 	}
-	r := reader{store: store, facts: &facts, boot: boot(), goos: runtime.GOOS, socketDir: s.SocketDir,
+	root := path
+	if abs, err := filepath.Abs(path); err == nil {
+		root = abs
+	}
+	r := reader{store: store, root: root, facts: &facts, boot: boot(), goos: runtime.GOOS, socketDir: s.SocketDir,
 		bySession: map[string]*model.Node{}, memberIDs: map[string]bool{}}
 	r.readSessions()
+	r.supersede()
 	r.readJobs()
 	r.readTeams()
+	r.readSubagents()
 	sort.Slice(facts.Nodes, func(i, j int) bool { return facts.Nodes[i].ID < facts.Nodes[j].ID })
 	sort.SliceStable(facts.Problems, func(i, j int) bool { return facts.Problems[i].Path < facts.Problems[j].Path })
 	return facts
@@ -179,11 +187,13 @@ func (s Source) Read(path string, now time.Time) sources.Facts {
 
 type reader struct {
 	store     string
+	root      string // the root as given, whose journal dir holds dispatchtop's own files
 	facts     *sources.Facts
 	boot      time.Time
 	goos      string
 	socketDir string
 	bySession map[string]*model.Node // sessionId → its session's node
+	sessions  []*model.Node          // every session's node, as read
 	memberIDs map[string]bool        // the ids members were given
 }
 

@@ -27,15 +27,20 @@ import (
 //     (joshrotenberg/claude-wrapper src/jobs.rs, on 2.1.143).
 //   - teams/<team>/config.json (mbourmaud/hive src/agent_teams/mod.rs: the
 //     place): leadSessionId, members with agentId, name, agentType, model,
-//     joinedAt, tmuxPaneId, cwd; backendType, isActive and inboxes/<name>.json
-//     whose protocol messages carry a JSON text are the reading of the
-//     issue that asked for this source, not confirmed by a reader here;
-//     plan_approval_request goes from a teammate to its lead,
-//     plan_approval_response back.
+//     joinedAt, tmuxPaneId, cwd; backendType and isActive are the reading of
+//     the issue that asked for this source, not confirmed by a reader here;
+//     inboxes/<name>.json holds messages (from, text, timestamp, read) whose
+//     protocol messages carry a JSON text: plan_approval_request,
+//     shutdown_request, shutdown_approved, idle_notification
+//     (iliaal/compound-engineering-plugin message-formats.md);
+//     plan_approval_response goes back from the lead.
+//   - projects/<slug>/<sessionId>/subagents/agent-<id>.jsonl: a subagent's
+//     transcript, lines with isSidechain, agentId, type, timestamp
+//     (sonnes/chitragupt reader/claude/claude.go).
 
 // claudeStore is a store being written for a test.
 type claudeStore struct {
-	t   *testing.T
+	t   testing.TB
 	dir string
 }
 
@@ -101,7 +106,7 @@ func (s *claudeStore) session(pid int, sessionID, status string, extra map[strin
 
 // procStartOf is what Claude Code writes as procStart for pid: on Linux
 // the start ticks of /proc/<pid>/stat (field 22), elsewhere `ps` lstart.
-func procStartOf(t *testing.T, pid int) string {
+func procStartOf(t testing.TB, pid int) string {
 	t.Helper()
 	if runtime.GOOS == "linux" {
 		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")

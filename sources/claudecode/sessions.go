@@ -2,11 +2,14 @@ package claudecode
 
 import (
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // Session statuses Claude Code writes (busy, idle, waiting; shell while a
@@ -157,7 +160,9 @@ func (r *reader) readSession(path string, namePID int) {
 		"proc start", procStart,
 	)
 	n.Rare = &model.Rare{SourceFields: f, HeartbeatRaw: raw}
+	n.InfraDir = r.resumeDir(path, sf)
 	r.bySession[str(sf.SessionID)] = n
+	r.sessions = append(r.sessions, n)
 	r.facts.Nodes = append(r.facts.Nodes, n)
 }
 
@@ -196,4 +201,71 @@ func (r *reader) sessionNode(sessionID string) *model.Node {
 		return nil
 	}
 	return r.bySession[sessionID]
+}
+
+// ResumeDir is the directory, under the journal's of the root, where
+// dispatchtop keeps its own files for a Claude Code session: the resume's
+// marker, retry count and log (SPEC §5.2). Claude Code's store is never
+// written, and neither is the session's cwd (the user's project): a
+// session resumes (`claude --resume <sessionId>`) in its cwd, but its
+// state lies here, inside the root, where every dashboard acting on the
+// root finds it.
+func ResumeDir(root, sessionID string) string {
+	return filepath.Join(root, protocol.JournalDir, string(Kind), sessionID)
+}
+
+// resumeDir is the session's ResumeDir when Claude Code can resume it:
+// a sessionId to resume and an absolute cwd to resume it in. Without
+// them the node has no dir, and resume is refused as for any record
+// without one.
+func (r *reader) resumeDir(path string, sf sessionFile) string {
+	id, cwd := str(sf.SessionID), str(sf.CWD)
+	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." || !filepath.IsAbs(cwd) {
+		return ""
+	}
+	return ResumeDir(r.root, id)
+}
+
+// supersede finishes the files a session's earlier processes left behind
+// once it was resumed: two files in sessions/ name one sessionId (the
+// resumed session's, and the one its killed process left, which Claude
+// Code does not remove). Each but the newest whose process is gone is
+// `completed`, "resumed as" the newest, and has no dir: the session runs
+// on there, and is never resumed again from the old file. An older file
+// whose process still lives is judged by its pid as any other.
+func (r *reader) supersede() {
+	byID := map[string][]*model.Node{}
+	for _, n := range r.sessions {
+		if id := fieldOf(n, "session id"); id != "" {
+			byID[id] = append(byID[id], n)
+		}
+	}
+	for _, ns := range byID {
+		if len(ns) < 2 {
+			continue
+		}
+		newest := ns[0]
+		for _, n := range ns[1:] {
+			if n.Heartbeat.Started > newest.Heartbeat.Started ||
+				n.Heartbeat.Started == newest.Heartbeat.Started && n.BeatMtime.After(newest.BeatMtime) {
+				newest = n
+			}
+		}
+		for _, n := range ns {
+			if n == newest || !processGone(n.Heartbeat.PID) {
+				continue
+			}
+			n.Heartbeat.Status = model.StatusCompleted
+			n.Traits.RecordIdle = false
+			n.Blocked = nil
+			n.InfraDir = ""
+			n.EditRare(func(rr *model.Rare) { rr.Ending = "resumed as " + newest.HeartbeatPath })
+		}
+	}
+}
+
+// processGone reports whether no process has pid (ESRCH); one that cannot
+// be signalled (another user's) is not gone.
+func processGone(pid int) bool {
+	return pid > 0 && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }

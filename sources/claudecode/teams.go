@@ -96,7 +96,7 @@ func (r *reader) readTeam(team, dir string, panes **paneLookup) {
 	if tf.LeadSessionID == nil {
 		r.problem(path, "read %s: leadSessionId: absent: its members hang under no session", path)
 	}
-	pending := r.pendingPlans(dir)
+	mail := r.readInboxes(dir)
 	lead := r.sessionNode(str(tf.LeadSessionID))
 	var members []teamMember
 	for i, raw := range tf.Members {
@@ -146,12 +146,12 @@ func (r *reader) readTeam(team, dir string, panes **paneLookup) {
 			r.problem(path, "read %s: a member's name: %s: skipped", path, absentOrQuoted(m.Name))
 			continue
 		}
-		r.readMember(path, team, m, lead, parentID, parentKey, pending[str(m.Name)], panes)
+		r.readMember(path, team, m, lead, parentID, parentKey, mail[str(m.Name)], panes)
 	}
 }
 
 // readMember maps one member onto a node.
-func (r *reader) readMember(path, team string, m teamMember, lead *model.Node, parentID, parentKey, plan string, panes **paneLookup) {
+func (r *reader) readMember(path, team string, m teamMember, lead *model.Node, parentID, parentKey string, mail memberMail, panes **paneLookup) {
 	id := parentID + "/" + str(m.Name)
 	if r.memberIDs[id] {
 		// A lead of two teams (configs from before teams were one a
@@ -208,8 +208,20 @@ func (r *reader) readMember(path, team string, m teamMember, lead *model.Node, p
 	default:
 		process = "not looked up: backend " + quoted(backend) + " is no pane dispatchtop can ask"
 	}
-	if plan != "" && n.Heartbeat.Status == model.StatusRunning {
-		n.Blocked = &model.Blocked{Path: path, Question: "plan approval: " + plan, Kind: "claude-code plan"}
+	shutdown := mail.shutdownNote()
+	if mail.shutdown != "" && n.Ended() != "" {
+		// It was asked to shut down, and went: it finished, it did not
+		// crash.
+		n.EditRare(func(rr *model.Rare) { rr.Ended = "" })
+		n.Heartbeat.Status = model.StatusCompleted
+		n.Heartbeat.PID, n.Heartbeat.Started = 0, 0
+		n.EditRare(func(rr *model.Rare) { rr.Ending = shutdown })
+	}
+	if mail.plan != "" && n.Heartbeat.Status == model.StatusRunning {
+		n.Blocked = &model.Blocked{Path: path, Question: "plan approval: " + mail.plan, Kind: "claude-code plan"}
+	}
+	if mail.idle() && n.Heartbeat.Status == model.StatusRunning {
+		n.Traits.RecordIdle = true
 	}
 	active := "true"
 	if m.IsActive != nil && !*m.IsActive {
@@ -228,6 +240,8 @@ func (r *reader) readMember(path, team string, m teamMember, lead *model.Node, p
 			"process", process,
 			"active", active,
 			"cwd", str(m.CWD),
+			"idle since", stamp(mail.idleAt, mail.idle()),
+			"shutdown", shutdown,
 		)
 	})
 	r.facts.Nodes = append(r.facts.Nodes, n)
@@ -299,7 +313,8 @@ func judgePane(id string, joined time.Time, l paneLookup) (pid int, started floa
 }
 
 // inboxMessage is one message of inboxes/<name>.json; protocol messages
-// carry a JSON document in text.
+// carry a JSON document in text (iliaal/compound-engineering-plugin
+// plugins/compound-engineering/skills/orchestrating-swarms/references/message-formats.md).
 type inboxMessage struct {
 	From      string `json:"from"`
 	Text      string `json:"text"`
@@ -310,50 +325,154 @@ type protocolMessage struct {
 	Type      string `json:"type"`
 	RequestID string `json:"requestId"`
 	From      string `json:"from"`
+	Timestamp string `json:"timestamp"`
 }
 
-// pendingPlans reads every inbox of the team: a plan_approval_request a
+// memberMail is what a team's inboxes say of one member.
+type memberMail struct {
+	plan       string    // the id of a plan_approval_request it sent, unanswered
+	idleAt     time.Time // its newest idle_notification
+	idleSeen   bool      // it sent one
+	lastToIt   time.Time // the newest message in its own inbox
+	shutdown   string    // "requested" or "approved": a shutdown_request to it not rejected
+	shutdownAt time.Time
+}
+
+// idle: its newest idle_notification came after every message sent to
+// it (a message wakes it).
+func (m memberMail) idle() bool {
+	return m.idleSeen && !m.lastToIt.After(m.idleAt)
+}
+
+// shutdownNote words a shutdown the member was asked for ("" none).
+func (m memberMail) shutdownNote() string {
+	if m.shutdown == "" {
+		return ""
+	}
+	note := "shutdown " + m.shutdown
+	if !m.shutdownAt.IsZero() {
+		note += " at " + m.shutdownAt.UTC().Format(time.RFC3339)
+	}
+	return note
+}
+
+func stamp(t time.Time, ok bool) string {
+	if !ok || t.IsZero() {
+		if ok {
+			return "(no timestamp)"
+		}
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// readInboxes reads every inbox of the team: a plan_approval_request a
 // member sent its lead with no plan_approval_response to it yet means the
-// member waits for a human. Returns member name → the request's id.
-func (r *reader) pendingPlans(dir string) map[string]string {
+// member waits for a human; an idle_notification it sent after the last
+// message to it, that it is between turns; a shutdown_request to it that
+// it did not reject, that it was asked to stop (and, gone since, it
+// finished). Other types are ignored; a message that is no object, or a
+// text that is a JSON document cut short, is a problem naming the inbox.
+// Returns member name → its mail.
+func (r *reader) readInboxes(dir string) map[string]memberMail {
 	inboxes := filepath.Join(dir, inboxesDir)
-	requests := map[string]string{} // requestId → member
+	out := map[string]memberMail{}
+	edit := func(name string, f func(*memberMail)) {
+		m := out[name]
+		f(&m)
+		out[name] = m
+	}
+	requests := map[string]string{} // plan requestId → member
 	answered := map[string]bool{}
+	shutdowns := map[string]string{} // shutdown requestId → member
+	replied := map[string]string{}   // shutdown requestId → shutdown_approved or shutdown_rejected
 	var order []string
 	for _, e := range r.listDir(inboxes) {
 		if !strings.HasSuffix(e.Name(), ".json") || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		var msgs []inboxMessage
-		if _, _, ok := r.readJSON(filepath.Join(inboxes, e.Name()), &msgs); !ok {
+		owner := strings.TrimSuffix(e.Name(), ".json")
+		path := filepath.Join(inboxes, e.Name())
+		var raws []json.RawMessage
+		if _, _, ok := r.readJSON(path, &raws); !ok {
 			continue
 		}
-		for _, msg := range msgs {
-			if !strings.HasPrefix(strings.TrimSpace(msg.Text), "{") {
+		for i, raw := range raws {
+			var msg inboxMessage
+			if err := json.Unmarshal(raw, &msg); err != nil {
+				r.problem(path, "read %s: message %d: %v: skipped", path, i, typeError(err))
+				continue
+			}
+			at := isoTime(&msg.Timestamp)
+			edit(owner, func(m *memberMail) {
+				if at.After(m.lastToIt) {
+					m.lastToIt = at
+				}
+			})
+			text := strings.TrimSpace(msg.Text)
+			if !strings.HasPrefix(text, "{") {
 				continue // a plain message
 			}
 			var pm protocolMessage
-			if json.Unmarshal([]byte(msg.Text), &pm) != nil || pm.RequestID == "" {
+			if err := json.Unmarshal([]byte(text), &pm); err != nil {
+				if strings.HasSuffix(text, "}") {
+					r.problem(path, "read %s: message %d: its text is a JSON document that does not parse (%v): skipped", path, i, err)
+				}
 				continue
+			}
+			if at.IsZero() {
+				at = isoTime(&pm.Timestamp)
+			}
+			from := pm.From
+			if from == "" {
+				from = msg.From
 			}
 			switch pm.Type {
 			case "plan_approval_request":
-				from := pm.From
-				if from == "" {
-					from = msg.From
+				if pm.RequestID != "" {
+					requests[pm.RequestID] = from
+					order = append(order, pm.RequestID)
 				}
-				requests[pm.RequestID] = from
-				order = append(order, pm.RequestID)
 			case "plan_approval_response":
 				answered[pm.RequestID] = true
+			case "idle_notification":
+				edit(from, func(m *memberMail) {
+					if !m.idleSeen || at.After(m.idleAt) {
+						m.idleAt, m.idleSeen = at, true
+					}
+				})
+			case "shutdown_request":
+				if pm.RequestID != "" {
+					shutdowns[pm.RequestID] = owner
+					edit(owner, func(m *memberMail) {
+						if at.After(m.shutdownAt) || m.shutdown == "" {
+							m.shutdownAt = at
+						}
+					})
+				}
+			case "shutdown_approved", "shutdown_rejected":
+				replied[pm.RequestID] = pm.Type
 			}
 		}
 	}
+	for id, member := range shutdowns {
+		switch replied[id] {
+		case "shutdown_rejected":
+			// It said no: it goes on.
+		case "shutdown_approved":
+			edit(member, func(m *memberMail) { m.shutdown = "approved" })
+		default:
+			edit(member, func(m *memberMail) {
+				if m.shutdown == "" {
+					m.shutdown = "requested"
+				}
+			})
+		}
+	}
 	sort.Strings(order)
-	out := map[string]string{}
 	for _, id := range order {
 		if !answered[id] {
-			out[requests[id]] = id
+			edit(requests[id], func(m *memberMail) { m.plan = id })
 		}
 	}
 	return out

@@ -230,6 +230,7 @@ func (s Source) Read(path string, now time.Time) sources.Facts {
 	for _, t := range teams {
 		facts.Nodes = append(facts.Nodes, t.leader)
 	}
+	s.sessionBeats(facts.Nodes, &facts)
 	sort.Slice(facts.Nodes, func(i, j int) bool { return facts.Nodes[i].ID < facts.Nodes[j].ID })
 	sort.SliceStable(facts.Problems, func(i, j int) bool { return facts.Problems[i].Path < facts.Problems[j].Path })
 	return facts

@@ -61,6 +61,9 @@ type Lookup struct {
 	// when they cannot be: no pane or server is found or lost, and each
 	// agent is judged by its record alone.
 	RecordsOnly bool
+	// OpencodeDB is the OpenCode database whose sessions the agents name
+	// ("": OpenCode's default place; see sessionBeats).
+	OpencodeDB string
 }
 
 // paneLookup is one read's answer from the tmux servers: every pane by

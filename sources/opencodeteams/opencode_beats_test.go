@@ -1,0 +1,110 @@
+package opencodeteams
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/internal/storefixtures"
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/sources/opencode"
+)
+
+// opencodeDBWith writes OpenCode's database, as OpenCode creates it, with
+// one session of that id last updated at updated.
+func opencodeDBWith(t *testing.T, id string, updated time.Time) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "opencode", "opencode.db")
+	db := storefixtures.NewDB(t, path, storefixtures.OpencodeDDL)
+	if _, err := db.Exec("INSERT INTO project (id) VALUES ('p1')"); err != nil {
+		t.Fatal(err)
+	}
+	ms := updated.UnixMilli()
+	if _, err := db.Exec(`INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated)
+		VALUES (?, 'p1', 'brave-fox', '/home/dev/acme-api', 'builder-1', '1.1.0', ?, ?)`, id, ms-60000, ms); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// The bonus of docs/sources.md, opencode-teams: an agent's sessionId names
+// its OpenCode session, whose time_updated (written by a real SQLite
+// writer) is a beat the agent's record does not give: newer, it is the
+// node's beat and activity; older, or a session OpenCode does not hold,
+// changes nothing; no database is no problem, one that cannot be read is
+// a problem naming it; records alone ask nothing.
+func TestOpencodeSessionIsTheAgentsBeat(t *testing.T) {
+	rec := agentRecord()
+	session := rec["sessionId"].(string)
+	recordBeat := mustTime(rec["heartbeatTs"].(string))
+	recent := time.Now().Add(-5 * time.Second).Truncate(time.Millisecond)
+	cases := []struct {
+		name        string
+		db          func(t *testing.T) string
+		recordsOnly bool
+		wantBeat    time.Time
+		wantField   bool
+		wantProblem string
+	}{
+		{"its session updated since its record: the beat", func(t *testing.T) string { return opencodeDBWith(t, session, recent) },
+			false, recent, true, ""},
+		{"its session older than its record: the record's", func(t *testing.T) string {
+			return opencodeDBWith(t, session, recordBeat.Add(-time.Hour))
+		}, false, recordBeat, true, ""},
+		{"a session OpenCode does not hold: the record's", func(t *testing.T) string { return opencodeDBWith(t, "ses_other", recent) },
+			false, recordBeat, false, ""},
+		{"no database there: the record's, no problem", func(t *testing.T) string { return filepath.Join(t.TempDir(), "opencode.db") },
+			false, recordBeat, false, ""},
+		{"a database that is no database: a problem naming it", func(t *testing.T) string {
+			p := filepath.Join(t.TempDir(), "opencode.db")
+			if err := os.WriteFile(p, []byte("not sqlite at all, not even close to a header"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}, false, recordBeat, false, "give no beat"},
+		{"records alone: not asked", func(t *testing.T) string { return opencodeDBWith(t, session, recent) },
+			true, recordBeat, false, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			store := newStore(t, rec)
+			db := c.db(t)
+			src := Source{Lookup: &Lookup{OpencodeDB: db, SocketDir: t.TempDir(), RecordsOnly: c.recordsOnly}}
+			facts := src.Read(store, time.Now())
+			var n *model.Node
+			for _, m := range facts.Nodes {
+				if strings.HasSuffix(m.HeartbeatPath, rec["id"].(string)+".json") {
+					n = m
+				}
+			}
+			if n == nil {
+				t.Fatalf("no agent node: %v", facts.Problems)
+			}
+			if !n.BeatMtime.Equal(c.wantBeat) {
+				t.Errorf("beat %s, want %s", n.BeatMtime, c.wantBeat)
+			}
+			if got := field(n, "session updated") != "<absent>"; got != c.wantField {
+				t.Errorf("session updated field shown %v, want %v", got, c.wantField)
+			}
+			problem := ""
+			for _, p := range facts.Problems {
+				if p.Path == db {
+					problem = p.Error
+				}
+			}
+			if c.wantProblem == "" && problem != "" || c.wantProblem != "" && !strings.Contains(problem, c.wantProblem) {
+				t.Errorf("problem naming %s: %q, want %q", db, problem, c.wantProblem)
+			}
+		})
+	}
+}
+
+// The default place is OpenCode's own data directory's database.
+func TestOpencodeDBDefaultIsOpenCodes(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", "/srv/data")
+	if got, want := (*Lookup)(nil).opencodeDB(), filepath.Join(opencode.DefaultStore(os.Getenv, ""), "opencode.db"); got != want {
+		t.Errorf("opencodeDB %s, want %s", got, want)
+	}
+}

@@ -258,7 +258,7 @@ func BenchmarkTouchToFrame10k(b *testing.B) {
 	if c.below > 0 {
 		from += c.below + 1
 	}
-	cell := frameCell{line: m.headerH + row, from: from, to: from + c.beat}
+	cell := frameCell{line: m.frame.headerH + row, from: from, to: from + c.beat}
 	loop := startProgramLoop(b, m)
 	defer loop.stop()
 

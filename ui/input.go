@@ -282,14 +282,14 @@ func (m *Model) click(ms tea.Mouse) {
 	if ms.Button != tea.MouseLeft || m.dialog != nil || m.mode != modeTree {
 		return
 	}
-	line := ms.Y - m.headerH
+	line := ms.Y - m.frame.headerH
 	if line < 0 || line >= m.treeHeight() {
 		return
 	}
 	if i := m.offset + line; i < len(m.rows) {
 		m.following = ""
 		m.moveTo(i)
-		m.dirty = true
+		m.frame.dirty = true
 	}
 }
 
@@ -306,13 +306,13 @@ func (m *Model) wheel(ms tea.Mouse) {
 	if m.mode == modeDetail {
 		m.detailVP, _ = m.detailVP.Update(tea.MouseWheelMsg(ms))
 		m.detailFollow = m.detailVP.AtBottom() && ms.Button == tea.MouseWheelDown
-		m.dirty = true
+		m.frame.dirty = true
 		return
 	}
 	h := m.treeHeight()
-	if m.eventsOpen && m.mode == modeTree && ms.Y >= m.headerH+h {
+	if m.eventsOpen && m.mode == modeTree && ms.Y >= m.frame.headerH+h {
 		m.eventsVP, _ = m.eventsVP.Update(tea.MouseWheelMsg(ms))
-		m.dirty = true
+		m.frame.dirty = true
 		return
 	}
 	m.offset = max(0, min(m.offset+step, len(m.rows)-h))
@@ -322,14 +322,14 @@ func (m *Model) wheel(ms tea.Mouse) {
 	} else if m.cursor >= m.offset+h {
 		m.moveTo(m.offset + h - 1)
 	}
-	m.dirty = true
+	m.frame.dirty = true
 }
 
 // scrollHelp scrolls the `?` screen: up/down a line, pgup/pgdn a page, g/G to
 // the ends; it stops where its last line is on screen.
 func (m *Model) scrollHelp(msg tea.KeyPressMsg) {
 	k := m.keys
-	page := max(1, m.height-m.headerH-footerLines)
+	page := max(1, m.height-m.frame.headerH-footerLines)
 	last := max(0, len(m.helpLines(m.width))-page)
 	switch {
 	case key.Matches(msg, k.Up):
@@ -348,5 +348,5 @@ func (m *Model) scrollHelp(msg tea.KeyPressMsg) {
 		return
 	}
 	m.helpTop = max(0, min(m.helpTop, last))
-	m.dirty = true
+	m.frame.dirty = true
 }

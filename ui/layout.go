@@ -14,22 +14,22 @@ func (m *Model) layout() {
 	if w <= 0 || h <= 0 {
 		return
 	}
-	m.header = m.renderHeader(w)
-	m.headerH = len(m.header)
+	m.frame.header = m.renderHeader(w)
+	m.frame.headerH = len(m.frame.header)
 	m.scrollToCursor()
-	m.detail = nil
+	m.frame.detail = nil
 	if m.mode == modeDetail {
-		m.detail = m.detailView(w)
-		m.layoutDetail(w, h-m.headerH-footerLines)
+		m.frame.detail = m.detailView(w)
+		m.layoutDetail(w, h-m.frame.headerH-footerLines)
 	}
 	if m.eventsOpen && m.mode == modeTree {
 		m.layoutEvents(w, m.eventPaneHeight())
 	}
 	if m.dialog != nil {
-		m.layoutDialog(w, h-m.headerH-footerLines)
+		m.layoutDialog(w, h-m.frame.headerH-footerLines)
 	}
 	if m.answerBox != nil {
-		m.layoutAnswer(w, h-m.headerH-footerLines)
+		m.layoutAnswer(w, h-m.frame.headerH-footerLines)
 	}
 }
 
@@ -148,7 +148,7 @@ func (m *Model) moveTo(i int) {
 
 // treeHeight is how many tree rows fit on screen.
 func (m *Model) treeHeight() int {
-	h := m.height - m.headerH - footerLines
+	h := m.height - m.frame.headerH - footerLines
 	if m.eventsOpen && m.mode == modeTree {
 		h -= m.eventPaneHeight()
 	}
@@ -156,7 +156,7 @@ func (m *Model) treeHeight() int {
 }
 
 func (m *Model) eventPaneHeight() int {
-	body := m.height - m.headerH - footerLines
+	body := m.height - m.frame.headerH - footerLines
 	return max(3, body/3)
 }
 

@@ -21,7 +21,7 @@ func rowLine(m *Model, id string) string {
 		return ""
 	}
 	lines := strings.Split(stripped(m), "\n")
-	at := m.headerH + i - m.offset
+	at := m.frame.headerH + i - m.offset
 	if at >= len(lines) {
 		return ""
 	}

@@ -52,12 +52,12 @@ type countsMemo struct {
 
 // countLines is the state and flag counts' lines for sum at width w.
 func (m *Model) countLines(sum model.Summary, w int) []string {
-	c := &m.counts
-	if c.filled && c.w == w && c.epoch == m.rowEpoch && sameCounts(c.sum, sum) {
+	c := &m.frame.counts
+	if c.filled && c.w == w && c.epoch == m.frame.rowEpoch && sameCounts(c.sum, sum) {
 		return c.lines
 	}
 	lines := m.renderCounts(sum, w)
-	*c = countsMemo{sum: sum, w: w, epoch: m.rowEpoch, lines: lines, filled: true}
+	*c = countsMemo{sum: sum, w: w, epoch: m.frame.rowEpoch, lines: lines, filled: true}
 	return lines
 }
 

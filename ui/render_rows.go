@@ -33,7 +33,7 @@ func rowText(c columns, mark, name, state, action, below, beat, pid, cfa, retrie
 func (m *Model) renderTree(w int) []string {
 	h := m.treeHeight()
 	if len(m.rows) == 0 {
-		m.setShown(m.shownSpare[:0])
+		m.setShown(m.frame.shownSpare[:0])
 		msg := "no nodes"
 		if m.textFilter != "" || m.state != filterAll {
 			msg = "no node matches the filter (esc clears it)"
@@ -43,13 +43,13 @@ func (m *Model) renderTree(w int) []string {
 		return []string{m.styles.Muted.Render(fit("  "+msg, w))}
 	}
 	c := m.columns(w)
-	prev, cur := m.shown, m.shownSpare[:0]
+	prev, cur := m.frame.shown, m.frame.shownSpare[:0]
 	out := make([]string, 0, h)
 	end := min(len(m.rows), m.offset+h)
 	for i := m.offset; i < end; i++ {
 		key := m.rowKeyOf(i, w)
 		var sr shownRow
-		if j, ok := m.shownAt[key.node]; ok && prev[j].key == key {
+		if j, ok := m.frame.shownAt[key.node]; ok && prev[j].key == key {
 			sr = prev[j]
 			m.reageRow(&sr, c, w)
 		} else {
@@ -66,14 +66,14 @@ func (m *Model) renderTree(w int) []string {
 // the previous ones' array is kept for the frame after, emptied: its rows'
 // nodes may be an older snapshot's, which one node keeps whole.
 func (m *Model) setShown(rows []shownRow) {
-	m.shown, m.shownSpare = rows, m.shown
-	clear(m.shownSpare[:cap(m.shownSpare)])
-	if m.shownAt == nil {
-		m.shownAt = make(map[*model.Node]int, len(rows))
+	m.frame.shown, m.frame.shownSpare = rows, m.frame.shown
+	clear(m.frame.shownSpare[:cap(m.frame.shownSpare)])
+	if m.frame.shownAt == nil {
+		m.frame.shownAt = make(map[*model.Node]int, len(rows))
 	}
-	clear(m.shownAt)
+	clear(m.frame.shownAt)
 	for j, sr := range rows {
-		m.shownAt[sr.key.node] = j
+		m.frame.shownAt[sr.key.node] = j
 	}
 }
 
@@ -110,7 +110,7 @@ func (m *Model) rowKeyOf(i, w int) rowKey {
 	r := m.rows[i]
 	k := rowKey{
 		node: r.node, guide: guide(m.rows, i), hasKids: r.hasKids, collapsed: r.collapsed, match: r.match,
-		marked: m.marked[r.node.ID], picked: i == m.cursor, width: w, epoch: m.rowEpoch,
+		marked: m.marked[r.node.ID], picked: i == m.cursor, width: w, epoch: m.frame.rowEpoch,
 	}
 	if r.roll != nil {
 		k.roll, k.hasRoll = *r.roll, true
@@ -186,8 +186,8 @@ func beatText(n *model.Node, now time.Time) string {
 // it) cleaned and cut to width w.
 func (m *Model) reasonCell(reason string, w int) string {
 	text := truncate(termtext.Line(reason), w)
-	if m.reasonWrapOK {
-		return " " + m.reasonWrap.open + text + m.reasonWrap.close
+	if m.frame.reasonWrapOK {
+		return " " + m.frame.reasonWrap.open + text + m.frame.reasonWrap.close
 	}
 	return " " + m.styles.Text.Render(text)
 }

@@ -100,7 +100,8 @@ type Model struct {
 
 	width, height int
 
-	// The tree as shown.
+	// The tree as shown: its columns (columns.go), its rows.
+	table     []column
 	rows      []row
 	index     map[string]int // node id -> row, built on demand (rowOf)
 	flat      flatCache      // what rows were laid out from (reflowUpdate)
@@ -199,6 +200,7 @@ func New(opts Options) *Model {
 		help:      help.New(),
 		themes:    set,
 		theme:     set.Start,
+		table:     treeColumns,
 		collapsed: map[string]bool{},
 		marked:    map[string]bool{},
 		journal:   map[string]journalMsg{},

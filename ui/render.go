@@ -80,7 +80,7 @@ func (m *Model) reage() {
 	if m.frame.rowsAt >= 0 {
 		c := m.columns(w)
 		for k := range m.frame.shown {
-			if m.reageRow(&m.frame.shown[k], c, w) {
+			if m.reageRow(&m.frame.shown[k], c) {
 				m.frame.lines[m.frame.rowsAt+k] = m.frame.shown[k].line
 				moved = true
 			}

@@ -25,6 +25,10 @@ type frameCache struct {
 	// in place by reage.
 	lines            []string
 	rowsAt, statusAt int
+	// cols are the tree's columns as laid out for the screen's width
+	// (columns): they depend on it alone, and are laid out again when it
+	// changes or the table does (setColumns).
+	cols columns
 	// shown are the tree rows on screen as drawn, shownAt their index by
 	// node; shownSpare is the array the next frame's rows go into
 	// (renderTree, setShown). A row is reused while its rowKey holds.

@@ -40,13 +40,14 @@ type column struct {
 	tight bool
 	// cell is a row's text in the column before it is fitted; w is the
 	// column's width (NODE fits its label itself, keeping the id's tail).
-	cell func(m *Model, rc *rowCtx, w int) string
+	cell func(m *Model, rc rowCtx, w int) string
 	// ages: the text moves with the clock, and a tick draws it again
 	// (reage) without styling the row anew.
 	ages bool
-	// paint colours the fitted cell for a row that is not the selected
-	// one; nil draws it muted, in one run with its muted neighbours.
-	paint func(m *Model, rc *rowCtx, cell string, w int) string
+	// paint appends the fitted cell, coloured, to dst for a row that is
+	// not the selected one; nil draws it muted, in one run with its muted
+	// neighbours.
+	paint func(m *Model, rc rowCtx, dst []byte, cell string, w int) []byte
 }
 
 // treeColumns is the tree's columns, left to right. Below 110 columns they
@@ -86,21 +87,24 @@ const (
 
 // rowCtx is what a row's cells are drawn from: the row, its guides, and
 // what several cells look up (the host a host row stands for).
+// It is passed by value: a pointer handed to a column's functions would
+// move it to the heap at every row.
 type rowCtx struct {
 	r      row
 	guide  string
 	marked bool
-	host   model.Host
-	isHost bool
+	host   *model.Host // the host a host row stands for, or nil
 }
 
 func (m *Model) rowCtx(r row, guide string) rowCtx {
 	rc := rowCtx{r: r, guide: guide, marked: m.marked[r.node.ID]}
-	rc.host, rc.isHost = m.host(r.node)
+	if _, ok := m.host(r.node); ok {
+		rc.host = &m.hosts[m.hostOf[r.node.ID]]
+	}
 	return rc
 }
 
-func markCell(_ *Model, rc *rowCtx, _ int) string {
+func markCell(_ *Model, rc rowCtx, _ int) string {
 	if rc.marked {
 		return "*"
 	}
@@ -109,7 +113,7 @@ func markCell(_ *Model, rc *rowCtx, _ int) string {
 
 // nameCell is the guides, the fold marker, the state's glyph and the label
 // fitted to what is left of w (its id's tail kept, see fitLabel).
-func nameCell(_ *Model, rc *rowCtx, w int) string {
+func nameCell(_ *Model, rc rowCtx, w int) string {
 	n := rc.r.node
 	marker := " "
 	if rc.r.hasKids {
@@ -120,51 +124,51 @@ func nameCell(_ *Model, rc *rowCtx, w int) string {
 	}
 	mark := glyph.State(n.State)
 	tagline, short, tail := labelPartsShort(n)
-	if rc.isHost {
+	if rc.host != nil {
 		mark, tagline, short, tail = hostGlyph, "", "", termtext.Line(n.ID)
 	}
 	prefix := rc.guide + marker + mark + " "
 	return prefix + fitLabel(tagline, short, tail, w-ansi.StringWidth(prefix))
 }
 
-func stateCell(_ *Model, rc *rowCtx, _ int) string {
-	if rc.isHost {
-		return hostWord(rc.host)
+func stateCell(_ *Model, rc rowCtx, _ int) string {
+	if rc.host != nil {
+		return hostWord(*rc.host)
 	}
 	return stateWords(rc.r.node)
 }
 
-func actionCell(_ *Model, rc *rowCtx, _ int) string {
+func actionCell(_ *Model, rc rowCtx, _ int) string {
 	if n := rc.r.node; needsAction(n) {
 		return string(n.Action)
 	}
 	return "-"
 }
 
-func belowCell(_ *Model, rc *rowCtx, _ int) string {
+func belowCell(_ *Model, rc rowCtx, _ int) string {
 	if rc.r.roll != nil {
 		return rc.r.roll.String()
 	}
 	return ""
 }
 
-func beatCell(m *Model, rc *rowCtx, _ int) string { return beatText(rc.r.node, m.now) }
+func beatCell(m *Model, rc rowCtx, _ int) string { return beatText(rc.r.node, m.now) }
 
-func pidCell(_ *Model, rc *rowCtx, _ int) string {
+func pidCell(_ *Model, rc rowCtx, _ int) string {
 	if p := rc.r.node.PID(); p != 0 {
 		return strconv.Itoa(p)
 	}
 	return "-"
 }
 
-func cfaCell(_ *Model, rc *rowCtx, _ int) string {
+func cfaCell(_ *Model, rc rowCtx, _ int) string {
 	if n := rc.r.node; n.Cfa != nil && n.Cfa.State != "" {
 		return termtext.Line(n.Cfa.State)
 	}
 	return "-"
 }
 
-func retriesCell(_ *Model, rc *rowCtx, _ int) string {
+func retriesCell(_ *Model, rc rowCtx, _ int) string {
 	if n := rc.r.node; n.Retries.Total > 0 {
 		return strconv.Itoa(n.Retries.Total)
 	}
@@ -172,76 +176,80 @@ func retriesCell(_ *Model, rc *rowCtx, _ int) string {
 }
 
 // reasonText is the reason as of m.now, cleaned where it is drawn.
-func reasonText(m *Model, rc *rowCtx, _ int) string { return rc.r.node.ReasonAt(m.now) }
+func reasonText(m *Model, rc rowCtx, _ int) string { return rc.r.node.ReasonAt(m.now) }
 
 // stateStyle is the colour of a row's glyph and state word: a host row's
 // reachability takes the state's place.
-func (m *Model) rowStateStyle(rc *rowCtx) lipgloss.Style {
-	if rc.isHost {
-		return m.hostStyle(rc.host)
+func (m *Model) rowStateStyle(rc rowCtx) lipgloss.Style {
+	if rc.host != nil {
+		return m.hostStyle(*rc.host)
 	}
 	return m.styles.stateStyle(rc.r.node.State)
 }
 
-func paintMark(m *Model, _ *rowCtx, cell string, _ int) string {
+func paintMark(m *Model, _ rowCtx, dst []byte, cell string, _ int) []byte {
 	if cell != " " {
-		return m.styles.Title.Render(cell)
+		return append(dst, m.styles.Title.Render(cell)...)
 	}
-	return cell
+	return append(dst, cell...)
 }
 
 // paintName: guides muted, glyph in the state's colour, label plain (muted
 // where the row only leads to a match).
-func paintName(m *Model, rc *rowCtx, cell string, w int) string {
+func paintName(m *Model, rc rowCtx, dst []byte, cell string, w int) []byte {
 	st := m.styles
 	gw := ansi.StringWidth(rc.guide) + 1
 	label := st.Text
 	if !rc.r.match {
 		label = st.Muted
 	}
-	return st.Muted.Render(ansi.Cut(cell, 0, gw)) + m.rowStateStyle(rc).Render(ansi.Cut(cell, gw, gw+1)) +
-		label.Render(ansi.Cut(cell, gw+1, w))
+	dst = append(dst, st.Muted.Render(ansi.Cut(cell, 0, gw))...)
+	dst = append(dst, m.rowStateStyle(rc).Render(ansi.Cut(cell, gw, gw+1))...)
+	return append(dst, label.Render(ansi.Cut(cell, gw+1, w))...)
 }
 
 // paintState: the state word coloured, flags in the warning colour.
-func paintState(m *Model, rc *rowCtx, cell string, w int) string {
+func paintState(m *Model, rc rowCtx, dst []byte, cell string, w int) []byte {
 	st := m.styles
 	sw := min(len(rc.r.node.State), w)
-	if rc.isHost {
+	if rc.host != nil {
 		sw = w
 	}
 	flags := st.Warning
 	if rc.r.node.HasFlag(model.FlagBlocked) {
 		flags = st.Blocked
 	}
-	return m.rowStateStyle(rc).Render(ansi.Cut(cell, 0, sw)) + flags.Render(ansi.Cut(cell, sw, w))
+	dst = append(dst, m.rowStateStyle(rc).Render(ansi.Cut(cell, 0, sw))...)
+	return append(dst, flags.Render(ansi.Cut(cell, sw, w))...)
 }
 
-func paintAction(m *Model, _ *rowCtx, cell string, _ int) string {
+func paintAction(m *Model, _ rowCtx, dst []byte, cell string, _ int) []byte {
 	if cell[0] == '-' {
-		return cell // nothing to do: no colour
+		return append(dst, cell...) // nothing to do: no colour
 	}
-	return m.styles.Action.Render(cell)
+	return append(dst, m.styles.Action.Render(cell)...)
 }
 
 // paintBelow: a roll-up with the dead, the missing or something to act on
 // below in the warning colour, others muted, an empty one plain.
-func paintBelow(m *Model, rc *rowCtx, cell string, _ int) string {
+func paintBelow(m *Model, rc rowCtx, dst []byte, cell string, _ int) []byte {
 	roll := rc.r.roll
 	switch {
 	case roll == nil || strings.TrimSpace(cell) == "":
-		return cell
+		return append(dst, cell...)
 	case roll.state == model.StateDead || roll.state == model.StateMissing || roll.actions > 0:
-		return m.styles.Warning.Render(cell)
+		return append(dst, m.styles.Warning.Render(cell)...)
 	}
-	return m.styles.Muted.Render(cell)
+	return append(dst, m.styles.Muted.Render(cell)...)
 }
 
-func paintReason(m *Model, _ *rowCtx, cell string, _ int) string {
-	if m.frame.reasonWrapOK {
-		return m.frame.reasonWrap.open + cell + m.frame.reasonWrap.close
+func paintReason(m *Model, _ rowCtx, dst []byte, cell string, _ int) []byte {
+	if fc := &m.frame; fc.reasonWrapOK {
+		dst = append(dst, fc.reasonWrap.open...)
+		dst = append(dst, cell...)
+		return append(dst, fc.reasonWrap.close...)
 	}
-	return m.styles.Text.Render(cell)
+	return append(dst, m.styles.Text.Render(cell)...)
 }
 
 // laidColumn is a column as laid out at one screen width.

@@ -24,7 +24,7 @@ func useColumns(m *Model, table []column) {
 // heartbeat's age again, moving with the clock) before REASON: columns no
 // code but their row knows of.
 func withExtraColumns() []column {
-	team := column{head: "TEAM", width: 9, cell: func(_ *Model, rc *rowCtx, _ int) string { return rc.r.node.Team() }}
+	team := column{head: "TEAM", width: 9, cell: func(_ *Model, rc rowCtx, _ int) string { return rc.r.node.Team() }}
 	since := column{head: "SINCE", width: 6, ages: true, cell: beatCell}
 	table := slices.Clone(treeColumns)
 	at := slices.IndexFunc(table, func(c column) bool { return c.rest })

@@ -29,6 +29,10 @@ type frameCache struct {
 	// (columns): they depend on it alone, and are laid out again when it
 	// changes or the table does (setColumns).
 	cols columns
+	// rowBuf and cells are the scratch a row is drawn in (renderRow), kept
+	// for the next row.
+	rowBuf []byte
+	cells  []string
 	// shown are the tree rows on screen as drawn, shownAt their index by
 	// node; shownSpare is the array the next frame's rows go into
 	// (renderTree, setShown). A row is reused while its rowKey holds.

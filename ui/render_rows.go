@@ -5,6 +5,7 @@ package ui
 import (
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
@@ -115,7 +116,7 @@ func (m *Model) reageRow(sr *shownRow, c columns) bool {
 	changed, splice := false, true
 	for _, a := range sr.ages {
 		lc := &c.laid[a.col]
-		raw := lc.cell(m, &rc, lc.width)
+		raw := lc.cell(m, rc, lc.width)
 		moved = append(moved, raw)
 		if raw != a.raw {
 			changed = true
@@ -176,24 +177,26 @@ func beatText(n *model.Node, now time.Time) string {
 func (m *Model) renderRow(r row, k rowKey, c columns) shownRow {
 	rc := m.rowCtx(r, k.guide)
 	sr := shownRow{key: k}
-	cells := m.rowCells(&rc, &sr, c)
+	cells := m.rowCells(rc, &sr, c)
 	if k.picked {
 		// The selected row is one style end to end: drawn again when its
 		// ages move, the only row a tick styles.
 		sr.line = m.styles.Selected.Render(fit(joinCells(c, cells), c.screen))
 		return sr
 	}
-	p := rowPainter{sr: &sr, cells: cells}
+	p := rowPainter{sr: &sr, cells: cells, buf: m.frame.rowBuf[:0]}
 	for i := 0; i < len(c.laid); i++ {
 		lc := &c.laid[i]
 		if lc.rest && lc.width == 0 {
 			break
 		}
 		if lc.sep {
-			p.b.WriteByte(' ')
+			p.buf = append(p.buf, ' ')
 		}
+		start := len(p.buf)
 		if lc.paint != nil {
-			p.write(i, i+1, lc.paint(m, &rc, cells[i], lc.width))
+			p.buf = lc.paint(m, rc, p.buf, cells[i], lc.width)
+			p.placed(i, i+1, start, cells[i])
 			continue
 		}
 		// Styles cost a Render each: the muted columns side by side in one.
@@ -201,10 +204,13 @@ func (m *Model) renderRow(r row, k rowKey, c columns) shownRow {
 		for j < len(c.laid) && c.laid[j].paint == nil && c.laid[j].sep {
 			j++
 		}
-		p.write(i, j, m.styles.Muted.Render(strings.Join(cells[i:j], " ")))
+		run := strings.Join(cells[i:j], " ")
+		p.buf = append(p.buf, m.styles.Muted.Render(run)...)
+		p.placed(i, j, start, run)
 		i = j - 1
 	}
-	sr.line = p.b.String()
+	sr.line = string(p.buf)
+	m.frame.rowBuf = p.buf[:0]
 	if c.fixed() > c.screen {
 		// The fixed columns alone overflow a very narrow screen: cut the row.
 		sr.line = truncate(sr.line, c.screen)
@@ -215,10 +221,16 @@ func (m *Model) renderRow(r row, k rowKey, c columns) shownRow {
 	return sr
 }
 
-// rowCells are the fitted texts of a row's cells, one a laid-out column;
-// the clock-moving ones are noted in sr.ages.
-func (m *Model) rowCells(rc *rowCtx, sr *shownRow, c columns) []string {
-	cells := make([]string, len(c.laid))
+// rowCells are the fitted texts of a row's cells, one a laid-out column
+// (in an array the next row reuses); the clock-moving ones are noted in
+// sr.ages.
+func (m *Model) rowCells(rc rowCtx, sr *shownRow, c columns) []string {
+	cells := m.frame.cells
+	if cap(cells) < len(c.laid) {
+		cells = make([]string, len(c.laid))
+		m.frame.cells = cells
+	}
+	cells = cells[:len(c.laid)]
 	for i := range c.laid {
 		lc := &c.laid[i]
 		raw := lc.cell(m, rc, lc.width)
@@ -250,33 +262,36 @@ func joinCells(c columns, cells []string) string {
 	return b.String()
 }
 
-// rowPainter writes a row's styled cells and notes where in the line the
-// clock-moving ones are.
+// rowPainter is a row's line as its cells are appended to it, and where
+// in it the clock-moving ones are.
 type rowPainter struct {
-	b     strings.Builder
+	buf   []byte
 	sr    *shownRow
 	cells []string
 	next  int // the next of sr.ages to place
 }
 
-// write writes styled, the cells from to to joined by separators and
-// styled as one; a clock-moving cell among them is placed where its text
-// is in styled (the column's offset in the run), when styled holds the
-// run's text as it is.
-func (p *rowPainter) write(from, to int, styled string) {
-	plain := p.cells[from]
-	if to > from+1 {
-		plain = strings.Join(p.cells[from:to], " ")
+// placed notes where the cells from to to, joined by separators (plain),
+// were written from start on: a clock-moving cell among them is at its
+// text in what was written (the column's offset in the run), when the
+// style kept the run's text as it is.
+func (p *rowPainter) placed(from, to, start int, plain string) {
+	if p.next >= len(p.sr.ages) || p.sr.ages[p.next].col >= to {
+		return
 	}
-	if at := strings.Index(styled, plain); at >= 0 {
-		off := p.b.Len() + at
-		for x := from; x < to; x++ {
-			if p.next < len(p.sr.ages) && p.sr.ages[p.next].col == x {
-				p.sr.ages[p.next].at, p.sr.ages[p.next].n = off, len(p.cells[x])
-				p.next++
-			}
-			off += len(p.cells[x]) + 1
+	// The bytes written, looked at in place: nothing appends to them
+	// while Index reads.
+	written := unsafe.String(unsafe.SliceData(p.buf[start:]), len(p.buf)-start)
+	at := strings.Index(written, plain)
+	if at < 0 {
+		return
+	}
+	off := start + at
+	for x := from; x < to; x++ {
+		if p.next < len(p.sr.ages) && p.sr.ages[p.next].col == x {
+			p.sr.ages[p.next].at, p.sr.ages[p.next].n = off, len(p.cells[x])
+			p.next++
 		}
+		off += len(p.cells[x]) + 1
 	}
-	p.b.WriteString(styled)
 }

@@ -263,47 +263,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.frame.dirty = true
 		return nil
 	case tickMsg:
-		m.ticking = false
-		if m.paused {
-			// A pause freezes the whole frame, ages and the clock too: no
-			// tick until the resume starts it again.
-			return nil
-		}
-		m.now = m.opts.Now()
-		if m.status != "" && m.now.Sub(m.statusSet) >= statusFade {
-			m.status, m.bad = "", false
-			m.frame.dirty = true
-		}
-		// Only ages and the clock move: View redraws those cells where the
-		// last frame lets it (render), the whole frame elsewhere.
-		if m.frame.ageable {
-			m.frame.aged = true
-		} else {
-			m.frame.dirty = true
-		}
-		return m.armTick()
+		return m.tick()
 	case updateMsg:
-		var released tea.Cmd
-		if m.paused {
-			if m.pending != nil {
-				merged := m.pending.Merge(msg.update)
-				m.pending = &merged
-			} else {
-				u := msg.update
-				m.pending = &u
-			}
-		} else {
-			released = m.apply(msg.update)
-		}
-		var reread tea.Cmd
-		if n := m.selectedNode(); n != nil && m.mode == modeDetail && msg.update.Snapshot != nil && !m.paused {
-			// The node changed: its output may have grown.
-			reread = tea.Batch(m.loadOutput(n), m.loadFiles(n))
-		}
-		if m.feed == nil || m.closed {
-			return tea.Batch(released, reread)
-		}
-		return tea.Batch(released, reread, waitFeed(m.feed))
+		return m.updated(msg.update)
 	case feedClosedMsg:
 		m.closed = true
 		m.frame.dirty = true
@@ -347,22 +309,74 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.frame.dirty = true
 		return cmd
 	case tea.PasteMsg:
-		if m.answerBox != nil {
-			m.frame.dirty = true
-			return m.answerKey(msg)
-		}
-		if m.prompt.typing {
-			cmd := m.filterKey(msg)
-			m.frame.dirty = true
-			return cmd
-		}
-		return nil
+		return m.paste(msg)
 	case tea.MouseClickMsg:
 		m.click(msg.Mouse())
 		return nil
 	case tea.MouseWheelMsg:
 		m.wheel(msg.Mouse())
 		return nil
+	}
+	return nil
+}
+
+// tick moves the clock: only ages and the clock move, and View redraws
+// those cells where the last frame lets it (render), the whole frame
+// elsewhere; a status message fades.
+func (m *Model) tick() tea.Cmd {
+	m.ticking = false
+	if m.paused {
+		// A pause freezes the whole frame, ages and the clock too: no
+		// tick until the resume starts it again.
+		return nil
+	}
+	m.now = m.opts.Now()
+	if m.status != "" && m.now.Sub(m.statusSet) >= statusFade {
+		m.status, m.bad = "", false
+		m.frame.dirty = true
+	}
+	if m.frame.ageable {
+		m.frame.aged = true
+	} else {
+		m.frame.dirty = true
+	}
+	return m.armTick()
+}
+
+// updated takes an update of the feed in, or holds it back, merged with
+// those before it, while paused; the feed is waited on again.
+func (m *Model) updated(u model.Update) tea.Cmd {
+	var released tea.Cmd
+	switch {
+	case !m.paused:
+		released = m.apply(u)
+	case m.pending != nil:
+		merged := m.pending.Merge(u)
+		m.pending = &merged
+	default:
+		m.pending = &u
+	}
+	var reread tea.Cmd
+	if n := m.selectedNode(); n != nil && m.mode == modeDetail && u.Snapshot != nil && !m.paused {
+		// The node changed: its output may have grown.
+		reread = tea.Batch(m.loadOutput(n), m.loadFiles(n))
+	}
+	if m.feed == nil || m.closed {
+		return tea.Batch(released, reread)
+	}
+	return tea.Batch(released, reread, waitFeed(m.feed))
+}
+
+// paste goes to the answer's editor or the filter prompt, whichever is open.
+func (m *Model) paste(msg tea.PasteMsg) tea.Cmd {
+	switch {
+	case m.answerBox != nil:
+		m.frame.dirty = true
+		return m.answerKey(msg)
+	case m.prompt.typing:
+		cmd := m.filterKey(msg)
+		m.frame.dirty = true
+		return cmd
 	}
 	return nil
 }

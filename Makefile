@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/dispatchtop/dispatchtop/cli.Version=$(VERSION) \
 	-X github.com/dispatchtop/dispatchtop/cli.Commit=$(COMMIT) \
 	-X github.com/dispatchtop/dispatchtop/cli.Date=$(DATE)
 
-.PHONY: all build deps test test-any-machine vet completions release release-snapshot release-check bench bench-journal-1g bench-100k bench-stores-1m bench-sources-live bench-reliability bench-compare bench-compare-100k bench-dashboard-100k bench-remote-watch run demo fuzz clean man
+.PHONY: all build deps test test-any-machine vet completions release release-snapshot release-check bench bench-journal-1g bench-100k bench-stores-1m bench-sources-live bench-reliability bench-compare bench-compare-100k bench-dashboard-100k bench-remote-watch run demo readme-screenshot fuzz clean man
 
 all: build
 
@@ -95,6 +95,12 @@ run: build
 
 demo: build
 	./$(BIN) demo
+
+# The README's screenshot drawn again from the live demo (its fleet run in
+# a temp dir for some 15 s, read by the watcher, drawn by the ui at 100×28,
+# pids, ages and clock as placeholders): the golden and the README's block.
+readme-screenshot: deps
+	$(GO) test -count=1 -run '^TestReadmeScreenshotIsTheLiveDemo$$' -update-readme .
 
 # Short fuzzing runs of every fuzz target in the repository (found by name,
 # so a new one is never left out), FUZZTIME each.

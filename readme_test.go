@@ -2,14 +2,28 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dispatchtop/dispatchtop/cli"
+	"github.com/dispatchtop/dispatchtop/demo"
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/scanner"
+	"github.com/dispatchtop/dispatchtop/ui"
 )
 
 var updateReadme = flag.Bool("update-readme", false, "rewrite the README's Usage block from dispatchtop --help")
@@ -59,9 +73,10 @@ const (
 	screenshotFile  = "ui/testdata/TestGoldenReadme.golden"
 )
 
-// The README shows the screen as it is drawn: when the ui's golden changes
-// (go test ./ui -run TestGoldenReadme -update), this fails until the README
-// follows (go test -run TestReadmeScreenshot -update-readme . rewrites it).
+// The README shows the screen as it is drawn: the golden is the live demo's
+// frame (TestReadmeScreenshotIsTheLiveDemo, `make readme-screenshot`), and
+// the README's block is the golden (go test -run TestReadmeScreenshot
+// -update-readme . rewrites both).
 func TestReadmeScreenshotIsTheGolden(t *testing.T) {
 	golden, err := os.ReadFile(screenshotFile)
 	if err != nil {
@@ -123,5 +138,260 @@ func TestArchitectureWhereToLookNamesOnce(t *testing.T) {
 		if !strings.Contains(where, want) {
 			t.Errorf("Where to look does not name %s", want)
 		}
+	}
+}
+
+// The README's screenshot is drawn from the demo itself, at the README's
+// size: the demo's fleet runs (its real processes and bus writers, in a
+// temporary dir), the real watcher reads it until it has settled where its
+// scenario lays it out, and the real ui draws it, with the session 091500
+// folded and the first row selected. Only what differs from one run to the
+// next is replaced by placeholders (readmePlaceholders): the fleet's dir,
+// the clock, pids, ages, the watch's mode. A scenario changed (a node
+// renamed, added, settling otherwise) fails here until `make
+// readme-screenshot` draws the README again.
+func TestReadmeScreenshotIsTheLiveDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo fleet for some 15 s")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fleet, err := demo.Start(ctx, t.TempDir(), binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := fleet.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	w, err := scanner.NewWatcher(scanner.Options{
+		Roots: fleet.Roots(), Thresholds: demo.Thresholds(), Sources: demo.Sources(), Now: time.Now,
+		ThresholdsGiven: scanner.GivenThresholds{Beat: true, Stale: true, KillAfter: true, ExitGrace: true},
+	}, scanner.WatchOptions{Transitions: ui.EventTransitions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watchDone := make(chan error, 1)
+	go func() { watchDone <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-watchDone; err != nil && !errors.Is(err, context.Canceled) {
+			t.Error(err)
+		}
+	}()
+
+	golden, err := os.ReadFile(screenshotFile)
+	if err != nil && !*updateReadme {
+		t.Fatal(err)
+	}
+	// The scenario settles 13 s in (the kill candidate, its last event) and
+	// stays so until 20 s (deploy starting): polled, with a deadline that a
+	// loaded machine does not reach.
+	// Once settled, a frame unlike the golden is looked at again for 10 s
+	// (past the end of the settled state) before the test gives up.
+	deadline := time.Now().Add(60 * time.Second)
+	var frame, state string
+	for ; time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		snap := w.Snapshot()
+		if state = demoSettled(snap); state != "" {
+			continue
+		}
+		if frame == "" {
+			deadline = time.Now().Add(10 * time.Second)
+		}
+		frame = readmeFrame(t, readmePlaceholders(snap, fleet.Dir()))
+		if *updateReadme || frame == string(golden) {
+			break
+		}
+	}
+	switch {
+	case frame == "":
+		t.Fatalf("the demo did not settle within a minute: %s", state)
+	case *updateReadme:
+		if err := os.WriteFile(screenshotFile, []byte(frame), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		writeReadmeScreenshot(t, frame)
+	case frame != string(golden):
+		t.Errorf("the demo draws another screen than %s (make readme-screenshot draws it again)\ndemo:\n%s\ngolden:\n%s", screenshotFile, frame, golden)
+	}
+}
+
+// demoSettled says why snap is not yet the demo at rest, or "" when it
+// is: every node its scenario lays out is there in the state it ends in,
+// the hung agent is a kill candidate, and no node is quiet (lint beats
+// every 2.5 s and is quiet between its beats: the frame is one at a beat,
+// so that two runs draw the same flags).
+func demoSettled(snap *model.Snapshot) string {
+	if snap == nil {
+		return "no snapshot"
+	}
+	want := map[model.State]int{}
+	layout := demo.Layout()
+	for _, n := range layout {
+		want[n.State]++
+	}
+	got := map[model.State]int{}
+	kill, quiet := 0, 0
+	for _, n := range snap.Nodes() {
+		got[n.State]++
+		if n.HasFlag(model.FlagKillCandidate) {
+			kill++
+		}
+		if n.HasFlag(model.FlagQuiet) {
+			quiet++
+		}
+	}
+	if !maps.Equal(got, want) || kill == 0 || quiet > 0 {
+		return fmt.Sprintf("states %v (want %v), %d kill candidates, %d quiet", got, want, kill, quiet)
+	}
+	return ""
+}
+
+// readmeFrame is the dashboard of snap at the README's size (100×28), the
+// session 091500 folded, the first row selected, its colours stripped.
+func readmeFrame(t *testing.T, snap *model.Snapshot) string {
+	t.Helper()
+	clock := snap.GeneratedAt
+	m := ui.New(ui.Options{Initial: snap, Now: func() time.Time { return clock }, Tick: -1})
+	frame := func() []string { return strings.Split(ansi.Strip(m.View().Content), "\n") }
+	press := func(code rune, text string) { m.Update(tea.KeyPressMsg{Code: code, Text: text}) }
+	// Down to the session, whose id closes the status line once selected:
+	// on a screen wide enough for the id after its reason.
+	m.Update(tea.WindowSizeMsg{Width: 400, Height: 28})
+	for range snap.NodeCount() {
+		if lines := frame(); strings.HasSuffix(strings.TrimRight(lines[len(lines)-2], " "), "20261122-091500") {
+			break
+		}
+		press('j', "j")
+	}
+	press(tea.KeySpace, " ")
+	press('g', "g")
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 28})
+	return strings.Join(frame(), "\n")
+}
+
+// readmePlaceholders is a copy of snap with what differs from run to run
+// replaced: the fleet's dir by /tmp/dispatchtop-demo; the clock by 12:00:00;
+// each pid, in the tree's order, by 4101, 4102, …; each age (the BEAT cell,
+// the moving age of a reason) by one its flags agree with: 0s running, 5s
+// stalled (stale 4 s + 1), 11s kill candidate (kill-after 10 s + 1), 10s
+// for an agent that is gone or done; a time of day a reason quotes (when a
+// lead died) by 11:59:50; the watch's mode by fsnotify (a host out of
+// inotify watches polls).
+func readmePlaceholders(snap *model.Snapshot, dir string) *model.Snapshot {
+	const shownDir = "/tmp/dispatchtop-demo"
+	clock := time.Date(2026, 11, 22, 12, 0, 0, 0, time.Local)
+	th := demo.Thresholds()
+	out := &model.Snapshot{GeneratedAt: clock, RootSources: snap.RootSources, Thresholds: snap.Thresholds,
+		Problems: snap.Problems, Watch: model.WatchInfo{Mode: "fsnotify"}, ByID: map[string]*model.Node{}}
+	for _, r := range snap.Roots {
+		out.Roots = append(out.Roots, strings.Replace(r, dir, shownDir, 1))
+	}
+	pids := map[int]int{}
+	var copyNode func(n, parent *model.Node) *model.Node
+	copyNode = func(n, parent *model.Node) *model.Node {
+		c := *n
+		c.Parent, c.Children = parent, nil
+		if n.Heartbeat != nil {
+			hb := *n.Heartbeat
+			c.Heartbeat = &hb
+		}
+		if n.Rare != nil {
+			rare := *n.Rare
+			c.Rare = &rare
+		}
+		for _, p := range []*int{heartbeatPID(&c), legacyPID(&c)} {
+			if p != nil && *p != 0 {
+				if _, ok := pids[*p]; !ok {
+					pids[*p] = 4101 + len(pids)
+				}
+				*p = pids[*p]
+			}
+		}
+		out.ByID[c.ID] = &c
+		for _, k := range n.Children {
+			c.Children = append(c.Children, copyNode(k, &c))
+		}
+		return &c
+	}
+	for _, s := range snap.Sessions {
+		out.Sessions = append(out.Sessions, copyNode(s, nil))
+	}
+	// The pids the reasons quote are renamed as the nodes' are (whole
+	// numbers only: an id's digits are not a pid), the dir as the roots.
+	since := clock.Add(-th.KillAfter).Format("15:04:05")
+	rename := func(s string) string {
+		s = strings.ReplaceAll(s, dir, shownDir)
+		s = clockTime.ReplaceAllString(s, since)
+		return number.ReplaceAllStringFunc(s, func(d string) string {
+			if p, err := strconv.Atoi(d); err == nil && pids[p] != 0 {
+				return strconv.Itoa(pids[p])
+			}
+			return d
+		})
+	}
+	for _, n := range out.ByID {
+		age := th.KillAfter
+		switch {
+		case n.HasFlag(model.FlagKillCandidate):
+			age = th.KillAfter + time.Second
+		case n.HasFlag(model.FlagStalled):
+			age = th.Stale + time.Second
+		case n.State == model.StateRunning:
+			age = 0
+		}
+		if !n.BeatMtime.IsZero() {
+			n.BeatMtime = clock.Add(-age)
+		}
+		a := n.ReasonAge
+		if a.Len <= 0 || a.Since.IsZero() {
+			n.Reason = rename(n.Reason)
+			continue
+		}
+		before := rename(n.Reason[:a.At])
+		n.Reason = before + n.Reason[a.At:a.At+a.Len] + rename(n.Reason[a.At+a.Len:])
+		n.ReasonAge.At, n.ReasonAge.Since = int32(len(before)), clock.Add(-age)
+	}
+	return out
+}
+
+// number is a whole number in a text; clockTime a time of day.
+var (
+	number    = regexp.MustCompile(`\b[0-9]+\b`)
+	clockTime = regexp.MustCompile(`\b[0-9]{2}:[0-9]{2}:[0-9]{2}\b`)
+)
+
+func heartbeatPID(n *model.Node) *int {
+	if n.Heartbeat == nil {
+		return nil
+	}
+	return &n.Heartbeat.PID
+}
+
+func legacyPID(n *model.Node) *int {
+	if n.Rare == nil {
+		return nil
+	}
+	return &n.Rare.LegacyPID
+}
+
+// writeReadmeScreenshot puts frame in the README's screenshot block.
+func writeReadmeScreenshot(t *testing.T, frame string) {
+	t.Helper()
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	start := strings.Index(text, screenshotBegin)
+	end := strings.Index(text, screenshotEnd)
+	if start < 0 || end < start {
+		t.Fatalf("README.md has no screenshot between %q and %q", screenshotBegin, screenshotEnd)
+	}
+	text = text[:start+len(screenshotBegin)] + frame + text[end:]
+	if err := os.WriteFile("README.md", []byte(text), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

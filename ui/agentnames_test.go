@@ -62,7 +62,7 @@ func TestNodesShowTheirAgentsName(t *testing.T) {
 			golden.RequireEqual(t, ansi.Strip(frame))
 			for id, name := range names {
 				line := rowLine(m, id)
-				if cell := ansi.Cut(line, 0, markWidth+m.columns(sz.w).name); !strings.Contains(cell, name) {
+				if cell := ansi.Cut(line, 0, markWidth+m.columns(sz.w).width("NODE")); !strings.Contains(cell, name) {
 					t.Errorf("%s: NODE cell %q lacks the name %q", id, cell, name)
 				}
 			}

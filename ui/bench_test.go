@@ -18,8 +18,8 @@ func BenchmarkView10k(b *testing.B) {
 	m.moveTo(5000)
 	b.ReportAllocs()
 	for b.Loop() {
-		m.dirty = true
-		m.rowEpoch++
+		m.frame.dirty = true
+		m.frame.rowEpoch++
 		_ = m.View()
 	}
 }

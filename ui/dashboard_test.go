@@ -295,7 +295,7 @@ func TestNarrowLayouts(t *testing.T) {
 			frame := m.View().Content
 			checkFrame(t, frame, tt.w, 24)
 			lines := strings.Split(ansi.Strip(frame), "\n")
-			head := lines[m.headerH-1]
+			head := lines[m.frame.headerH-1]
 			for _, h := range tt.heads {
 				if !strings.Contains(head, h) {
 					t.Errorf("column head lacks %s: %q", h, head)
@@ -306,7 +306,7 @@ func TestNarrowLayouts(t *testing.T) {
 					t.Errorf("column head still has %s: %q", h, head)
 				}
 			}
-			body := strings.Join(lines[m.headerH:len(lines)-2], "\n")
+			body := strings.Join(lines[m.frame.headerH:len(lines)-2], "\n")
 			for _, tail := range tt.tails {
 				if !strings.Contains(body, tail) {
 					t.Errorf("no row shows the id tail %s:\n%s", tail, body)
@@ -358,10 +358,10 @@ func TestKeyLineEndsWithHelpAndQuitAtEveryWidth(t *testing.T) {
 // filter that leaves only short rows moves no column.
 func TestColumnsDoNotMoveWithTheFilter(t *testing.T) {
 	m := newTestModel(t, 100, 30, Options{})
-	head := strings.Split(stripped(m), "\n")[m.headerH-1]
+	head := strings.Split(stripped(m), "\n")[m.frame.headerH-1]
 	for range 5 {
 		press(m, "f")
-		if got := strings.Split(stripped(m), "\n")[m.headerH-1]; got != head {
+		if got := strings.Split(stripped(m), "\n")[m.frame.headerH-1]; got != head {
 			t.Errorf("the column head moved with filter %s:\n%q\n%q", m.state, got, head)
 		}
 	}
@@ -520,7 +520,7 @@ func TestPauseFreezesTheFrame(t *testing.T) {
 	if !strings.Contains(strings.Split(frozen, "\n")[0], "PAUSED") {
 		t.Errorf("the title line does not say PAUSED: %q", strings.Split(frozen, "\n")[0])
 	}
-	if strings.Contains(strings.Join(strings.Split(frozen, "\n")[:m.headerH], "\n"), "‖") {
+	if strings.Contains(strings.Join(strings.Split(frozen, "\n")[:m.frame.headerH], "\n"), "‖") {
 		t.Errorf("the header shows ‖, the paused flag's glyph, for the pause")
 	}
 	now = now.Add(time.Minute)

@@ -171,7 +171,7 @@ func (m *Model) openDialog(action model.Action, tree bool) tea.Cmd {
 		})
 	}
 	m.dialog = d
-	m.dirty = true
+	m.frame.dirty = true
 	if m.opts.Runner == nil {
 		for _, t := range d.targets {
 			t.loading, t.err = false, fmt.Errorf("no recovery engine is connected")
@@ -202,7 +202,7 @@ func (m *Model) dryRunDone(msg dryRunMsg) {
 		if t.req == msg.req {
 			t.loading = false
 			t.result, t.err = msg.result, msg.err
-			m.dirty = true
+			m.frame.dirty = true
 		}
 	}
 }
@@ -226,33 +226,33 @@ func (m *Model) dialogKey(msg tea.KeyPressMsg) (cmd tea.Cmd, pass bool) {
 	switch k {
 	case "j", "down":
 		d.top++
-		m.dirty = true
+		m.frame.dirty = true
 		return nil, false
 	case "k", "up":
 		d.top--
-		m.dirty = true
+		m.frame.dirty = true
 		return nil, false
 	case "pgdown", "ctrl+d", "space":
 		d.top += max(1, d.height-1)
-		m.dirty = true
+		m.frame.dirty = true
 		return nil, false
 	case "pgup", "ctrl+u":
 		d.top -= max(1, d.height-1)
-		m.dirty = true
+		m.frame.dirty = true
 		return nil, false
 	case "g", "home":
 		d.top = 0
-		m.dirty = true
+		m.frame.dirty = true
 		return nil, false
 	case "G", "end":
 		d.top = len(d.body)
-		m.dirty = true
+		m.frame.dirty = true
 		return nil, false
 	case "Y":
 		return m.confirmDialog(), false
 	case "y":
 		if d.warned() {
-			m.dirty = true // the hint already says Y
+			m.frame.dirty = true // the hint already says Y
 			return nil, false
 		}
 		return m.confirmDialog(), false
@@ -260,7 +260,7 @@ func (m *Model) dialogKey(msg tea.KeyPressMsg) (cmd tea.Cmd, pass bool) {
 		m.closeDialog("cancelled " + actionTitle(d.action, d.tree))
 	case "tab", "shift+tab", "left", "right", "h", "l":
 		d.confirm = !d.confirm && d.canConfirm() && !d.warned()
-		m.dirty = true
+		m.frame.dirty = true
 	case "enter":
 		if d.confirm && !d.warned() {
 			return m.confirmDialog(), false
@@ -283,7 +283,7 @@ func (m *Model) confirmDialog() tea.Cmd {
 		return nil
 	}
 	d.running = true
-	m.dirty = true
+	m.frame.dirty = true
 	var reqs []ActionRequest
 	for _, t := range d.targets {
 		if t.runnable() {

@@ -168,7 +168,7 @@ func (m *Model) addEvent(e event) {
 		clear(m.events[maxEvents:])
 		m.events = m.events[:maxEvents]
 	}
-	m.dirty = true
+	m.frame.dirty = true
 }
 
 // togglePause pauses or resumes; resuming starts the tick again, which a

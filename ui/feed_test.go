@@ -95,7 +95,7 @@ func TestTickRedrawsAges(t *testing.T) {
 // SPEC §6 Mouse: click selects, wheel scrolls.
 func TestMouse(t *testing.T) {
 	m := newTestModel(t, 80, 12, Options{Initial: bigSnapshot(100)})
-	top := m.headerH // measured by Update, before any frame is drawn
+	top := m.frame.headerH // measured by Update, before any frame is drawn
 	m.Update(tea.MouseClickMsg{X: 5, Y: top + 2, Button: tea.MouseLeft})
 	if m.cursor != 2 {
 		t.Errorf("click on the third row selected row %d", m.cursor)

@@ -163,10 +163,11 @@ func carriesColour(s string) bool {
 	return false
 }
 
-// The README's screenshot: the demo's fleet at 100×28, the crashed
-// session collapsed to its roll-up. The README holds this file between
-// markers; a test of the module's root fails when they drift.
-func TestGoldenReadme(t *testing.T) {
+// The demo's fleet as its fixture has it (demoSpecs, held to the demo by
+// TestReadmeScreenshotIsTheDemo) at the README's 100×28, the crashed
+// session collapsed to its roll-up. The README's screenshot itself is drawn
+// from the live demo (TestReadmeScreenshotIsTheLiveDemo at the module's root).
+func TestGoldenDemoFixture(t *testing.T) {
 	m := newTestModel(t, 100, 28, Options{Initial: demoSnapshot()})
 	m.moveTo(m.rowIndex("20261122-091500"))
 	press(m, "space")

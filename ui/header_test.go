@@ -46,7 +46,7 @@ func TestHeader(t *testing.T) {
 			opts := tt.opts
 			opts.Initial = snap
 			m := newTestModel(t, 160, 30, opts)
-			header := strings.Join(strings.Split(stripped(m), "\n")[:m.headerH], "\n")
+			header := strings.Join(strings.Split(stripped(m), "\n")[:m.frame.headerH], "\n")
 			for _, w := range tt.wants {
 				if !strings.Contains(header, w) {
 					t.Errorf("header lacks %q:\n%s", w, header)
@@ -64,7 +64,7 @@ func TestHeaderHasAFixedHeight(t *testing.T) {
 	for _, width := range []int{120, 80, 60, 40} {
 		t.Run(fmt.Sprintf("%d columns", width), func(t *testing.T) {
 			plain := newTestModel(t, width, 24, Options{})
-			want := plain.headerH
+			want := plain.frame.headerH
 			if want != 5 {
 				t.Errorf("header is %d lines, want 5 (title, states, flags, notes, column head)", want)
 			}
@@ -76,10 +76,10 @@ func TestHeaderHasAFixedHeight(t *testing.T) {
 			for _, k := range []string{"f", "p", "F", "s"} {
 				press(busy, k)
 			}
-			if busy.headerH != want {
-				t.Errorf("with every flag, a filter, a pause and a follow the header is %d lines, want %d", busy.headerH, want)
+			if busy.frame.headerH != want {
+				t.Errorf("with every flag, a filter, a pause and a follow the header is %d lines, want %d", busy.frame.headerH, want)
 			}
-			lines := strings.Split(stripped(busy), "\n")[:busy.headerH]
+			lines := strings.Split(stripped(busy), "\n")[:busy.frame.headerH]
 			if width < 120 && !strings.Contains(lines[2], " more") {
 				t.Errorf("the flags line does not say what is hidden: %q", lines[2])
 			}

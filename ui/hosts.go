@@ -40,8 +40,8 @@ func (m *Model) setHosts(hosts []model.Host) {
 	for i, h := range hosts {
 		m.hostOf[h.Name] = i
 	}
-	m.rowEpoch++ // a host row's state cell is its reachability
-	m.dirty = true
+	m.frame.rowEpoch++ // a host row's state cell is its reachability
+	m.frame.dirty = true
 }
 
 // host reports whether n is a host row, and its reachability.

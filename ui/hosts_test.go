@@ -81,7 +81,7 @@ func TestFleetHeaderAndRows(t *testing.T) {
 	m := newFleetModel(t, 160, 40)
 	plain := stripped(m)
 	lines := strings.Split(plain, "\n")
-	header := strings.Join(lines[:m.headerH], "\n")
+	header := strings.Join(lines[:m.frame.headerH], "\n")
 	tests := []struct {
 		name, where, want string
 	}{
@@ -110,11 +110,11 @@ func TestFleetReachabilityUpdates(t *testing.T) {
 	up := fleetHosts()
 	up[1] = model.Host{Name: "host-b", Reachable: true, Since: clock12}
 	m.Update(updateMsg{update: model.Update{Snapshot: fleetSnapshot(), Hosts: up}})
-	if h := strings.Join(strings.Split(stripped(m), "\n")[:m.headerH], "\n"); !strings.Contains(h, "host-b ok") || strings.Contains(h, "unreachable") {
+	if h := strings.Join(strings.Split(stripped(m), "\n")[:m.frame.headerH], "\n"); !strings.Contains(h, "host-b ok") || strings.Contains(h, "unreachable") {
 		t.Errorf("header after host-b came back:\n%s", h)
 	}
 	m.Update(updateMsg{update: model.Update{Snapshot: fleetSnapshot()}})
-	if h := strings.Join(strings.Split(stripped(m), "\n")[:m.headerH], "\n"); !strings.Contains(h, "host-b ok") {
+	if h := strings.Join(strings.Split(stripped(m), "\n")[:m.frame.headerH], "\n"); !strings.Contains(h, "host-b ok") {
 		t.Errorf("an update without hosts dropped them:\n%s", h)
 	}
 }

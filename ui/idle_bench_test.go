@@ -254,11 +254,8 @@ func BenchmarkTouchToFrame10k(b *testing.B) {
 	const row = 2
 	n := m.rows[m.offset+row].node
 	c := m.columns(width)
-	from := markWidth + c.name + 1 + c.state + 1 + c.action + 1
-	if c.below > 0 {
-		from += c.below + 1
-	}
-	cell := frameCell{line: m.headerH + row, from: from, to: from + c.beat}
+	from := c.offset("BEAT")
+	cell := frameCell{line: m.frame.headerH + row, from: from, to: from + c.width("BEAT")}
 	loop := startProgramLoop(b, m)
 	defer loop.stop()
 

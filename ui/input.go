@@ -7,11 +7,13 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 )
 
-// key handles a key press; the dialog and the filter prompt take keys first.
+// key handles a key press; the dialog, the answer's editor and the filter
+// prompt take keys first, then the keys of every mode (globalKey), then
+// the mode's own: the `?` screen scrolls, the details and the tree each
+// have a table of their keys.
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	if msg.String() == "ctrl+c" {
 		return tea.Quit
@@ -28,156 +30,53 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	if m.prompt.typing {
 		return m.filterKey(msg)
 	}
+	if cmd, ok := m.globalKey(msg); ok {
+		return cmd
+	}
+	switch m.mode {
+	case modeHelp:
+		m.scrollHelp(msg)
+		return nil
+	case modeDetail:
+		return m.detailKey(msg)
+	}
+	return m.treeKey(msg)
+}
+
+// globalKey handles the keys every mode has: quit, help and back. It
+// reports whether msg was one of them.
+func (m *Model) globalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	k := m.keys
 	switch {
 	case key.Matches(msg, k.Quit):
-		return tea.Quit
+		return tea.Quit, true
 	case key.Matches(msg, k.Help):
 		if m.mode == modeHelp {
 			m.mode = modeTree
 		} else {
 			m.mode, m.helpTop = modeHelp, 0
 		}
-		return nil
+		return nil, true
 	case key.Matches(msg, k.Back):
-		switch {
-		case m.mode == modeTree && m.focus == focusEvents:
-			// esc closes the pane it has the focus of.
-			m.eventsOpen, m.focus = false, focusTree
-			m.scrollToCursor()
-		case m.mode != modeTree:
-			m.mode = modeTree
-		case m.textFilter != "" || m.state != filterAll:
-			m.state = filterAll
-			m.setFilter("")
-		}
-		return nil
+		m.back()
+		return nil, true
 	}
-	if m.mode == modeHelp {
-		m.scrollHelp(msg)
-		return nil
-	}
-	if m.mode == modeDetail {
-		return m.detailKey(msg)
-	}
-	if m.focus == focusEvents && m.eventsOpen && m.scrollKey(&m.eventsVP, msg) {
-		return nil
-	}
+	return nil, false
+}
+
+// back is esc: it closes the event pane it has the focus of, leaves the
+// details or the help, or clears the filters, the first that applies.
+func (m *Model) back() {
 	switch {
-	case key.Matches(msg, k.Up):
-		m.following = ""
-		m.moveTo(m.cursor - 1)
-	case key.Matches(msg, k.Down):
-		m.following = ""
-		m.moveTo(m.cursor + 1)
-	case key.Matches(msg, k.PageUp):
-		m.following = ""
-		m.moveTo(m.cursor - m.treeHeight())
-	case key.Matches(msg, k.PageDown):
-		m.following = ""
-		m.moveTo(m.cursor + m.treeHeight())
-	case key.Matches(msg, k.Top):
-		m.following = ""
-		m.moveTo(0)
-	case key.Matches(msg, k.Bottom):
-		m.following = ""
-		m.moveTo(len(m.rows) - 1)
-	case key.Matches(msg, k.Collapse):
-		m.collapse()
-	case key.Matches(msg, k.Expand):
-		if n := m.selectedNode(); n != nil && m.collapsed[n.ID] {
-			delete(m.collapsed, n.ID)
-			m.reflow()
-		}
-	case key.Matches(msg, k.Toggle):
-		if n := m.selectedNode(); n != nil && len(n.Children) > 0 {
-			if m.collapsed[n.ID] {
-				delete(m.collapsed, n.ID)
-			} else {
-				m.collapsed[n.ID] = true
-			}
-			m.reflow()
-		}
-	case key.Matches(msg, k.CollapseAll):
-		if m.snap != nil {
-			for _, s := range m.snap.Sessions {
-				s.Walk(func(n *model.Node) {
-					if len(n.Children) > 0 {
-						m.collapsed[n.ID] = true
-					}
-				})
-			}
-			// The selection moves up to its session, which stays visible.
-			if n := m.selectedNode(); n != nil {
-				for n.Parent != nil {
-					n = n.Parent
-				}
-				m.selected = n.ID
-			}
-		}
-		m.reflow()
-	case key.Matches(msg, k.ExpandAll):
-		clear(m.collapsed)
-		m.reflow()
-	case key.Matches(msg, k.NextAction):
-		m.jumpToAction(1)
-	case key.Matches(msg, k.PrevAction):
-		m.jumpToAction(-1)
-	case key.Matches(msg, k.Sort):
-		m.sort = (m.sort + 1) % sortCount
-		m.reflow()
-		m.setStatus("sort: "+m.sort.String(), false)
-	case key.Matches(msg, k.Mark):
-		if n := m.selectedNode(); n != nil {
-			if m.marked[n.ID] {
-				delete(m.marked, n.ID)
-			} else {
-				m.marked[n.ID] = true
-			}
-			m.following = ""
-			m.moveTo(m.cursor + 1)
-		}
-	case key.Matches(msg, k.Filter):
-		return m.openFilter()
-	case key.Matches(msg, k.StateFilter):
-		m.state = (m.state + 1) % filterCount
-		m.reflow()
-	case key.Matches(msg, k.Details):
-		if n := m.selectedNode(); n != nil {
-			m.mode = modeDetail
-			m.detailVP.GotoTop()
-			m.detailFollow = false
-			return tea.Batch(m.loadJournal(n), m.loadOutput(n), m.loadFiles(n))
-		}
-	case key.Matches(msg, k.Events):
-		m.eventsKeyPressed()
-	case key.Matches(msg, k.EventScope):
-		m.eventScopeKeyPressed()
-	case key.Matches(msg, k.Focus):
-		m.focusKeyPressed()
-	case key.Matches(msg, k.Copy):
-		return m.copyID()
-	case key.Matches(msg, k.Output):
-		return m.openPager()
-	case key.Matches(msg, k.Answer):
-		return m.answer()
-	case key.Matches(msg, k.Pause):
-		return m.togglePause()
-	case key.Matches(msg, k.Follow):
-		if m.following != "" {
-			m.following = ""
-			m.setStatus("follow off", false)
-		} else if n := m.selectedNode(); n != nil {
-			m.following = n.ID
-			m.setStatus("following "+termtext.Line(n.ID), false)
-			m.reflow()
-		}
-	case key.Matches(msg, k.Theme):
-		m.theme = (m.theme + 1) % len(m.themes.Themes)
-		m.applyTheme()
-		m.setStatus("theme "+m.themes.Themes[m.theme].Name, false)
+	case m.mode == modeTree && m.focus == focusEvents:
+		m.eventsOpen, m.focus = false, focusTree
+		m.scrollToCursor()
+	case m.mode != modeTree:
+		m.mode = modeTree
+	case m.textFilter != "" || m.state != filterAll:
+		m.state = filterAll
+		m.setFilter("")
 	}
-	return m.actionKey(msg)
 }
 
 func (m *Model) detailKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -282,14 +181,14 @@ func (m *Model) click(ms tea.Mouse) {
 	if ms.Button != tea.MouseLeft || m.dialog != nil || m.mode != modeTree {
 		return
 	}
-	line := ms.Y - m.headerH
+	line := ms.Y - m.frame.headerH
 	if line < 0 || line >= m.treeHeight() {
 		return
 	}
 	if i := m.offset + line; i < len(m.rows) {
 		m.following = ""
 		m.moveTo(i)
-		m.dirty = true
+		m.frame.dirty = true
 	}
 }
 
@@ -306,13 +205,13 @@ func (m *Model) wheel(ms tea.Mouse) {
 	if m.mode == modeDetail {
 		m.detailVP, _ = m.detailVP.Update(tea.MouseWheelMsg(ms))
 		m.detailFollow = m.detailVP.AtBottom() && ms.Button == tea.MouseWheelDown
-		m.dirty = true
+		m.frame.dirty = true
 		return
 	}
 	h := m.treeHeight()
-	if m.eventsOpen && m.mode == modeTree && ms.Y >= m.headerH+h {
+	if m.eventsOpen && m.mode == modeTree && ms.Y >= m.frame.headerH+h {
 		m.eventsVP, _ = m.eventsVP.Update(tea.MouseWheelMsg(ms))
-		m.dirty = true
+		m.frame.dirty = true
 		return
 	}
 	m.offset = max(0, min(m.offset+step, len(m.rows)-h))
@@ -322,14 +221,14 @@ func (m *Model) wheel(ms tea.Mouse) {
 	} else if m.cursor >= m.offset+h {
 		m.moveTo(m.offset + h - 1)
 	}
-	m.dirty = true
+	m.frame.dirty = true
 }
 
 // scrollHelp scrolls the `?` screen: up/down a line, pgup/pgdn a page, g/G to
 // the ends; it stops where its last line is on screen.
 func (m *Model) scrollHelp(msg tea.KeyPressMsg) {
 	k := m.keys
-	page := max(1, m.height-m.headerH-footerLines)
+	page := max(1, m.height-m.frame.headerH-footerLines)
 	last := max(0, len(m.helpLines(m.width))-page)
 	switch {
 	case key.Matches(msg, k.Up):
@@ -348,5 +247,5 @@ func (m *Model) scrollHelp(msg tea.KeyPressMsg) {
 		return
 	}
 	m.helpTop = max(0, min(m.helpTop, last))
-	m.dirty = true
+	m.frame.dirty = true
 }

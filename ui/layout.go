@@ -14,116 +14,23 @@ func (m *Model) layout() {
 	if w <= 0 || h <= 0 {
 		return
 	}
-	m.header = m.renderHeader(w)
-	m.headerH = len(m.header)
+	m.frame.header = m.renderHeader(w)
+	m.frame.headerH = len(m.frame.header)
 	m.scrollToCursor()
-	m.detail = nil
+	m.frame.detail = nil
 	if m.mode == modeDetail {
-		m.detail = m.detailView(w)
-		m.layoutDetail(w, h-m.headerH-footerLines)
+		m.frame.detail = m.detailView(w)
+		m.layoutDetail(w, h-m.frame.headerH-footerLines)
 	}
 	if m.eventsOpen && m.mode == modeTree {
 		m.layoutEvents(w, m.eventPaneHeight())
 	}
 	if m.dialog != nil {
-		m.layoutDialog(w, h-m.headerH-footerLines)
+		m.layoutDialog(w, h-m.frame.headerH-footerLines)
 	}
 	if m.answerBox != nil {
-		m.layoutAnswer(w, h-m.headerH-footerLines)
+		m.layoutAnswer(w, h-m.frame.headerH-footerLines)
 	}
-}
-
-func (m *Model) columns(w int) columns {
-	return layoutColumns(w)
-}
-
-// columns are the widths of the tree's columns at one screen width (0: the
-// column is dropped); the reason takes what is left. They depend on the
-// width alone, never on the rows, so a filter or a new node does not move
-// them. Below 110 columns they are dropped in the order of SPEC §6: RT and
-// CFA, then PID (below 100), BEAT (below 72), REASON (below 64) and BELOW
-// (below 44); NODE, STATE and ACTION stay at any width.
-type columns struct {
-	name, state, action, below, beat, pid, cfa, retries int
-	reason                                              bool
-}
-
-// markWidth is the leading cell that shows a `v` mark (`*`).
-const markWidth = 1
-
-// reasonMin is the least a reason column is worth showing at.
-const reasonMin = 10
-
-// From 80 columns on, NODE and STATE have what a tree's names and a state
-// with a flag or two need (nameWide, stateWide); the reason takes what is
-// left, up to reasonWant, enough for a typical one ("heartbeat 12m old,
-// pid 4242 gone"). What is left past that is shared in thirds: NODE (for
-// deeper trees, up to nameMax), STATE (for more flags, up to stateMax) and
-// the reason.
-const (
-	nameWide, stateWide = 20, 18
-	nameMax, stateMax   = 40, 30
-	reasonWant          = 40
-)
-
-func layoutColumns(width int) columns {
-	c := columns{action: 7, below: 9, beat: 6, pid: 7, cfa: 9, retries: 2, reason: true}
-	if width < 110 {
-		c.cfa, c.retries = 0, 0
-	}
-	if width < 100 {
-		c.pid = 0
-	}
-	if width < 72 {
-		c.beat = 0
-	}
-	if width < 64 {
-		c.reason = false
-	}
-	if width < 44 {
-		c.below = 0
-	}
-	if width >= 80 {
-		c.name, c.state = nameWide, stateWide
-		if surplus := c.reasonWidth(width) - reasonWant; surplus > 0 {
-			c.name = min(nameMax, nameWide+surplus/3)
-			c.state = min(stateMax, stateWide+surplus/3)
-		}
-		return c
-	}
-	// Below 80, NODE and STATE share what the other columns leave.
-	other := markWidth + c.action + 1
-	for _, col := range []int{c.below, c.beat} {
-		if col > 0 {
-			other += col + 1
-		}
-	}
-	if c.reason {
-		other += reasonMin + 1
-	}
-	avail := max(8, width-other-1)
-	c.name = min(nameWide, max(4, avail*55/100))
-	c.state = min(stateWide, max(4, avail-c.name))
-	return c
-}
-
-// reasonWidth is what the reason column gets at width w.
-func (c columns) reasonWidth(w int) int {
-	if !c.reason {
-		return 0
-	}
-	return max(0, w-c.fixed()-1)
-}
-
-// fixed is the width of every column but the reason, with separators.
-func (c columns) fixed() int {
-	used := markWidth + c.name
-	for _, col := range []int{c.state, c.action, c.below, c.beat, c.pid, c.cfa, c.retries} {
-		if col > 0 {
-			used += 1 + col
-		}
-	}
-	return used
 }
 
 // selectedNode is the node under the cursor, or nil.
@@ -148,7 +55,7 @@ func (m *Model) moveTo(i int) {
 
 // treeHeight is how many tree rows fit on screen.
 func (m *Model) treeHeight() int {
-	h := m.height - m.headerH - footerLines
+	h := m.height - m.frame.headerH - footerLines
 	if m.eventsOpen && m.mode == modeTree {
 		h -= m.eventPaneHeight()
 	}
@@ -156,7 +63,7 @@ func (m *Model) treeHeight() int {
 }
 
 func (m *Model) eventPaneHeight() int {
-	body := m.height - m.headerH - footerLines
+	body := m.height - m.frame.headerH - footerLines
 	return max(3, body/3)
 }
 

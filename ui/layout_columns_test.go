@@ -19,10 +19,10 @@ func TestReasonGetsWhatTheOtherColumnsDoNotNeed(t *testing.T) {
 	frame := stripped(m)
 	checkFrame(t, frame, 120, 40)
 	if !strings.Contains(frame, reason) {
-		t.Errorf("the reason %q is cut at 120 columns (%d cells for it):\n%s", reason, m.columns(120).reasonWidth(120), frame)
+		t.Errorf("the reason %q is cut at 120 columns (%d cells for it):\n%s", reason, m.columns(120).restWidth(), frame)
 	}
-	if c := layoutColumns(80); c.name != 20 || c.state != 18 || c.reasonWidth(80) != 14 {
-		t.Errorf("at 80 columns: name %d, state %d, reason %d; want 20, 18, 14 as before", c.name, c.state, c.reasonWidth(80))
+	if c := layoutColumns(treeColumns, 80); c.width("NODE") != 20 || c.width("STATE") != 18 || c.restWidth() != 14 {
+		t.Errorf("at 80 columns: name %d, state %d, reason %d; want 20, 18, 14 as before", c.width("NODE"), c.width("STATE"), c.restWidth())
 	}
 }
 
@@ -30,24 +30,24 @@ func TestReasonGetsWhatTheOtherColumnsDoNotNeed(t *testing.T) {
 // shrink as the screen widens, nor fall below what they have at 80; and
 // past 110 the reason never has less than at 110.
 func TestColumnsFillTheWidthAndOnlyGrow(t *testing.T) {
-	prev := layoutColumns(64)
-	reasonAt110 := layoutColumns(110).reasonWidth(110)
+	prev := layoutColumns(treeColumns, 64)
+	reasonAt110 := layoutColumns(treeColumns, 110).restWidth()
 	for w := 64; w <= 300; w++ {
-		c := layoutColumns(w)
-		if got := c.fixed() + 1 + c.reasonWidth(w); got != w {
+		c := layoutColumns(treeColumns, w)
+		if got := c.fixed() + 1 + c.restWidth(); got != w {
 			t.Fatalf("width %d: the columns take %d cells", w, got)
 		}
-		if c.reasonWidth(w) < reasonMin {
-			t.Fatalf("width %d: the reason has %d cells, less than %d", w, c.reasonWidth(w), reasonMin)
+		if c.restWidth() < reasonMin {
+			t.Fatalf("width %d: the reason has %d cells, less than %d", w, c.restWidth(), reasonMin)
 		}
-		if w >= 80 && (c.name < 20 || c.state < 18) {
-			t.Fatalf("width %d: name %d, state %d, less than at 80", w, c.name, c.state)
+		if w >= 80 && (c.width("NODE") < 20 || c.width("STATE") < 18) {
+			t.Fatalf("width %d: name %d, state %d, less than at 80", w, c.width("NODE"), c.width("STATE"))
 		}
-		if w > 80 && (c.name < prev.name || c.state < prev.state) {
-			t.Fatalf("width %d: name %d, state %d, narrower than at %d (%d, %d)", w, c.name, c.state, w-1, prev.name, prev.state)
+		if w > 80 && (c.width("NODE") < prev.width("NODE") || c.width("STATE") < prev.width("STATE")) {
+			t.Fatalf("width %d: name %d, state %d, narrower than at %d (%d, %d)", w, c.width("NODE"), c.width("STATE"), w-1, prev.width("NODE"), prev.width("STATE"))
 		}
-		if w >= 110 && c.reasonWidth(w) < reasonAt110 {
-			t.Fatalf("width %d: the reason has %d cells, less than at 110 (%d)", w, c.reasonWidth(w), reasonAt110)
+		if w >= 110 && c.restWidth() < reasonAt110 {
+			t.Fatalf("width %d: the reason has %d cells, less than at 110 (%d)", w, c.restWidth(), reasonAt110)
 		}
 		prev = c
 	}

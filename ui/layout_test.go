@@ -12,7 +12,7 @@ type layoutState struct {
 }
 
 func layoutOf(m *Model) layoutState {
-	return layoutState{headerH: m.headerH, offset: m.offset, cursor: m.cursor, detailOffset: m.detailVP.YOffset()}
+	return layoutState{headerH: m.frame.headerH, offset: m.offset, cursor: m.cursor, detailOffset: m.detailVP.YOffset()}
 }
 
 // STYLE "No IO and nothing slow in Update or View": View only draws. The
@@ -49,7 +49,7 @@ func TestViewLeavesTheLayoutAlone(t *testing.T) {
 			tt.setup(m)
 			before := layoutOf(m)
 			first := m.View().Content
-			m.dirty = true // draw again from scratch
+			m.frame.dirty = true // draw again from scratch
 			second := m.View().Content
 			if after := layoutOf(m); after != before {
 				t.Errorf("View changed the layout: %+v -> %+v", before, after)

@@ -100,7 +100,8 @@ type Model struct {
 
 	width, height int
 
-	// The tree as shown.
+	// The tree as shown: its columns (columns.go), its rows.
+	table     []column
 	rows      []row
 	index     map[string]int // node id -> row, built on demand (rowOf)
 	flat      flatCache      // what rows were laid out from (reflowUpdate)
@@ -129,10 +130,6 @@ type Model struct {
 	eventSeq   int     // counts events added: the pane rebuilds when it moves
 	eventScope string  // `E`: only this node's subtree, or "" for all
 	eventsVP   viewport.Model
-	// eventsBuilt is what the event viewport's lines were built from, and
-	// eventsShown how many events they hold.
-	eventsBuilt eventsKey
-	eventsShown int
 
 	seenProblems map[model.Problem]bool
 
@@ -146,33 +143,14 @@ type Model struct {
 	awaiting map[string]resumeWatch
 	status   string
 	bad      bool // the status is a refusal or an error
+	// statusSet is when the status message was set (it fades, statusFade).
+	statusSet time.Time
 
 	feed   <-chan model.Update
 	closed bool
 
-	frame string
-	// dirty: the next View draws the frame again (Update runs layout
-	// first); aged: only the clock moved since, and View redraws what it
-	// moves (reage) where the last frame allows it (ageable).
-	dirty, aged, ageable bool
-	// lines are the frame's lines; the rows on screen start at rowsAt, the
-	// status line is at statusAt.
-	lines            []string
-	rowsAt, statusAt int
-	// statusSet is when the status message was set (it fades, statusFade).
-	statusSet time.Time
-	// shown are the tree rows on screen as drawn, shownAt their index by
-	// node; shownSpare is the array the next frame's rows go into. rowEpoch
-	// counts what redraws every row (a theme, the hosts).
-	shown, shownSpare []shownRow
-	shownAt           map[*model.Node]int
-	rowEpoch          int
-	// reasonWrap is the reason cell's style (Text) as a wrap, when it is one.
-	reasonWrap   wrap
-	reasonWrapOK bool
-	header       []string // the header's lines, built by layout
-	counts       countsMemo
-	headerH      int // len(header)
+	// frame is what the renderer keeps between frames (render_cache.go).
+	frame frameCache
 	// answerBox is the editor of an answer here, while it is open.
 	answerBox *answerBox
 	// answeredAt is when each node's answer was sent, this run.
@@ -181,14 +159,7 @@ type Model struct {
 	profile colorprofile.Profile
 	// helpTop is the first line of the `?` screen shown (it scrolls).
 	helpTop int
-	// helpBelow is how many lines of it are below the screen, as drawn.
-	helpBelow int
-	// helpLine is the short help of the tree or the details, as built for helpBuilt.
-	helpLine  string
-	helpBuilt helpKey
-	// detail is the detail pane's lines, wrapped to the width (modeDetail).
-	detail []string
-	sum    model.Summary // counts of snap, computed once per snapshot
+	sum     model.Summary // counts of snap, computed once per snapshot
 	// tallies are sum's counts per session, recounted only where renewed.
 	tallies tallyCache
 	// hosts of a fleet view, and their top-level ids; empty otherwise.
@@ -229,14 +200,14 @@ func New(opts Options) *Model {
 		help:      help.New(),
 		themes:    set,
 		theme:     set.Start,
+		table:     treeColumns,
 		collapsed: map[string]bool{},
 		marked:    map[string]bool{},
 		journal:   map[string]journalMsg{},
 		output:    map[string]outputMsg{},
 		width:     80,
 		height:    24,
-		dirty:     true,
-		headerH:   headerLines,
+		frame:     frameCache{dirty: true, headerH: headerLines},
 		detailVP:  newPane(),
 		eventsVP:  newPane(),
 
@@ -271,7 +242,7 @@ func (m *Model) Init() tea.Cmd {
 // commands.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
-	if m.dirty {
+	if m.frame.dirty {
 		m.layout()
 	}
 	return m, cmd
@@ -289,53 +260,15 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.width, m.height = msg.Width, msg.Height
 		m.help.SetWidth(msg.Width)
 		m.scrollToCursor()
-		m.dirty = true
+		m.frame.dirty = true
 		return nil
 	case tickMsg:
-		m.ticking = false
-		if m.paused {
-			// A pause freezes the whole frame, ages and the clock too: no
-			// tick until the resume starts it again.
-			return nil
-		}
-		m.now = m.opts.Now()
-		if m.status != "" && m.now.Sub(m.statusSet) >= statusFade {
-			m.status, m.bad = "", false
-			m.dirty = true
-		}
-		// Only ages and the clock move: View redraws those cells where the
-		// last frame lets it (render), the whole frame elsewhere.
-		if m.ageable {
-			m.aged = true
-		} else {
-			m.dirty = true
-		}
-		return m.armTick()
+		return m.tick()
 	case updateMsg:
-		var released tea.Cmd
-		if m.paused {
-			if m.pending != nil {
-				merged := m.pending.Merge(msg.update)
-				m.pending = &merged
-			} else {
-				u := msg.update
-				m.pending = &u
-			}
-		} else {
-			released = m.apply(msg.update)
-		}
-		var reread tea.Cmd
-		if n := m.selectedNode(); n != nil && m.mode == modeDetail && msg.update.Snapshot != nil && !m.paused {
-			// The node changed: its output may have grown.
-			reread = tea.Batch(m.loadOutput(n), m.loadFiles(n))
-		}
-		if m.feed == nil || m.closed {
-			return tea.Batch(released, reread)
-		}
-		return tea.Batch(released, reread, waitFeed(m.feed))
+		return m.updated(msg.update)
 	case feedClosedMsg:
 		m.closed = true
-		m.dirty = true
+		m.frame.dirty = true
 		return nil
 	case dryRunMsg:
 		m.dryRunDone(msg)
@@ -349,49 +282,101 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case journalMsg:
 		m.journal[msg.id] = msg
-		m.dirty = true
+		m.frame.dirty = true
 		return nil
 	case filesMsg:
 		m.files = msg
-		m.dirty = true
+		m.frame.dirty = true
 		return nil
 	case outputMsg:
 		m.output[msg.id] = msg
-		m.dirty = true
+		m.frame.dirty = true
 		return nil
 	case execDoneMsg:
 		m.execDone(msg)
 		return nil
 	case answerDraftMsg:
-		m.dirty = true
+		m.frame.dirty = true
 		return m.answerDrafted(msg)
 	case answerEditedMsg:
-		m.dirty = true
+		m.frame.dirty = true
 		return m.answerEdited(msg)
 	case answeredMsg:
-		m.dirty = true
+		m.frame.dirty = true
 		return m.answered(msg)
 	case tea.KeyPressMsg:
 		cmd := m.key(msg)
-		m.dirty = true
+		m.frame.dirty = true
 		return cmd
 	case tea.PasteMsg:
-		if m.answerBox != nil {
-			m.dirty = true
-			return m.answerKey(msg)
-		}
-		if m.prompt.typing {
-			cmd := m.filterKey(msg)
-			m.dirty = true
-			return cmd
-		}
-		return nil
+		return m.paste(msg)
 	case tea.MouseClickMsg:
 		m.click(msg.Mouse())
 		return nil
 	case tea.MouseWheelMsg:
 		m.wheel(msg.Mouse())
 		return nil
+	}
+	return nil
+}
+
+// tick moves the clock: only ages and the clock move, and View redraws
+// those cells where the last frame lets it (render), the whole frame
+// elsewhere; a status message fades.
+func (m *Model) tick() tea.Cmd {
+	m.ticking = false
+	if m.paused {
+		// A pause freezes the whole frame, ages and the clock too: no
+		// tick until the resume starts it again.
+		return nil
+	}
+	m.now = m.opts.Now()
+	if m.status != "" && m.now.Sub(m.statusSet) >= statusFade {
+		m.status, m.bad = "", false
+		m.frame.dirty = true
+	}
+	if m.frame.ageable {
+		m.frame.aged = true
+	} else {
+		m.frame.dirty = true
+	}
+	return m.armTick()
+}
+
+// updated takes an update of the feed in, or holds it back, merged with
+// those before it, while paused; the feed is waited on again.
+func (m *Model) updated(u model.Update) tea.Cmd {
+	var released tea.Cmd
+	switch {
+	case !m.paused:
+		released = m.apply(u)
+	case m.pending != nil:
+		merged := m.pending.Merge(u)
+		m.pending = &merged
+	default:
+		m.pending = &u
+	}
+	var reread tea.Cmd
+	if n := m.selectedNode(); n != nil && m.mode == modeDetail && u.Snapshot != nil && !m.paused {
+		// The node changed: its output may have grown.
+		reread = tea.Batch(m.loadOutput(n), m.loadFiles(n))
+	}
+	if m.feed == nil || m.closed {
+		return tea.Batch(released, reread)
+	}
+	return tea.Batch(released, reread, waitFeed(m.feed))
+}
+
+// paste goes to the answer's editor or the filter prompt, whichever is open.
+func (m *Model) paste(msg tea.PasteMsg) tea.Cmd {
+	switch {
+	case m.answerBox != nil:
+		m.frame.dirty = true
+		return m.answerKey(msg)
+	case m.prompt.typing:
+		cmd := m.filterKey(msg)
+		m.frame.dirty = true
+		return cmd
 	}
 	return nil
 }
@@ -412,7 +397,7 @@ func (m *Model) loadJournal(n *model.Node) tea.Cmd {
 // quotes, until statusFade has passed or the selection moves.
 func (m *Model) setStatus(s string, bad bool) {
 	m.status, m.bad, m.statusSet = termtext.Line(s), bad, m.now
-	m.dirty = true
+	m.frame.dirty = true
 }
 
 func (m *Model) applyTheme() {
@@ -422,11 +407,11 @@ func (m *Model) applyTheme() {
 		th = themes.On16(th)
 	}
 	m.styles = NewStyles(th)
-	m.reasonWrap, m.reasonWrapOK = wrapOf(m.styles.Text)
-	m.rowEpoch++
+	m.frame.reasonWrap, m.frame.reasonWrapOK = wrapOf(m.styles.Text)
+	m.frame.rowEpoch++
 	m.help.Styles = m.styles.Help
 	m.help.ShortSeparator = " · "
-	m.dirty = true
+	m.frame.dirty = true
 }
 
 // View renders the screen as Update laid it out (layout) and changes
@@ -435,13 +420,13 @@ func (m *Model) applyTheme() {
 // clock moves (reage), and a frame nothing moved in is handed back as it is.
 func (m *Model) View() tea.View {
 	switch {
-	case m.dirty:
-		m.frame = m.render()
-	case m.aged:
+	case m.frame.dirty:
+		m.frame.text = m.render()
+	case m.frame.aged:
 		m.reage()
 	}
-	m.dirty, m.aged = false, false
-	v := tea.NewView(m.frame)
+	m.frame.dirty, m.frame.aged = false, false
+	v := tea.NewView(m.frame.text)
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "dispatchtop"

@@ -21,7 +21,7 @@ func rowLine(m *Model, id string) string {
 		return ""
 	}
 	lines := strings.Split(stripped(m), "\n")
-	at := m.headerH + i - m.offset
+	at := m.frame.headerH + i - m.offset
 	if at >= len(lines) {
 		return ""
 	}
@@ -42,7 +42,7 @@ func TestNameKeepsTheRoleBeforeTheIDTail(t *testing.T) {
 					continue
 				}
 				// Within the NODE cell, whole (the reason may say "lead" too).
-				if cell := ansi.Cut(line, 0, markWidth+m.columns(sz.w).name); !strings.Contains(cell, role) || strings.Contains(cell, role+"…") {
+				if cell := ansi.Cut(line, 0, markWidth+m.columns(sz.w).width("NODE")); !strings.Contains(cell, role) || strings.Contains(cell, role+"…") {
 					t.Errorf("%s: row %q does not show its role %q", n.ID, line, role)
 				}
 			}

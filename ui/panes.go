@@ -45,15 +45,15 @@ func (m *Model) scrollKey(vp *viewport.Model, msg tea.KeyPressMsg) bool {
 	default:
 		return false
 	}
-	m.dirty = true
+	m.frame.dirty = true
 	return true
 }
 
 // layoutDetail hands the detail lines, styled and cut to w, to the detail
 // viewport, which takes the body under the pane's title line.
 func (m *Model) layoutDetail(w, bodyH int) {
-	lines := make([]string, len(m.detail))
-	for i, l := range m.detail {
+	lines := make([]string, len(m.frame.detail))
+	for i, l := range m.frame.detail {
 		style := m.styles.Text
 		if strings.HasPrefix(l, "── ") {
 			style = m.styles.Title
@@ -88,19 +88,19 @@ func (m *Model) layoutEvents(w, h int) {
 	if m.eventScope != "" {
 		k.snap = m.snap
 	}
-	if k == m.eventsBuilt && m.eventsVP.TotalLineCount() > 0 {
+	if k == m.frame.eventsBuilt && m.eventsVP.TotalLineCount() > 0 {
 		return
 	}
-	follow := m.eventsVP.AtBottom() || m.eventsBuilt.width == 0
-	m.eventsBuilt = k
+	follow := m.eventsVP.AtBottom() || m.frame.eventsBuilt.width == 0
+	m.frame.eventsBuilt = k
 	in := m.eventScopeIDs()
 	lines := make([]string, 0, len(m.events))
-	m.eventsShown = 0
+	m.frame.eventsShown = 0
 	for _, e := range m.events {
 		if in != nil && !in[e.id] {
 			continue
 		}
-		m.eventsShown++
+		m.frame.eventsShown++
 		lines = append(lines, m.eventLine(e, w))
 	}
 	if len(lines) == 0 {
@@ -154,7 +154,7 @@ func (m *Model) eventLine(e event, w int) string {
 func (m *Model) renderEvents(w, h int) []string {
 	title := fmt.Sprintf("── events (%d) ", len(m.events))
 	if m.eventScope != "" {
-		title = fmt.Sprintf("── events of %s (%d of %d) ", termtext.Line(m.eventScope), m.eventsShown, len(m.events))
+		title = fmt.Sprintf("── events of %s (%d of %d) ", termtext.Line(m.eventScope), m.frame.eventsShown, len(m.events))
 	}
 	if m.focus == focusEvents {
 		title += "↑↓ scroll · tab tree · esc close "
@@ -196,7 +196,7 @@ func (m *Model) focusKeyPressed() {
 	default:
 		m.focus = focusEvents
 	}
-	m.dirty = true
+	m.frame.dirty = true
 }
 
 // eventScopeKeyPressed is `E`: the event pane shows only the selected

@@ -7,7 +7,8 @@ import (
 	"github.com/dispatchtop/dispatchtop/demo"
 )
 
-// The README's screenshot is the demo: its fixture (demoSpecs) has every
+// The demo's fixture (demoSpecs, drawn by TestGoldenDemoFixture; the
+// README's screenshot itself is drawn from the live demo) has every
 // node the demo's scenario lays out and no other, each with the role, team
 // and the state it settles at that the demo gives it; ids are as a view of
 // each root shows them (`.sessions/` and `.teaparty/jobs/` left out).

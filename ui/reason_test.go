@@ -49,7 +49,7 @@ func classifiedSnapshot(classified time.Time) *model.Snapshot {
 func statusReason(t *testing.T, m *Model, id string) string {
 	t.Helper()
 	m.moveTo(m.rowIndex(id))
-	m.dirty = true
+	m.frame.dirty = true
 	lines := strings.Split(stripped(m), "\n")
 	status := lines[len(lines)-2]
 	// The reason leads; the position and the id follow.

@@ -240,7 +240,7 @@ func (m *Model) placeCursor() {
 	} else {
 		m.scrollToCursor()
 	}
-	m.dirty = true
+	m.frame.dirty = true
 }
 
 // findRow is the row of node id: where the cursor is when it did not move

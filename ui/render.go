@@ -20,11 +20,11 @@ import (
 // notes where in it the cells a tick moves are (reage).
 func (m *Model) render() string {
 	w, h := m.width, m.height
-	m.ageable, m.rowsAt = false, -1
+	m.frame.ageable, m.frame.rowsAt = false, -1
 	if w <= 0 || h <= 0 {
 		return ""
 	}
-	lines := append(m.lines[:0], m.header...)
+	lines := append(m.frame.lines[:0], m.frame.header...)
 	var body []string
 	switch m.mode {
 	case modeDetail:
@@ -33,7 +33,7 @@ func (m *Model) render() string {
 		body = m.renderHelp(w, h-len(lines)-footerLines)
 	default:
 		body = m.renderTree(w)
-		m.rowsAt = len(lines)
+		m.frame.rowsAt = len(lines)
 		if m.eventsOpen {
 			// The pane keeps its place under the tree's whole height, where
 			// the wheel looks for it, however few rows a filter leaves.
@@ -60,10 +60,10 @@ func (m *Model) render() string {
 	if len(lines) > h {
 		lines = lines[:h]
 	}
-	m.lines, m.statusAt = lines, len(lines)-footerLines
+	m.frame.lines, m.frame.statusAt = lines, len(lines)-footerLines
 	// A tick can redraw its cells in place only where they are all on
 	// screen as drawn: nothing cut, no dialog over the rows, no details.
-	m.ageable = !cut && m.dialog == nil && m.mode != modeDetail
+	m.frame.ageable = !cut && m.dialog == nil && m.mode != modeDetail
 	return strings.Join(lines, "\n")
 }
 
@@ -73,25 +73,25 @@ func (m *Model) render() string {
 func (m *Model) reage() {
 	w := m.width
 	moved := false
-	if title := m.renderTitle(w); title != m.lines[0] {
-		m.header[0], m.lines[0] = title, title
+	if title := m.renderTitle(w); title != m.frame.lines[0] {
+		m.frame.header[0], m.frame.lines[0] = title, title
 		moved = true
 	}
-	if m.rowsAt >= 0 {
+	if m.frame.rowsAt >= 0 {
 		c := m.columns(w)
-		for k := range m.shown {
-			if m.reageRow(&m.shown[k], c, w) {
-				m.lines[m.rowsAt+k] = m.shown[k].line
+		for k := range m.frame.shown {
+			if m.reageRow(&m.frame.shown[k], c) {
+				m.frame.lines[m.frame.rowsAt+k] = m.frame.shown[k].line
 				moved = true
 			}
 		}
 	}
-	if status := m.renderStatus(w); status != m.lines[m.statusAt] {
-		m.lines[m.statusAt] = status
+	if status := m.renderStatus(w); status != m.frame.lines[m.frame.statusAt] {
+		m.frame.lines[m.frame.statusAt] = status
 		moved = true
 	}
 	if moved {
-		m.frame = strings.Join(m.lines, "\n")
+		m.frame.text = strings.Join(m.frame.lines, "\n")
 	}
 }
 
@@ -145,8 +145,8 @@ func (m *Model) renderShortHelp(w int) string {
 	}
 	if m.mode == modeHelp {
 		line := "? or esc closes the help"
-		if m.helpTop > 0 || m.helpBelow > 0 {
-			line = fmt.Sprintf("↓ %d more lines · ↑↓ pgup pgdn scroll · ", m.helpBelow) + line
+		if m.helpTop > 0 || m.frame.helpBelow > 0 {
+			line = fmt.Sprintf("↓ %d more lines · ↑↓ pgup pgdn scroll · ", m.frame.helpBelow) + line
 		}
 		return m.styles.Muted.Render(truncate(line, w))
 	}
@@ -154,8 +154,8 @@ func (m *Model) renderShortHelp(w int) string {
 	// made once, not at every frame an update or a key draws.
 	events := m.mode == modeTree && m.eventsOpen && m.focus == focusEvents
 	built := helpKey{mode: m.mode, events: events, width: w, theme: m.theme}
-	if m.helpLine != "" && m.helpBuilt == built {
-		return m.helpLine
+	if m.frame.helpLine != "" && m.frame.helpBuilt == built {
+		return m.frame.helpLine
 	}
 	var bindings []key.Binding
 	switch {
@@ -166,8 +166,8 @@ func (m *Model) renderShortHelp(w int) string {
 	default:
 		bindings = m.keys.ShortHelp()
 	}
-	m.helpLine, m.helpBuilt = m.shortHelpEndingWith(bindings, []key.Binding{m.keys.Help, m.keys.Quit}, w), built
-	return m.helpLine
+	m.frame.helpLine, m.frame.helpBuilt = m.shortHelpEndingWith(bindings, []key.Binding{m.keys.Help, m.keys.Quit}, w), built
+	return m.frame.helpLine
 }
 
 // helpKey is what the short help line of the tree or the details is made from.
@@ -234,7 +234,7 @@ func (m *Model) renderHelp(w, h int) []string {
 	}
 	top := max(0, min(m.helpTop, len(all)-h))
 	lines := all[top:]
-	m.helpBelow = max(0, len(lines)-h)
+	m.frame.helpBelow = max(0, len(lines)-h)
 	return lines[:min(h, len(lines))]
 }
 

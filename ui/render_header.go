@@ -52,12 +52,12 @@ type countsMemo struct {
 
 // countLines is the state and flag counts' lines for sum at width w.
 func (m *Model) countLines(sum model.Summary, w int) []string {
-	c := &m.counts
-	if c.filled && c.w == w && c.epoch == m.rowEpoch && sameCounts(c.sum, sum) {
+	c := &m.frame.counts
+	if c.filled && c.w == w && c.epoch == m.frame.rowEpoch && sameCounts(c.sum, sum) {
 		return c.lines
 	}
 	lines := m.renderCounts(sum, w)
-	*c = countsMemo{sum: sum, w: w, epoch: m.rowEpoch, lines: lines, filled: true}
+	*c = countsMemo{sum: sum, w: w, epoch: m.frame.rowEpoch, lines: lines, filled: true}
 	return lines
 }
 
@@ -251,12 +251,18 @@ func (m *Model) watchNotes() []string {
 	return notes
 }
 
+// renderColumnHead is the columns' heads, each over its column.
 func (m *Model) renderColumnHead(w int) string {
-	c := m.columns(w)
-	cells := rowText(c, " ", "NODE", "STATE", "ACTION", "BELOW", "BEAT", "PID", "CFA", "RT")
-	line := cells[0] + strings.Join(cells[1:], " ") // the mark cell and NODE touch, as in the rows
-	if c.reason {
-		line += " REASON"
+	var b strings.Builder
+	for _, lc := range m.columns(w).laid {
+		if lc.sep {
+			b.WriteByte(' ')
+		}
+		if lc.rest {
+			b.WriteString(lc.head)
+		} else {
+			b.WriteString(fit(lc.head, lc.width))
+		}
 	}
-	return m.styles.ColumnHead.Render(fit(line, w))
+	return m.styles.ColumnHead.Render(fit(b.String(), w))
 }

@@ -3,37 +3,20 @@ package ui
 // The tree's rows on screen: each row's cells, laid out in the columns and styled.
 
 import (
-	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
-	"github.com/charmbracelet/x/ansi"
-
-	"github.com/dispatchtop/dispatchtop/internal/glyph"
 	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 )
-
-// rowText lays a row's cells out in the columns of c (the mark cell first).
-func rowText(c columns, mark, name, state, action, below, beat, pid, cfa, retries string) []string {
-	cells := []string{fit(mark, markWidth), fit(name, c.name), fit(state, c.state), fit(action, c.action)}
-	for _, col := range []struct {
-		w    int
-		text string
-	}{{c.below, below}, {c.beat, beat}, {c.pid, pid}, {c.cfa, cfa}, {c.retries, retries}} {
-		if col.w > 0 {
-			cells = append(cells, fit(col.text, col.w))
-		}
-	}
-	return cells
-}
 
 // renderTree renders the rows on screen, and only those. A row already on
 // screen that shows the same thing is not styled again (see shownRow).
 func (m *Model) renderTree(w int) []string {
 	h := m.treeHeight()
 	if len(m.rows) == 0 {
-		m.setShown(m.shownSpare[:0])
+		m.setShown(m.frame.shownSpare[:0])
 		msg := "no nodes"
 		if m.textFilter != "" || m.state != filterAll {
 			msg = "no node matches the filter (esc clears it)"
@@ -43,17 +26,17 @@ func (m *Model) renderTree(w int) []string {
 		return []string{m.styles.Muted.Render(fit("  "+msg, w))}
 	}
 	c := m.columns(w)
-	prev, cur := m.shown, m.shownSpare[:0]
+	prev, cur := m.frame.shown, m.frame.shownSpare[:0]
 	out := make([]string, 0, h)
 	end := min(len(m.rows), m.offset+h)
 	for i := m.offset; i < end; i++ {
 		key := m.rowKeyOf(i, w)
 		var sr shownRow
-		if j, ok := m.shownAt[key.node]; ok && prev[j].key == key {
+		if j, ok := m.frame.shownAt[key.node]; ok && prev[j].key == key {
 			sr = prev[j]
-			m.reageRow(&sr, c, w)
+			m.reageRow(&sr, c)
 		} else {
-			sr = m.renderRow(m.rows[i], key, c, w)
+			sr = m.renderRow(m.rows[i], key, c)
 		}
 		cur = append(cur, sr)
 		out = append(out, sr.line)
@@ -66,14 +49,14 @@ func (m *Model) renderTree(w int) []string {
 // the previous ones' array is kept for the frame after, emptied: its rows'
 // nodes may be an older snapshot's, which one node keeps whole.
 func (m *Model) setShown(rows []shownRow) {
-	m.shown, m.shownSpare = rows, m.shown
-	clear(m.shownSpare[:cap(m.shownSpare)])
-	if m.shownAt == nil {
-		m.shownAt = make(map[*model.Node]int, len(rows))
+	m.frame.shown, m.frame.shownSpare = rows, m.frame.shown
+	clear(m.frame.shownSpare[:cap(m.frame.shownSpare)])
+	if m.frame.shownAt == nil {
+		m.frame.shownAt = make(map[*model.Node]int, len(rows))
 	}
-	clear(m.shownAt)
+	clear(m.frame.shownAt)
 	for j, sr := range rows {
-		m.shownAt[sr.key.node] = j
+		m.frame.shownAt[sr.key.node] = j
 	}
 }
 
@@ -83,15 +66,19 @@ func (m *Model) setShown(rows []shownRow) {
 type shownRow struct {
 	key  rowKey
 	line string
-	// beat is the BEAT cell's text before fitting; line[beatAt:beatAt+
-	// beatLen] is the fitted cell (beatAt -1: not spliced, re-rendered).
-	beat            string
-	beatAt, beatLen int
-	// reason is the reason as of the line's instant (before cleaning and
-	// cutting), and reasonAt where its cell starts in line: the cell ends
-	// the line (-1: not spliced, re-rendered).
-	reason   string
-	reasonAt int
+	// ages are the cells of the columns whose text moves with the clock
+	// (column.ages), left to right.
+	ages []agedCell
+}
+
+// agedCell is where a clock-moving cell sits in a shownRow's line: col is
+// its index among the laid-out columns, raw its text before fitting as of
+// the line's instant, and line[at:at+n] the fitted text (at -1: it cannot
+// be overwritten there, the row is rendered again).
+type agedCell struct {
+	col   int
+	raw   string
+	at, n int
 }
 
 // rowKey is everything a row's line depends on but the clock: a row with
@@ -110,7 +97,7 @@ func (m *Model) rowKeyOf(i, w int) rowKey {
 	r := m.rows[i]
 	k := rowKey{
 		node: r.node, guide: guide(m.rows, i), hasKids: r.hasKids, collapsed: r.collapsed, match: r.match,
-		marked: m.marked[r.node.ID], picked: i == m.cursor, width: w, epoch: m.rowEpoch,
+		marked: m.marked[r.node.ID], picked: i == m.cursor, width: w, epoch: m.frame.rowEpoch,
 	}
 	if r.roll != nil {
 		k.roll, k.hasRoll = *r.roll, true
@@ -118,49 +105,52 @@ func (m *Model) rowKeyOf(i, w int) rowKey {
 	return k
 }
 
-// reageRow brings sr's ages to m.now: the cells are spliced into the line
-// where they sit, or the row is rendered again where they cannot be. It
-// reports whether the line changed.
-func (m *Model) reageRow(sr *shownRow, c columns, w int) bool {
-	n := sr.key.node
-	beat, reason := sr.beat, sr.reason
-	if c.beat > 0 {
-		beat = beatText(n, m.now)
+// reageRow brings sr's ages to m.now: each clock-moving cell is drawn
+// again through its column's cell and put where the column placed it, or
+// the row is rendered again where one cannot be. It reports whether the
+// line changed.
+func (m *Model) reageRow(sr *shownRow, c columns) bool {
+	var raws [4]string // most rows have two clock-moving cells: no allocation
+	moved := raws[:0]
+	rc := m.rowCtx(sr.row(), sr.key.guide)
+	changed, splice := false, true
+	for _, a := range sr.ages {
+		lc := &c.laid[a.col]
+		raw := lc.cell(m, rc, lc.width)
+		moved = append(moved, raw)
+		if raw != a.raw {
+			changed = true
+			splice = splice && a.at >= 0
+		}
 	}
-	if c.reasonWidth(w) > 0 {
-		reason = n.ReasonAt(m.now)
-	}
-	if beat == sr.beat && reason == sr.reason {
+	if !changed {
 		return false
 	}
-	var cell string
-	if beat != sr.beat {
-		cell = fit(beat, c.beat)
-	}
-	// A cell that does not sit where it can be overwritten (the selected
-	// row, a cut one) or whose new text is not as long (an ellipsis): the
-	// row is drawn again.
-	if (beat != sr.beat && (sr.beatAt < 0 || len(cell) != sr.beatLen)) || (reason != sr.reason && sr.reasonAt < 0) {
-		*sr = m.renderRow(sr.row(), sr.key, c, w)
+	if !splice {
+		*sr = m.renderRow(sr.row(), sr.key, c)
 		return true
 	}
-	// The line again in one piece: up to the BEAT cell, the cell, up to
-	// the REASON cell, the cell.
-	head, tail := sr.line, ""
-	if reason != sr.reason {
-		head, tail = sr.line[:sr.reasonAt], m.reasonCell(reason, c.reasonWidth(w))
-	}
+	// The line again in one piece: each moved cell fitted and put in its
+	// place, what lies between copied; a cell after one whose length
+	// changed moves with it.
 	var b strings.Builder
-	b.Grow(len(head) + len(tail))
-	if beat != sr.beat {
-		b.WriteString(head[:sr.beatAt])
+	b.Grow(len(sr.line) + 8)
+	from, shift := 0, 0
+	for k := range sr.ages {
+		a := &sr.ages[k]
+		if moved[k] == a.raw {
+			a.at += shift
+			continue
+		}
+		cell := c.laid[a.col].fitCell(moved[k])
+		b.WriteString(sr.line[from:a.at])
+		from = a.at + a.n
+		shift += len(cell) - a.n
+		a.at, a.n, a.raw = b.Len(), len(cell), moved[k]
 		b.WriteString(cell)
-		b.WriteString(head[sr.beatAt+sr.beatLen:])
-	} else {
-		b.WriteString(head)
 	}
-	b.WriteString(tail)
-	sr.line, sr.beat, sr.reason = b.String(), beat, reason
+	b.WriteString(sr.line[from:])
+	sr.line = b.String()
 	return true
 }
 
@@ -182,158 +172,126 @@ func beatText(n *model.Node, now time.Time) string {
 	return model.FormatAge(now.Sub(n.BeatMtime))
 }
 
-// reasonCell is the REASON cell that ends a row: reason (as ReasonAt gives
-// it) cleaned and cut to width w.
-func (m *Model) reasonCell(reason string, w int) string {
-	text := truncate(termtext.Line(reason), w)
-	if m.reasonWrapOK {
-		return " " + m.reasonWrap.open + text + m.reasonWrap.close
-	}
-	return " " + m.styles.Text.Render(text)
-}
-
-// rowCells are the plain texts of a row's cells; the name is already
-// fitted to its column (its id tail kept, see fitLabel).
-type rowCells struct {
-	mark, prefix, label, name, state, action, below, beat, pid, cfa, retries, reason string
-}
-
-func (m *Model) rowCells(r row, guide string, c columns) rowCells {
-	n := r.node
-	var rc rowCells
-	rc.mark = " "
-	if m.marked[n.ID] {
-		rc.mark = "*"
-	}
-	marker := " "
-	if r.hasKids {
-		marker = "▾"
-		if r.collapsed {
-			marker = "▸"
-		}
-	}
-	mark := glyph.State(n.State)
-	rc.state = stateWords(n)
-	tagline, short, tail := labelPartsShort(n)
-	if h, ok := m.host(n); ok {
-		mark, tagline, short, tail = hostGlyph, "", "", termtext.Line(n.ID)
-		rc.state = hostWord(h)
-	}
-	rc.prefix = guide + marker + mark + " "
-	rc.label = fitLabel(tagline, short, tail, c.name-ansi.StringWidth(rc.prefix))
-	rc.name = rc.prefix + rc.label
-	rc.beat = beatText(n, m.now)
-	rc.pid = "-"
-	if p := n.PID(); p != 0 {
-		rc.pid = strconv.Itoa(p)
-	}
-	rc.cfa = "-"
-	if n.Cfa != nil && n.Cfa.State != "" {
-		rc.cfa = termtext.Line(n.Cfa.State)
-	}
-	rc.retries = "-"
-	if n.Retries.Total > 0 {
-		rc.retries = strconv.Itoa(n.Retries.Total)
-	}
-	rc.action = string(n.Action)
-	if !needsAction(n) {
-		rc.action = "-"
-	}
-	if r.roll != nil {
-		rc.below = r.roll.String()
-	}
-	rc.reason = n.ReasonAt(m.now) // cleaned where it is drawn
-	return rc
-}
-
-// renderRow styles row r of key k; the line it returns remembers where its
-// ages sit (shownRow).
-func (m *Model) renderRow(r row, k rowKey, c columns, w int) shownRow {
-	st := m.styles
-	rc := m.rowCells(r, k.guide, c)
-	sr := shownRow{key: k, beat: rc.beat, beatAt: -1, reason: rc.reason, reasonAt: -1}
-	reasonW := c.reasonWidth(w)
-	cells := rowText(c, rc.mark, rc.name, rc.state, rc.action, rc.below, rc.beat, rc.pid, rc.cfa, rc.retries)
+// renderRow styles row r of key k in the columns c; the line it returns
+// remembers where its clock-moving cells sit (shownRow).
+func (m *Model) renderRow(r row, k rowKey, c columns) shownRow {
+	rc := m.rowCtx(r, k.guide)
+	sr := shownRow{key: k}
+	cells := m.rowCells(rc, &sr, c)
 	if k.picked {
 		// The selected row is one style end to end: drawn again when its
 		// ages move, the only row a tick styles.
-		line := cells[0] + strings.Join(cells[1:], " ")
-		if reasonW > 0 {
-			line += " " + termtext.Line(rc.reason)
-		}
-		sr.line = st.Selected.Render(fit(line, w))
+		sr.line = m.styles.Selected.Render(fit(joinCells(c, cells), c.screen))
 		return sr
 	}
-	stateStyle := st.stateStyle(r.node.State)
-	sw := min(len(r.node.State), c.state)
-	if h, ok := m.host(r.node); ok {
-		// A host row: its reachability word takes the state's place.
-		stateStyle, sw = m.hostStyle(h), c.state
-	}
-	var b strings.Builder
-	// Styles cost a Render each: plain text for what carries nothing (no
-	// mark, an empty roll-up), one Render for the muted columns together.
-	if rc.mark != " " {
-		b.WriteString(st.Title.Render(cells[0]))
-	} else {
-		b.WriteString(cells[0])
-	}
-	// The name: guides muted, glyph in the state's colour, label plain.
-	nameCell := cells[1]
-	gw := ansi.StringWidth(k.guide) + 1
-	b.WriteString(st.Muted.Render(ansi.Cut(nameCell, 0, gw)))
-	b.WriteString(stateStyle.Render(ansi.Cut(nameCell, gw, gw+1)))
-	label := ansi.Cut(nameCell, gw+1, c.name)
-	if !r.match {
-		b.WriteString(st.Muted.Render(label))
-	} else {
-		b.WriteString(st.Text.Render(label))
-	}
-	b.WriteByte(' ')
-	// State word coloured, flags in the warning colour.
-	stateCell := cells[2]
-	b.WriteString(stateStyle.Render(ansi.Cut(stateCell, 0, sw)))
-	flagStyle := st.Warning
-	if r.node.HasFlag(model.FlagBlocked) {
-		flagStyle = st.Blocked
-	}
-	b.WriteString(flagStyle.Render(ansi.Cut(stateCell, sw, c.state)))
-	b.WriteByte(' ')
-	if rc.action == "-" {
-		b.WriteString(cells[3]) // nothing to do: no colour
-	} else {
-		b.WriteString(st.Action.Render(cells[3]))
-	}
-	i := 4
-	if c.below > 0 {
-		switch {
-		case rc.below == "":
-			b.WriteString(" " + cells[i])
-		case r.roll.state == model.StateDead || r.roll.state == model.StateMissing || r.roll.actions > 0:
-			b.WriteString(" " + st.Warning.Render(cells[i]))
-		default:
-			b.WriteString(" " + st.Muted.Render(cells[i]))
+	p := rowPainter{sr: &sr, cells: cells, buf: m.frame.rowBuf[:0]}
+	for i := 0; i < len(c.laid); i++ {
+		lc := &c.laid[i]
+		if lc.rest && lc.width == 0 {
+			break
 		}
-		i++
-	}
-	if i < len(cells) {
-		b.WriteByte(' ')
-		muted := strings.Join(cells[i:], " ")
-		run := st.Muted.Render(muted)
-		if at := strings.Index(run, muted); c.beat > 0 && at >= 0 {
-			// The BEAT cell opens the muted run, as it is: a tick overwrites it there.
-			sr.beatAt, sr.beatLen = b.Len()+at, len(cells[i])
+		if lc.sep {
+			p.buf = append(p.buf, ' ')
 		}
-		b.WriteString(run)
+		start := len(p.buf)
+		if lc.paint != nil {
+			p.buf = lc.paint(m, rc, p.buf, cells[i], lc.width)
+			p.placed(i, i+1, start, cells[i])
+			continue
+		}
+		// Styles cost a Render each: the muted columns side by side in one.
+		j := i + 1
+		for j < len(c.laid) && c.laid[j].paint == nil && c.laid[j].sep {
+			j++
+		}
+		run := strings.Join(cells[i:j], " ")
+		p.buf = append(p.buf, m.styles.Muted.Render(run)...)
+		p.placed(i, j, start, run)
+		i = j - 1
 	}
-	if reasonW > 0 {
-		sr.reasonAt = b.Len()
-		b.WriteString(m.reasonCell(rc.reason, reasonW))
-	}
-	sr.line = b.String()
-	if c.fixed() > w {
+	sr.line = string(p.buf)
+	m.frame.rowBuf = p.buf[:0]
+	if c.fixed() > c.screen {
 		// The fixed columns alone overflow a very narrow screen: cut the row.
-		sr.line, sr.beatAt, sr.reasonAt = truncate(sr.line, w), -1, -1
+		sr.line = truncate(sr.line, c.screen)
+		for k := range sr.ages {
+			sr.ages[k].at = -1
+		}
 	}
 	return sr
+}
+
+// rowCells are the fitted texts of a row's cells, one a laid-out column
+// (in an array the next row reuses); the clock-moving ones are noted in
+// sr.ages.
+func (m *Model) rowCells(rc rowCtx, sr *shownRow, c columns) []string {
+	cells := m.frame.cells
+	if cap(cells) < len(c.laid) {
+		cells = make([]string, len(c.laid))
+		m.frame.cells = cells
+	}
+	cells = cells[:len(c.laid)]
+	for i := range c.laid {
+		lc := &c.laid[i]
+		raw := lc.cell(m, rc, lc.width)
+		if lc.rest && sr.key.picked {
+			// The selected row's reason is cut with the whole line.
+			cells[i] = termtext.Line(raw)
+		} else {
+			cells[i] = lc.fitCell(raw)
+		}
+		if lc.ages && lc.width > 0 {
+			sr.ages = append(sr.ages, agedCell{col: i, raw: raw, at: -1})
+		}
+	}
+	return cells
+}
+
+// joinCells is a row's cells in one plain line, with their separators.
+func joinCells(c columns, cells []string) string {
+	var b strings.Builder
+	for i, lc := range c.laid {
+		if lc.rest && lc.width == 0 {
+			break
+		}
+		if lc.sep {
+			b.WriteByte(' ')
+		}
+		b.WriteString(cells[i])
+	}
+	return b.String()
+}
+
+// rowPainter is a row's line as its cells are appended to it, and where
+// in it the clock-moving ones are.
+type rowPainter struct {
+	buf   []byte
+	sr    *shownRow
+	cells []string
+	next  int // the next of sr.ages to place
+}
+
+// placed notes where the cells from to to, joined by separators (plain),
+// were written from start on: a clock-moving cell among them is at its
+// text in what was written (the column's offset in the run), when the
+// style kept the run's text as it is.
+func (p *rowPainter) placed(from, to, start int, plain string) {
+	if p.next >= len(p.sr.ages) || p.sr.ages[p.next].col >= to {
+		return
+	}
+	// The bytes written, looked at in place: nothing appends to them
+	// while Index reads.
+	written := unsafe.String(unsafe.SliceData(p.buf[start:]), len(p.buf)-start)
+	at := strings.Index(written, plain)
+	if at < 0 {
+		return
+	}
+	off := start + at
+	for x := from; x < to; x++ {
+		if p.next < len(p.sr.ages) && p.sr.ages[p.next].col == x {
+			p.sr.ages[p.next].at, p.sr.ages[p.next].n = off, len(p.cells[x])
+			p.next++
+		}
+		off += len(p.cells[x]) + 1
+	}
 }

@@ -56,7 +56,7 @@ func TestHeaderCountsAnUnreadableStoreAndTheEventPaneNamesIt(t *testing.T) {
 					t.Fatal(err)
 				}
 				m := newTestModel(t, 160, 30, Options{Initial: snap})
-				header := strings.Join(strings.Split(stripped(m), "\n")[:m.headerH], "\n")
+				header := strings.Join(strings.Split(stripped(m), "\n")[:m.frame.headerH], "\n")
 				if !strings.Contains(header, "! 1 problems") {
 					t.Errorf("header lacks the problem:\n%s", header)
 				}

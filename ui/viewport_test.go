@@ -153,7 +153,7 @@ func TestEventPaneStaysUnderAShortTree(t *testing.T) {
 		t.Fatalf("the filter left %d rows, want 1", len(m.rows))
 	}
 	lines := strings.Split(stripped(m), "\n")
-	title := m.headerH + m.treeHeight()
+	title := m.frame.headerH + m.treeHeight()
 	for name, frame := range map[string][]string{"all rows": full, "one row": lines} {
 		if !strings.HasPrefix(frame[title], "── events") {
 			t.Errorf("%s: line %d is %q, not the event pane's title", name, title, frame[title])

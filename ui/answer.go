@@ -15,6 +15,7 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/dispatchtop/dispatchtop/actions"
 	"github.com/dispatchtop/dispatchtop/internal/termtext"
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -93,7 +94,7 @@ func (m *Model) answer() tea.Cmd {
 	path := answerPath(n)
 	switch {
 	case path == "":
-		m.setStatus("answer "+n.ID+" through "+n.Source+": dispatchtop cannot write its reply channel", true)
+		m.setStatus(actions.AnswerRefusal(n), true)
 		return nil
 	case m.opts.Answer == nil:
 		m.setStatus("answer "+n.ID+": this view writes no answers (answer on the host)", true)

@@ -78,3 +78,26 @@ func TestAnswerDraftQuotesTheQuestion(t *testing.T) {
 		t.Errorf("an untouched draft answers %q, want nothing", got)
 	}
 }
+
+// SPEC §6 Answer: a node whose system offers dispatchtop no channel is
+// refused with the engine's own words, which say where its system takes
+// the answer (a Claude Code session in its own terminal), not a generic
+// "cannot write".
+func TestAnswerRefusalSaysWhereItsSystemTakesIt(t *testing.T) {
+	const review = "20261122-090000/review/20261122-090120"
+	snap := demoSnapshot()
+	for _, s := range snap.Sessions {
+		s.Walk(func(n *model.Node) {
+			if n.ID == review {
+				n.Source = "claude"
+				n.InfraDir = ""
+			}
+		})
+	}
+	m := newTestModel(t, 160, 40, Options{Initial: snap, Answer: (&fakeAnswers{}).write})
+	m.moveTo(m.rowIndex(review))
+	run(m, press(m, "a"))
+	if got := statusLine(m); !strings.Contains(got, "in the terminal that runs it") {
+		t.Errorf("status %q does not say where Claude Code takes the answer", got)
+	}
+}

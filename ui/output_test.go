@@ -162,7 +162,7 @@ func TestAnswerKey(t *testing.T) {
 	}{
 		{name: "a native blocked node opens the editor", node: "B/ask/3", wantExec: true},
 		{name: "a node not waiting says so", node: "A/test/3", wantStatus: "A/test/3 is not waiting for an answer"},
-		{name: "another source's node says where to answer", node: "B/ask/3", source: "middle", wantStatus: "answer B/ask/3 through middle"},
+		{name: "another source's node says where to answer", node: "B/ask/3", source: "middle", wantStatus: "answer B/ask/3: middle reads answers through its own channel"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

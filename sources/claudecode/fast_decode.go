@@ -1,0 +1,130 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+)
+
+// decodeFast is decodeFields' fast path: the object b decoded into v in one
+// pass of encoding/json, taken only when that gives what the plain decoder
+// gives field by field (a difference test holds the two together). It is
+// not taken, and v is left zero, when b is no object, when a key names a
+// field other than exactly (encoding/json would take "PID" for pid; the
+// plain decoder does not), when a key has escapes, or when anything fails:
+// a field of a type this reader does not know is a problem the plain
+// decoder names, the rest of the record still read.
+func decodeFast(b []byte, v any) bool {
+	rv := reflect.ValueOf(v).Elem()
+	rt := rv.Type()
+	keys, ok := objectKeys(b)
+	if !ok {
+		return false
+	}
+	for _, k := range keys {
+		for i := range rt.NumField() {
+			name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+			if k != name && strings.EqualFold(k, name) {
+				return false
+			}
+		}
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		rv.SetZero()
+		return false
+	}
+	// A null the plain decoder skips; encoding/json hands it to a
+	// json.RawMessage as the text null.
+	for i := range rt.NumField() {
+		if raw, ok := rv.Field(i).Interface().(json.RawMessage); ok && string(raw) == "null" {
+			rv.Field(i).SetZero()
+		}
+	}
+	return true
+}
+
+// objectKeys lists the keys of the JSON object b, without checking its
+// values (encoding/json does, after): ok false when b is no object or a
+// key has an escape.
+func objectKeys(b []byte) (keys []string, ok bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return nil, skipSpace(b, i+1) == len(b)
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return nil, false
+		}
+		end := i + 1
+		for end < len(b) && b[end] != '"' {
+			if b[end] == '\\' {
+				return nil, false
+			}
+			end++
+		}
+		if end >= len(b) {
+			return nil, false
+		}
+		keys = append(keys, string(b[i+1:end]))
+		i = skipSpace(b, end+1)
+		if i >= len(b) || b[i] != ':' {
+			return nil, false
+		}
+		if i = skipValue(b, skipSpace(b, i+1)); i < 0 {
+			return nil, false
+		}
+		i = skipSpace(b, i)
+		switch {
+		case i < len(b) && b[i] == ',':
+			i = skipSpace(b, i+1)
+		case i < len(b) && b[i] == '}':
+			return keys, skipSpace(b, i+1) == len(b)
+		default:
+			return nil, false
+		}
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index after the value at i (-1: none ends): a
+// string, or anything up to the next ',' or '}' at its depth.
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			i++
+			for i < len(b) && b[i] != '"' {
+				if b[i] == '\\' {
+					i++
+				}
+				i++
+			}
+			if i >= len(b) {
+				return -1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}

@@ -21,9 +21,12 @@ func decodeFast(b []byte, v any) bool {
 	if !ok {
 		return false
 	}
+	names := make([]string, rt.NumField())
+	for i := range names {
+		names[i], _, _ = strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+	}
 	for _, k := range keys {
-		for i := range rt.NumField() {
-			name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		for _, name := range names {
 			if k != name && strings.EqualFold(k, name) {
 				return false
 			}

@@ -91,7 +91,7 @@ run: build
 	@set -e; dir=$$(mktemp -d); \
 	./$(BIN) demo --dir "$$dir" --headless 15s >/dev/null 2>&1 & pid=$$!; \
 	sleep 12; \
-	./$(BIN) --once --fail-on none --config "$$dir/dispatchtop.toml" "$$dir/.sessions" "$$dir/.teaparty/jobs"; \
+	./$(BIN) --once --fail-on none --config "$$dir/dispatchtop.toml" "$$dir/.sessions" "$$dir/.teaparty/jobs" "claude:$$dir/.claude"; \
 	wait $$pid; rm -rf "$$dir"
 
 demo: build

@@ -11,7 +11,8 @@ import (
 // gives field by field (a difference test holds the two together). It is
 // not taken, and v is left zero, when b is no object, when a key names a
 // field other than exactly (encoding/json would take "PID" for pid; the
-// plain decoder does not), when a key has escapes, or when anything fails:
+// plain decoder does not), when a key has escapes or is not ASCII (which
+// encoding/json's folding could take for a field), or when anything fails:
 // a field of a type this reader does not know is a problem the plain
 // decoder names, the rest of the record still read.
 func decodeFast(b []byte, v any) bool {
@@ -27,7 +28,7 @@ func decodeFast(b []byte, v any) bool {
 	}
 	for _, k := range keys {
 		for _, name := range names {
-			if k != name && strings.EqualFold(k, name) {
+			if string(k) != name && asciiEqualFold(k, name) {
 				return false
 			}
 		}
@@ -39,8 +40,32 @@ func decodeFast(b []byte, v any) bool {
 	// A null the plain decoder skips; encoding/json hands it to a
 	// json.RawMessage as the text null.
 	for i := range rt.NumField() {
-		if raw, ok := rv.Field(i).Interface().(json.RawMessage); ok && string(raw) == "null" {
+		if rt.Field(i).Type == rawMessage && string(rv.Field(i).Bytes()) == "null" {
 			rv.Field(i).SetZero()
+		}
+	}
+	return true
+}
+
+var rawMessage = reflect.TypeFor[json.RawMessage]()
+
+// asciiEqualFold reports whether the ASCII key k and the ASCII name are
+// equal but for case (objectKeys refuses a key that is not ASCII, which
+// encoding/json's Unicode folding could take for a name of another length).
+func asciiEqualFold(k []byte, name string) bool {
+	if len(k) != len(name) {
+		return false
+	}
+	for i := range k {
+		a, b := k[i], name[i]
+		if 'A' <= a && a <= 'Z' {
+			a += 'a' - 'A'
+		}
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		if a != b {
+			return false
 		}
 	}
 	return true
@@ -48,12 +73,13 @@ func decodeFast(b []byte, v any) bool {
 
 // objectKeys lists the keys of the JSON object b, without checking its
 // values (encoding/json does, after): ok false when b is no object or a
-// key has an escape.
-func objectKeys(b []byte) (keys []string, ok bool) {
+// key has an escape or a byte that is not ASCII.
+func objectKeys(b []byte) (keys [][]byte, ok bool) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nil, false
 	}
+	keys = make([][]byte, 0, 16) // Claude Code's records have 10 to 14
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return nil, skipSpace(b, i+1) == len(b)
@@ -64,7 +90,7 @@ func objectKeys(b []byte) (keys []string, ok bool) {
 		}
 		end := i + 1
 		for end < len(b) && b[end] != '"' {
-			if b[end] == '\\' {
+			if b[end] == '\\' || b[end] >= 0x80 {
 				return nil, false
 			}
 			end++
@@ -72,7 +98,7 @@ func objectKeys(b []byte) (keys []string, ok bool) {
 		if end >= len(b) {
 			return nil, false
 		}
-		keys = append(keys, string(b[i+1:end]))
+		keys = append(keys, b[i+1:end])
 		i = skipSpace(b, end+1)
 		if i >= len(b) || b[i] != ':' {
 			return nil, false

@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/dispatchtop/dispatchtop/cli.Version=$(VERSION) \
 	-X github.com/dispatchtop/dispatchtop/cli.Commit=$(COMMIT) \
 	-X github.com/dispatchtop/dispatchtop/cli.Date=$(DATE)
 
-.PHONY: all build deps test test-any-machine vet completions release release-snapshot release-check bench bench-journal-1g bench-100k bench-stores-1m bench-sources-live bench-reliability bench-compare bench-compare-100k bench-dashboard-100k bench-remote-watch run demo readme-screenshot fuzz clean man
+.PHONY: all build deps test test-any-machine vet completions release release-snapshot release-check bench bench-journal-1g bench-100k bench-stores-1m bench-sources-live bench-sources-claude bench-reliability bench-compare bench-compare-100k bench-dashboard-100k bench-remote-watch run demo readme-screenshot fuzz clean man
 
 all: build
 
@@ -57,6 +57,7 @@ bench: deps
 	$(GO) test $(BENCH_FLAGS) -bench 'ClassifyForest$$|LiveTick|ProbeTick' ./liveness
 	$(GO) test $(BENCH_FLAGS) -bench 'OnceJSON10k' -benchtime 5x .
 	$(GO) test $(BENCH_FLAGS) -bench 'SourcesOnceJSON10k' -benchtime 5x .
+	$(GO) test $(BENCH_FLAGS) -bench 'AgentsOnceJSON10k' -benchtime 10x .
 	$(GO) test $(BENCH_FLAGS) -bench 'Scrape10k|SnapshotAPI10k' -benchtime 20x ./serve
 	$(GO) test $(BENCH_FLAGS) -bench 'Decode10k' -benchtime 20x ./remote
 	$(GO) test $(BENCH_FLAGS) -bench 'JournalMemory' -benchtime 1x ./cli
@@ -90,7 +91,7 @@ run: build
 	@set -e; dir=$$(mktemp -d); \
 	./$(BIN) demo --dir "$$dir" --headless 15s >/dev/null 2>&1 & pid=$$!; \
 	sleep 12; \
-	./$(BIN) --once --fail-on none --config "$$dir/dispatchtop.toml" "$$dir/.sessions" "$$dir/.teaparty/jobs"; \
+	./$(BIN) --once --fail-on none --config "$$dir/dispatchtop.toml" "$$dir/.sessions" "$$dir/.teaparty/jobs" "claude:$$dir/.claude"; \
 	wait $$pid; rm -rf "$$dir"
 
 demo: build
@@ -172,6 +173,13 @@ bench-dashboard-100k: build
 # rate. Needs tmux; about two minutes.
 bench-sources-live: build
 	$(GO) run ./internal/benchsources -bin $(BIN) -jobs 100 -workers 10 -rates 0,20,100 -seconds 20
+
+# SPEC §8's cost of a Claude Code session at work: the dashboard in tmux on
+# a Claude Code home whose session's transcript grows by 0 and 50 lines a
+# second (its CPU per rate), and a teammate's end to the screen. Needs
+# tmux; about a minute.
+bench-sources-claude: build
+	$(GO) run ./internal/benchsources -bin $(BIN) -source claude -rates 0,50 -seconds 20
 
 # SPEC §8's fleet view: 20 serves on 10,000-node trees, the viewer of all
 # of them in tmux, quiet then with 1 % of the nodes changing every second.

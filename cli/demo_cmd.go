@@ -27,9 +27,11 @@ func newDemoCmd(g *Globals) *cobra.Command {
 			"kill-after 10s, exit-grace 1s). Within a minute it shows every state and flag: healthy\n" +
 			"nested teams in both layouts, a crash, a hung agent becoming a kill candidate, a\n" +
 			"blocked agent, completions, a withdrawal, an orphan, a registration that never\n" +
-			"started, a paused agent and a legacy .running writer. Its own config wires resume and\n" +
-			"merge, so every action works for real. On quit it stops its processes and removes\n" +
-			"the directory unless --keep (a --dir is always kept).",
+			"started, a paused agent, a legacy .running writer, and a Claude Code session with its\n" +
+			"team, a plan awaiting approval, a background job and a session hard-killed (its own\n" +
+			"Claude Code home in the fleet's directory, never ~/.claude). Its own config wires\n" +
+			"resume and merge, so every action works for real. On quit it stops its processes and\n" +
+			"removes the directory unless --keep (a --dir is always kept).",
 		DisableFlagsInUseLine: true,
 		Args:                  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -102,7 +104,30 @@ func runDemo(ctx context.Context, g *Globals, dir string, keep bool, headless ti
 // hiddenCommands are the internal commands the demo re-executes the binary
 // with: the simulated agent and the merge it configures.
 func hiddenCommands(g *Globals) []*cobra.Command {
-	return []*cobra.Command{newDemoAgentCmd(g), newDemoMergeCmd(g)}
+	return []*cobra.Command{newDemoAgentCmd(g), newDemoClaudeCmd(g), newDemoMergeCmd(g)}
+}
+
+func newDemoClaudeCmd(*Globals) *cobra.Command {
+	var o demo.ClaudeOptions
+	cmd := &cobra.Command{
+		Use:    "demo-claude --home DIR --session ID",
+		Short:  "A Claude Code session of the demo fleet: writes its own sessions/<pid>.json",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			code, err := demo.RunClaude(cmd.Context(), o)
+			if err != nil || code != 0 {
+				return &ExitError{Code: code, Err: err}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Home, "home", "", "the Claude Code home it writes in")
+	f.StringVar(&o.Session, "session", "", "its sessionId in the demo's scenario")
+	f.StringVar(&o.Leash, "leash", "", "stop when this file is removed")
+	f.IntVar(&o.LeashPID, "leash-pid", 0, "stop when this process is gone")
+	return cmd
 }
 
 func newDemoAgentCmd(g *Globals) *cobra.Command {

@@ -146,13 +146,17 @@ func (a *agent) run(ctx context.Context) (int, error) {
 	}
 }
 
-func (a *agent) leashReleased() bool {
-	if a.o.Leash != "" {
-		if _, err := os.Stat(a.o.Leash); errors.Is(err, os.ErrNotExist) {
+func (a *agent) leashReleased() bool { return leashReleased(a.o.Leash, a.o.LeashPID) }
+
+// leashReleased reports whether a demo process's leash is released: the
+// leash file removed, or the process holding it gone.
+func leashReleased(leash string, pid int) bool {
+	if leash != "" {
+		if _, err := os.Stat(leash); errors.Is(err, os.ErrNotExist) {
 			return true
 		}
 	}
-	if a.o.LeashPID > 0 && errors.Is(syscall.Kill(a.o.LeashPID, 0), syscall.ESRCH) {
+	if pid > 0 && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
 		return true
 	}
 	return false

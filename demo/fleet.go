@@ -18,6 +18,7 @@ import (
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
 	"github.com/dispatchtop/dispatchtop/sources"
+	"github.com/dispatchtop/dispatchtop/sources/claudecode"
 	"github.com/dispatchtop/dispatchtop/sources/teaparty"
 )
 
@@ -75,7 +76,7 @@ func Start(ctx context.Context, dir, exe string) (*Fleet, error) {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
 	// `.teaparty` whole, not only its jobs: anything there is not ours.
-	for _, root := range []string{protocol.SessionsRoot, filepath.Dir(filepath.FromSlash(protocol.JobsRoot))} {
+	for _, root := range []string{protocol.SessionsRoot, filepath.Dir(filepath.FromSlash(protocol.JobsRoot)), ClaudeHome} {
 		if _, err := os.Stat(filepath.Join(dir, root)); err == nil {
 			return nil, fmt.Errorf("demo: %s already holds a fleet (%s exists); remove it or choose another --dir", dir, root)
 		}
@@ -100,21 +101,34 @@ func Start(ctx context.Context, dir, exe string) (*Fleet, error) {
 		f.Stop()
 		return nil, err
 	}
+	if err := f.startClaude(ctx); err != nil {
+		f.Stop()
+		return nil, err
+	}
 	return f, nil
 }
 
 // Dir is the fleet's directory.
 func (f *Fleet) Dir() string { return f.dir }
 
-// Roots are the directories to watch (SPEC §1). With Sources registered
-// the jobs dir is read by the TeaParty source too (SPEC §10): its leads'
-// heartbeats and, in one job's bus, that job's workers.
+// Roots are the roots to watch (SPEC §1): the two native trees and the
+// Claude Code home, named `claude:` (SPEC §10). With Sources registered
+// the jobs dir is read by the TeaParty source too: its leads' heartbeats
+// and, in one job's bus, that job's workers.
 func (f *Fleet) Roots() []string {
+	return append(f.nativeRoots(), string(claudecode.Kind)+":"+f.ClaudeHome())
+}
+
+// nativeRoots are the roots of heartbeat trees.
+func (f *Fleet) nativeRoots() []string {
 	return []string{filepath.Join(f.dir, protocol.SessionsRoot), filepath.Join(f.dir, filepath.FromSlash(protocol.JobsRoot))}
 }
 
+// ClaudeHome is the fleet's Claude Code home (never the user's ~/.claude).
+func (f *Fleet) ClaudeHome() string { return filepath.Join(f.dir, ClaudeHome) }
+
 // Sources are the sources that read Roots besides the native one.
-func Sources() []sources.Source { return []sources.Source{teaparty.New()} }
+func Sources() []sources.Source { return []sources.Source{teaparty.New(), claudecode.Source{}} }
 
 // ConfigPath is the demo's config file (outside the roots).
 func (f *Fleet) ConfigPath() string { return filepath.Join(f.dir, ConfigFile) }
@@ -386,7 +400,7 @@ type liveAgent struct {
 func (f *Fleet) liveAgents() []liveAgent {
 	var alive []liveAgent
 	tolerance := Thresholds().StartTolerance.Seconds()
-	for _, root := range f.Roots() {
+	for _, root := range f.nativeRoots() {
 		filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
 			if err != nil || e.IsDir() || e.Name() != protocol.HeartbeatFile {
 				return nil

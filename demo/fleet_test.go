@@ -50,6 +50,7 @@ type onceNode struct {
 	Flags    []string   `json:"flags"`
 	Action   string     `json:"action"`
 	PID      *int       `json:"pid"`
+	Source   string     `json:"source"`
 	Children []onceNode `json:"children"`
 }
 
@@ -114,6 +115,11 @@ func newSeen() *seen {
 func (s *seen) add(f *Fleet, nodes []onceNode) {
 	for _, n := range nodes {
 		rel, err := filepath.Rel(f.Dir(), n.InfraDir)
+		if n.Source == "claude" {
+			// No dir of its own: its id under the home, as Layout names it
+			// (and as --once names it beside other roots).
+			rel, err = ClaudeHome+"/"+strings.TrimPrefix(n.ID, ClaudeHome+"/"), nil
+		}
 		if err != nil {
 			continue
 		}
@@ -140,6 +146,8 @@ func expectations() map[string][]string {
 	s1 := protocol.SessionsRoot + "/20261122-090000"
 	s2 := protocol.SessionsRoot + "/20261122-091500"
 	j1 := protocol.JobsRoot + "/job-101--refactor-parser"
+	claudeLead := ClaudeHome + "/c0de1ead-2026-4c1e-9f00-000000110000"
+	claudeCrash := ClaudeHome + "/dead0c1a-2026-4c1e-9f00-000000111500"
 	return map[string][]string{
 		s1:                             {"running", "action:compact"},
 		s1 + "/coding/20261122-090105": {"running", "action:none"},
@@ -163,6 +171,15 @@ func expectations() map[string][]string {
 		j1 + "/tasks/task-3--fix-flaky-test": {"dead", "action:wait"},
 		protocol.JobsRoot + "/job-102--migrate-schema": {"dead", "action:resume"},
 		busJob().lead: {"running"},
+		// Claude Code: the lead's session busy, waiting on a permission,
+		// idle; its teammates, the planner waiting for its plan's
+		// approval; its job done; the session hard-killed, dead.
+		claudeLead:                   {"running", "blocked", "idle", "action:answer"},
+		claudeLead + "/researcher":   {"running"},
+		claudeLead + "/planner":      {"blocked", "action:answer"},
+		claudeLead + "/reviewer":     {"running", "finished"},
+		claudeLead + "/job-b7e2c9a1": {"running", "finished"},
+		claudeCrash:                  {"running", "dead", "action:surface"},
 	}
 }
 

@@ -1,6 +1,9 @@
 package demo
 
-import "github.com/dispatchtop/dispatchtop/model"
+import (
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/sources/claudecode"
+)
 
 // Node is one node of the demo fleet as its scenario lays it out: its id
 // relative to the fleet's directory (`.sessions/…`, `.teaparty/jobs/…`; a
@@ -11,6 +14,11 @@ type Node struct {
 	ID, Role, Team string
 	Legacy         bool
 	State          model.State // what it settles at: running, or how it ends
+	// Source is the source that reads it ("" the file protocol or
+	// TeaParty's bus); a Claude Code node's id is `.claude/<session id>`,
+	// a member's and a job's below it, as the text view of the root
+	// shows them.
+	Source string
 }
 
 // Layout is every node the demo fleet shows, in the scenario's order: what
@@ -23,6 +31,29 @@ func Layout() []Node {
 	job := busJob()
 	for _, w := range job.workers {
 		out = append(out, Node{ID: job.lead + "/dispatch:" + w.sid, Role: w.role, Team: job.project, State: settles(w.behave, false)})
+	}
+	claude := string(claudecode.Kind)
+	for _, s := range claudeScenario() {
+		id := ClaudeHome + "/" + s.id
+		state := model.StateRunning
+		if s.crashAt > 0 {
+			state = model.StateDead
+		}
+		out = append(out, Node{ID: id, Role: "interactive", State: state, Source: claude})
+		for _, m := range s.members {
+			state := model.StateRunning
+			if m.doneAt > 0 {
+				state = model.StateFinished
+			}
+			out = append(out, Node{ID: id + "/" + m.name, Role: m.agentType, Team: s.team, State: state, Source: claude})
+		}
+		if s.job != "" {
+			state := model.StateRunning
+			if s.jobDoneAt > 0 {
+				state = model.StateFinished
+			}
+			out = append(out, Node{ID: id + "/job-" + s.job, Role: "job", State: state, Source: claude})
+		}
 	}
 	return out
 }

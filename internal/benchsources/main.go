@@ -42,7 +42,7 @@ import (
 
 func main() {
 	bin := flag.String("bin", "bin/dispatchtop", "the dispatchtop binary to measure")
-	source := flag.String("source", "teaparty", "the store followed: teaparty or middle")
+	source := flag.String("source", "teaparty", "the store followed: teaparty, middle or claude (rates: transcript lines a second)")
 	workflows := flag.Int("workflows", 1000, "middle's workflows")
 	jobs := flag.Int("jobs", 100, "TeaParty jobs in the home")
 	workers := flag.Int("workers", 10, "dispatched workers per job")
@@ -94,8 +94,11 @@ func run(bin, source string, jobs, workers, workflows int, rateList string, seco
 	case "middle":
 		fx, err = middleHome(filepath.Join(r.Dir, ".middle"), workflows)
 		fmt.Printf("middle: %d workflows", workflows)
+	case "claude": // claude.go
+		fx, err = claudeHome(filepath.Join(r.Dir, ".claude"), probes)
+		fmt.Printf("Claude Code: one session, %d teammates, its transcript appended to", probes)
 	default:
-		return fmt.Errorf("-source %q: teaparty or middle", source)
+		return fmt.Errorf("-source %q: teaparty, middle or claude", source)
 	}
 	defer fx.close()
 	if err != nil {

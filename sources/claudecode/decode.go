@@ -48,6 +48,14 @@ func (r *reader) readRecord(path string, v any) ([]byte, os.FileInfo, bool) {
 // decodeFields decodes the object b into v field by field, each field's
 // type error a problem of path; an error when b is no JSON object.
 func (r *reader) decodeFields(path string, b []byte, v any) error {
+	if decodeFast(b, v) {
+		return nil
+	}
+	return r.decodePlain(path, b, v)
+}
+
+// decodePlain is decodeFields' definition: the object's fields one by one.
+func (r *reader) decodePlain(path string, b []byte, v any) error {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(b, &obj); err != nil {
 		return err

@@ -243,6 +243,9 @@ type ownerSet struct {
 	lookup procowner.Lookup
 	// started is each owner's create time, for the pid's identity.
 	started map[int]float64
+	// open is each owner's open files, its fd table read once a read, at
+	// the first thread asked about (a thousand threads, one read).
+	open map[int]map[string]bool
 }
 
 // owners looks up the codex processes that own home: $CODEX_HOME names it,
@@ -262,7 +265,7 @@ func (s *Source) owners(home, db string) ownerSet {
 		},
 		Files: []string{db, db + "-wal"},
 	})
-	set := ownerSet{lookup: lookup, started: map[int]float64{}}
+	set := ownerSet{lookup: lookup, started: map[int]float64{}, open: map[int]map[string]bool{}}
 	for _, p := range lookup.Owners {
 		if st, err := protocol.ProcessStarted(p.PID); err == nil {
 			set.started[p.PID] = st
@@ -277,7 +280,15 @@ func (s *Source) runner(o ownerSet, rollout string) int {
 		return 0
 	}
 	for _, p := range o.lookup.Owners {
-		if _, ok := o.started[p.PID]; ok && procowner.HoldsOpen(s.ProcDir, p.PID, rollout) {
+		if _, ok := o.started[p.PID]; !ok {
+			continue
+		}
+		open, read := o.open[p.PID]
+		if !read {
+			open = procowner.OpenFiles(s.ProcDir, p.PID)
+			o.open[p.PID] = open
+		}
+		if open[filepath.Clean(rollout)] {
 			return p.PID
 		}
 	}

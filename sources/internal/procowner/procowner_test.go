@@ -120,4 +120,18 @@ func TestHoldsOpenRealProcess(t *testing.T) {
 	if HoldsOpen("", cmd.Process.Pid, f+".other") {
 		t.Error("a file not held is seen held")
 	}
+	// OpenFiles, the fd table read once, answers as HoldsOpen does.
+	open := OpenFiles("", cmd.Process.Pid)
+	for _, p := range []string{f, f + ".other"} {
+		if open[filepath.Clean(p)] != HoldsOpen("", cmd.Process.Pid, p) {
+			t.Errorf("OpenFiles has %s %v, HoldsOpen says %v", p, open[p], !open[p])
+		}
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if OpenFiles("", gone.Process.Pid) != nil {
+		t.Error("a gone process holds files")
+	}
 }

@@ -250,14 +250,7 @@ func (w *walker) visit(j dirJob, res *result) {
 	above, named := j.above, j.named
 	if isNode {
 		h.heartbeat, h.above = j.heartbeat, j.above
-		if n := readNode(j.root.Path, h, entries, &res.reader); n != nil {
-			n.Traits = j.root.nativeTraits(j.dir)
-			res.nodes = append(res.nodes, n)
-			if n.HeartbeatPath != "" {
-				above = n.HeartbeatPath
-			}
-			named = registeredPaths(n)
-		}
+		above, named = w.readVisited(j, h, entries, res)
 	}
 	// Held open for the subdirectories pushed below (made on the first),
 	// closed with the last of them or, when there is none, here.
@@ -269,40 +262,60 @@ func (w *walker) visit(j dirJob, res *result) {
 			h.close()
 		}
 	}()
-	if j.depth > 0 {
-		for _, e := range entries {
-			if e.Name() == ".git" {
-				return // a git worktree: its checkout holds no nodes of ours
-			}
-		}
+	if j.depth > 0 && hasEntry(entries, ".git") {
+		return // a git worktree: its checkout holds no nodes of ours
 	}
 	for _, e := range entries {
 		// Type() is from the listing: a symlink to a directory is not
 		// ModeDir, so directory symlinks are never followed.
-		if !e.IsDir() {
-			continue
+		if e.IsDir() {
+			ref = w.pushChild(j, h, e.Name(), above, named, ref, res)
 		}
-		name := e.Name()
-		child, heartbeat := pathsNamed(named, j.dir, name)
-		rel := strings.TrimPrefix(filepath.ToSlash(child[len(j.root.Path):]), "/")
-		if w.skipDir(name, rel) {
-			continue
-		}
-		if j.depth+1 > w.maxDepth {
-			res.problems = append(res.problems, model.Problem{Path: child,
-				Error: fmt.Sprintf("not scanned: deeper than the depth bound %d", w.maxDepth)})
-			continue
-		}
-		if ref == nil && h.fd >= 0 {
-			ref = &dirRef{h: h}
-			ref.refs.Store(1) // this visit's own hold, released at its end
-		}
-		if ref != nil {
-			ref.refs.Add(1)
-		}
-		w.push(dirJob{root: j.root, dir: child, depth: j.depth + 1, heartbeat: heartbeat, above: above, named: named,
-			parent: ref, name: child[len(child)-len(name):]}, res)
 	}
+}
+
+// pushChild pushes the subdirectory name of j's dir (open as h) unless it
+// is skipped or deeper than the bound, with what it inherits: the nearest
+// heartbeat above and the paths named by the registry above. ref is the
+// hold on h the subdirectories share, made on the first pushed.
+func (w *walker) pushChild(j dirJob, h dirHandle, name, above string, named map[string]string, ref *dirRef, res *result) *dirRef {
+	child, heartbeat := pathsNamed(named, j.dir, name)
+	rel := strings.TrimPrefix(filepath.ToSlash(child[len(j.root.Path):]), "/")
+	if w.skipDir(name, rel) {
+		return ref
+	}
+	if j.depth+1 > w.maxDepth {
+		res.problems = append(res.problems, model.Problem{Path: child,
+			Error: fmt.Sprintf("not scanned: deeper than the depth bound %d", w.maxDepth)})
+		return ref
+	}
+	if ref == nil && h.fd >= 0 {
+		ref = &dirRef{h: h}
+		ref.refs.Store(1) // this visit's own hold, released at its end
+	}
+	if ref != nil {
+		ref.refs.Add(1)
+	}
+	w.push(dirJob{root: j.root, dir: child, depth: j.depth + 1, heartbeat: heartbeat, above: above, named: named,
+		parent: ref, name: child[len(child)-len(name):]}, res)
+	return ref
+}
+
+// readVisited reads the node dir of j (opened as h) and adds its node to res; above and
+// named are what its subdirectories inherit: the nearest heartbeat above
+// them and the paths its registry names (j's own when the dir is no longer
+// a node).
+func (w *walker) readVisited(j dirJob, h dirHandle, entries []fs.DirEntry, res *result) (above string, named map[string]string) {
+	above, named = j.above, j.named
+	if n := readNode(j.root.Path, h, entries, &res.reader); n != nil {
+		n.Traits = j.root.nativeTraits(j.dir)
+		res.nodes = append(res.nodes, n)
+		if n.HeartbeatPath != "" {
+			above = n.HeartbeatPath
+		}
+		named = registeredPaths(n)
+	}
+	return above, named
 }
 
 // heartbeatIn is the path of the heartbeat of dir's entry name, made in

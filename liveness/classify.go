@@ -3,7 +3,8 @@ package liveness
 // Classification (SPEC §3), in two passes over a forest the scanner built:
 //
 //  1. ClassifyNode: one node's state, flags, reason and probe result, from
-//     its own facts only (classify_node.go).
+//     its own facts only: gathered and worded in classify_node.go and
+//     reason_beat.go, judged by the tables in verdict.go.
 //  2. Recommend (and orphaned), node by node from the sessions down: what
 //     depends on the parent's or the children's state (classify_tree.go).
 //
@@ -48,7 +49,7 @@ func ClassifyForest(sessions []*model.Node, probe Probe, now time.Time, th model
 // are reset here.
 func ClassifyNode(n *model.Node, probe Probe, now time.Time, th model.Thresholds) {
 	th = ThresholdsFor(n, th)
-	var c verdict
+	var c classification
 	switch {
 	case n.HasHeartbeat:
 		c = classifyHeartbeat(n, probe, now, th)
@@ -63,8 +64,9 @@ func ClassifyNode(n *model.Node, probe Probe, now time.Time, th model.Thresholds
 	n.SetOrphanedSince(time.Time{})
 }
 
-// verdict is one node's own classification.
-type verdict struct {
+// classification is one node's own: its state and flags, their reason,
+// and what the probe said of its pid.
+type classification struct {
 	state   model.State
 	flags   flagSet
 	reason  reason

@@ -162,47 +162,60 @@ func recommendRow(n *model.Node, now time.Time, th model.Thresholds) (model.Acti
 		return model.ActionAnswer, plainReason("")
 	case n.HasFlag(model.FlagKillCandidate):
 		return model.ActionKill, plainReason("")
-	case n.HasFlag(model.FlagStalled) && n.HasFlag(model.FlagPidUnverified):
-		return model.ActionWait, plainReason("never a kill candidate: its pid cannot be verified")
-	case n.HasFlag(model.FlagStalled) && n.Traits.ProcessUnseen && n.PID() <= 0:
-		// No pid to kill: it waits for its system's own kill time, past
-		// which it is dead.
-		return model.ActionWait, deadIn(th.KillAfter - now.Sub(n.BeatMtime))
-	case n.HasFlag(model.FlagStalled) && n.Traits.NeverKill:
-		return model.ActionWait, plainReason("never a kill candidate: a human controls it")
-	case n.HasFlag(model.FlagStalled) && n.PID() <= 1:
-		return model.ActionWait, plainReason("never a kill candidate: pid " + strconv.Itoa(n.PID()) + " is never signalled")
-	case n.HasFlag(model.FlagStalled) && now.Sub(n.BeatMtime) > th.KillAfter:
-		// Past kill-after, neither blocked, unverified nor a human's,
-		// and still no candidate: the classifier found its pid to be
-		// dispatchtop's own or an ancestor's (neverSignalledBy), in the
-		// same pass, at the same now.
-		return model.ActionWait, plainReason("never a kill candidate: pid " + strconv.Itoa(n.PID()) + " is dispatchtop itself or one of its ancestors")
 	case n.HasFlag(model.FlagStalled):
-		return model.ActionWait, killCandidateIn(th.KillAfter - now.Sub(n.BeatMtime))
+		return model.ActionWait, whyNoKillYet(n, now, th)
 	case n.State == model.StateRunning:
 		return model.ActionNone, plainReason("")
 	case n.State == model.StateDead:
 		return recommendDead(n, parentState)
 	case n.State == model.StateFinished:
-		if completedOver(n, model.OutcomeFailure) {
-			// A completed heartbeat over a failed phase is not work to
-			// merge. A withdrawn one said its own word: nothing to surface.
-			return model.ActionSurface, plainReason("CfA " + termtext.OneLine(n.Cfa.State, maxID) + ": not work to merge")
-		}
-		if n.Status() == model.StatusCompleted && parentState != model.StateRunning {
-			if n.Traits.MergesItself {
-				return model.ActionNone, plainReason(mergesItself)
-			}
-			if n.Merged {
-				return model.ActionNone, plainReason("merged")
-			}
-			return model.ActionMerge, plainReason("ready to merge")
-		}
-		return model.ActionNone, plainReason("")
+		return recommendFinished(n, parentState)
 	}
 	// missing
 	return model.ActionWait, plainReason("")
+}
+
+// whyNoKillYet is the note of the row "stalled, not yet kill_candidate":
+// why the node waits, for good or until kill-after.
+func whyNoKillYet(n *model.Node, now time.Time, th model.Thresholds) reason {
+	switch {
+	case n.HasFlag(model.FlagPidUnverified):
+		return plainReason("never a kill candidate: its pid cannot be verified")
+	case n.Traits.ProcessUnseen && n.PID() <= 0:
+		// No pid to kill: it waits for its system's own kill time, past
+		// which it is dead.
+		return deadIn(th.KillAfter - now.Sub(n.BeatMtime))
+	case n.Traits.NeverKill:
+		return plainReason("never a kill candidate: a human controls it")
+	case n.PID() <= 1:
+		return plainReason("never a kill candidate: pid " + strconv.Itoa(n.PID()) + " is never signalled")
+	case now.Sub(n.BeatMtime) > th.KillAfter:
+		// Past kill-after, neither blocked, unverified nor a human's,
+		// and still no candidate: the classifier found its pid to be
+		// dispatchtop's own or an ancestor's (neverSignalledBy), in the
+		// same pass, at the same now.
+		return plainReason("never a kill candidate: pid " + strconv.Itoa(n.PID()) + " is dispatchtop itself or one of its ancestors")
+	}
+	return killCandidateIn(th.KillAfter - now.Sub(n.BeatMtime))
+}
+
+// recommendFinished is the finished rows of the table.
+func recommendFinished(n *model.Node, parentState model.State) (model.Action, reason) {
+	if completedOver(n, model.OutcomeFailure) {
+		// A completed heartbeat over a failed phase is not work to
+		// merge. A withdrawn one said its own word: nothing to surface.
+		return model.ActionSurface, plainReason("CfA " + termtext.OneLine(n.Cfa.State, maxID) + ": not work to merge")
+	}
+	if n.Status() != model.StatusCompleted || parentState == model.StateRunning {
+		return model.ActionNone, plainReason("")
+	}
+	switch {
+	case n.Traits.MergesItself:
+		return model.ActionNone, plainReason(mergesItself)
+	case n.Merged:
+		return model.ActionNone, plainReason("merged")
+	}
+	return model.ActionMerge, plainReason("ready to merge")
 }
 
 func recommendDead(n *model.Node, parentState model.State) (model.Action, reason) {

@@ -1,11 +1,8 @@
 package liveness
 
 import (
-	"maps"
 	"math/bits"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -37,45 +34,6 @@ func (s flagSet) with(scan []model.Flag) []model.Flag {
 		return s.list()
 	}
 	return append(s.build(len(extra)), extra...)
-}
-
-// flagLists holds, by set, the one list of each set of flags classified
-// so far. A forest's nodes fall into a few sets (running, running quiet,
-// dead kill candidate, ...), so a classification allocates no list, and
-// every node of a set holds the same one: at 100,000 nodes a list each was
-// some 3 MB a forest, in every copy the live engine makes of it (SPEC §8).
-// The lists are never written: their capacity is their length, so an
-// append copies. The map is replaced, never written, when a set is added:
-// classifications on other goroutines read it without a lock.
-var flagLists struct {
-	byset atomic.Pointer[map[flagSet][]model.Flag]
-	mu    sync.Mutex // held to add a set
-}
-
-// list is the set's one list; empty, never nil, for no flag (a classified
-// node's flags are a list, as `--once --json` shows them).
-func (s flagSet) list() []model.Flag {
-	if m := flagLists.byset.Load(); m != nil {
-		if l, ok := (*m)[s]; ok {
-			return l
-		}
-	}
-	flagLists.mu.Lock()
-	defer flagLists.mu.Unlock()
-	old := flagLists.byset.Load()
-	if old != nil {
-		if l, ok := (*old)[s]; ok {
-			return l
-		}
-	}
-	m := make(map[flagSet][]model.Flag, 1)
-	if old != nil {
-		maps.Copy(m, *old)
-	}
-	l := slices.Clip(s.build(0))
-	m[s] = l
-	flagLists.byset.Store(&m)
-	return l
 }
 
 // build makes a fresh list of the set, with room for spare more flags.

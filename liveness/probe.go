@@ -274,43 +274,66 @@ func (c *CachingProbe) Lookup(pid int) ProcessInfo {
 	if cached && now.Sub(e.at) < c.ttl {
 		return e.info
 	}
-	if cached && c.pinner != nil && e.info.Exists && e.info.CreateTimeErr == nil {
-		running, pinned := c.pinner.StillRunning(pid)
-		if pinned && running {
-			// The very process whose create time is held: nothing to re-read.
-			e.at, e.verified = now, now
-			c.store(pid, e, now)
-			return e.info
-		}
-		if pinned {
-			// The pinned process exited. Only a full lookup tells a
-			// zombie (exited, not reaped: gone) from a live process;
-			// signal 0 still finds it.
-			info := c.probe.Lookup(pid)
-			c.store(pid, cachedLookup{info: info, at: now, verified: now}, now)
+	if cached {
+		if info, ok := c.fromPin(pid, e, now); ok {
 			return info
 		}
-		// Not pinned: ask as usual.
-	}
-	if cached && c.checker != nil && c.checkable(e, pid, now) {
-		exists, err := c.checker.PidExists(pid)
-		switch {
-		case err != nil:
-			// The cheap question failed: ask the full one.
-		case exists == e.info.Exists:
-			e.at = now
-			c.store(pid, e, now)
-			return e.info
-		case !exists:
-			e = cachedLookup{at: now, verified: now}
-			c.store(pid, e, now)
-			return e.info
+		if info, ok := c.fromCheck(pid, e, now); ok {
+			return info
 		}
-		// A gone pid exists again: a new process, whose create time is read.
 	}
 	info := c.probe.Lookup(pid)
 	c.store(pid, cachedLookup{info: info, at: now, verified: now}, now)
 	return info
+}
+
+// fromPin answers for a cached pid whose process is pinned: the very
+// process whose create time is held, or, when it exited, a full lookup.
+// ok is false when the pid is not pinned (or its entry not verified).
+func (c *CachingProbe) fromPin(pid int, e cachedLookup, now time.Time) (ProcessInfo, bool) {
+	if c.pinner == nil || !e.info.Exists || e.info.CreateTimeErr != nil {
+		return ProcessInfo{}, false
+	}
+	running, pinned := c.pinner.StillRunning(pid)
+	switch {
+	case pinned && running:
+		// The very process whose create time is held: nothing to re-read.
+		e.at, e.verified = now, now
+		c.store(pid, e, now)
+		return e.info, true
+	case pinned:
+		// The pinned process exited. Only a full lookup tells a zombie
+		// (exited, not reaped: gone) from a live process; signal 0 still
+		// finds it.
+		info := c.probe.Lookup(pid)
+		c.store(pid, cachedLookup{info: info, at: now, verified: now}, now)
+		return info, true
+	}
+	return ProcessInfo{}, false // not pinned: ask as usual
+}
+
+// fromCheck answers for a cached pid by the cheap question (does the pid
+// exist?) where that settles it; ok is false when it does not: the check
+// failed, or a gone pid exists again (a new process, whose create time is
+// read).
+func (c *CachingProbe) fromCheck(pid int, e cachedLookup, now time.Time) (ProcessInfo, bool) {
+	if c.checker == nil || !c.checkable(e, pid, now) {
+		return ProcessInfo{}, false
+	}
+	exists, err := c.checker.PidExists(pid)
+	switch {
+	case err != nil:
+		return ProcessInfo{}, false
+	case exists == e.info.Exists:
+		e.at = now
+		c.store(pid, e, now)
+		return e.info, true
+	case !exists:
+		e = cachedLookup{at: now, verified: now}
+		c.store(pid, e, now)
+		return e.info, true
+	}
+	return ProcessInfo{}, false
 }
 
 // checkable reports whether an expired entry may be renewed by an existence

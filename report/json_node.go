@@ -281,6 +281,32 @@ func appendFloatPtr(b []byte, f *float64) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// htmlSafe: an ASCII byte written as it is in a string with HTML escaping
+// on: not a control character, a quote, a backslash, <, > or &.
+func htmlSafe(c byte) bool {
+	return c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+}
+
+// appendEscapedASCII appends the escape of an ASCII byte htmlSafe says is
+// not written as it is: the short escapes where JSON has one, else \u00XX.
+func appendEscapedASCII(b []byte, c byte) []byte {
+	switch c {
+	case '\\', '"':
+		return append(b, '\\', c)
+	case '\b':
+		return append(b, '\\', 'b')
+	case '\f':
+		return append(b, '\\', 'f')
+	case '\n':
+		return append(b, '\\', 'n')
+	case '\r':
+		return append(b, '\\', 'r')
+	case '\t':
+		return append(b, '\\', 't')
+	}
+	return append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+}
+
 // appendString quotes s as encoding/json does with HTML escaping on (its
 // default): <, > and & as \u003c, \u003e and \u0026, invalid UTF-8 as
 // \ufffd, U+2028 and U+2029 escaped.
@@ -289,27 +315,12 @@ func appendString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if htmlSafe(c) {
 				i++
 				continue
 			}
 			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
+			b = appendEscapedASCII(b, c)
 			i++
 			start = i
 			continue

@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -132,73 +131,6 @@ func TestPainterOnlyColoursWhenGiven(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "<running>● running") || !strings.Contains(buf.String(), "<missing>") {
 		t.Errorf("painter not applied per row:\n%s", buf.String())
-	}
-}
-
-// The document is written a session at a time; its bytes must be those of
-// one indented encoder over the whole document, for every shape of it.
-func TestJSONStreamedAsOneIndentedEncoderWouldWriteIt(t *testing.T) {
-	// Several encoders, on any machine: their parts must come in order.
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
-	withSecond := sampleSnapshot()
-	second := &model.Node{ID: "B<&>", Root: "/r", InfraDir: "/r/B<&>", State: model.StateDead,
-		Reason: "pid 7 gone", Action: model.ActionResume}
-	withSecond.Sessions = append(withSecond.Sessions, second)
-	withSecond.Problems = []model.Problem{{Path: "/r/B<&>/.children", Error: "line 3: not JSON"}}
-	empty := &model.Snapshot{GeneratedAt: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC),
-		Thresholds: model.DefaultThresholds()}
-	// Every kind of value a node holds, in the shapes that encode
-	// differently: escapes, invalid UTF-8, line separators, floats that
-	// switch to exponents, nested and empty extra fields, node problems.
-	odd := sampleSnapshot()
-	lead := odd.Sessions[0]
-	lead.ID = "A\"\\\b\f\n\r\t\x01\x1f<>&\u2028\u2029\xff\xc3é✓"
-	lead.Heartbeat.Started = 1e21
-	lead.Heartbeat.Role = "\x7f\u0085"
-	lead.Heartbeat.SetOptional(model.HeartbeatOptional{TaskID: "t-1", Extra: map[string]json.RawMessage{
-		"z": json.RawMessage(`{"nested": [1, {"a": []}, {}], "s": "<x>"}`),
-		"a": json.RawMessage(`[ ]`), "m": json.RawMessage(`1.5e-7`),
-	}})
-	lead.ActivityMtime = lead.BeatMtime.Add(-time.Nanosecond * 123456789)
-	lead.Flags = []model.Flag{model.FlagStalled, model.FlagOrphaned}
-	lead.EditRare(func(r *model.Rare) {
-		r.Problems = []model.Problem{{Path: "/r/A/.cfa-state.json", Error: "parse CfA state: <bad>"}}
-		r.OtherParents = []string{"B", "C"}
-	})
-	lead.Blocked = &model.Blocked{Question: "which one?\n"}
-	lead.Heartbeat.PID = -3
-	tiny := &model.Node{ID: "T", Root: "/r", InfraDir: "/r/T", HasHeartbeat: true, HeartbeatPath: "/r/T/.heartbeat",
-		Heartbeat: &model.Heartbeat{Started: 1e-7, PID: 12}, BeatMtime: odd.GeneratedAt.Add(time.Hour)}
-	tiny.EditRare(func(r *model.Rare) { r.HeartbeatRaw = []byte(`{"status": null}`) })
-	odd.Sessions = append(odd.Sessions, tiny)
-	tests := []struct {
-		name string
-		snap *model.Snapshot
-	}{
-		{"one session with a child", sampleSnapshot()},
-		{"two sessions, problems, HTML-escaped characters", withSecond},
-		{"no roots, no sessions, no problems", empty},
-		{"escapes, exponents, extra fields, node problems", odd},
-		{"a hundred sessions, written a chunk an encoder", forestOf(100)},
-		{"a session larger than a spill, written in parts", sessionOf(3000)},
-		{"sessions larger than a spill, each encoder's in parts", largeSessions(9, 1500)},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var want bytes.Buffer
-			enc := json.NewEncoder(&want)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(BuildDocument(tt.snap)); err != nil {
-				t.Fatal(err)
-			}
-			var got bytes.Buffer
-			if err := WriteJSON(&got, tt.snap); err != nil {
-				t.Fatal(err)
-			}
-			if got.String() != want.String() {
-				t.Fatalf("streamed JSON differs from one encoder's:\n got %q\nwant %q", got.String(), want.String())
-			}
-		})
 	}
 }
 

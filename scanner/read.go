@@ -90,120 +90,183 @@ func (r *nodeReader) keep(b []byte) {
 // readNode reads an infra dir from its listing; nil when it is not (or no
 // longer) a node.
 func readNode(root string, h dirHandle, entries []fs.DirEntry, r *nodeReader) *model.Node {
-	dir := h.path
-	n := &model.Node{Root: root, InfraDir: dir}
-	var hasHeartbeat, hasRunning, hasMiddle, heartbeatOut, runningOut bool
-	var rootReal string
-	compacting := hasEntry(entries, protocol.CompactingFile)
+	l := nodeListing{root: root, h: h, r: r, n: &model.Node{Root: root, InfraDir: h.path},
+		compacting: hasEntry(entries, protocol.CompactingFile)}
 	for _, e := range entries {
 		name := e.Name()
-		if e.Type()&fs.ModeSymlink != 0 && readsContent(name) {
-			path := h.file(name)
-			// A writable sessions dir must not make the scanner read (and
-			// the detail pane show) a file from elsewhere.
-			if target, out := escapesRoot(root, path, &rootReal); out {
-				addProblem(n, path, errOutside(target), true)
-				heartbeatOut = heartbeatOut || name == protocol.HeartbeatFile
-				runningOut = runningOut || name == protocol.RunningFile
-				switch name { // presence still counts
-				case protocol.BlockedFile:
-					n.Blocked = &model.Blocked{Path: path}
-				case protocol.ResumePendingFile:
-					n.EditRare(func(r *model.Rare) { r.ResumePending = &model.ResumePending{} })
-				}
-				continue
-			}
+		if e.Type()&fs.ModeSymlink != 0 && readsContent(name) && l.linkedOutside(name) {
+			continue
 		}
-		switch name {
-		case protocol.HeartbeatFile:
-			hasHeartbeat = true
-		case protocol.RunningFile:
-			hasRunning = true
-		case protocol.RegistryFile:
-			if compacting {
-				readRegistryViewInto(n, dir, h.file(name))
-			} else {
-				readRegistryInto(n, h, name)
-			}
-			if r.omitRaw {
-				for i := range n.Registry {
-					n.Registry[i].Raw = nil
-				}
-			}
-		case protocol.CfaFile:
-			if b, ok := readDocInto(n, h, name, r); ok {
-				// Without the bytes, no history: its entries are the file's.
-				c, err := protocol.ParseCfaState(b, !r.omitRaw)
-				r.keep(b)
-				if err != nil {
-					addProblem(n, h.file(name), fmt.Errorf("parse CfA state: %w", err), true)
-				} else {
-					n.Cfa = c
-				}
-			}
-		case protocol.RetryCountFile:
-			if b, ok := readDocInto(n, h, name, r); ok {
-				rc, err := protocol.ParseRetryCount(b)
-				r.keep(b)
-				if err != nil {
-					addProblem(n, h.file(name), fmt.Errorf("parse retry count: %w", err), true)
-				} else {
-					n.Retries = rc
-				}
-			}
-		case protocol.BlockedFile:
-			readBlockedInto(n, h, name, r)
-		case protocol.MiddleDir:
-			hasMiddle = e.IsDir()
-		case protocol.MergedFile:
-			n.Merged = true
-		case protocol.ResumePendingFile:
-			path := h.file(name)
-			b, fi, err := readDocument(h, name, r.buffer())
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			rp, perr := protocol.ParseResumePending(b)
-			r.keep(b)
-			if err == nil && perr != nil {
-				err = fmt.Errorf("parse resume marker: %w", perr)
-			}
-			if err != nil {
-				addProblem(n, path, err, true)
-			}
-			n.EditRare(func(r *model.Rare) { r.ResumePending, r.ResumeMtime = &rp, fi.mtime }) // present counts, parsed or not
-		default:
-			if strings.HasSuffix(name, protocol.StreamSuffix) {
-				if mtime, ok := h.lstatMtime(name); ok && mtime.After(n.ActivityMtime) {
-					n.ActivityMtime = mtime
-				}
+		l.readEntry(e, name)
+	}
+	if l.hasMiddle && l.n.Blocked == nil {
+		l.readMiddleBlocked()
+	}
+	return l.sentinels()
+}
+
+// nodeListing is one node dir being read from its listing: what the
+// listing held, and the node its files make.
+type nodeListing struct {
+	root       string
+	h          dirHandle
+	r          *nodeReader
+	n          *model.Node
+	compacting bool   // `.children.compacting` is listed
+	rootReal   string // the root's real path, once a link needed it
+
+	hasHeartbeat, hasRunning, hasMiddle bool
+	// A sentinel linked outside the root: present, never read.
+	heartbeatOut, runningOut bool
+}
+
+// linkedOutside: name is a link that leads outside the root; a writable
+// sessions dir must not make the scanner read (and the detail pane show) a
+// file from elsewhere. Its presence still counts.
+func (l *nodeListing) linkedOutside(name string) bool {
+	path := l.h.file(name)
+	target, out := escapesRoot(l.root, path, &l.rootReal)
+	if !out {
+		return false
+	}
+	addProblem(l.n, path, errOutside(target), true)
+	l.heartbeatOut = l.heartbeatOut || name == protocol.HeartbeatFile
+	l.runningOut = l.runningOut || name == protocol.RunningFile
+	switch name {
+	case protocol.BlockedFile:
+		l.n.Blocked = &model.Blocked{Path: path}
+	case protocol.ResumePendingFile:
+		l.n.EditRare(func(r *model.Rare) { r.ResumePending = &model.ResumePending{} })
+	}
+	return true
+}
+
+// readEntry reads the file e of the listing, or notes it: a sentinel is
+// read once the listing is done (sentinels).
+func (l *nodeListing) readEntry(e fs.DirEntry, name string) {
+	n, h, r := l.n, l.h, l.r
+	switch name {
+	case protocol.HeartbeatFile:
+		l.hasHeartbeat = true
+	case protocol.RunningFile:
+		l.hasRunning = true
+	case protocol.RegistryFile:
+		l.readRegistry(name)
+	case protocol.CfaFile:
+		readCfaInto(n, h, name, r)
+	case protocol.RetryCountFile:
+		readRetriesInto(n, h, name, r)
+	case protocol.BlockedFile:
+		readBlockedInto(n, h, name, r)
+	case protocol.MiddleDir:
+		l.hasMiddle = e.IsDir()
+	case protocol.MergedFile:
+		n.Merged = true
+	case protocol.ResumePendingFile:
+		readResumePendingInto(n, h, name, r)
+	default:
+		if strings.HasSuffix(name, protocol.StreamSuffix) {
+			if mtime, ok := h.lstatMtime(name); ok && mtime.After(n.ActivityMtime) {
+				n.ActivityMtime = mtime
 			}
 		}
 	}
-	if hasMiddle && n.Blocked == nil {
-		path := filepath.Join(dir, protocol.MiddleDir, protocol.BlockedFile)
-		// Not in the listing above: its link is checked here, the same way.
-		if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			if target, out := escapesRoot(root, path, &rootReal); out {
-				addProblem(n, path, errOutside(target), true)
-				n.Blocked = &model.Blocked{Path: path} // presence still counts
-			}
-		}
-		if n.Blocked == nil {
-			readBlockedInto(n, dirHandle{path: filepath.Dir(path), fd: -1}, protocol.BlockedFile, r)
+}
+
+// readRegistry reads `.children`, through the view of a compaction in
+// flight when one is.
+func (l *nodeListing) readRegistry(name string) {
+	if l.compacting {
+		readRegistryViewInto(l.n, l.h.path, l.h.file(name))
+	} else {
+		readRegistryInto(l.n, l.h, name)
+	}
+	if l.r.omitRaw {
+		for i := range l.n.Registry {
+			l.n.Registry[i].Raw = nil
 		}
 	}
+}
+
+// readMiddleBlocked reads `.middle/.blocked`, not in the listing: its link
+// is checked here, as linkedOutside checks the listing's.
+func (l *nodeListing) readMiddleBlocked() {
+	path := filepath.Join(l.h.path, protocol.MiddleDir, protocol.BlockedFile)
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if target, out := escapesRoot(l.root, path, &l.rootReal); out {
+			addProblem(l.n, path, errOutside(target), true)
+			l.n.Blocked = &model.Blocked{Path: path} // presence still counts
+			return
+		}
+	}
+	readBlockedInto(l.n, dirHandle{path: filepath.Dir(path), fd: -1}, protocol.BlockedFile, l.r)
+}
+
+// sentinels reads the node's sentinel, the heartbeat before a legacy
+// `.running`; nil when both vanished (the dir is being removed).
+func (l *nodeListing) sentinels() *model.Node {
+	n, h, r := l.n, l.h, l.r
 	switch {
-	case hasHeartbeat && readHeartbeatInto(n, h, protocol.HeartbeatFile, r):
-	case heartbeatOut:
-		n.HasHeartbeat, n.HeartbeatPath = true, filepath.Join(dir, protocol.HeartbeatFile)
-	case hasRunning && readRunningInto(n, h, protocol.RunningFile, r):
-	case runningOut:
+	case l.hasHeartbeat && readHeartbeatInto(n, h, protocol.HeartbeatFile, r):
+	case l.heartbeatOut:
+		n.HasHeartbeat, n.HeartbeatPath = true, filepath.Join(h.path, protocol.HeartbeatFile)
+	case l.hasRunning && readRunningInto(n, h, protocol.RunningFile, r):
+	case l.runningOut:
 		n.Legacy = true
 	default:
-		return nil // both sentinels vanished: the dir is being removed
+		return nil
 	}
 	return n
+}
+
+// readCfaInto reads `.cfa-state.json`; without the bytes, no history: its
+// entries are the file's.
+func readCfaInto(n *model.Node, h dirHandle, name string, r *nodeReader) {
+	b, ok := readDocInto(n, h, name, r)
+	if !ok {
+		return
+	}
+	c, err := protocol.ParseCfaState(b, !r.omitRaw)
+	r.keep(b)
+	if err != nil {
+		addProblem(n, h.file(name), fmt.Errorf("parse CfA state: %w", err), true)
+		return
+	}
+	n.Cfa = c
+}
+
+// readRetriesInto reads `.retry-count.json`.
+func readRetriesInto(n *model.Node, h dirHandle, name string, r *nodeReader) {
+	b, ok := readDocInto(n, h, name, r)
+	if !ok {
+		return
+	}
+	rc, err := protocol.ParseRetryCount(b)
+	r.keep(b)
+	if err != nil {
+		addProblem(n, h.file(name), fmt.Errorf("parse retry count: %w", err), true)
+		return
+	}
+	n.Retries = rc
+}
+
+// readResumePendingInto reads the resume marker: present counts, parsed
+// or not; gone since the listing, it does not.
+func readResumePendingInto(n *model.Node, h dirHandle, name string, r *nodeReader) {
+	path := h.file(name)
+	b, fi, err := readDocument(h, name, r.buffer())
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	rp, perr := protocol.ParseResumePending(b)
+	r.keep(b)
+	if err == nil && perr != nil {
+		err = fmt.Errorf("parse resume marker: %w", perr)
+	}
+	if err != nil {
+		addProblem(n, path, err, true)
+	}
+	n.EditRare(func(r *model.Rare) { r.ResumePending, r.ResumeMtime = &rp, fi.mtime })
 }
 
 // hasEntry reports whether a directory listing holds name.

@@ -82,23 +82,10 @@ func ResolveNode(snap *model.Snapshot, arg string) (*model.Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node %q: %w", arg, err)
 	}
-	candidates := []string{abs}
-	if base := filepath.Base(abs); base == protocol.HeartbeatFile || base == protocol.RunningFile {
-		candidates = append(candidates, filepath.Dir(abs))
-	}
-	// The same places with symlinks resolved, for a root given through one.
 	b := &builder{}
-	for _, c := range append([]string(nil), candidates...) {
-		if real := b.resolve(c); real != c {
-			candidates = append(candidates, real)
-		}
-	}
-	for _, n := range snap.ByID {
-		for _, c := range candidates {
-			if n.InfraDir == c || n.HeartbeatPath == c {
-				return n, nil
-			}
-		}
+	candidates := pathCandidates(b, abs)
+	if n := nodeAtPath(snap, candidates...); n != nil {
+		return n, nil
 	}
 	// The infra dir of a node found through a symlinked root.
 	roots := make([]Root, 0, len(snap.Roots))
@@ -108,10 +95,8 @@ func ResolveNode(snap *model.Snapshot, arg string) (*model.Node, error) {
 	b.roots = roots
 	for _, c := range candidates {
 		if _, lex, ok := b.locate(c); ok {
-			for _, n := range snap.ByID {
-				if n.InfraDir == lex {
-					return n, nil
-				}
+			if n := nodeInDir(snap, lex); n != nil {
+				return n, nil
 			}
 		}
 	}
@@ -121,4 +106,43 @@ func ResolveNode(snap *model.Snapshot, arg string) (*model.Node, error) {
 		return n, err
 	}
 	return nil, fmt.Errorf("node %q: no such node under %s", arg, strings.Join(snap.Roots, ", "))
+}
+
+// pathCandidates are the places abs may name a node by: itself, the dir of
+// a sentinel it names, and the same with their symlinks resolved (for a
+// root given through one).
+func pathCandidates(b *builder, abs string) []string {
+	candidates := []string{abs}
+	if base := filepath.Base(abs); base == protocol.HeartbeatFile || base == protocol.RunningFile {
+		candidates = append(candidates, filepath.Dir(abs))
+	}
+	for _, c := range append([]string(nil), candidates...) {
+		if real := b.resolve(c); real != c {
+			candidates = append(candidates, real)
+		}
+	}
+	return candidates
+}
+
+// nodeInDir is the node of snap whose infra dir is dir; nil when none is.
+func nodeInDir(snap *model.Snapshot, dir string) *model.Node {
+	for _, n := range snap.ByID {
+		if n.InfraDir == dir {
+			return n
+		}
+	}
+	return nil
+}
+
+// nodeAtPath is a node of snap whose infra dir or heartbeat path is one of
+// paths; nil when none is.
+func nodeAtPath(snap *model.Snapshot, paths ...string) *model.Node {
+	for _, n := range snap.ByID {
+		for _, c := range paths {
+			if n.InfraDir == c || n.HeartbeatPath == c {
+				return n
+			}
+		}
+	}
+	return nil
 }

@@ -1,9 +1,19 @@
 package liveness
 
+// Interning, a speed measure (SPEC §8 memory) kept out of the rules' way:
+// the reasons' texts and the flags' lists that nodes reading the same
+// share, so that a fleet crossing a threshold in the same second costs one
+// text and one list, not one a node. Nothing here decides what a node is.
+
 import (
 	"hash/maphash"
+	"maps"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
+
+	"github.com/dispatchtop/dispatchtop/model"
 )
 
 // reasonTexts are the reasons' texts made lately, so that nodes whose
@@ -66,4 +76,43 @@ func joins(s string, n int, parts []string) bool {
 		s = s[len(p):]
 	}
 	return true
+}
+
+// flagLists holds, by set, the one list of each set of flags classified
+// so far. A forest's nodes fall into a few sets (running, running quiet,
+// dead kill candidate, ...), so a classification allocates no list, and
+// every node of a set holds the same one: at 100,000 nodes a list each was
+// some 3 MB a forest, in every copy the live engine makes of it (SPEC §8).
+// The lists are never written: their capacity is their length, so an
+// append copies. The map is replaced, never written, when a set is added:
+// classifications on other goroutines read it without a lock.
+var flagLists struct {
+	byset atomic.Pointer[map[flagSet][]model.Flag]
+	mu    sync.Mutex // held to add a set
+}
+
+// list is the set's one list; empty, never nil, for no flag (a classified
+// node's flags are a list, as `--once --json` shows them).
+func (s flagSet) list() []model.Flag {
+	if m := flagLists.byset.Load(); m != nil {
+		if l, ok := (*m)[s]; ok {
+			return l
+		}
+	}
+	flagLists.mu.Lock()
+	defer flagLists.mu.Unlock()
+	old := flagLists.byset.Load()
+	if old != nil {
+		if l, ok := (*old)[s]; ok {
+			return l
+		}
+	}
+	m := make(map[flagSet][]model.Flag, 1)
+	if old != nil {
+		maps.Copy(m, *old)
+	}
+	l := slices.Clip(s.build(0))
+	m[s] = l
+	flagLists.byset.Store(&m)
+	return l
 }

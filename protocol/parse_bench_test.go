@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -48,5 +49,30 @@ func BenchmarkParseRegistry3Lines(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		sinkLines = ParseRegistry(benchRegistry)
+	}
+}
+
+// The plain readings alone, on the same documents: what the fast ones
+// save (parse_fast.go stays only while it is clearly faster).
+
+func BenchmarkParseHeartbeatPlain(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		sinkHeartbeat, sinkErr = parseHeartbeatPlain(benchHeartbeat)
+	}
+}
+
+func BenchmarkParseCfaStatePlain(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		sinkCfa, sinkErr = cfaPlain(benchCfa, true)
+	}
+}
+
+func BenchmarkParseRegistryLinePlain(b *testing.B) {
+	line := benchRegistry[:bytes.IndexByte(benchRegistry, '\n')]
+	b.ReportAllocs()
+	for b.Loop() {
+		_, sinkErr = parseChildEntryPlain(line)
 	}
 }

@@ -110,13 +110,9 @@ func (k fieldKind) fast(v flatValue, dst *fieldValue) bool {
 		if v.kind != kindNumber || !isInteger(v.raw) {
 			return false
 		}
-		n, err := strconv.ParseInt(string(v.raw), 10, 64)
-		if k == pid {
-			dst.n = int(n)
-			return err == nil && n >= 0 && n <= math.MaxInt32
-		}
-		dst.n = int(n)
-		return err == nil && int64(int(n)) == n
+		n, err := strconv.Atoi(string(v.raw)) // an int's range, or an error
+		dst.n = n
+		return err == nil && (k == integer || n >= 0 && n <= math.MaxInt32)
 	case number:
 		if v.kind != kindNumber {
 			return false

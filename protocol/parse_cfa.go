@@ -109,14 +109,23 @@ func parseCfaPlain(b []byte) (f cfaFile, present uint32, err error) {
 	var members map[string]json.RawMessage
 	_ = json.Unmarshal(b, &members) // an object, just read
 	for key := range members {
-		for i, row := range cfaFields {
-			if foldKey(key) == foldKey(row.name) {
+		folded := foldKey(key)
+		for i := range cfaFields {
+			if folded == cfaFolded[i] {
 				present |= 1 << i
 			}
 		}
 	}
 	return cfaFile(c), present, nil
 }
+
+// cfaFolded is each row's name folded by foldKey.
+var cfaFolded = func() (folded [cfaRows]string) {
+	for i, row := range cfaFields {
+		folded[i] = foldKey(row.name)
+	}
+	return folded
+}()
 
 // foldKey is key as encoding/json compares keys to a struct's field names
 // in any case: ASCII letters upper-cased, other runes unicode.ToUpper'd.

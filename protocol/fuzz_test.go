@@ -202,6 +202,13 @@ var cfaSeeds = []string{
 	`{"state":"DONE"}` + "\n\t ",
 	`{"other":{"nested":[{"a":1}]},"state":"EXECUTE"}`,
 	"{\"state\":\"\xff\"}",
+	// Keys encoding/json matches to a field by Unicode's folding (a
+	// Kelvin sign) or does not (a dotless i): the plain reading's detail
+	// follows it.
+	"{\"h\u0131story\":[1],\"state\":\"DONE\"}",
+	"{\"h\u0131story\":null}",
+	"{\"bac\u212atrack_count\":1,\"\u212aey\":2,\"depth\":null}",
+	"{\"PHASE\":null,\"x\u0041\":1}",
 	"{\"state\":\"a\x01\"}",
 }
 

@@ -7,8 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"unicode"
-	"unicode/utf8"
+	"strings"
 
 	"github.com/dispatchtop/dispatchtop/model"
 )
@@ -109,39 +108,13 @@ func parseCfaPlain(b []byte) (f cfaFile, present uint32, err error) {
 	var members map[string]json.RawMessage
 	_ = json.Unmarshal(b, &members) // an object, just read
 	for key := range members {
-		folded := foldKey(key)
-		for i := range cfaFields {
-			if folded == cfaFolded[i] {
+		for i, row := range cfaFields {
+			if strings.EqualFold(key, row.name) { // as encoding/json folds
 				present |= 1 << i
 			}
 		}
 	}
 	return cfaFile(c), present, nil
-}
-
-// cfaFolded is each row's name folded by foldKey.
-var cfaFolded = func() (folded [cfaRows]string) {
-	for i, row := range cfaFields {
-		folded[i] = foldKey(row.name)
-	}
-	return folded
-}()
-
-// foldKey is key as encoding/json compares keys to a struct's field names
-// in any case: ASCII letters upper-cased, other runes unicode.ToUpper'd.
-func foldKey(key string) string {
-	out := make([]byte, 0, len(key))
-	for _, r := range key {
-		if r < utf8.RuneSelf {
-			if 'a' <= r && r <= 'z' {
-				r -= 'a' - 'A'
-			}
-			out = append(out, byte(r))
-			continue
-		}
-		out = utf8.AppendRune(out, unicode.ToUpper(r))
-	}
-	return string(out)
 }
 
 // cfaStateOf is f as a model.CfaState, with a detail when a row of the

@@ -106,7 +106,7 @@ func parseCfaPlain(b []byte) (f cfaFile, present uint32, err error) {
 		return cfaFile{}, 0, errors.New("not a JSON object: null")
 	}
 	var members map[string]json.RawMessage
-	_ = json.Unmarshal(b, &members) // an object, just read
+	_ = json.Unmarshal(b, &members) // cannot fail: b was just read as an object
 	for key := range members {
 		for i, row := range cfaFields {
 			if strings.EqualFold(key, row.name) { // as encoding/json folds

@@ -10,12 +10,22 @@
 //	                  fsync, rename), taking turns with other writers
 //	heartbeat.go      the heartbeat writer, for wrap and the demo
 //	register.go       Register: a child's line in its parent's registry
-//	parse.go          the parsers, pure and fuzzed: ParseHeartbeat,
-//	                  ParseRegistry, ReadRegistry, ParseCfa,
-//	                  ParseRetryCount, ParseBlocked, ParseLegacyPID,
-//	                  ParseResumePending
-//	jsonflat.go       the reader of small flat JSON objects their fast
-//	                  paths share; anything unusual goes to encoding/json
+//	parse_*.go        the parsers, pure and fuzzed, a file a format:
+//	                  parse_heartbeat.go (ParseHeartbeat),
+//	                  parse_registry.go (ParseRegistry, ReadRegistry),
+//	                  parse_cfa.go (ParseCfa, ParseCfaState),
+//	                  parse_markers.go (ParseRetryCount, ParseBlocked,
+//	                  ParseLegacyPID, ParseResumePending). Each JSON
+//	                  format is one table of its fields (fields.go: the
+//	                  key, the kind of value) and one function that keeps
+//	                  what was read; its plain reading, encoding/json's,
+//	                  is its definition
+//	parse_fast.go     the fast reading of the three formats a scan reads
+//	                  for every node (SPEC §8), by the same tables, through
+//	jsonflat.go       a reader of small flat JSON objects; it gives up
+//	                  anything unusual to the plain reading, and
+//	                  parse_fast_test.go and the fuzz targets hold the two
+//	                  equal
 //	handover.go,      the mechanics of a registry under compaction
 //	recover.go, ...   (SPEC §5.3), shared by the recovery engine and the
 //	                  scanner

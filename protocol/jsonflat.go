@@ -1,14 +1,11 @@
 package protocol
 
-// A reader of the small JSON objects a scan reads by the ten thousand
-// (heartbeats, registry lines, CfA states). encoding/json was a seventh of
-// the CPU of `--once --json`: it validates the document, then decodes it
-// through reflection, a copy for every value. This reads the object once,
-// validating as it goes, and gives each member's value as a slice of the
-// input. It answers only what it is sure of: a value it does not take (an
-// escaped string, an odd number) makes the caller fall back to
-// encoding/json, so every result agrees with encoding/json's (the fuzz
-// tests compare the two).
+// The reader of small JSON objects under the fast reading (parse_fast.go):
+// it reads the object once, validating as it goes, and gives each member's
+// value as a slice of the input. It answers only what it is sure of: a
+// value it does not take (an escaped string, an odd number) makes the
+// fast reading give the document up to the plain one, so every answer
+// agrees with encoding/json's (FuzzFlatObject compares the two).
 
 import (
 	"unicode/utf8"

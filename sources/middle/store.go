@@ -1,0 +1,152 @@
+package middle
+
+// Reading the store: the workflows table in one short transaction, with
+// the watchdog's events and the armed signals beside it.
+
+import (
+	"database/sql"
+	"encoding/json"
+	"strconv"
+
+	"github.com/dispatchtop/dispatchtop/sources/internal/sqlitestore"
+)
+
+// workflow is one row as middle writes it; times are epoch milliseconds.
+type workflow struct {
+	id, kind, repo, adapter, state string
+	epicNumber                     sql.NullInt64
+	epicRef                        sql.NullString
+	created, updated               int64
+	worktree, session, sessionID   sql.NullString
+	transcript                     sql.NullString
+	controlledBy                   string
+	lastHeartbeat, archived        sql.NullInt64
+	endReason                      sql.NullString
+	// From the other tables, when they are there.
+	watchdogReason  string // the latest watchdog.failed event's reason
+	orphanFinalized string // the latest daemon.orphan-finalized event's finalState
+	gateFailed      string // the latest gate.failed event's gate and exit code
+	signal          string // the armed waitfor signal of a parked row
+	// key is the row's key (see key), made once a read: the older rounds
+	// of its Epic name it as their parent, sharing it, not a copy each.
+	key string
+}
+
+func (s *Source) read(path string) ([]*workflow, error) {
+	snap, err := sqlitestore.Open(path, s.BusyTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer snap.Close()
+	// rowid breaks a tie of created_at as middle's own lookups do.
+	schema, rows, err := snap.SelectTable(table, requiredColumns, columns, "created_at, rowid", eventsTable, signalsTable)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*workflow
+	// The columns most rows share a value of hold one copy of each value,
+	// not one a row: the nodes keep them.
+	shared := sqlitestore.Shared{}
+	for rows.Next() {
+		w := &workflow{}
+		if err := rows.Scan(&w.id, &w.kind, &w.repo, &w.epicNumber, &w.adapter, &w.state, &w.created, &w.updated,
+			&w.worktree, &w.session, &w.sessionID, &w.transcript, &w.controlledBy, &w.lastHeartbeat,
+			&w.epicRef, &w.archived, &w.endReason); err != nil {
+			return nil, sqlitestore.Describe(snap.Path, err)
+		}
+		for _, s := range []*string{&w.kind, &w.repo, &w.adapter, &w.state, &w.controlledBy} {
+			shared.Share(s)
+		}
+		out = append(out, w)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, sqlitestore.Describe(snap.Path, err)
+	}
+	byID := make(map[string]*workflow, len(out))
+	for _, w := range out {
+		byID[w.id] = w
+	}
+	if schema.Has(eventsTable) {
+		if err := readEvents(snap, byID); err != nil {
+			return nil, err
+		}
+	}
+	if cols := schema.Columns(signalsTable); cols != nil {
+		if err := readSignals(snap, cols, byID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// readEvents takes, of each row, the latest of the events that say why it
+// ended: watchdog.failed's reason (the watchdog writes why it failed a row
+// there, not in end_reason), daemon.orphan-finalized's finalState (a
+// parked row whose execution was gone at the daemon's restart) and
+// gate.failed's gate and exit code (a verify gate that failed on Stop),
+// as middle records them (commit 2bbacdc: recovery.ts
+// reconcileOrphanedSignals, build-deps.ts runVerifyGates).
+func readEvents(snap *sqlitestore.Snapshot, byID map[string]*workflow) error {
+	rows, err := snap.Query(`SELECT workflow_id, type, payload_json FROM events
+		WHERE type IN ('watchdog.failed', 'daemon.orphan-finalized', 'gate.failed') ORDER BY ts, id`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, typ string
+		var payload sql.NullString
+		if err := rows.Scan(&id, &typ, &payload); err != nil {
+			return sqlitestore.Describe(snap.Path, err)
+		}
+		w := byID[id]
+		var p struct {
+			Reason     string `json:"reason"`
+			FinalState string `json:"finalState"`
+			GateName   string `json:"gateName"`
+			ExitCode   *int   `json:"exitCode"`
+		}
+		if w == nil || json.Unmarshal([]byte(payload.String), &p) != nil {
+			continue
+		}
+		switch {
+		case typ == "watchdog.failed" && p.Reason != "":
+			w.watchdogReason = p.Reason
+		case typ == "daemon.orphan-finalized" && p.FinalState != "":
+			w.orphanFinalized = p.FinalState
+		case typ == "gate.failed" && p.GateName != "":
+			w.gateFailed = p.GateName
+			if p.ExitCode != nil {
+				w.gateFailed += " (exit " + strconv.Itoa(*p.ExitCode) + ")"
+			}
+		}
+	}
+	return rows.Err()
+}
+
+// readSignals takes each parked row's armed signal (not fired): its name
+// says what the human is asked for (`epic-<ref>-answered`,
+// `blocked:<id>`: a question; `epic-<ref>-review-resolved`: a review).
+// cols are the table's columns.
+func readSignals(snap *sqlitestore.Snapshot, cols map[string]bool, byID map[string]*workflow) error {
+	query := `SELECT workflow_id, signal_name FROM waitfor_signals`
+	if cols["fired_at"] { // migration 002
+		query += ` WHERE fired_at IS NULL`
+	}
+	rows, err := snap.Query(query + ` ORDER BY created_at`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, name string
+		if err := rows.Scan(&id, &name); err != nil {
+			return sqlitestore.Describe(snap.Path, err)
+		}
+		if w := byID[id]; w != nil {
+			w.signal = name
+		}
+	}
+	return rows.Err()
+}

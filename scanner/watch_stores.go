@@ -207,17 +207,22 @@ func (w *Watcher) markStores(path string) {
 // rows; without this such an agent would read stalled whenever nothing
 // else of its store moved. A Rereader is told that its directories moved,
 // so it maps its units again without querying them (a TeaParty bus's rows
-// are mapped again, its database not asked); any other source reads its
-// store whole. Only the sessions whose facts moved are renewed.
+// are mapped again, its database not asked); any other source, and a
+// Rereader that names no directory of its own (middle: one database, its
+// rows read past a watermark), reads its store whole. Only the sessions
+// whose facts moved are renewed.
 func (w *Watcher) refreshStores() bool {
 	for _, st := range w.stores.stores {
+		dirs := 0
 		if _, ok := st.facts.root.Source.(sources.Rereader); ok {
 			for dir, names := range st.names {
 				if names == nil {
 					st.noteChanged(dir)
+					dirs++
 				}
 			}
-		} else {
+		}
+		if dirs == 0 {
 			st.noteChanged("")
 		}
 		w.stores.toRead[st] = true

@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/storefixtures"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/sources"
+	"github.com/dispatchtop/dispatchtop/sources/middle"
 	"github.com/dispatchtop/dispatchtop/sources/teaparty"
 )
 
@@ -62,4 +64,50 @@ func TestWatchStoreRefreshSeesAStreamWrittenWhileItsBusIsQuiet(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(filepath.Dir(j.bus), "messages.db-journal")); err == nil {
 		t.Errorf("the store was written")
 	}
+}
+
+// SPEC §10: a store read again only where it moved (middle's rows past a
+// watermark) still sees, within the store refresh, a sign of life outside
+// its watch paths: a middle row's transcript, which its agent appends to
+// while the row stays as it was. The refresh reads such a store whole.
+func TestWatchStoreRefreshSeesATranscriptWrittenWhileTheTableIsQuiet(t *testing.T) {
+	home := filepath.Join(t.TempDir(), ".middle")
+	transcript := filepath.Join(t.TempDir(), "transcript.jsonl")
+	line := func(at time.Time) []byte {
+		return []byte(`{"type":"assistant","timestamp":"` + at.UTC().Format(time.RFC3339Nano) + `"}` + "\n")
+	}
+	started := time.Now().Add(-10 * time.Minute).Truncate(time.Millisecond)
+	if err := os.WriteFile(transcript, line(started), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := storefixtures.NewDB(t, filepath.Join(home, "db.sqlite3"), storefixtures.MiddleMigrations)
+	if _, err := db.Exec(`INSERT INTO workflows (id, kind, repo, adapter, state, created_at, updated_at, transcript_path)
+		VALUES ('wf-1', 'implementation', 'acme/api', 'claude', 'running', ?, ?, ?)`, started.UnixMilli(), started.UnixMilli(), transcript); err != nil {
+		t.Fatal(err)
+	}
+	src := middle.New()
+	src.PaneLookup = func() (map[string]middle.Session, error) { return map[string]middle.Session{}, nil }
+	w, err := NewWatcher(Options{Roots: []string{home}, Sources: []sources.Source{src}},
+		WatchOptions{FallbackPoll: time.Hour, StoreRefresh: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runWatcher(t, w)
+	beat := func(s *model.Snapshot) time.Time {
+		if n := theNode(s, sources.Middle); n != nil {
+			return n.BeatMtime
+		}
+		return time.Time{}
+	}
+	await(t, w, "the row", func(s *model.Snapshot) bool { return beat(s).Equal(started) })
+	fresh := time.Now().Truncate(time.Millisecond)
+	f, err := os.OpenFile(transcript, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(line(fresh)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	await(t, w, "the transcript written, the table quiet", func(s *model.Snapshot) bool { return beat(s).Equal(fresh) })
 }

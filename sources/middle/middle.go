@@ -22,6 +22,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -94,6 +95,9 @@ type Source struct {
 	// clock is the time the answer ages by (nil: time.Now); tests set it.
 	clock      func() time.Time
 	panesAsked paneCache
+	// queries counts the reads of the database, scanned the workflows
+	// rows they scanned: what a read after a commit keeps low.
+	queries, scanned atomic.Int64
 }
 
 // New returns the middle source, asking the user's default tmux server.

@@ -32,17 +32,73 @@ type workflow struct {
 	key string
 }
 
+// read reads the workflows of the store at path in one short transaction.
 func (s *Source) read(path string) ([]*workflow, error) {
+	r, err := s.readWhole(path, false)
+	return r.rows, err
+}
+
+// whole is what a whole read of the store found: its rows, ordered by
+// created_at and rowid, and what a read after a commit needs to read only
+// what moved (the tables the store has, and its mark, when asked).
+type whole struct {
+	rows []*workflow
+	// cols are the workflows table's columns, signalCols the signals
+	// table's (nil: no such table); events says whether it has events.
+	cols, signalCols map[string]bool
+	events           bool
+	mark             mark
+}
+
+// readWhole reads every row of the store at path, in one short
+// transaction; marked, it reads the store's mark in it too.
+func (s *Source) readWhole(path string, marked bool) (whole, error) {
 	snap, err := sqlitestore.Open(path, s.BusyTimeout)
 	if err != nil {
-		return nil, err
+		return whole{}, err
 	}
 	defer snap.Close()
+	s.queries.Add(1)
 	// rowid breaks a tie of created_at as middle's own lookups do.
 	schema, rows, err := snap.SelectTable(table, requiredColumns, columns, "created_at, rowid", eventsTable, signalsTable)
 	if err != nil {
-		return nil, err
+		return whole{}, err
 	}
+	r := whole{cols: schema.Columns(table), signalCols: schema.Columns(signalsTable), events: schema.Has(eventsTable)}
+	if r.rows, err = s.scan(snap, rows); err != nil {
+		return whole{}, err
+	}
+	byID := make(map[string]*workflow, len(r.rows))
+	for _, w := range r.rows {
+		byID[w.id] = w
+	}
+	if r.events {
+		if err := readEvents(snap, byID, ""); err != nil {
+			return whole{}, err
+		}
+	}
+	if r.signalCols != nil {
+		signals, err := readSignals(snap, r.signalCols)
+		if err != nil {
+			return whole{}, err
+		}
+		for id, name := range signals {
+			if w := byID[id]; w != nil {
+				w.signal = name
+			}
+		}
+	}
+	if marked {
+		if r.mark, err = readMark(snap, r.cols, r.events); err != nil {
+			return whole{}, err
+		}
+	}
+	return r, nil
+}
+
+// scan reads the rows a query of the workflows table's columns answers,
+// and closes them.
+func (s *Source) scan(snap *sqlitestore.Snapshot, rows *sql.Rows) ([]*workflow, error) {
 	defer rows.Close()
 	var out []*workflow
 	// The columns most rows share a value of hold one copy of each value,
@@ -63,20 +119,7 @@ func (s *Source) read(path string) ([]*workflow, error) {
 	if err := rows.Err(); err != nil {
 		return nil, sqlitestore.Describe(snap.Path, err)
 	}
-	byID := make(map[string]*workflow, len(out))
-	for _, w := range out {
-		byID[w.id] = w
-	}
-	if schema.Has(eventsTable) {
-		if err := readEvents(snap, byID); err != nil {
-			return nil, err
-		}
-	}
-	if cols := schema.Columns(signalsTable); cols != nil {
-		if err := readSignals(snap, cols, byID); err != nil {
-			return nil, err
-		}
-	}
+	s.scanned.Add(int64(len(out)))
 	return out, nil
 }
 
@@ -87,9 +130,9 @@ func (s *Source) read(path string) ([]*workflow, error) {
 // gate.failed's gate and exit code (a verify gate that failed on Stop),
 // as middle records them (commit 2bbacdc: recovery.ts
 // reconcileOrphanedSignals, build-deps.ts runVerifyGates).
-func readEvents(snap *sqlitestore.Snapshot, byID map[string]*workflow) error {
+func readEvents(snap *sqlitestore.Snapshot, byID map[string]*workflow, and string, args ...any) error {
 	rows, err := snap.Query(`SELECT workflow_id, type, payload_json FROM events
-		WHERE type IN ('watchdog.failed', 'daemon.orphan-finalized', 'gate.failed') ORDER BY ts, id`)
+		WHERE type IN ('watchdog.failed', 'daemon.orphan-finalized', 'gate.failed')`+and+` ORDER BY ts, id`, args...)
 	if err != nil {
 		return err
 	}
@@ -128,25 +171,28 @@ func readEvents(snap *sqlitestore.Snapshot, byID map[string]*workflow) error {
 // readSignals takes each parked row's armed signal (not fired): its name
 // says what the human is asked for (`epic-<ref>-answered`,
 // `blocked:<id>`: a question; `epic-<ref>-review-resolved`: a review).
-// cols are the table's columns.
-func readSignals(snap *sqlitestore.Snapshot, cols map[string]bool, byID map[string]*workflow) error {
+// cols are the table's columns. It returns them by workflow, the newest
+// armed of each.
+func readSignals(snap *sqlitestore.Snapshot, cols map[string]bool) (map[string]string, error) {
 	query := `SELECT workflow_id, signal_name FROM waitfor_signals`
 	if cols["fired_at"] { // migration 002
 		query += ` WHERE fired_at IS NULL`
 	}
 	rows, err := snap.Query(query + ` ORDER BY created_at`)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer rows.Close()
+	out := map[string]string{}
 	for rows.Next() {
 		var id, name string
 		if err := rows.Scan(&id, &name); err != nil {
-			return sqlitestore.Describe(snap.Path, err)
+			return nil, sqlitestore.Describe(snap.Path, err)
 		}
-		if w := byID[id]; w != nil {
-			w.signal = name
-		}
+		out[id] = name
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, sqlitestore.Describe(snap.Path, err)
+	}
+	return out, nil
 }

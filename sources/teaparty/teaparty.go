@@ -36,6 +36,7 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/sources"
+	"github.com/dispatchtop/dispatchtop/sources/internal/sqlitestore"
 )
 
 // The names of TeaParty's layout.
@@ -100,6 +101,8 @@ type Source struct {
 	// queried counts the reads of each bus (see Queries).
 	queriedMu sync.Mutex
 	queried   map[string]int64
+	// held holds the connections of the buses a live read follows.
+	held sqlitestore.Held
 }
 
 var (
@@ -241,7 +244,7 @@ func (s *Source) reread(root string, now time.Time, k sources.Kept, changed []st
 			kb.rows, kb.nulls, kb.err, kb.nodes = old.rows, old.nulls, old.err, old.nodes
 			return
 		}
-		kb.rows, kb.nulls, kb.err = s.read(kb.bus)
+		kb.rows, kb.nulls, kb.err = s.read(kb.bus, keep)
 		s.noteQuery(kb.bus.path)
 	})
 	all := last == nil || !sameHome(l, last.home)

@@ -98,6 +98,8 @@ type Source struct {
 	// queries counts the reads of the database, scanned the workflows
 	// rows they scanned: what a read after a commit keeps low.
 	queries, scanned atomic.Int64
+	// held holds the database's connection while a live read follows it.
+	held sqlitestore.Held
 }
 
 // New returns the middle source, asking the user's default tmux server.
@@ -151,7 +153,10 @@ func isSQLite(path string) bool {
 // A store there that cannot be read is middle's all the same, and its
 // read says why (a corrupt or empty file, a directory, no permission),
 // never the file protocol's "no tree found".
-func (*Source) Detect(path string) bool {
+//
+// A database whose connection is held is not opened to look at its header:
+// the close of that descriptor would drop the held connection's locks.
+func (s *Source) Detect(path string) bool {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return false
@@ -160,7 +165,7 @@ func (*Source) Detect(path string) bool {
 		return exists(abs)
 	}
 	db := filepath.Join(abs, dbFile)
-	return isDir(abs) && exists(db) && (filepath.Base(abs) == homeDir || isSQLite(db))
+	return isDir(abs) && exists(db) && (filepath.Base(abs) == homeDir || s.held.Holds(db) || isSQLite(db))
 }
 
 // WatchPaths are the database and its -wal.

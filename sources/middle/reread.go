@@ -130,13 +130,17 @@ func (s *Source) Reread(root string, now time.Time, k sources.Kept, changed []st
 // readPast reads what moved since last in one short transaction: false
 // when the store's mark says a read past the watermark would miss some of
 // it (the caller reads the store whole).
-func (s *Source) readPast(last *kept) (*kept, bool, error) {
-	snap, err := sqlitestore.Open(last.path, s.BusyTimeout)
-	if err != nil {
-		return nil, false, err
-	}
-	defer snap.Close()
+func (s *Source) readPast(last *kept) (next *kept, ok bool, err error) {
 	s.queries.Add(1)
+	err = s.held.Read(last.path, s.BusyTimeout, func(snap *sqlitestore.Snapshot) error {
+		next, ok, err = s.readPastIn(snap, last)
+		return err
+	})
+	return next, ok, err
+}
+
+// readPastIn is readPast in snap.
+func (s *Source) readPastIn(snap *sqlitestore.Snapshot, last *kept) (*kept, bool, error) {
 	lw := last.whole
 	m, err := readMark(snap, lw.cols, lw.events)
 	if sqlitestore.IsSQLError(err) {

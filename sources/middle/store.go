@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"strconv"
+	"time"
 
 	"github.com/dispatchtop/dispatchtop/sources/internal/sqlitestore"
 )
@@ -53,12 +54,37 @@ type whole struct {
 // readWhole reads every row of the store at path, in one short
 // transaction; marked, it reads the store's mark in it too.
 func (s *Source) readWhole(path string, marked bool) (whole, error) {
-	snap, err := sqlitestore.Open(path, s.BusyTimeout)
+	var r whole
+	read := func(snap *sqlitestore.Snapshot) (err error) {
+		r, err = s.readWholeIn(snap, marked)
+		return err
+	}
+	s.queries.Add(1)
+	var err error
+	if marked {
+		// A read kept for the next runs on the held connection.
+		err = s.held.Read(path, s.BusyTimeout, read)
+	} else {
+		err = readOnce(path, s.BusyTimeout, read)
+	}
 	if err != nil {
 		return whole{}, err
 	}
+	return r, nil
+}
+
+// readOnce runs read in a read of its own of the database at path.
+func readOnce(path string, busy time.Duration, read func(*sqlitestore.Snapshot) error) error {
+	snap, err := sqlitestore.Open(path, busy)
+	if err != nil {
+		return err
+	}
 	defer snap.Close()
-	s.queries.Add(1)
+	return read(snap)
+}
+
+// readWholeIn reads every row of the store in snap.
+func (s *Source) readWholeIn(snap *sqlitestore.Snapshot, marked bool) (whole, error) {
 	// rowid breaks a tie of created_at as middle's own lookups do.
 	schema, rows, err := snap.SelectTable(table, requiredColumns, columns, "created_at, rowid", eventsTable, signalsTable)
 	if err != nil {

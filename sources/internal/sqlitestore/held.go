@@ -40,6 +40,9 @@ const DefaultIdle = 5 * time.Second
 // Open, as one read.
 const MaxHeld = 128
 
+// maxStmts bounds the statements a held connection keeps prepared.
+const maxStmts = 64
+
 // Held holds the read connections of the stores it reads. The zero Held is
 // ready to use; Close lets every connection go.
 type Held struct {
@@ -205,6 +208,14 @@ func (c *heldConn) prepared(query string, prepares *atomic.Int64) (*sql.Stmt, er
 	if st := c.stmts[query]; st != nil {
 		return st, nil
 	}
+	if len(c.stmts) >= maxStmts {
+		// Statements built per read (an IN of as many ids as moved) must
+		// not grow the cache for as long as the store is written.
+		for q, st := range c.stmts {
+			st.Close()
+			delete(c.stmts, q)
+		}
+	}
 	st, err := c.conn.PrepareContext(context.Background(), query)
 	if err != nil {
 		return nil, err
@@ -251,4 +262,17 @@ func (h *Held) Version(wal string) sources.Version {
 		return WALVersion(wal)
 	}
 	return walVersion(c.shm, c.wal)
+}
+
+// Holds reports whether the database at path is held: a source looking
+// at its header must not open it (the close would drop the held
+// connection's locks).
+func (h *Held) Holds(path string) bool {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.conns[abs] != nil
 }

@@ -45,6 +45,13 @@ func TestHeldReadOpensOnceAndSeesEveryCommit(t *testing.T) {
 	if opens, prepares := h.opens.Load(), h.prepares.Load(); opens != 1 || prepares != 1 {
 		t.Errorf("%d opens and %d prepares for 5 reads of one query, want 1 and 1", opens, prepares)
 	}
+	if !h.Holds(db) {
+		t.Errorf("the store read is not held")
+	}
+	h.Close()
+	if h.Holds(db) {
+		t.Errorf("the store is held after Close")
+	}
 }
 
 // The connection is let go once the store is idle: the system's own last

@@ -14,6 +14,9 @@
 //	go run ./internal/benchsources -bin bin/dispatchtop -jobs 100 -workers 10 -rates 0,20,100 -seconds 20
 //	go run ./internal/benchsources -bin bin/dispatchtop -source middle -workflows 1000 -rates 0,50 -seconds 20
 //
+// -cpuprofile FILE has the dashboard write its CPU profile there (through
+// $DISPATCHTOP_CPUPROFILE), over the whole run: where the cost lies.
+//
 // Every pid the home names is this process's, alive for the whole run. The
 // home is removed afterwards.
 package main
@@ -49,8 +52,9 @@ func main() {
 	rates := flag.String("rates", "0,20,100", "messages a second written into random job buses, one window each")
 	seconds := flag.Int("seconds", 20, "the length of each window")
 	probes := flag.Int("probes", 20, "changes whose way to the screen is timed")
+	profile := flag.String("cpuprofile", "", "write the dashboard's CPU profile, over the whole run, to this file")
 	flag.Parse()
-	if err := run(*bin, *source, *jobs, *workers, *workflows, *rates, *seconds, *probes); err != nil {
+	if err := run(*bin, *source, *jobs, *workers, *workflows, *rates, *seconds, *probes, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, "benchsources:", err)
 		os.Exit(1)
 	}
@@ -68,7 +72,7 @@ type fixture struct {
 	close  func()
 }
 
-func run(bin, source string, jobs, workers, workflows int, rateList string, seconds, probes int) error {
+func run(bin, source string, jobs, workers, workflows int, rateList string, seconds, probes int, profile string) error {
 	var rates []int
 	for _, f := range strings.Split(rateList, ",") {
 		r, err := strconv.Atoi(strings.TrimSpace(f))
@@ -108,8 +112,15 @@ func run(bin, source string, jobs, workers, workflows int, rateList string, seco
 	tmux := func(args ...string) ([]byte, error) {
 		return exec.Command("tmux", append([]string{"-L", socket, "-f", os.DevNull}, args...)...).Output()
 	}
-	if _, err := tmux("new-session", "-d", "-x", "160", "-y", "50", "-e", "TERM=xterm-256color",
-		"-e", "XDG_CONFIG_HOME="+filepath.Join(r.Dir, "config"), "--", r.Bin, home); err != nil {
+	env := []string{"-e", "TERM=xterm-256color", "-e", "XDG_CONFIG_HOME=" + filepath.Join(r.Dir, "config")}
+	if profile != "" {
+		abs, err := filepath.Abs(profile)
+		if err != nil {
+			return err
+		}
+		env = append(env, "-e", "DISPATCHTOP_CPUPROFILE="+abs)
+	}
+	if _, err := tmux(append(append([]string{"new-session", "-d", "-x", "160", "-y", "50"}, env...), "--", r.Bin, home)...); err != nil {
 		return fmt.Errorf("tmux new-session: %w", err)
 	}
 	defer tmux("kill-server")
@@ -168,6 +179,16 @@ func run(bin, source string, jobs, workers, workflows int, rateList string, seco
 	lines := strings.Split(string(screen), "\n")
 	for _, l := range lines[:min(2, len(lines))] {
 		fmt.Println("  " + strings.TrimSpace(l))
+	}
+	if profile != "" {
+		// q ends the dashboard, which writes its profile as it exits.
+		tmux("send-keys", "q")
+		for t0 := time.Now(); time.Since(t0) < 10*time.Second; time.Sleep(50 * time.Millisecond) {
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+				break
+			}
+		}
+		fmt.Println("the dashboard's CPU profile:", profile)
 	}
 	return nil
 }

@@ -1,9 +1,11 @@
 package scanner
 
 // The stores: roots read by a source other than the native one. Where the
-// native roots are followed file by file, a store is read again whole when
-// one of its watch paths changes, and the forest rebuilt; the read waits
-// for the same debounce as a heartbeat's. A watched file is followed
+// native roots are followed file by file, a store is read again when one
+// of its watch paths changes (a sources.Rereader only where they moved:
+// one bus, middle's rows past its watermark), and its changed nodes are
+// patched into their sessions; the read waits for the same debounce as a
+// heartbeat's. A watched file is followed
 // through the directory holding it, filtered by name, so that a -wal
 // written beside it or an atomic rename over it is seen. Every poll
 // compares the watch paths' signatures too: a store is followed where

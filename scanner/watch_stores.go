@@ -81,6 +81,9 @@ func (st *store) dirMoved() bool {
 		if names, ok := st.names[p]; ok && names == nil {
 			return true
 		}
+		if names, ok := st.names[filepath.Dir(p)]; ok && names == nil {
+			return true // a file in it
+		}
 	}
 	return false
 }
@@ -192,12 +195,9 @@ func (w *Watcher) markStores(path string) {
 		if ok && st.sig(path) == seen {
 			continue
 		}
-		if ok {
-			st.noteChanged(path)
-		} else {
-			// A file in a directory the source named: the directory moved.
-			st.noteChanged(dir)
-		}
+		// A watch path, or a file in a directory the source named, by its
+		// own path: a sources.Rereader reads that file alone (one agent's).
+		st.noteChanged(path)
 		w.stores.toRead[st] = true
 	}
 }
@@ -275,6 +275,13 @@ func (w *Watcher) readStores(now time.Time) {
 			for p := range st.changed {
 				if _, ok := st.paths[p]; ok {
 					st.paths[p] = st.sig(p)
+				} else if dir := filepath.Dir(p); st.names[dir] == nil {
+					// A file in a directory the source named: the
+					// directory's signature moved with it, which the poll
+					// would take for a change the read has not seen.
+					if _, ok := st.paths[dir]; ok {
+						st.paths[dir] = st.sig(dir)
+					}
 				}
 				changed = append(changed, p)
 			}

@@ -387,9 +387,9 @@ type reread struct {
 }
 
 // plan says what a read after the changed watch paths reads (see Reread).
-// A database or its -wal queries its bus; the dir holding a bus maps its
-// rows again; any other dir, or a bus's dir whose bus is gone, lists the
-// buses again (a new job's bus, an agent's).
+// A database or its -wal queries its bus; the dir holding a bus, or a file
+// in it, maps its rows again; any other dir or file, or a bus's dir whose
+// bus is gone, lists the buses again (a new job's bus, an agent's).
 func plan(l layout, last *kept, changed []string) reread {
 	var p reread
 	byPath, byDir := map[string]*keptBus{}, map[string]*keptBus{}
@@ -407,6 +407,8 @@ func plan(l layout, last *kept, changed []string) reread {
 			touched[db] = true
 		} else if kb := byDir[c]; kb != nil && exists(kb.bus.path) {
 			dirs[kb.bus.path] = true
+		} else if kb := byDir[filepath.Dir(c)]; kb != nil && exists(kb.bus.path) {
+			dirs[kb.bus.path] = true // a file in a bus's dir: its lead's
 		} else {
 			relist = true
 		}

@@ -193,8 +193,17 @@ func (s Source) Read(path string, now time.Time) sources.Facts {
 	if err != nil {
 		facts.Problems = append(facts.Problems, model.Problem{Path: filepath.Join(store, agentsDir), Error: err.Error()})
 	}
-	facts, _ = s.assemble(store, agents, facts.Problems, nil)
+	var configs teamConfigs
+	configs.read, configs.err = readTeamConfigs(store)
+	facts, _ = s.assemble(store, configs, agents, facts.Problems, nil)
 	return facts
+}
+
+// teamConfigs are the teams' configs a read found, or why the teams dir
+// could not be listed.
+type teamConfigs struct {
+	read []teamRead
+	err  error
 }
 
 // mapped is an agent's node as a read made it, with what it was made of:
@@ -210,11 +219,12 @@ type mapped struct {
 // their read had) onto nodes under their teams' leaders. An agent whose
 // file, parent and process are those of its node in last keeps that node.
 // It returns the facts and every agent's node, by path.
-func (s Source) assemble(store string, agents []agentFile, problems []model.Problem, last map[string]mapped) (sources.Facts, map[string]mapped) {
+func (s Source) assemble(store string, configs teamConfigs, agents []agentFile, problems []model.Problem, last map[string]mapped) (sources.Facts, map[string]mapped) {
 	facts := sources.Facts{Problems: problems}
 	teams := map[string]*team{}
-	if err := readTeams(store, teams, &facts); err != nil {
-		facts.Problems = append(facts.Problems, model.Problem{Path: filepath.Join(store, teamsDir), Error: err.Error()})
+	buildTeams(configs.read, teams, &facts)
+	if configs.err != nil {
+		facts.Problems = append(facts.Problems, model.Problem{Path: filepath.Join(store, teamsDir), Error: configs.err.Error()})
 	}
 	procs := s.processes(store, agents, &facts)
 	nodes := make(map[string]mapped, len(agents))
@@ -270,15 +280,24 @@ func sameProcess(a, b agentProcess) bool {
 	return a.pid == b.pid && a.started == b.started && a.ended == b.ended && slices.Equal(a.fields, b.fields)
 }
 
-// readTeams reads every teams/<team>/config.json into a leader node.
-func readTeams(store string, teams map[string]*team, facts *sources.Facts) error {
+// teamRead is one team's config as a read found it: parsed, or why not.
+type teamRead struct {
+	name, path string
+	mtime      time.Time
+	config     teamConfig
+	err        error
+}
+
+// readTeamConfigs reads every teams/<team>/config.json.
+func readTeamConfigs(store string) ([]teamRead, error) {
 	entries, err := os.ReadDir(filepath.Join(store, teamsDir))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var out []teamRead
 	for _, e := range entries {
 		if !e.IsDir() || !teamNamePattern.MatchString(e.Name()) {
 			continue
@@ -288,25 +307,36 @@ func readTeams(store string, teams map[string]*team, facts *sources.Facts) error
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // a team dir without its config: being created or removed
 		}
-		t := &team{name: e.Name(), key: path}
-		t.leader = &model.Node{
-			ID:            t.name,
-			HeartbeatPath: path,
-			HasHeartbeat:  true,
-			Source:        string(sources.OpencodeTeams),
-			Traits:        model.Traits{BeatNotRequired: true, NeverKill: true, MergesItself: true, SignOfLife: model.SignUpdate},
-		}
+		r := teamRead{name: e.Name(), path: path}
 		if fi, serr := os.Stat(path); serr == nil {
-			t.leader.BeatMtime = fi.ModTime()
+			r.mtime = fi.ModTime()
 		}
 		if err == nil {
-			t.config, err = parseTeamConfig(b)
+			r.config, err = parseTeamConfig(b)
 			if err != nil {
 				err = errors.New("read " + path + ": " + err.Error())
 			}
 		}
-		if err != nil {
-			facts.Problems = append(facts.Problems, model.Problem{Path: path, Error: err.Error()})
+		r.err = err
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// buildTeams makes each team's leader node of its config read.
+func buildTeams(configs []teamRead, teams map[string]*team, facts *sources.Facts) {
+	for _, r := range configs {
+		t := &team{name: r.name, key: r.path, config: r.config}
+		t.leader = &model.Node{
+			ID:            t.name,
+			HeartbeatPath: r.path,
+			HasHeartbeat:  true,
+			Source:        string(sources.OpencodeTeams),
+			Traits:        model.Traits{BeatNotRequired: true, NeverKill: true, MergesItself: true, SignOfLife: model.SignUpdate},
+			BeatMtime:     r.mtime,
+		}
+		if r.err != nil {
+			facts.Problems = append(facts.Problems, model.Problem{Path: r.path, Error: r.err.Error()})
 			t.leader.EditRare(func(r *model.Rare) { r.ScanFlags = append(r.ScanFlags, model.FlagUnreadable) })
 			teams[t.name] = t
 			continue
@@ -322,7 +352,6 @@ func readTeams(store string, teams map[string]*team, facts *sources.Facts) error
 		t.leader.EditRare(func(r *model.Rare) { r.SourceFields = fields })
 		teams[t.name] = t
 	}
-	return nil
 }
 
 // goneTeam is the leader of a team whose config no longer exists: the

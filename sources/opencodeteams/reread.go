@@ -4,8 +4,9 @@ package opencodeteams
 // file per agent, each written whole by the plugin (writeAtomicJSON, a
 // temp file renamed over), so a change reads again the agent files that
 // moved and keeps every other one as the last read parsed it. The teams'
-// configs (one per team) and the agents' panes and servers are read again
-// at every read: a pane's end is in no file the store is watched by.
+// configs (one per team) are read again when one of them moved; the
+// agents' panes and servers at every read: a pane's end is in no file the
+// store is watched by.
 
 import (
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -27,6 +29,7 @@ var _ sources.Rereader = Source{}
 // facts.
 type kept struct {
 	store   string
+	teams   teamConfigs
 	agents  map[string]agentRead
 	listErr error
 	nodes   map[string]mapped
@@ -54,7 +57,17 @@ func (s Source) Reread(path string, now time.Time, k sources.Kept, changed []str
 	}
 	dir := filepath.Join(store, agentsDir)
 	next := &kept{store: store}
-	if last == nil || changed == nil || slices.Contains(changed, dir) || slices.Contains(changed, store) {
+	whole := last == nil || changed == nil || slices.Contains(changed, store)
+	// The teams' configs are read again when a path under teams/ moved:
+	// each names its hundred members, and a read of them all at every
+	// agent's write was half of what following the store cost.
+	teams := filepath.Join(store, teamsDir) + string(filepath.Separator)
+	if whole || slices.ContainsFunc(changed, func(c string) bool { return strings.HasPrefix(c+string(filepath.Separator), teams) }) {
+		next.teams.read, next.teams.err = readTeamConfigs(store)
+	} else {
+		next.teams = last.teams
+	}
+	if whole || slices.Contains(changed, dir) {
 		next.agents = map[string]agentRead{}
 		entries, err := os.ReadDir(dir)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -89,7 +102,7 @@ func (s Source) Reread(path string, now time.Time, k sources.Kept, changed []str
 	if last != nil {
 		lastNodes = last.nodes
 	}
-	next.facts, next.nodes = s.assemble(store, agents, problems, lastNodes)
+	next.facts, next.nodes = s.assemble(store, next.teams, agents, problems, lastNodes)
 	return next.facts, next
 }
 

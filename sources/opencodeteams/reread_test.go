@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -22,6 +23,7 @@ func TestRereadReadsOnlyTheAgentFilesThatMoved(t *testing.T) {
 	}
 	store := newStore(t, agents...)
 	dir := filepath.Join(store, agentsDir)
+	config := filepath.Join(store, teamsDir, "alpha", teamConfigFile)
 	file := func(i int) string { return filepath.Join(dir, fmt.Sprintf("agent-%02d.json", i)) }
 	write := func(i int, set ...any) {
 		b, err := json.MarshalIndent(with(agents[i], set...), "", "  ")
@@ -57,6 +59,10 @@ func TestRereadReadsOnlyTheAgentFilesThatMoved(t *testing.T) {
 		}, changed: []string{file(3)}, whole: true},
 		{name: "a file broken", write: func() { writeFile(t, file(4), []byte(`{"id": 4`)) },
 			changed: []string{file(4)}, whole: true},
+		{name: "a team's config written, not named as moved: not read", write: func() {
+			writeFile(t, config, []byte(strings.Replace(teamConfigJSON, `"leader":"lead-1",`, `"leader":"lead-1","description":"orders",`, 1)))
+		}, changed: []string{file(10)}},
+		{name: "the team's config named: read", write: func() {}, changed: []string{config}, whole: true},
 		{name: "a new agent", write: func() {
 			agents = append(agents, with(agentRecord(), "id", "agent-50", "paneId", nil))
 			write(50)

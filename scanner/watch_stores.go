@@ -81,8 +81,11 @@ func (st *store) dirMoved() bool {
 		if names, ok := st.names[p]; ok && names == nil {
 			return true
 		}
+		if _, watched := st.paths[p]; watched {
+			continue // a watch path of its own (a bus's -wal): known
+		}
 		if names, ok := st.names[filepath.Dir(p)]; ok && names == nil {
-			return true // a file in it
+			return true // another file in it: a new dir, a new bus
 		}
 	}
 	return false

@@ -111,3 +111,37 @@ func TestWatchStoreRefreshSeesATranscriptWrittenWhileTheTableIsQuiet(t *testing.
 	f.Close()
 	await(t, w, "the transcript written, the table quiet", func(s *model.Snapshot) bool { return beat(s).Equal(fresh) })
 }
+
+// A store's source is asked for its watch paths again only when a file it
+// did not name shows in a dir it named (a new job's dir, a new bus): a
+// commit moves a watch path of its own (a bus's -wal), which asks nothing,
+// though the path lies in a dir the source named too.
+func TestStoreDirMovedOnlyForAFileItDidNotName(t *testing.T) {
+	job := filepath.Join("/home", "jobs", "job-1")
+	st := &store{
+		paths: map[string]pathSig{job: {}, filepath.Join(job, "messages.db"): {}, filepath.Join(job, "messages.db-wal"): {}},
+		names: map[string]map[string]bool{job: nil},
+	}
+	tests := []struct {
+		name    string
+		changed []string
+		moved   bool
+	}{
+		{"a commit: the bus's -wal", []string{filepath.Join(job, "messages.db-wal")}, false},
+		{"the bus itself", []string{filepath.Join(job, "messages.db")}, false},
+		{"a new file in the job's dir", []string{filepath.Join(job, "tasks")}, true},
+		{"the job's dir itself", []string{job}, true},
+		{"nothing", nil, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st.changed = map[string]bool{}
+			for _, p := range tc.changed {
+				st.changed[p] = true
+			}
+			if got := st.dirMoved(); got != tc.moved {
+				t.Errorf("dirMoved %v, want %v", got, tc.moved)
+			}
+		})
+	}
+}

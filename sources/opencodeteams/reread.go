@@ -86,7 +86,7 @@ func (s Source) Reread(path string, now time.Time, k sources.Kept, changed []str
 			}
 		}
 	}
-	var agents []agentFile
+	agents := make([]agentFile, 0, len(next.agents))
 	var problems []model.Problem
 	for _, p := range slices.Sorted(maps.Keys(next.agents)) {
 		if r := next.agents[p]; r.err != nil {

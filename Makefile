@@ -169,10 +169,14 @@ bench-dashboard-100k: build
 
 # SPEC §8's cost of following another system's store: the dashboard in a
 # real terminal on a TeaParty home of 100 jobs × 10 workers while writers
-# put messages into random job buses (0, 20, 100 a second); its CPU per
-# rate. Needs tmux; about two minutes.
+# put messages into random job buses (0, 20, 100 a second), on middle's
+# 1,000 workflows (50 row updates a second) and on opencode-teams' 1,000
+# agent files (50 rewrites a second); its CPU per rate, a change's way to
+# the screen. Needs tmux; about four minutes.
 bench-sources-live: build
 	$(GO) run ./internal/benchsources -bin $(BIN) -jobs 100 -workers 10 -rates 0,20,100 -seconds 20
+	$(GO) run ./internal/benchsources -bin $(BIN) -source middle -workflows 1000 -rates 0,50 -seconds 20
+	$(GO) run ./internal/benchsources -bin $(BIN) -source opencode-teams -workflows 1000 -rates 0,50 -seconds 20
 
 # SPEC §8's cost of a Claude Code session at work: the dashboard in tmux on
 # a Claude Code home whose session's transcript grows by 0 and 50 lines a

@@ -1,9 +1,11 @@
 package scanner
 
 // The stores: roots read by a source other than the native one. Where the
-// native roots are followed file by file, a store is read again whole when
-// one of its watch paths changes, and the forest rebuilt; the read waits
-// for the same debounce as a heartbeat's. A watched file is followed
+// native roots are followed file by file, a store is read again when one
+// of its watch paths changes (a sources.Rereader only where they moved:
+// one bus, middle's rows past its watermark), and its changed nodes are
+// patched into their sessions; the read waits for the same debounce as a
+// heartbeat's. A watched file is followed
 // through the directory holding it, filtered by name, so that a -wal
 // written beside it or an atomic rename over it is seen. Every poll
 // compares the watch paths' signatures too: a store is followed where
@@ -78,6 +80,12 @@ func (st *store) dirMoved() bool {
 	for p := range st.changed {
 		if names, ok := st.names[p]; ok && names == nil {
 			return true
+		}
+		if _, watched := st.paths[p]; watched {
+			continue // a watch path of its own (a bus's -wal): known
+		}
+		if names, ok := st.names[filepath.Dir(p)]; ok && names == nil {
+			return true // another file in it: a new dir, a new bus
 		}
 	}
 	return false
@@ -190,12 +198,9 @@ func (w *Watcher) markStores(path string) {
 		if ok && st.sig(path) == seen {
 			continue
 		}
-		if ok {
-			st.noteChanged(path)
-		} else {
-			// A file in a directory the source named: the directory moved.
-			st.noteChanged(dir)
-		}
+		// A watch path, or a file in a directory the source named, by its
+		// own path: a sources.Rereader reads that file alone (one agent's).
+		st.noteChanged(path)
 		w.stores.toRead[st] = true
 	}
 }
@@ -207,17 +212,22 @@ func (w *Watcher) markStores(path string) {
 // rows; without this such an agent would read stalled whenever nothing
 // else of its store moved. A Rereader is told that its directories moved,
 // so it maps its units again without querying them (a TeaParty bus's rows
-// are mapped again, its database not asked); any other source reads its
-// store whole. Only the sessions whose facts moved are renewed.
+// are mapped again, its database not asked); any other source, and a
+// Rereader that names no directory of its own (middle: one database, its
+// rows read past a watermark), reads its store whole. Only the sessions
+// whose facts moved are renewed.
 func (w *Watcher) refreshStores() bool {
 	for _, st := range w.stores.stores {
+		dirs := 0
 		if _, ok := st.facts.root.Source.(sources.Rereader); ok {
 			for dir, names := range st.names {
 				if names == nil {
 					st.noteChanged(dir)
+					dirs++
 				}
 			}
-		} else {
+		}
+		if dirs == 0 {
 			st.noteChanged("")
 		}
 		w.stores.toRead[st] = true
@@ -268,6 +278,13 @@ func (w *Watcher) readStores(now time.Time) {
 			for p := range st.changed {
 				if _, ok := st.paths[p]; ok {
 					st.paths[p] = st.sig(p)
+				} else if dir := filepath.Dir(p); st.names[dir] == nil {
+					// A file in a directory the source named: the
+					// directory's signature moved with it, which the poll
+					// would take for a change the read has not seen.
+					if _, ok := st.paths[dir]; ok {
+						st.paths[dir] = st.sig(dir)
+					}
 				}
 				changed = append(changed, p)
 			}

@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/storefixtures"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/sources"
+	"github.com/dispatchtop/dispatchtop/sources/middle"
 	"github.com/dispatchtop/dispatchtop/sources/teaparty"
 )
 
@@ -61,5 +63,85 @@ func TestWatchStoreRefreshSeesAStreamWrittenWhileItsBusIsQuiet(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(j.bus), "messages.db-journal")); err == nil {
 		t.Errorf("the store was written")
+	}
+}
+
+// SPEC §10: a store read again only where it moved (middle's rows past a
+// watermark) still sees, within the store refresh, a sign of life outside
+// its watch paths: a middle row's transcript, which its agent appends to
+// while the row stays as it was. The refresh reads such a store whole.
+func TestWatchStoreRefreshSeesATranscriptWrittenWhileTheTableIsQuiet(t *testing.T) {
+	home := filepath.Join(t.TempDir(), ".middle")
+	transcript := filepath.Join(t.TempDir(), "transcript.jsonl")
+	line := func(at time.Time) []byte {
+		return []byte(`{"type":"assistant","timestamp":"` + at.UTC().Format(time.RFC3339Nano) + `"}` + "\n")
+	}
+	started := time.Now().Add(-10 * time.Minute).Truncate(time.Millisecond)
+	if err := os.WriteFile(transcript, line(started), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := storefixtures.NewDB(t, filepath.Join(home, "db.sqlite3"), storefixtures.MiddleMigrations)
+	if _, err := db.Exec(`INSERT INTO workflows (id, kind, repo, adapter, state, created_at, updated_at, transcript_path)
+		VALUES ('wf-1', 'implementation', 'acme/api', 'claude', 'running', ?, ?, ?)`, started.UnixMilli(), started.UnixMilli(), transcript); err != nil {
+		t.Fatal(err)
+	}
+	src := middle.New()
+	src.PaneLookup = func() (map[string]middle.Session, error) { return map[string]middle.Session{}, nil }
+	w, err := NewWatcher(Options{Roots: []string{home}, Sources: []sources.Source{src}},
+		WatchOptions{FallbackPoll: time.Hour, StoreRefresh: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runWatcher(t, w)
+	beat := func(s *model.Snapshot) time.Time {
+		if n := theNode(s, sources.Middle); n != nil {
+			return n.BeatMtime
+		}
+		return time.Time{}
+	}
+	await(t, w, "the row", func(s *model.Snapshot) bool { return beat(s).Equal(started) })
+	fresh := time.Now().Truncate(time.Millisecond)
+	f, err := os.OpenFile(transcript, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(line(fresh)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	await(t, w, "the transcript written, the table quiet", func(s *model.Snapshot) bool { return beat(s).Equal(fresh) })
+}
+
+// A store's source is asked for its watch paths again only when a file it
+// did not name shows in a dir it named (a new job's dir, a new bus): a
+// commit moves a watch path of its own (a bus's -wal), which asks nothing,
+// though the path lies in a dir the source named too.
+func TestStoreDirMovedOnlyForAFileItDidNotName(t *testing.T) {
+	job := filepath.Join("/home", "jobs", "job-1")
+	st := &store{
+		paths: map[string]pathSig{job: {}, filepath.Join(job, "messages.db"): {}, filepath.Join(job, "messages.db-wal"): {}},
+		names: map[string]map[string]bool{job: nil},
+	}
+	tests := []struct {
+		name    string
+		changed []string
+		moved   bool
+	}{
+		{"a commit: the bus's -wal", []string{filepath.Join(job, "messages.db-wal")}, false},
+		{"the bus itself", []string{filepath.Join(job, "messages.db")}, false},
+		{"a new file in the job's dir", []string{filepath.Join(job, "tasks")}, true},
+		{"the job's dir itself", []string{job}, true},
+		{"nothing", nil, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st.changed = map[string]bool{}
+			for _, p := range tc.changed {
+				st.changed[p] = true
+			}
+			if got := st.dirMoved(); got != tc.moved {
+				t.Errorf("dirMoved %v, want %v", got, tc.moved)
+			}
+		})
 	}
 }

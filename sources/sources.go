@@ -91,16 +91,18 @@ type Source interface {
 }
 
 // Rereader is a source whose store is made of units read apart (a bus, a
-// database, a file): a read after a change reads again only the units the
-// changed watch paths belong to, and keeps every other unit, its nodes
+// database's rows past a watermark, a file): a read after a change reads
+// again only the units the changed paths belong to, and keeps every other unit, its nodes
 // too, from the last read. A database whose watch paths did not change is
 // not queried.
 type Rereader interface {
 	Source
 	// Reread reads the store at path as of now. kept is what the last
 	// Reread of it returned (nil: none, a whole read); changed are the
-	// watch paths whose signature moved since (nil: not known, every unit
-	// is read again; empty: none, nothing is read). A node of a unit that
+	// watch paths whose signature moved since, and the files that moved in
+	// a directory among them, each by its own path (an agent's file, a
+	// job's lead's stream) (nil: not known, every unit is read again;
+	// empty: none, nothing is read). A node of a unit that
 	// was kept is the same pointer as in the last facts, which neither
 	// side writes: the caller tells the nodes that changed by that. It
 	// returns the facts of the whole store and what to keep for the next.

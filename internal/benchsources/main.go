@@ -13,6 +13,10 @@
 //
 //	go run ./internal/benchsources -bin bin/dispatchtop -jobs 100 -workers 10 -rates 0,20,100 -seconds 20
 //	go run ./internal/benchsources -bin bin/dispatchtop -source middle -workflows 1000 -rates 0,50 -seconds 20
+//	go run ./internal/benchsources -bin bin/dispatchtop -source opencode-teams -workflows 1000 -rates 0,50 -seconds 20
+//
+// -cpuprofile FILE has the dashboard write its CPU profile there (through
+// $DISPATCHTOP_CPUPROFILE), over the whole run: where the cost lies.
 //
 // Every pid the home names is this process's, alive for the whole run. The
 // home is removed afterwards.
@@ -42,15 +46,16 @@ import (
 
 func main() {
 	bin := flag.String("bin", "bin/dispatchtop", "the dispatchtop binary to measure")
-	source := flag.String("source", "teaparty", "the store followed: teaparty, middle or claude (rates: transcript lines a second)")
-	workflows := flag.Int("workflows", 1000, "middle's workflows")
+	source := flag.String("source", "teaparty", "the store followed: teaparty, middle, opencode-teams or claude (rates: transcript lines a second)")
+	workflows := flag.Int("workflows", 1000, "middle's workflows, or opencode-teams' agent files")
 	jobs := flag.Int("jobs", 100, "TeaParty jobs in the home")
 	workers := flag.Int("workers", 10, "dispatched workers per job")
 	rates := flag.String("rates", "0,20,100", "messages a second written into random job buses, one window each")
 	seconds := flag.Int("seconds", 20, "the length of each window")
 	probes := flag.Int("probes", 20, "changes whose way to the screen is timed")
+	profile := flag.String("cpuprofile", "", "write the dashboard's CPU profile, over the whole run, to this file")
 	flag.Parse()
-	if err := run(*bin, *source, *jobs, *workers, *workflows, *rates, *seconds, *probes); err != nil {
+	if err := run(*bin, *source, *jobs, *workers, *workflows, *rates, *seconds, *probes, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, "benchsources:", err)
 		os.Exit(1)
 	}
@@ -68,7 +73,7 @@ type fixture struct {
 	close  func()
 }
 
-func run(bin, source string, jobs, workers, workflows int, rateList string, seconds, probes int) error {
+func run(bin, source string, jobs, workers, workflows int, rateList string, seconds, probes int, profile string) error {
 	var rates []int
 	for _, f := range strings.Split(rateList, ",") {
 		r, err := strconv.Atoi(strings.TrimSpace(f))
@@ -94,11 +99,14 @@ func run(bin, source string, jobs, workers, workflows int, rateList string, seco
 	case "middle":
 		fx, err = middleHome(filepath.Join(r.Dir, ".middle"), workflows)
 		fmt.Printf("middle: %d workflows", workflows)
+	case "opencode-teams":
+		fx, err = opencodeTeamsStore(filepath.Join(r.Dir, ".opencode", "opencode-teams"), workflows)
+		fmt.Printf("opencode-teams: %d agent files", workflows)
 	case "claude": // claude.go
 		fx, err = claudeHome(filepath.Join(r.Dir, ".claude"), probes)
 		fmt.Printf("Claude Code: one session, %d teammates, its transcript appended to", probes)
 	default:
-		return fmt.Errorf("-source %q: teaparty, middle or claude", source)
+		return fmt.Errorf("-source %q: teaparty, middle, opencode-teams or claude", source)
 	}
 	defer fx.close()
 	if err != nil {
@@ -111,8 +119,15 @@ func run(bin, source string, jobs, workers, workflows int, rateList string, seco
 	tmux := func(args ...string) ([]byte, error) {
 		return exec.Command("tmux", append([]string{"-L", socket, "-f", os.DevNull}, args...)...).Output()
 	}
-	if _, err := tmux("new-session", "-d", "-x", "160", "-y", "50", "-e", "TERM=xterm-256color",
-		"-e", "XDG_CONFIG_HOME="+filepath.Join(r.Dir, "config"), "--", r.Bin, home); err != nil {
+	env := []string{"-e", "TERM=xterm-256color", "-e", "XDG_CONFIG_HOME=" + filepath.Join(r.Dir, "config")}
+	if profile != "" {
+		abs, err := filepath.Abs(profile)
+		if err != nil {
+			return err
+		}
+		env = append(env, "-e", "DISPATCHTOP_CPUPROFILE="+abs)
+	}
+	if _, err := tmux(append(append([]string{"new-session", "-d", "-x", "160", "-y", "50"}, env...), "--", r.Bin, home)...); err != nil {
 		return fmt.Errorf("tmux new-session: %w", err)
 	}
 	defer tmux("kill-server")
@@ -172,6 +187,16 @@ func run(bin, source string, jobs, workers, workflows int, rateList string, seco
 	for _, l := range lines[:min(2, len(lines))] {
 		fmt.Println("  " + strings.TrimSpace(l))
 	}
+	if profile != "" {
+		// q ends the dashboard, which writes its profile as it exits.
+		tmux("send-keys", "q")
+		for t0 := time.Now(); time.Since(t0) < 10*time.Second; time.Sleep(50 * time.Millisecond) {
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+				break
+			}
+		}
+		fmt.Println("the dashboard's CPU profile:", profile)
+	}
 	return nil
 }
 
@@ -223,6 +248,69 @@ func middleHome(home string, n int) (fixture, error) {
 		_, err := db.Exec(`UPDATE workflows SET state = 'completed', updated_at = ? WHERE id = ?`, time.Now().UnixMilli(), fmt.Sprintf("wf-%06d", i))
 		return err
 	}
+	return fx, nil
+}
+
+// opencodeTeamsStore writes an opencode-teams store of n agent files, in
+// teams of 100 (each a config naming its members), every agent active with
+// no pane (judged by its record); its writer rewrites random agents' files
+// with a new heartbeatTs, as updateHeartbeat does (writeAtomicJSON: a
+// temp file renamed over), its changes terminate agent i.
+func opencodeTeamsStore(store string, n int) (fixture, error) {
+	fx := fixture{root: store, close: func() {}}
+	agents := filepath.Join(store, "agents")
+	if err := os.MkdirAll(agents, 0o755); err != nil {
+		return fx, err
+	}
+	now := time.Now().UTC()
+	agent := func(i int, status string, beat time.Time) error {
+		id := fmt.Sprintf("a%06d", i)
+		b, err := json.MarshalIndent(map[string]any{
+			"id": id, "name": "agent-" + id, "teamName": fmt.Sprintf("team-%03d", i/100), "role": "worker",
+			"model": "bench", "sessionId": "ses_" + id, "serverPort": 28799, "cwd": store, "color": "#45B7D1", "status": status,
+			"isActive": status == "active", "createdAt": now.Format(time.RFC3339Nano), "heartbeatTs": beat.Format(time.RFC3339Nano),
+			"updatedAt": beat.Format(time.RFC3339Nano), "consecutiveMisses": 0, "sessionRotationCount": 0,
+		}, "", "  ")
+		if err != nil {
+			return err
+		}
+		tmp := filepath.Join(agents, "."+id+".json.tmp")
+		if err := os.WriteFile(tmp, b, 0o644); err != nil {
+			return err
+		}
+		return os.Rename(tmp, filepath.Join(agents, id+".json"))
+	}
+	for t := 0; t*100 < n; t++ {
+		name := fmt.Sprintf("team-%03d", t)
+		members := []map[string]any{{"agentId": "leader", "agentName": "Leader", "agentType": "leader", "joinedAt": now.Format(time.RFC3339Nano)}}
+		for i := t * 100; i < min(n, (t+1)*100); i++ {
+			members = append(members, map[string]any{"agentId": fmt.Sprintf("a%06d", i), "agentName": fmt.Sprintf("agent-a%06d", i),
+				"agentType": "worker", "joinedAt": now.Format(time.RFC3339Nano)})
+		}
+		b, err := json.MarshalIndent(map[string]any{"name": name, "created": now.Format(time.RFC3339Nano), "leader": "leader",
+			"members": members, "dispatchRules": []any{}, "dispatchLog": []any{}}, "", "  ")
+		if err != nil {
+			return fx, err
+		}
+		if err := os.MkdirAll(filepath.Join(store, "teams", name), 0o755); err != nil {
+			return fx, err
+		}
+		if err := os.WriteFile(filepath.Join(store, "teams", name, "config.json"), b, 0o644); err != nil {
+			return fx, err
+		}
+	}
+	for i := range n {
+		if err := agent(i, "active", now); err != nil {
+			return fx, err
+		}
+	}
+	fx.write = func(rate, _ int, stop <-chan struct{}) error {
+		return every(rate, stop, func(int) error {
+			// Past the probes' agents, which the changes terminate.
+			return agent(100+rand.IntN(n-100), "active", time.Now().UTC())
+		})
+	}
+	fx.change = func(i int) error { return agent(i, "terminated", time.Now().UTC()) }
 	return fx, nil
 }
 

@@ -2,11 +2,11 @@ package middle
 
 import (
 	"github.com/dispatchtop/dispatchtop/sources"
-	"github.com/dispatchtop/dispatchtop/sources/internal/sqlitestore"
 )
 
 // Version is the commit mark of the database's -wal (see sources.Versioned): a
 // commit is marked in the WAL index after its -wal was written and synced,
 // with no event of its own, so the watcher looks at the mark to know
-// whether a read saw the commit. Any other watch path has none.
-func (*Source) Version(p string) sources.Version { return sqlitestore.WALVersion(p) }
+// whether a read saw the commit. Any other watch path has none. A held
+// database is looked at through the files its connection holds open.
+func (s *Source) Version(p string) sources.Version { return s.held.Version(p) }

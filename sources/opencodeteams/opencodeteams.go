@@ -15,10 +15,12 @@
 package opencodeteams
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -187,23 +189,62 @@ type team struct {
 func (s Source) Read(path string, now time.Time) sources.Facts {
 	var facts sources.Facts
 	store, _ := storeDir(path)
-	teams := map[string]*team{}
-	if err := readTeams(store, teams, &facts); err != nil {
-		facts.Problems = append(facts.Problems, model.Problem{Path: filepath.Join(store, teamsDir), Error: err.Error()})
-	}
 	agents, err := readAgents(store, &facts)
 	if err != nil {
 		facts.Problems = append(facts.Problems, model.Problem{Path: filepath.Join(store, agentsDir), Error: err.Error()})
 	}
+	var configs teamConfigs
+	configs.read, configs.err = readTeamConfigs(store)
+	facts, _ = s.assemble(store, configs, agents, facts.Problems, nil)
+	return facts
+}
+
+// teamConfigs are the teams' configs a read found, or why the teams dir
+// could not be listed.
+type teamConfigs struct {
+	read []teamRead
+	err  error
+}
+
+// mapped is an agent's node as a read made it, with what it was made of:
+// a read whose agent file, parent and process are the same keeps it.
+type mapped struct {
+	raw    []byte
+	parent string
+	proc   agentProcess
+	node   *model.Node
+}
+
+// assemble reads the teams and maps the agents read (with the problems
+// their read had) onto nodes under their teams' leaders. An agent whose
+// file, parent and process are those of its node in last keeps that node.
+// It returns the facts and every agent's node, by path.
+func (s Source) assemble(store string, configs teamConfigs, agents []agentFile, problems []model.Problem, last map[string]mapped) (sources.Facts, map[string]mapped) {
+	facts := sources.Facts{Problems: problems}
+	teams := map[string]*team{}
+	buildTeams(configs.read, teams, &facts)
+	if configs.err != nil {
+		facts.Problems = append(facts.Problems, model.Problem{Path: filepath.Join(store, teamsDir), Error: configs.err.Error()})
+	}
 	procs := s.processes(store, agents, &facts)
+	nodes := make(map[string]mapped, len(agents))
+	agentNode := func(a agentFile, id, parent string) *model.Node {
+		proc := procs[a.path]
+		if m, ok := last[a.path]; ok && m.parent == parent && m.node.ID == id && bytes.Equal(m.raw, a.raw) && sameProcess(m.proc, proc) {
+			nodes[a.path] = m
+			return m.node
+		}
+		n := &model.Node{ID: id, HeartbeatPath: a.path}
+		fillAgent(n, a, parent, proc)
+		nodes[a.path] = mapped{raw: a.raw, parent: parent, proc: proc, node: n}
+		return n
+	}
 	for _, a := range agents {
 		if !teamNamePattern.MatchString(a.state.TeamName) {
 			// No team config can bear this name (TeamConfigSchema), so no
 			// leader either: the agent is a session of its own, its team
 			// shown, never a path built from the name.
-			n := &model.Node{ID: agentsDir + "/" + a.stem, HeartbeatPath: a.path}
-			fillAgent(n, a, "", procs[a.path])
-			facts.Nodes = append(facts.Nodes, n)
+			facts.Nodes = append(facts.Nodes, agentNode(a, agentsDir+"/"+a.stem, ""))
 			continue
 		}
 		t := teams[a.state.TeamName]
@@ -223,9 +264,7 @@ func (s Source) Read(path string, now time.Time) sources.Facts {
 			t.ownRecord = true
 			continue
 		}
-		n := &model.Node{ID: t.name + "/" + a.stem, HeartbeatPath: a.path}
-		fillAgent(n, a, t.key, procs[a.path])
-		facts.Nodes = append(facts.Nodes, n)
+		facts.Nodes = append(facts.Nodes, agentNode(a, t.name+"/"+a.stem, t.key))
 	}
 	for _, t := range teams {
 		facts.Nodes = append(facts.Nodes, t.leader)
@@ -233,18 +272,33 @@ func (s Source) Read(path string, now time.Time) sources.Facts {
 	s.sessionBeats(facts.Nodes, &facts)
 	sort.Slice(facts.Nodes, func(i, j int) bool { return facts.Nodes[i].ID < facts.Nodes[j].ID })
 	sort.SliceStable(facts.Problems, func(i, j int) bool { return facts.Problems[i].Path < facts.Problems[j].Path })
-	return facts
+	return facts, nodes
 }
 
-// readTeams reads every teams/<team>/config.json into a leader node.
-func readTeams(store string, teams map[string]*team, facts *sources.Facts) error {
+// sameProcess reports whether two readings of an agent's pane and server
+// say the same.
+func sameProcess(a, b agentProcess) bool {
+	return a.pid == b.pid && a.started == b.started && a.ended == b.ended && slices.Equal(a.fields, b.fields)
+}
+
+// teamRead is one team's config as a read found it: parsed, or why not.
+type teamRead struct {
+	name, path string
+	mtime      time.Time
+	config     teamConfig
+	err        error
+}
+
+// readTeamConfigs reads every teams/<team>/config.json.
+func readTeamConfigs(store string) ([]teamRead, error) {
 	entries, err := os.ReadDir(filepath.Join(store, teamsDir))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var out []teamRead
 	for _, e := range entries {
 		if !e.IsDir() || !teamNamePattern.MatchString(e.Name()) {
 			continue
@@ -254,25 +308,36 @@ func readTeams(store string, teams map[string]*team, facts *sources.Facts) error
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // a team dir without its config: being created or removed
 		}
-		t := &team{name: e.Name(), key: path}
-		t.leader = &model.Node{
-			ID:            t.name,
-			HeartbeatPath: path,
-			HasHeartbeat:  true,
-			Source:        string(sources.OpencodeTeams),
-			Traits:        model.Traits{BeatNotRequired: true, NeverKill: true, MergesItself: true, SignOfLife: model.SignUpdate},
-		}
+		r := teamRead{name: e.Name(), path: path}
 		if fi, serr := os.Stat(path); serr == nil {
-			t.leader.BeatMtime = fi.ModTime()
+			r.mtime = fi.ModTime()
 		}
 		if err == nil {
-			t.config, err = parseTeamConfig(b)
+			r.config, err = parseTeamConfig(b)
 			if err != nil {
 				err = errors.New("read " + path + ": " + err.Error())
 			}
 		}
-		if err != nil {
-			facts.Problems = append(facts.Problems, model.Problem{Path: path, Error: err.Error()})
+		r.err = err
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// buildTeams makes each team's leader node of its config read.
+func buildTeams(configs []teamRead, teams map[string]*team, facts *sources.Facts) {
+	for _, r := range configs {
+		t := &team{name: r.name, key: r.path, config: r.config}
+		t.leader = &model.Node{
+			ID:            t.name,
+			HeartbeatPath: r.path,
+			HasHeartbeat:  true,
+			Source:        string(sources.OpencodeTeams),
+			Traits:        model.Traits{BeatNotRequired: true, NeverKill: true, MergesItself: true, SignOfLife: model.SignUpdate},
+			BeatMtime:     r.mtime,
+		}
+		if r.err != nil {
+			facts.Problems = append(facts.Problems, model.Problem{Path: r.path, Error: r.err.Error()})
 			t.leader.EditRare(func(r *model.Rare) { r.ScanFlags = append(r.ScanFlags, model.FlagUnreadable) })
 			teams[t.name] = t
 			continue
@@ -288,7 +353,6 @@ func readTeams(store string, teams map[string]*team, facts *sources.Facts) error
 		t.leader.EditRare(func(r *model.Rare) { r.SourceFields = fields })
 		teams[t.name] = t
 	}
-	return nil
 }
 
 // goneTeam is the leader of a team whose config no longer exists: the
@@ -352,27 +416,43 @@ func readAgents(store string, facts *sources.Facts) ([]agentFile, error) {
 	var agents []agentFile
 	for _, e := range entries {
 		name := e.Name()
-		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
+		if !isAgentFile(name) {
 			continue
 		}
-		path := filepath.Join(dir, name)
-		b, err := protocol.ReadFile(path, protocol.MaxDocumentSize)
-		if errors.Is(err, fs.ErrNotExist) {
+		a, ok, err := readAgent(filepath.Join(dir, name))
+		switch {
+		case !ok:
 			continue // removed between the listing and the read
+		case err != nil:
+			facts.Problems = append(facts.Problems, model.Problem{Path: a.path, Error: err.Error()})
+		default:
+			agents = append(agents, a)
 		}
-		var a agentState
-		if err == nil {
-			if a, err = parseAgentState(b); err != nil {
-				err = errors.New("read " + path + ": " + err.Error())
-			}
-		}
-		if err != nil {
-			facts.Problems = append(facts.Problems, model.Problem{Path: path, Error: err.Error()})
-			continue
-		}
-		agents = append(agents, agentFile{path: path, stem: strings.TrimSuffix(name, ".json"), raw: b, state: a})
 	}
 	return agents, nil
+}
+
+// isAgentFile reports whether name is one the system reads as an agent
+// file (listJSONFiles).
+func isAgentFile(name string) bool {
+	return strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".")
+}
+
+// readAgent reads and validates one agent file; ok is false when it is
+// not there.
+func readAgent(path string) (a agentFile, ok bool, err error) {
+	a = agentFile{path: path, stem: strings.TrimSuffix(filepath.Base(path), ".json")}
+	b, err := protocol.ReadFile(path, protocol.MaxDocumentSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return a, false, nil
+	}
+	if err == nil {
+		if a.state, err = parseAgentState(b); err != nil {
+			err = errors.New("read " + path + ": " + err.Error())
+		}
+	}
+	a.raw = b
+	return a, true, err
 }
 
 // fillAgent maps an agent record onto n; parentKey is its team's config

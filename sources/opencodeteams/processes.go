@@ -137,6 +137,7 @@ func (s Source) processes(store string, agents []agentFile, facts *sources.Facts
 	}
 	var panes *paneLookup
 	servers := map[string]*serverFile{}
+	byCwd := map[string]*serverFile{}
 	started := protocol.ProcessStarted
 	for _, a := range agents {
 		if !liveStatus(a.state.Status) {
@@ -151,7 +152,13 @@ func (s Source) processes(store string, agents []agentFile, facts *sources.Facts
 			judgePane(&ap, a.state, *panes, started)
 		}
 		if ap.ended == "" && a.state.Cwd != "" {
-			srv := readServer(store, a.state.Cwd, servers, facts)
+			// Agents share their project's server: its file is named
+			// (an md5 of the cwd) and read once a read, not once an agent.
+			srv, ok := byCwd[a.state.Cwd]
+			if !ok {
+				srv = readServer(store, a.state.Cwd, servers, facts)
+				byCwd[a.state.Cwd] = srv
+			}
 			judgeServer(&ap, a.state, srv, started)
 		}
 		if ap.pid != 0 || ap.ended != "" || len(ap.fields) > 0 {

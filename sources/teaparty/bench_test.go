@@ -1,6 +1,7 @@
 package teaparty
 
 import (
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -64,4 +65,46 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkRereadOneCommit is what one commit into one bus of a home of
+// 100 jobs × 10 workers costs the source (SPEC §8, the live sources): a
+// message written into a random bus, then the read after it, told that
+// bus's -wal moved. It is the path `make bench-sources-live` measures
+// from outside, without the terminal; its CPU profile says where a
+// commit's cost lies.
+func BenchmarkRereadOneCommit(b *testing.B) {
+	tr := newTree(b)
+	var dbs []*sql.DB
+	var buses []string
+	for j := range 100 {
+		job := filepath.Join(tr.jobs, fmt.Sprintf("job-%03d--bench", j))
+		bus := filepath.Join(job, busFile)
+		db := newBus(b, bus, busDDL)
+		jobRow := fmt.Sprintf("job:bench:%03d", j)
+		rows := []conv{{id: jobRow, typ: typeJob, created: 1746638100, agent: "job-lead", slug: "bench"}}
+		for w := range 10 {
+			sid := fmt.Sprintf("%03d-%02d", j, w)
+			dir := workerDir(b, job, sid)
+			rows = append(rows, conv{id: "dispatch:" + sid, typ: typeDispatch, created: 1746638100, agent: "worker",
+				parent: jobRow, slug: "bench", worktree: filepath.Join(dir, "worktree")})
+		}
+		insertConv(b, db, rows...)
+		dbs, buses = append(dbs, db), append(buses, bus)
+	}
+	src := New()
+	facts, k := src.Reread(tr.home, now, nil, nil)
+	if len(facts.Nodes) != 1100 || len(facts.Problems) > 0 {
+		b.Fatalf("read %d nodes (want 1100) and problems %v", len(facts.Nodes), facts.Problems)
+	}
+	b.ReportAllocs()
+	cpu := cpuTime()
+	for i := 0; b.Loop(); i++ {
+		j := i % len(dbs)
+		b.StopTimer()
+		insertMessage(b, dbs[j], fmt.Sprintf("m%d", i), fmt.Sprintf("dispatch:%03d-%02d", j, i%10), "worker", "working", 1746638200)
+		b.StartTimer()
+		_, k = src.Reread(tr.home, now, k, []string{buses[j] + "-wal"})
+	}
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
 }

@@ -109,12 +109,31 @@ func nullAt(path, table string, rowid int64, column string) model.Problem {
 // bus's schema is read only when a statement names what the bus lacks (an
 // older bus, a partial one, a database that is no bus): it then says what
 // to read instead, or what is missing. nulls are the rows a NULL cost.
-func (s *Source) read(b bus) (out []*row, nulls []model.Problem, err error) {
-	snap, err := sqlitestore.Open(b.path, s.BusyTimeout)
+//
+// A read that keeps what it read for the next (held) runs on the bus's
+// held connection (sqlitestore.Held): the next commit's read costs its
+// queries, not an open and a prepare.
+func (s *Source) read(b bus, held bool) (out []*row, nulls []model.Problem, err error) {
+	if !held {
+		snap, err := sqlitestore.Open(b.path, s.BusyTimeout)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer snap.Close()
+		return s.readSnapshot(snap, b)
+	}
+	err = s.held.Read(b.path, s.BusyTimeout, func(snap *sqlitestore.Snapshot) error {
+		out, nulls, err = s.readSnapshot(snap, b)
+		return err
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	defer snap.Close()
+	return out, nulls, nil
+}
+
+// readSnapshot reads the conversations of one bus in the read snap.
+func (s *Source) readSnapshot(snap *sqlitestore.Snapshot, b bus) (out []*row, nulls []model.Problem, err error) {
 	var schema *sqlitestore.Schema
 	schemaOf := func() (sqlitestore.Schema, error) {
 		if schema == nil {

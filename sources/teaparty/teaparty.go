@@ -36,6 +36,7 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/sources"
+	"github.com/dispatchtop/dispatchtop/sources/internal/sqlitestore"
 )
 
 // The names of TeaParty's layout.
@@ -100,6 +101,8 @@ type Source struct {
 	// queried counts the reads of each bus (see Queries).
 	queriedMu sync.Mutex
 	queried   map[string]int64
+	// held holds the connections of the buses a live read follows.
+	held sqlitestore.Held
 }
 
 var (
@@ -241,7 +244,7 @@ func (s *Source) reread(root string, now time.Time, k sources.Kept, changed []st
 			kb.rows, kb.nulls, kb.err, kb.nodes = old.rows, old.nulls, old.err, old.nodes
 			return
 		}
-		kb.rows, kb.nulls, kb.err = s.read(kb.bus)
+		kb.rows, kb.nulls, kb.err = s.read(kb.bus, keep)
 		s.noteQuery(kb.bus.path)
 	})
 	all := last == nil || !sameHome(l, last.home)
@@ -384,9 +387,9 @@ type reread struct {
 }
 
 // plan says what a read after the changed watch paths reads (see Reread).
-// A database or its -wal queries its bus; the dir holding a bus maps its
-// rows again; any other dir, or a bus's dir whose bus is gone, lists the
-// buses again (a new job's bus, an agent's).
+// A database or its -wal queries its bus; the dir holding a bus, or a file
+// in it, maps its rows again; any other dir or file, or a bus's dir whose
+// bus is gone, lists the buses again (a new job's bus, an agent's).
 func plan(l layout, last *kept, changed []string) reread {
 	var p reread
 	byPath, byDir := map[string]*keptBus{}, map[string]*keptBus{}
@@ -404,6 +407,8 @@ func plan(l layout, last *kept, changed []string) reread {
 			touched[db] = true
 		} else if kb := byDir[c]; kb != nil && exists(kb.bus.path) {
 			dirs[kb.bus.path] = true
+		} else if kb := byDir[filepath.Dir(c)]; kb != nil && exists(kb.bus.path) {
+			dirs[kb.bus.path] = true // a file in a bus's dir: its lead's
 		} else {
 			relist = true
 		}

@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite" // the pure-Go driver, registered as "sqlite"
@@ -41,20 +42,40 @@ type Snapshot struct {
 	Path string
 	db   *sql.DB
 	tx   *sql.Tx
+	// held is the held connection the read runs on (see Held), whose
+	// statements are prepared once and kept; nil for a read of its own.
+	held     *heldConn
+	prepares *atomic.Int64
 }
 
 // Open begins a read of the database at path. busy is how long SQLite
 // waits for a lock before it gives up (0: DefaultBusyTimeout).
 func Open(path string, busy time.Duration) (*Snapshot, error) {
-	if busy <= 0 {
-		busy = DefaultBusyTimeout
-	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	if err := checkFiles(abs); err != nil {
 		return nil, err
+	}
+	db, err := openDB(abs, busy)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := db.BeginTx(context.Background(), nil)
+	if err != nil {
+		db.Close()
+		return nil, Describe(abs, err)
+	}
+	return &Snapshot{Path: abs, db: db, tx: tx}, nil
+}
+
+// openDB opens the database at the absolute path abs read-only, through
+// one connection: a read is one transaction, and nothing is pooled past
+// what the caller holds.
+func openDB(abs string, busy time.Duration) (*sql.DB, error) {
+	if busy <= 0 {
+		busy = DefaultBusyTimeout
 	}
 	// A URI, so that a path holding '?', '#' or '%' is escaped, not parsed.
 	dsn := (&url.URL{
@@ -66,15 +87,8 @@ func Open(path string, busy time.Duration) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", abs, err)
 	}
-	// One connection: the read is one transaction, and nothing is pooled
-	// past it.
 	db.SetMaxOpenConns(1)
-	tx, err := db.BeginTx(context.Background(), nil)
-	if err != nil {
-		db.Close()
-		return nil, Describe(abs, err)
-	}
-	return &Snapshot{Path: abs, db: db, tx: tx}, nil
+	return db, nil
 }
 
 // checkFiles refuses, before SQLite opens anything, a database that is
@@ -122,14 +136,29 @@ func statError(path string, err error) error {
 	return fmt.Errorf("read %s: %w", path, err)
 }
 
-// Close ends the read transaction and closes the database.
+// Close ends the read transaction and closes the database (a held read's
+// are its Held's to end and close).
 func (s *Snapshot) Close() {
+	if s.held != nil {
+		return
+	}
 	s.tx.Rollback()
 	s.db.Close()
 }
 
 // Query runs a read in the snapshot.
 func (s *Snapshot) Query(query string, args ...any) (*sql.Rows, error) {
+	if s.held != nil {
+		stmt, err := s.held.prepared(query, s.prepares)
+		if err != nil {
+			return nil, Describe(s.Path, err)
+		}
+		rows, err := stmt.Query(args...)
+		if err != nil {
+			return nil, Describe(s.Path, err)
+		}
+		return rows, nil
+	}
 	rows, err := s.tx.Query(query, args...)
 	if err != nil {
 		return nil, Describe(s.Path, err)
@@ -138,8 +167,15 @@ func (s *Snapshot) Query(query string, args ...any) (*sql.Rows, error) {
 }
 
 // Prepare prepares a statement in the snapshot, for a query run once per
-// row: parsed once, not once a row.
+// row: parsed once, not once a row. The caller closes it.
 func (s *Snapshot) Prepare(query string) (*sql.Stmt, error) {
+	if s.held != nil {
+		stmt, err := s.held.conn.PrepareContext(context.Background(), query)
+		if err != nil {
+			return nil, Describe(s.Path, err)
+		}
+		return stmt, nil
+	}
 	stmt, err := s.tx.Prepare(query)
 	if err != nil {
 		return nil, Describe(s.Path, err)

@@ -46,8 +46,24 @@ func WALVersion(wal string) sources.Version {
 	if !ok {
 		return sources.Version{}
 	}
+	shm, err := os.Open(db + "-shm")
+	if err != nil {
+		return sources.Version{}
+	}
+	defer shm.Close()
+	w, err := os.Open(wal)
+	if err != nil {
+		w = nil
+	} else {
+		defer w.Close()
+	}
+	return walVersion(shm, w)
+}
+
+// walVersion is WALVersion read from the open -shm and -wal (nil: none).
+func walVersion(shm, wal *os.File) sources.Version {
 	var hdr [2 * walIndexHdrSize]byte
-	if !readAt(db+"-shm", hdr[:], 0) {
+	if !readAt(shm, hdr[:], 0) {
 		return sources.Version{}
 	}
 	first, second := hdr[:walIndexHdrSize], hdr[walIndexHdrSize:]
@@ -61,20 +77,14 @@ func WALVersion(wal string) sources.Version {
 	size = size&0xfe00 + (size&1)<<16
 	next := walHdrSize + int64(order.Uint32(first[hdrMaxFrame:]))*(frameHdrSize+size)
 	var frame [frameHdrSize]byte
-	if size > 0 && readAt(wal, frame[:], next) {
+	if size > 0 && wal != nil && readAt(wal, frame[:], next) {
 		v.Pending = bytes.Equal(frame[frameSalt:frameSalt+8], first[hdrSalt:hdrSalt+8])
 	}
 	return v
 }
 
-// readAt fills buf from the file at path at off; false when the file is
-// absent or shorter.
-func readAt(path string, buf []byte, off int64) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
+// readAt fills buf from f at off; false when the file is shorter.
+func readAt(f *os.File, buf []byte, off int64) bool {
 	n, err := f.ReadAt(buf, off)
 	return n == len(buf) && (err == nil || err == io.EOF)
 }

@@ -1,0 +1,94 @@
+package opencodeteams
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// A write of one agent's file reads that file again, not the store: the
+// other agents keep their nodes (and a file written but not named as
+// moved is not read, which is how the test knows), and the facts are those
+// a whole read finds. Told that the agents dir moved (the poll, a
+// refresh), every file is read again; told nothing moved, nothing is.
+func TestRereadReadsOnlyTheAgentFilesThatMoved(t *testing.T) {
+	var agents []map[string]any
+	for i := range 50 {
+		agents = append(agents, with(agentRecord(), "id", fmt.Sprintf("agent-%02d", i), "paneId", nil))
+	}
+	store := newStore(t, agents...)
+	dir := filepath.Join(store, agentsDir)
+	config := filepath.Join(store, teamsDir, "alpha", teamConfigFile)
+	file := func(i int) string { return filepath.Join(dir, fmt.Sprintf("agent-%02d.json", i)) }
+	write := func(i int, set ...any) {
+		b, err := json.MarshalIndent(with(agents[i], set...), "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmp := filepath.Join(dir, fmt.Sprintf(".agent-%02d.json.tmp", i))
+		writeFile(t, tmp, b)
+		if err := os.Rename(tmp, file(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	facts, k := recordsOnly.Reread(store, fixtureNow, nil, nil)
+	tests := []struct {
+		name    string
+		write   func()
+		changed []string
+		renewed []string // the agents whose nodes are new
+		whole   bool     // the facts are a whole read's
+	}{
+		{name: "nothing moved", write: func() {}, changed: []string{}, whole: true},
+		{name: "one agent's beat", write: func() { write(7, "heartbeatTs", "2026-02-11T10:04:59.000Z") },
+			changed: []string{file(7), filepath.Join(dir, ".agent-07.json.tmp")}, renewed: []string{"agent-07"}, whole: true},
+		{name: "two written, one named", write: func() {
+			write(8, "status", "terminated")
+			write(9, "status", "terminated")
+		}, changed: []string{file(8)}, renewed: []string{"agent-08"}},
+		{name: "the agents dir moved: every file", write: func() {}, changed: []string{dir}, renewed: []string{"agent-09"}, whole: true},
+		{name: "a file removed", write: func() {
+			if err := os.Remove(file(3)); err != nil {
+				t.Fatal(err)
+			}
+		}, changed: []string{file(3)}, whole: true},
+		{name: "a file broken", write: func() { writeFile(t, file(4), []byte(`{"id": 4`)) },
+			changed: []string{file(4)}, whole: true},
+		{name: "a team's config written, not named as moved: not read", write: func() {
+			writeFile(t, config, []byte(strings.Replace(teamConfigJSON, `"leader":"lead-1",`, `"leader":"lead-1","description":"orders",`, 1)))
+		}, changed: []string{file(10)}},
+		{name: "the team's config named: read", write: func() {}, changed: []string{config}, whole: true},
+		{name: "a new agent", write: func() {
+			agents = append(agents, with(agentRecord(), "id", "agent-50", "paneId", nil))
+			write(50)
+		}, changed: []string{file(50)}, renewed: []string{"agent-50"}, whole: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := byID(facts.Nodes)
+			tc.write()
+			facts, k = recordsOnly.Reread(store, fixtureNow, k, tc.changed)
+			var renewed []string
+			for id, n := range byID(facts.Nodes) {
+				if o := before[id]; o != nil && o != n && id != "alpha" {
+					renewed = append(renewed, filepath.Base(id))
+				} else if o == nil {
+					renewed = append(renewed, filepath.Base(id))
+				}
+			}
+			slices.Sort(renewed)
+			if !slices.Equal(renewed, tc.renewed) {
+				t.Errorf("nodes renewed %v, want %v", renewed, tc.renewed)
+			}
+			whole := recordsOnly.Read(store, fixtureNow)
+			if got := reflect.DeepEqual(facts, whole); got != tc.whole {
+				t.Errorf("the facts are a whole read's: %v, want %v", got, tc.whole)
+			}
+		})
+	}
+}

@@ -190,8 +190,10 @@ func (r *fakeRunner) requests() []ActionRequest {
 	return append([]ActionRequest(nil), r.reqs...)
 }
 
-// demoSpecs is the fleet `dispatchtop demo` shows about ten seconds in, at a
-// fixed clock: the README's screenshot is drawn from it.
+// demoSpecs is the fleet `dispatchtop demo` shows some fifteen seconds in,
+// at a fixed clock, every node of demo.Layout (TestReadmeScreenshotIsTheDemo
+// holds the two together); the README's screenshot is drawn from the live
+// demo itself.
 func demoSpecs() []spec {
 	const s, r = time.Second, model.StateRunning
 	beating := "beating; last beat 0s ago"

@@ -7,10 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,6 +23,7 @@ import (
 	"github.com/dispatchtop/dispatchtop/demo"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/scanner"
+	"github.com/dispatchtop/dispatchtop/sources/claudecode"
 	"github.com/dispatchtop/dispatchtop/ui"
 )
 
@@ -144,8 +145,8 @@ func TestArchitectureWhereToLookNamesOnce(t *testing.T) {
 // The README's screenshot is drawn from the demo itself, at the README's
 // size: the demo's fleet runs (its real processes and bus writers, in a
 // temporary dir), the real watcher reads it until it has settled where its
-// scenario lays it out, and the real ui draws it, with the session 091500
-// folded and the first row selected. Only what differs from one run to the
+// scenario lays it out, and the real ui draws it, with the nodes of
+// readmeFolded folded and the first row selected. Only what differs from one run to the
 // next is replaced by placeholders (readmePlaceholders): the fleet's dir,
 // the clock, pids, ages, the watch's mode. A scenario changed (a node
 // renamed, added, settling otherwise) fails here until `make
@@ -192,9 +193,14 @@ func TestReadmeScreenshotIsTheLiveDemo(t *testing.T) {
 	// (past the end of the settled state) before the test gives up.
 	deadline := time.Now().Add(60 * time.Second)
 	var frame, state string
+	began := time.Now()
 	for ; time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		snap := w.Snapshot()
+		was := state
 		if state = demoSettled(snap); state != "" {
+			if state != was {
+				t.Logf("%.1fs in: %s", time.Since(began).Seconds(), state)
+			}
 			continue
 		}
 		if frame == "" {
@@ -219,54 +225,133 @@ func TestReadmeScreenshotIsTheLiveDemo(t *testing.T) {
 }
 
 // demoSettled says why snap is not yet the demo at rest, or "" when it
-// is: every node its scenario lays out is there in the state it ends in,
-// the hung agent is a kill candidate, and no node is quiet (lint beats
-// every 2.5 s and is quiet between its beats: the frame is one at a beat,
-// so that two runs draw the same flags).
+// is: every node its scenario lays out is there in the state it ends in
+// (and no other node), the hung agent is a kill candidate while deploy is
+// still starting (13–20 s in), no node is stalled but those the scenario
+// hangs (a beat late on a loaded machine is no frame of the demo), the
+// Claude Code lead is in its long busy stretch, and no node is quiet past
+// stale but a Claude Code teammate, whose sign of life is its start (its
+// joinedAt): quiet from its first second on, for good, so its quiet is
+// part of the frame. A node quiet between two of its beats (lint beats
+// every 2.5 s; any beat is a second old at times) is drawn at a beat by
+// readmePlaceholders: the phase of a beat differs from run to run.
 func demoSettled(snap *model.Snapshot) string {
 	if snap == nil {
 		return "no snapshot"
 	}
-	want := map[model.State]int{}
-	layout := demo.Layout()
-	for _, n := range layout {
-		want[n.State]++
-	}
-	got := map[model.State]int{}
-	kill, quiet := 0, 0
+	var why []string
+	layout, th := demo.Layout(), demo.Thresholds()
+	seen := map[string]bool{}
+	kill, starting, quiet, late := 0, 0, []string{}, []string{}
 	for _, n := range snap.Nodes() {
-		got[n.State]++
+		l, ok := layoutNode(layout, n.ID)
+		switch {
+		case !ok:
+			why = append(why, fmt.Sprintf("%s is no node of demo.Layout", n.ID))
+		case n.State != l.State:
+			why = append(why, fmt.Sprintf("%s is %s (demo.Layout: %s)", n.ID, n.State, l.State))
+		}
+		seen[l.ID] = ok
 		if n.HasFlag(model.FlagKillCandidate) {
 			kill++
 		}
-		if n.HasFlag(model.FlagQuiet) {
-			quiet++
+		if n.HasFlag(model.FlagStarting) {
+			starting++
+		}
+		if n.HasFlag(model.FlagStalled) && !n.HasFlag(model.FlagKillCandidate) && !n.HasFlag(model.FlagBlocked) {
+			late = append(late, n.ID)
+		}
+		if n.HasFlag(model.FlagQuiet) && n.Traits.SignOfLife != model.SignStart && snap.GeneratedAt.Sub(n.BeatMtime) > th.Stale {
+			quiet = append(quiet, n.ID)
+		}
+		if l.Source == string(claudecode.Kind) && l.Role == "interactive" && l.State == model.StateRunning {
+			if status := sourceField(n, "status"); status != "busy" {
+				why = append(why, fmt.Sprintf("the Claude Code lead %s is %q, not busy", n.ID, status))
+			}
 		}
 	}
-	if !maps.Equal(got, want) || kill == 0 || quiet > 0 {
-		return fmt.Sprintf("states %v (want %v), %d kill candidates, %d quiet", got, want, kill, quiet)
+	for _, l := range layout {
+		if !seen[l.ID] {
+			why = append(why, fmt.Sprintf("demo.Layout's %s is not there", l.ID))
+		}
+	}
+	if kill == 0 {
+		why = append(why, "no kill candidate")
+	}
+	if starting == 0 {
+		why = append(why, "no node starting")
+	}
+	if len(late) > 0 {
+		why = append(why, fmt.Sprintf("stalled, though the scenario hangs it not: %s", strings.Join(late, ", ")))
+	}
+	if len(quiet) > 0 {
+		why = append(why, fmt.Sprintf("quiet past stale: %s", strings.Join(quiet, ", ")))
+	}
+	return strings.Join(why, "; ")
+}
+
+// layoutNode is the node of layout the snapshot's id names: a root's nodes
+// are named from the root's own name (`jobs/…`), the layout's from the
+// fleet's dir (`.teaparty/jobs/…`).
+func layoutNode(layout []demo.Node, id string) (demo.Node, bool) {
+	for _, l := range layout {
+		if l.ID == id || strings.HasSuffix(l.ID, "/"+id) {
+			return l, true
+		}
+	}
+	return demo.Node{}, false
+}
+
+// sourceField is the value of n's source field name ("" none).
+func sourceField(n *model.Node, name string) string {
+	for _, f := range n.SourceFields() {
+		if f.Name == name {
+			return f.Value
+		}
 	}
 	return ""
 }
 
+// readmeFolded are the nodes the README's frame folds (each by the end of
+// its id), so that 100×28 shows every node that needs a look, the Claude
+// Code session's team open: the crashed session (its BELOW says what is
+// under it), the coding sub-lead's healthy worker, and the two jobs whose
+// rows below are as their BELOW says. The last row, job-103 folded, is
+// one below the frame.
+var readmeFolded = []string{
+	"/coding/20261122-090105",
+	"/20261122-091500",
+	"/job-101--refactor-parser",
+	"/job-103--upgrade-deps",
+}
+
 // readmeFrame is the dashboard of snap at the README's size (100×28), the
-// session 091500 folded, the first row selected, its colours stripped.
+// nodes of readmeFolded folded, the first row selected, its colours
+// stripped.
 func readmeFrame(t *testing.T, snap *model.Snapshot) string {
 	t.Helper()
 	clock := snap.GeneratedAt
 	m := ui.New(ui.Options{Initial: snap, Now: func() time.Time { return clock }, Tick: -1})
 	frame := func() []string { return strings.Split(ansi.Strip(m.View().Content), "\n") }
 	press := func(code rune, text string) { m.Update(tea.KeyPressMsg{Code: code, Text: text}) }
-	// Down to the session, whose id closes the status line once selected:
+	// Down to each node, whose id closes the status line once selected:
 	// on a screen wide enough for the id after its reason.
 	m.Update(tea.WindowSizeMsg{Width: 400, Height: 28})
-	for range snap.NodeCount() {
-		if lines := frame(); strings.HasSuffix(strings.TrimRight(lines[len(lines)-2], " "), "20261122-091500") {
-			break
+	for _, id := range readmeFolded {
+		press('g', "g")
+		found := false
+		for range snap.NodeCount() {
+			if lines := frame(); strings.HasSuffix(strings.TrimRight(lines[len(lines)-2], " "), id) {
+				found = true
+				break
+			}
+			press('j', "j")
 		}
-		press('j', "j")
+		if !found {
+			t.Fatalf("no row of the demo is %s, to fold", id)
+		}
+		press(tea.KeySpace, " ")
 	}
-	press(tea.KeySpace, " ")
 	press('g', "g")
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 28})
 	return strings.Join(frame(), "\n")
@@ -276,7 +361,9 @@ func readmeFrame(t *testing.T, snap *model.Snapshot) string {
 // replaced: the fleet's dir by /tmp/dispatchtop-demo; the clock by 12:00:00;
 // each pid, in the tree's order, by 4101, 4102, …; each age (the BEAT cell,
 // the moving age of a reason) by one its flags agree with: 0s running, 5s
-// stalled (stale 4 s + 1), 11s kill candidate (kill-after 10 s + 1), 10s
+// stalled (stale 4 s + 1), 11s kill candidate (kill-after 10 s + 1), 5s
+// quiet for good (a Claude Code teammate; atABeat draws a node quiet
+// between its beats at a beat), 10s
 // for an agent that is gone or done; a time of day a reason quotes (when a
 // lead died) by 11:59:50; the watch's mode by fsnotify (a host out of
 // inotify watches polls).
@@ -333,11 +420,17 @@ func readmePlaceholders(snap *model.Snapshot, dir string) *model.Snapshot {
 		})
 	}
 	for _, n := range out.ByID {
+		atABeat(n)
 		age := th.KillAfter
 		switch {
 		case n.HasFlag(model.FlagKillCandidate):
 			age = th.KillAfter + time.Second
 		case n.HasFlag(model.FlagStalled):
+			age = th.Stale + time.Second
+		case n.HasFlag(model.FlagQuiet):
+			// Quiet for good (atABeat leaves no other): past stale, its
+			// age says nothing (a Claude Code teammate, its sign of life
+			// its start).
 			age = th.Stale + time.Second
 		case n.State == model.StateRunning:
 			age = 0
@@ -355,6 +448,30 @@ func readmePlaceholders(snap *model.Snapshot, dir string) *model.Snapshot {
 		n.ReasonAge.At, n.ReasonAge.Since = int32(len(before)), clock.Add(-age)
 	}
 	return out
+}
+
+// quietLead is what a reason says of a node quiet between its beats, where
+// at a beat it says "; " (liveness: "beating, quiet: last beat 1s ago",
+// "beating; last beat 0s ago").
+const quietLead = ", quiet: "
+
+// atABeat draws n at a beat when it is quiet between two of its beats (its
+// sign of life one that moves, not its start): not quiet, its reason as a
+// fresh beat's. Which of the two a node is at the frame's instant is the
+// phase of its beat, which differs from run to run.
+func atABeat(n *model.Node) {
+	if !n.HasFlag(model.FlagQuiet) || n.Traits.SignOfLife == model.SignStart {
+		return
+	}
+	i := strings.Index(n.Reason, quietLead)
+	if i < 0 || (n.ReasonAge.Len > 0 && int(n.ReasonAge.At) < i) {
+		return
+	}
+	n.Flags = slices.DeleteFunc(slices.Clone(n.Flags), func(f model.Flag) bool { return f == model.FlagQuiet })
+	n.Reason = n.Reason[:i] + "; " + n.Reason[i+len(quietLead):]
+	if n.ReasonAge.Len > 0 {
+		n.ReasonAge.At -= int32(len(quietLead) - len("; "))
+	}
 }
 
 // number is a whole number in a text; clockTime a time of day.

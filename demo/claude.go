@@ -74,10 +74,17 @@ type claudeSession struct {
 // claudeScenario is the demo's Claude Code home: with beat 1 s,
 //
 //   - session c0de1ead… leads team "demo-team": busy, waiting on a
-//     permission (blocked, answer) at 3 s, busy again at 5 s, idle at 8 s,
-//     and round again every 10 s; its researcher works, its planner waits
+//     permission (blocked, answer) at 3 s, busy again at 6 s, idle at 20 s,
+//     and round again every 25 s; its researcher works, its planner waits
 //     for its plan to be approved (blocked), its reviewer finishes at 6 s;
-//     its background job works and is done at 8 s.
+//     its background job works and is done at 8 s. Its long busy stretch,
+//     6–20 s, holds while the rest of the fleet is at rest (13–20 s of
+//     the fleet, the session starting a few seconds after it): the
+//     README's screenshot is a frame of that stretch.
+//
+// A busy session beats: it rewrites its file's updatedAt every
+// claudeBusyBeat, as a session at work does, so it is never quiet while it
+// works; waiting or idle, it writes nothing until its status changes.
 //   - session dead0c1a… is busy, idle at 2 s, and is hard-killed at 5 s:
 //     its file stays behind reading idle, its pid gone: dead.
 func claudeScenario() []claudeSession {
@@ -87,10 +94,10 @@ func claudeScenario() []claudeSession {
 			statuses: []claudeStatus{
 				{at: 0, status: "busy"},
 				{at: 3 * time.Second, status: "waiting", waitingFor: "approve Bash(go test ./...)"},
-				{at: 5 * time.Second, status: "busy"},
-				{at: 8 * time.Second, status: "idle"},
+				{at: 6 * time.Second, status: "busy"},
+				{at: 20 * time.Second, status: "idle"},
 			},
-			cycle: 10 * time.Second,
+			cycle: 25 * time.Second,
 			team:  "demo-team",
 			members: []claudeMember{
 				{name: "researcher", agentType: "general-purpose"},
@@ -109,6 +116,10 @@ func claudeScenario() []claudeSession {
 		},
 	}
 }
+
+// claudeBusyBeat is how often a busy session rewrites its updatedAt: half
+// the demo's beat (1 s), so its last update is never a beat old.
+const claudeBusyBeat = 500 * time.Millisecond
 
 func claudeSessionByID(id string) (claudeSession, bool) {
 	for _, s := range claudeScenario() {
@@ -177,6 +188,8 @@ type claude struct {
 	cwd       string
 	// written: the last status written, the members done, the job's state.
 	status     claudeStatus
+	wrote      time.Duration // when the session file was last written
+	statusAt   int64         // statusUpdatedAt (ms): when the status last changed
 	done       map[string]bool
 	jobState   string
 	transcript int // lines written
@@ -264,9 +277,12 @@ func (c *claude) step(elapsed time.Duration, first bool) error {
 			c.jobState = state
 		}
 	}
-	if st := c.s.statusAt(elapsed); first || st != c.status {
-		c.status = st
-		if err := c.writeSession(); err != nil {
+	st := c.s.statusAt(elapsed)
+	beat := st.status == "busy" && elapsed-c.wrote >= claudeBusyBeat
+	if first || st != c.status || beat {
+		statusChanged := first || st != c.status
+		c.status, c.wrote = st, elapsed
+		if err := c.writeSession(statusChanged); err != nil {
 			return err
 		}
 	}
@@ -294,13 +310,17 @@ func (c *claude) writeJSON(path string, v any) error {
 }
 
 // writeSession writes sessions/<pid>.json with the fields Claude Code
-// writes (docs/sources.md, ## Claude Code).
-func (c *claude) writeSession() error {
+// writes (docs/sources.md, ## Claude Code): updatedAt now, and
+// statusUpdatedAt too when the status changed (a beat leaves it).
+func (c *claude) writeSession(statusChanged bool) error {
 	now := time.Now().UnixMilli()
+	if statusChanged {
+		c.statusAt = now
+	}
 	rec := map[string]any{
 		"pid": c.pid, "procStart": c.procStart, "startedAt": c.began.UnixMilli(), "sessionId": c.s.id,
 		"cwd": c.cwd, "kind": "interactive", "entrypoint": "cli", "version": "demo",
-		"status": c.status.status, "updatedAt": now, "statusUpdatedAt": now, "name": c.s.name,
+		"status": c.status.status, "updatedAt": now, "statusUpdatedAt": c.statusAt, "name": c.s.name,
 	}
 	if c.status.waitingFor != "" {
 		rec["waitingFor"] = c.status.waitingFor

@@ -114,11 +114,82 @@ func TestClaudeStatusAt(t *testing.T) {
 		at   time.Duration
 		want string
 	}{
-		{0, "busy"}, {2900 * time.Millisecond, "busy"}, {3 * time.Second, "waiting"}, {5 * time.Second, "busy"},
-		{8 * time.Second, "idle"}, {10 * time.Second, "busy"}, {13 * time.Second, "waiting"}, {28 * time.Second, "idle"},
+		{0, "busy"}, {2900 * time.Millisecond, "busy"}, {3 * time.Second, "waiting"}, {6 * time.Second, "busy"},
+		// The long busy stretch the README's screenshot is drawn in.
+		{8 * time.Second, "busy"}, {19900 * time.Millisecond, "busy"},
+		{20 * time.Second, "idle"}, {25 * time.Second, "busy"}, {28 * time.Second, "waiting"}, {45 * time.Second, "idle"},
 	} {
 		if got := lead.statusAt(tc.at).status; got != tc.want {
 			t.Errorf("at %s: %s, want %s", tc.at, got, tc.want)
 		}
+	}
+}
+
+// A busy session beats: its updatedAt moves every claudeBusyBeat while its
+// statusUpdatedAt stays at the status's change, so the session reads
+// neither quiet while it works nor changed; waiting or idle, it writes
+// nothing until its status changes.
+func TestClaudeBusySessionBeats(t *testing.T) {
+	type record struct {
+		Status          string `json:"status"`
+		UpdatedAt       int64  `json:"updatedAt"`
+		StatusUpdatedAt int64  `json:"statusUpdatedAt"`
+	}
+	lead := claudeScenario()[0]
+	c, err := newClaude(ClaudeOptions{Home: t.TempDir(), Session: lead.id}, lead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() record {
+		t.Helper()
+		b, err := os.ReadFile(c.sessionFile())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r record
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	// step at elapsed, a few ms of real time after the last, so that a
+	// rewrite shows in the record's milliseconds.
+	step := func(elapsed time.Duration) record {
+		t.Helper()
+		time.Sleep(5 * time.Millisecond)
+		if err := c.step(elapsed, elapsed == 0); err != nil {
+			t.Fatal(err)
+		}
+		return read()
+	}
+	prev := step(0)
+	for _, tc := range []struct {
+		name          string
+		at            time.Duration
+		status        string
+		beat, changed bool // updatedAt moved; statusUpdatedAt moved
+	}{
+		{"busy, within a beat: nothing written", claudeBusyBeat / 2, "busy", false, false},
+		{"busy, a beat on: updatedAt moves", claudeBusyBeat, "busy", true, false},
+		{"busy, another beat", 2 * claudeBusyBeat, "busy", true, false},
+		{"waiting: the status changed", 3 * time.Second, "waiting", true, true},
+		{"waiting, a beat on: nothing written", 3*time.Second + 2*claudeBusyBeat, "waiting", false, false},
+		{"busy again", 6 * time.Second, "busy", true, true},
+		{"busy, within a beat of the change", 6*time.Second + claudeBusyBeat/2, "busy", false, false},
+		{"busy, a beat on", 6*time.Second + claudeBusyBeat, "busy", true, false},
+		{"idle: the status changed", 20 * time.Second, "idle", true, true},
+		{"idle, seconds on: nothing written", 23 * time.Second, "idle", false, false},
+	} {
+		got := step(tc.at)
+		if got.Status != tc.status {
+			t.Errorf("%s: status %s, want %s", tc.name, got.Status, tc.status)
+		}
+		if beat := got.UpdatedAt != prev.UpdatedAt; beat != tc.beat {
+			t.Errorf("%s: updatedAt %d -> %d, want moved %v", tc.name, prev.UpdatedAt, got.UpdatedAt, tc.beat)
+		}
+		if changed := got.StatusUpdatedAt != prev.StatusUpdatedAt; changed != tc.changed {
+			t.Errorf("%s: statusUpdatedAt %d -> %d, want moved %v", tc.name, prev.StatusUpdatedAt, got.StatusUpdatedAt, tc.changed)
+		}
+		prev = got
 	}
 }

@@ -173,13 +173,15 @@ func expectations() map[string][]string {
 		busJob().lead: {"running"},
 		// Claude Code: the lead's session busy, waiting on a permission,
 		// idle; its teammates, the planner waiting for its plan's
-		// approval; its job done; the session hard-killed, dead.
+		// approval; its job done; the session hard-killed, dead, and
+		// resumed in its cwd as the demo's config says (a session with
+		// no cwd would be surfaced).
 		claudeLead:                   {"running", "blocked", "idle", "action:answer"},
 		claudeLead + "/researcher":   {"running"},
 		claudeLead + "/planner":      {"blocked", "action:answer"},
 		claudeLead + "/reviewer":     {"running", "finished"},
 		claudeLead + "/job-b7e2c9a1": {"running", "finished"},
-		claudeCrash:                  {"running", "dead", "action:surface"},
+		claudeCrash:                  {"running", "dead", "action:resume"},
 	}
 }
 

@@ -593,13 +593,15 @@ func TestIDOrderDoesNotTrustTheSnapshot(t *testing.T) {
 func TestNextActionSkipsWait(t *testing.T) {
 	m := newTestModel(t, 120, 40, Options{Initial: demoSnapshot()})
 	want := []string{
+		claudeLead + "/planner",
+		".claude/dead0c1a-2026-4c1e-9f00-000000111500",
 		"20261122-090000",
 		"20261122-090000/review/20261122-090120",
 		"20261122-090000/testing/20261122-090110",
 		"20261122-091500",
 		"20261122-093000",
 		"job-102--migrate-schema",
-		"20261122-090000",
+		claudeLead + "/planner",
 	}
 	var got []string
 	for range want {

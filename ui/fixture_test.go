@@ -190,8 +190,10 @@ func (r *fakeRunner) requests() []ActionRequest {
 	return append([]ActionRequest(nil), r.reqs...)
 }
 
-// demoSpecs is the fleet `dispatchtop demo` shows about ten seconds in, at a
-// fixed clock: the README's screenshot is drawn from it.
+// demoSpecs is the fleet `dispatchtop demo` shows some fifteen seconds in,
+// at a fixed clock, every node of demo.Layout (TestReadmeScreenshotIsTheDemo
+// holds the two together); the README's screenshot is drawn from the live
+// demo itself.
 func demoSpecs() []spec {
 	const s, r = time.Second, model.StateRunning
 	beating := "beating; last beat 0s ago"
@@ -221,11 +223,24 @@ func demoSpecs() []spec {
 		{id: "job-103--upgrade-deps/dispatch:20261122-100010", role: "coder", team: "demo", state: r, reason: "running; last activity 0s ago", pid: 16230},
 		{id: "job-103--upgrade-deps/dispatch:20261122-100020", role: "tester", team: "demo", state: r, reason: "running; last activity 1s ago", pid: 16236, beat: s},
 		{id: "job-103--upgrade-deps/dispatch:20261122-100030", role: "changelog", team: "demo", state: model.StateFinished, reason: "completed", pid: 16241, beat: 7 * s},
+		// The demo's Claude Code home: the lead's session busy, its
+		// in-process teammates on its pid (quiet: a teammate writes
+		// nothing as it works), its job done, the session hard-killed.
+		{id: claudeLead, role: "interactive", state: r, reason: "running; last update 0s ago", pid: 16300},
+		{id: claudeLead + "/job-b7e2c9a1", role: "job", state: model.StateFinished, reason: "completed", beat: 7 * s},
+		{id: claudeLead + "/planner", role: "Plan", team: "demo-team", state: r, flags: []model.Flag{model.FlagQuiet, model.FlagBlocked}, action: model.ActionAnswer, reason: "waiting for a human: plan approval: plan-planner@demo-team; started 9s ago", pid: 16300, beat: 9 * s, blocked: "plan approval: plan-planner@demo-team"},
+		{id: claudeLead + "/researcher", role: "general-purpose", team: "demo-team", state: r, flags: []model.Flag{model.FlagQuiet}, reason: "running, quiet: started 9s ago; its age says nothing (pid 16300 alive)", pid: 16300, beat: 9 * s},
+		{id: claudeLead + "/reviewer", role: "code-reviewer", team: "demo-team", state: model.StateFinished, reason: "completed", beat: 3 * s},
+		{id: ".claude/dead0c1a-2026-4c1e-9f00-000000111500", role: "interactive", state: model.StateDead, action: model.ActionResume, reason: "pid 16310 gone; last update 7s ago; retries 0/3", pid: 16310, beat: 7 * s},
 	}
 }
 
+// claudeLead is the demo's Claude Code lead session, as the view of its
+// root names it.
+const claudeLead = ".claude/c0de1ead-2026-4c1e-9f00-000000110000"
+
 func demoSnapshot() *model.Snapshot {
 	snap := buildSnapshot("/tmp/dispatchtop-demo/.sessions", clock12, demoSpecs())
-	snap.Roots = append(snap.Roots, "/tmp/dispatchtop-demo/.teaparty/jobs")
+	snap.Roots = append(snap.Roots, "/tmp/dispatchtop-demo/.teaparty/jobs", "/tmp/dispatchtop-demo/.claude")
 	return snap
 }

@@ -164,13 +164,16 @@ func carriesColour(s string) bool {
 }
 
 // The demo's fleet as its fixture has it (demoSpecs, held to the demo by
-// TestReadmeScreenshotIsTheDemo) at the README's 100×28, the crashed
-// session collapsed to its roll-up. The README's screenshot itself is drawn
-// from the live demo (TestReadmeScreenshotIsTheLiveDemo at the module's root).
+// TestReadmeScreenshotIsTheDemo) at the README's 100×28, folded as the
+// README's frame is (the crashed session, the coding sub-lead, jobs 101 and
+// 103, each to its roll-up). The README's screenshot itself is drawn from
+// the live demo (TestReadmeScreenshotIsTheLiveDemo at the module's root).
 func TestGoldenDemoFixture(t *testing.T) {
 	m := newTestModel(t, 100, 28, Options{Initial: demoSnapshot()})
-	m.moveTo(m.rowIndex("20261122-091500"))
-	press(m, "space")
+	for _, id := range []string{"20261122-090000/coding/20261122-090105", "20261122-091500", "job-101--refactor-parser", "job-103--upgrade-deps"} {
+		m.moveTo(m.rowIndex(id))
+		press(m, "space")
+	}
 	m.moveTo(0)
 	frame := m.View().Content
 	checkFrame(t, frame, 100, 28)

@@ -17,15 +17,7 @@ func TestReadmeScreenshotIsTheDemo(t *testing.T) {
 	for _, s := range demoSpecs() {
 		fixture[s.id] = s
 	}
-	// The Claude Code session (its team, its job, the session killed)
-	// joins the demo before the screenshot is drawn again from the demo
-	// itself: until then the screenshot holds the rest, exactly.
-	var layout []demo.Node
-	for _, n := range demo.Layout() {
-		if n.Source != "claude" {
-			layout = append(layout, n)
-		}
-	}
+	layout := demo.Layout()
 	for _, n := range layout {
 		id := strings.TrimPrefix(strings.TrimPrefix(n.ID, ".sessions/"), ".teaparty/jobs/")
 		s, ok := fixture[id]

@@ -120,6 +120,9 @@ func run(bin string, o opts) error {
 		if h.beats, err = treegen.HeartbeatPaths(r.Root); err != nil {
 			return err
 		}
+		if err := h.age(); err != nil {
+			return err
+		}
 		if err := h.start(); err != nil {
 			return err
 		}
@@ -294,16 +297,25 @@ func perClient(hosts []*host, counts []int, secs int, tick func()) error {
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		var failed atomic.Value
+		var read, lines atomic.Int64
 		for _, h := range hosts {
 			for range n {
 				wg.Go(func() {
-					if err := follow(ctx, h.url+"/api/v1/watch"); err != nil && ctx.Err() == nil {
+					if err := follow(ctx, h.url+"/api/v1/watch", &read, &lines); err != nil && ctx.Err() == nil {
 						failed.Store(err)
 					}
 				})
 			}
 		}
 		time.Sleep(2 * time.Second) // each client read its snapshot
+		if k == 0 && n > 0 {
+			// What a client reads while nothing changes.
+			r0, l0 := read.Load(), lines.Load()
+			time.Sleep(5 * time.Second)
+			fmt.Printf("quiet, a watching client reads %.1f KiB and %.1f events a second\n",
+				float64(read.Load()-r0)/1024/5/float64(n*len(pids)), float64(lines.Load()-l0)/5/float64(n*len(pids)))
+		}
+		read0, lines0 := read.Load(), lines.Load()
 		before, err := cpuTicks(pids)
 		if err != nil {
 			cancel()
@@ -334,13 +346,19 @@ func perClient(hosts []*host, counts []int, secs int, tick func()) error {
 		} else {
 			first, firstN = mean, n
 		}
+		if n > 0 {
+			secs := time.Since(t0).Seconds()
+			line += fmt.Sprintf("; a client reads %.0f KiB and %.1f events a second",
+				float64(read.Load()-read0)/1024/secs/float64(n*len(pids)), float64(lines.Load()-lines0)/secs/float64(n*len(pids)))
+		}
 		fmt.Printf("%s; load average %s\n", line, loadAverage())
 	}
 	return nil
 }
 
-// follow reads a watch stream until ctx ends, every line read and let go.
-func follow(ctx context.Context, u string) error {
+// follow reads a watch stream until ctx ends, every line read and let
+// go, counting its bytes and lines.
+func follow(ctx context.Context, u string, read, lines *atomic.Int64) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err
@@ -353,8 +371,36 @@ func follow(ctx context.Context, u string) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("GET %s: %s", u, resp.Status)
 	}
-	_, err = io.Copy(io.Discard, resp.Body)
-	return err
+	r := bufio.NewReaderSize(resp.Body, 1<<20)
+	for {
+		line, err := r.ReadSlice('\n')
+		read.Add(int64(len(line)))
+		switch {
+		case err == nil:
+			lines.Add(1)
+		case errors.Is(err, bufio.ErrBufferFull):
+		default:
+			return err
+		}
+	}
+}
+
+// aged is how old every heartbeat is made before the serves start: past
+// every threshold (quiet at 30 s, stalled at 120 s, a kill candidate at
+// 300 s), so that no node crosses one while a phase is measured, which
+// would renew every node of every host at once and measure that instead.
+// A node flipped beats anew, and crosses them later, as churn does.
+const aged = time.Hour
+
+// age sets the mtime of every heartbeat of h to aged ago.
+func (h *host) age() error {
+	then := time.Now().Add(-aged)
+	for _, p := range h.beats {
+		if err := os.Chtimes(p, then, then); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ready waits until the host's serve answers its snapshot (its first scan

@@ -113,6 +113,7 @@ func (m *Model) reflowUpdate() {
 	next := c.spareTops[:0]
 	indexed := false // c.at holds the old blocks by top
 	kept, j := 0, 0
+	renewing := false // a fresh block has an old one of its id to copy rows from
 	for i, s := range tops {
 		b := flatBlock{top: s, fresh: true}
 		old := -1
@@ -123,6 +124,9 @@ func (m *Model) reflowUpdate() {
 			i+1 < len(tops) && j+1 < len(c.tops) && c.tops[j+1].top == tops[i+1]):
 			b.renews = j + 1
 			j++ // s renews the one in its place
+		case j < len(c.tops) && c.tops[j].top.ID == s.ID:
+			b.renews, renewing = j+1, true
+			j++ // s renews the one of its id in its place, the next renewed too
 		default:
 			if !indexed {
 				if c.at == nil {
@@ -147,7 +151,7 @@ func (m *Model) reflowUpdate() {
 	if indexed {
 		clear(c.at)
 	}
-	if kept == 0 {
+	if kept == 0 && !renewing {
 		// A new forest: nothing to keep.
 		clear(next)
 		c.spareTops = next[:0]

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -309,6 +310,8 @@ func (f *Fleet) Run(ctx context.Context) {
 	flush.Stop()
 	pending := false
 	var trans []model.Transition
+	read := make([]bool, len(f.state)) // the host's forest was read whole
+	unread, released := len(f.state), false
 	for {
 		select {
 		case <-ctx.Done():
@@ -320,6 +323,10 @@ func (f *Fleet) Run(ctx context.Context) {
 				pending = true
 				flush.Reset(coalesce)
 			}
+			if whole := ev.doc != nil || ev.watch != nil && ev.watch.Type == serve.EventSnapshot; whole && ev.err == nil && !read[ev.host] {
+				read[ev.host] = true
+				unread--
+			}
 		case <-flush.C:
 			pending = false
 			now := f.opts.Now()
@@ -327,9 +334,22 @@ func (f *Fleet) Run(ctx context.Context) {
 			f.prev = snap
 			model.Publish(f.updates, model.Update{Snapshot: snap, Hosts: f.hosts(), Transitions: trans})
 			trans = nil
+			if unread == 0 && !released {
+				// Every host read whole twice (Poll's documents, the
+				// streams' snapshots): the heap was twice the fleet's for a
+				// moment, and the runtime keeps what it grew to. Once the
+				// consumer took this update in, the documents are garbage
+				// and their pages are handed back (SPEC §8: RSS a node).
+				released = true
+				time.AfterFunc(releaseAfter, debug.FreeOSMemory)
+			}
 		}
 	}
 }
+
+// releaseAfter is how long after the update that replaced every host's
+// first forest the fleet hands the memory they held back to the system.
+const releaseAfter = 2 * time.Second
 
 // take applies a host's event to its state, reporting whether what the
 // fleet shows changed, and the transitions of the host's nodes: each event

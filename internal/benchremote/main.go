@@ -135,10 +135,15 @@ func run(bin string, o opts) error {
 	fmt.Printf("%d hosts × %d nodes (%d in all), one serve each, on loopback\n", nHosts, len(hosts[0].beats), total)
 	rng := rand.New(rand.NewPCG(1, 2))
 	perHost := max(1, int(float64(len(hosts[0].beats))*churn/100))
+	// flips counts the changes made: on a loaded machine a second's share
+	// may take longer than the second, and the rate reached is printed.
+	var flips atomic.Int64
 	tick := func() {
 		for _, h := range hosts {
 			for range perHost {
-				flip(h.beats[rng.IntN(len(h.beats))])
+				if flip(h.beats[rng.IntN(len(h.beats))]) == nil {
+					flips.Add(1)
+				}
 			}
 		}
 	}
@@ -148,7 +153,7 @@ func run(bin string, o opts) error {
 		}
 	}
 	if len(o.clients) > 0 {
-		if err := perClient(hosts, o.clients, o.clientSecs, tick); err != nil {
+		if err := perClient(hosts, o.clients, o.clientSecs, tick, &flips); err != nil {
 			return err
 		}
 	}
@@ -203,6 +208,7 @@ func run(bin string, o opts) error {
 		pids = append(pids, h.cmd.Process.Pid)
 	}
 	report := func(phase string, secs int, tick func()) error {
+		flipped := flips.Load()
 		before, err := cpuTicks(pids)
 		if err != nil {
 			return err
@@ -228,8 +234,9 @@ func run(bin string, o opts) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%-6s viewer %5.1f %% of a core; each serve %4.1f %% (mean, 1 watching client); viewer VmRSS %.0f MiB = %.0f B a remote node; load average %s\n",
-			phase, share(0), serveSum/float64(len(pids)-1), float64(rss)/1024, float64(rss)*1024/float64(total), loadAverage())
+		fmt.Printf("%-6s viewer %5.1f %% of a core; each serve %4.1f %% (mean, 1 watching client); viewer VmRSS %.0f MiB = %.0f B a remote node; %.0f changes a second a host; load average %s\n",
+			phase, share(0), serveSum/float64(len(pids)-1), float64(rss)/1024, float64(rss)*1024/float64(total),
+			float64(flips.Load()-flipped)/wall/float64(len(hosts)), loadAverage())
 		return nil
 	}
 	if err := report("quiet", quiet, nil); err != nil {
@@ -286,7 +293,7 @@ func run(bin string, o opts) error {
 
 // perClient measures each serve's CPU under churn with n clients of its
 // watch stream for each n of counts: the slope is a client's cost.
-func perClient(hosts []*host, counts []int, secs int, tick func()) error {
+func perClient(hosts []*host, counts []int, secs int, tick func(), flips *atomic.Int64) error {
 	pids := make([]int, len(hosts))
 	for i, h := range hosts {
 		pids[i] = h.cmd.Process.Pid
@@ -321,6 +328,7 @@ func perClient(hosts []*host, counts []int, secs int, tick func()) error {
 			cancel()
 			return err
 		}
+		flipped := flips.Load()
 		t0 := time.Now()
 		for s := 1; s <= secs; s++ {
 			tick()
@@ -336,11 +344,12 @@ func perClient(hosts []*host, counts []int, secs int, tick func()) error {
 			return fmt.Errorf("a watching client: %w", err)
 		}
 		sum := 0.0
+		line0 := fmt.Sprintf("%.0f changes a second a host", float64(flips.Load()-flipped)/time.Since(t0).Seconds()/float64(len(hosts)))
 		for i := range pids {
 			sum += float64(after[i]-before[i]) / clockTicks / time.Since(t0).Seconds() * 100
 		}
 		mean := sum / float64(len(pids))
-		line := fmt.Sprintf("serve under churn, %d watching clients: %4.1f %% of a core (mean of %d serves)", n, mean, len(pids))
+		line := fmt.Sprintf("serve under churn (%s), %d watching clients: %4.1f %% of a core (mean of %d serves)", line0, n, mean, len(pids))
 		if k > 0 && n != firstN {
 			line += fmt.Sprintf("; %.2f %% a client", (mean-first)/float64(n-firstN))
 		} else {

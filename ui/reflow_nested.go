@@ -61,7 +61,8 @@ func (m *Model) countBlock(f *flattener, b flatBlock) int {
 // old: a child shared in its place has the rows it had.
 func (f *flattener) countRenewal(c *nestedCache, top *model.Node, old []row) int {
 	o := f.o
-	if f.keep != nil || o.pin != nil || o.collapsed[top.ID] || old[0].depth != 0 || old[0].node.ID != top.ID {
+	if f.keep != nil || o.pin != nil || o.collapsed[top.ID] || old[0].depth != 0 || old[0].node.ID != top.ID ||
+		!sharesMost(old[0].node, top) {
 		return f.count(top)
 	}
 	c.starts = c.starts[:0]
@@ -96,8 +97,9 @@ func (f *flattener) countRenewal(c *nestedCache, top *model.Node, old []row) int
 // folded; else it is lay.
 func (f *flattener) layRenewal(c *nestedCache, rows []row, top *model.Node, old []row, oldStart int) []row {
 	o := f.o
-	if f.keep != nil || o.pin != nil || o.collapsed[top.ID] || old[0].depth != 0 || old[0].node.ID != top.ID {
-		return f.lay(rows, top)
+	if f.keep != nil || o.pin != nil || o.collapsed[top.ID] || old[0].depth != 0 || old[0].node.ID != top.ID ||
+		!sharesMost(old[0].node, top) {
+		return f.lay(rows, top) // as cheap: most of it is new
 	}
 	c.scratch = append(c.scratch[:0], old...)
 	old = c.scratch
@@ -167,6 +169,21 @@ func (f *flattener) layRenewal(c *nestedCache, rows []row, top *model.Node, old 
 		}
 	}
 	return rows
+}
+
+// sharesMost says whether top has the children of was, most of them in
+// their places: then copying their rows costs less than laying them out.
+func sharesMost(was, top *model.Node) bool {
+	if len(was.Children) != len(top.Children) || len(top.Children) < 2 {
+		return false
+	}
+	shared := 0
+	for i, k := range top.Children {
+		if was.Children[i] == k {
+			shared++
+		}
+	}
+	return 2*shared >= len(top.Children)
 }
 
 // merge adds what o counted to r, as if o's nodes were added after r's.

@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/dispatchtop/dispatchtop/cli.Version=$(VERSION) \
 	-X github.com/dispatchtop/dispatchtop/cli.Commit=$(COMMIT) \
 	-X github.com/dispatchtop/dispatchtop/cli.Date=$(DATE)
 
-.PHONY: all build deps test test-any-machine vet completions release release-snapshot release-check bench bench-journal-1g bench-100k bench-stores-1m bench-sources-live bench-sources-claude bench-reliability bench-compare bench-compare-100k bench-dashboard-100k bench-remote-watch run demo readme-screenshot fuzz clean man
+.PHONY: all build deps test test-any-machine vet completions release release-snapshot release-check bench bench-journal-1g bench-100k bench-stores-1m bench-sources-live bench-sources-claude bench-reliability bench-compare bench-compare-100k bench-dashboard-100k bench-remote-watch promtool run demo readme-screenshot fuzz clean man
 
 all: build
 
@@ -187,5 +187,15 @@ bench-sources-claude: build
 
 # SPEC §8's fleet view: 20 serves on 10,000-node trees, the viewer of all
 # of them in tmux, quiet then with 1 % of the nodes changing every second.
+# BENCH_REMOTE_FLAGS adds flags (-hosts 10, -profile DIR: see its doc).
+BENCH_REMOTE_FLAGS ?=
 bench-remote-watch: build
-	$(GO) run ./internal/benchremote -bin $(BIN) -hosts 20 -sessions 1000 -per-session 10
+	$(GO) run ./internal/benchremote -bin $(BIN) -hosts 20 -sessions 1000 -per-session 10 $(BENCH_REMOTE_FLAGS)
+
+# promtool, pinned, into bin/tools, where the alert rules' tests find it
+# (serve's TestAlertRulesPassPromtool skips without it). Not part of
+# `make test`: Prometheus is a large module, some 8 CPU-minutes to build.
+PROMTOOL_VERSION ?= v0.316.0
+promtool: bin/tools/promtool
+bin/tools/promtool:
+	GOBIN=$(CURDIR)/bin/tools $(GO) install github.com/prometheus/prometheus/cmd/promtool@$(PROMTOOL_VERSION)

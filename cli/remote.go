@@ -91,6 +91,7 @@ func runRemote(ctx context.Context, g *Globals, specs []string, tokenFile string
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer paceDashboardCollection()() // a fleet view is a dashboard: the same heap pacing
 	m := newRemoteModel(ctx, fleet, ui.Options{Themes: set, Notes: notes})
 	return runProgram(ctx, g, m)
 }

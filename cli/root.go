@@ -155,7 +155,6 @@ func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// fleet) as cleanly as ctrl+c does.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	defer startCPUProfile(stderr)()
 	root, _ := newRootCmd(stdin, stdout, stderr)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

@@ -14,6 +14,9 @@ type nodeIndex struct {
 	// more than smallSession nodes, nil for the others: a small session is
 	// looked through.
 	large []map[string]*Node
+	// parts, when not nil, stands for the two above: the snapshot is
+	// indexed by the snapshots it is made of (IndexParts).
+	parts *partIndex
 }
 
 // smallSession is the most nodes a session has that Node looks through
@@ -37,7 +40,7 @@ func (s *Snapshot) IndexSessions() {
 // forest's edges kept): it costs those sessions, not the forest. The
 // snapshot it was copied from keeps answering as it did.
 func (s *Snapshot) RenewSessions(renewed iter.Seq[int]) {
-	if s.index == nil {
+	if s.index == nil || s.index.parts != nil {
 		s.IndexSessions()
 		return
 	}
@@ -86,6 +89,8 @@ func (s *Snapshot) NodeCount() int {
 	switch {
 	case s == nil:
 		return 0
+	case s.index != nil && s.index.parts != nil:
+		return s.index.parts.count
 	case s.index != nil:
 		return len(s.index.session)
 	}

@@ -218,6 +218,8 @@ func (s *Snapshot) Node(id string) *Node {
 	switch {
 	case s == nil:
 		return nil
+	case s.index != nil && s.index.parts != nil:
+		return s.index.parts.node(s, id)
 	case s.index != nil:
 		i, ok := s.index.session[id]
 		if !ok {

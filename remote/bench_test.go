@@ -175,7 +175,7 @@ func BenchmarkFleetPollHostile(b *testing.B) {
 				close(stop)
 				high := <-top
 				if got := u.Hosts[0].Nodes; tt.nodes == 0 && (u.Hosts[0].Reachable || !strings.Contains(u.Hosts[0].Err, "cap")) ||
-					tt.nodes > 0 && (!u.Hosts[0].Reachable || len(u.Snapshot.ByID)-1 != tt.nodes) {
+					tt.nodes > 0 && (!u.Hosts[0].Reachable || u.Snapshot.NodeCount()-1 != tt.nodes) {
 					b.Fatalf("host %+v (%d nodes), want %d nodes", u.Hosts[0], got, tt.nodes)
 				}
 				peak = max(peak, float64(high-min(high, base))/(1<<20))

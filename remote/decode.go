@@ -161,7 +161,8 @@ func thresholdsOf(doc *report.Document) model.Thresholds {
 type builder struct {
 	received time.Time
 	prefix   string
-	byID     map[string]*model.Node
+	byID     map[string]*model.Node // each node built, when not nil
+	words    *interner              // the words nodes repeat, when not nil
 }
 
 func (b builder) id(id string) string {
@@ -182,13 +183,14 @@ func (b builder) node(j report.NodeJSON, parent *model.Node) *model.Node {
 
 // values is the node j without its children, indexed in byID.
 func (b builder) values(j report.NodeJSON, parent *model.Node) *model.Node {
+	w := b.words
 	n := &model.Node{
 		ID:       b.id(j.ID),
 		InfraDir: j.InfraDir,
-		State:    j.State,
-		Flags:    slices.Clone(j.Flags),
-		Reason:   j.Reason,
-		Action:   j.Action,
+		State:    model.State(w.word(string(j.State))),
+		Flags:    w.flags(j.Flags),
+		Reason:   w.word(j.Reason),
+		Action:   model.Action(w.word(string(j.Action))),
 		Retries:  model.RetryCount{Total: j.Retries.Total},
 		Parent:   parent,
 		Legacy:   slices.Contains(j.Flags, model.FlagLegacy),
@@ -198,7 +200,7 @@ func (b builder) values(j report.NodeJSON, parent *model.Node) *model.Node {
 		rare.OtherParents = append(rare.OtherParents, b.id(p))
 	}
 	if j.Source != string(sources.Native) {
-		n.Source = j.Source
+		n.Source = w.word(j.Source)
 	}
 	for _, f := range j.SourceFields {
 		rare.SourceFields = append(rare.SourceFields, model.Field{Name: f.Name, Value: f.Value})
@@ -211,16 +213,19 @@ func (b builder) values(j report.NodeJSON, parent *model.Node) *model.Node {
 	}
 	if j.Heartbeat != nil {
 		n.HeartbeatPath = *j.Heartbeat
+		if strings.HasPrefix(n.HeartbeatPath, n.InfraDir) {
+			n.InfraDir = n.HeartbeatPath[:len(n.InfraDir)] // one string for both
+		}
 	}
 	// A heartbeat (a status, or a heartbeat path on a node that is neither
 	// missing nor legacy) carries its role, team, task id and pid. Without
 	// one, a pid is a legacy sentinel's.
 	if j.Status != nil || (j.Heartbeat != nil && j.State != model.StateMissing && !n.Legacy) {
 		n.HasHeartbeat = true
-		hb := &model.Heartbeat{Role: j.Role}
-		opt := model.HeartbeatOptional{Team: j.Team, Extra: j.Extra}
+		hb := &model.Heartbeat{Role: w.word(j.Role)}
+		opt := model.HeartbeatOptional{Team: w.word(j.Team), Extra: j.Extra}
 		if j.Status != nil {
-			hb.Status = *j.Status
+			hb.Status = w.word(*j.Status)
 		}
 		if j.PID != nil {
 			hb.PID = *j.PID
@@ -250,8 +255,8 @@ func (b builder) values(j report.NodeJSON, parent *model.Node) *model.Node {
 	// The phase count is by CfA state, as the classifier reads it back.
 	phaseKey := ""
 	if j.Cfa != nil {
-		n.Cfa = &model.CfaState{State: j.Cfa.State}
-		phaseKey = j.Cfa.State
+		n.Cfa = w.cfa(j.Cfa.State)
+		phaseKey = n.Cfa.State
 	}
 	if j.Retries.Phase != 0 {
 		n.Retries.ByPhase = map[string]int{phaseKey: j.Retries.Phase}
@@ -260,7 +265,9 @@ func (b builder) values(j report.NodeJSON, parent *model.Node) *model.Node {
 		n.Blocked = &model.Blocked{Question: *j.Blocked}
 	}
 	n.EditRare(func(r *model.Rare) { *r = rare })
-	b.byID[n.ID] = n
+	if b.byID != nil {
+		b.byID[n.ID] = n
+	}
 	return n
 }
 

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -114,6 +115,7 @@ type Fleet struct {
 	state   []hostState
 	prev    *model.Snapshot
 	updates chan model.Update
+	byName  map[string]int // each host's place, by its name
 }
 
 type hostState struct {
@@ -131,6 +133,10 @@ type hostState struct {
 	// changes: a merge rebuilds no host that did not.
 	sub  *model.Snapshot
 	wire *wireHost // the host's watch stream's state (nil: polled)
+	// row is the host's top-level node of the last merge, made over the
+	// forest rowOf: kept while neither it nor the row's values change.
+	row   *model.Node
+	rowOf *model.Snapshot
 }
 
 // NewFleet builds a fleet; nothing is fetched yet.
@@ -161,8 +167,10 @@ func NewFleet(opts Options) *Fleet {
 	}
 	f := &Fleet{opts: opts, state: make([]hostState, len(opts.Hosts)), updates: make(chan model.Update, 1),
 		resync: make([]atomic.Bool, len(opts.Hosts))}
+	f.byName = make(map[string]int, len(opts.Hosts))
 	for i, h := range opts.Hosts {
 		f.state[i].status = model.Host{Name: h.Name, URL: h.URL}
+		f.byName[h.Name] = i
 	}
 	return f
 }
@@ -302,6 +310,8 @@ func (f *Fleet) Run(ctx context.Context) {
 	flush.Stop()
 	pending := false
 	var trans []model.Transition
+	read := make([]bool, len(f.state)) // the host's forest was read whole
+	unread, released := len(f.state), false
 	for {
 		select {
 		case <-ctx.Done():
@@ -313,6 +323,10 @@ func (f *Fleet) Run(ctx context.Context) {
 				pending = true
 				flush.Reset(coalesce)
 			}
+			if whole := ev.doc != nil || ev.watch != nil && ev.watch.Type == serve.EventSnapshot; whole && ev.err == nil && !read[ev.host] {
+				read[ev.host] = true
+				unread--
+			}
 		case <-flush.C:
 			pending = false
 			now := f.opts.Now()
@@ -320,9 +334,22 @@ func (f *Fleet) Run(ctx context.Context) {
 			f.prev = snap
 			model.Publish(f.updates, model.Update{Snapshot: snap, Hosts: f.hosts(), Transitions: trans})
 			trans = nil
+			if unread == 0 && !released {
+				// Every host read whole twice (Poll's documents, the
+				// streams' snapshots): the heap was twice the fleet's for a
+				// moment, and the runtime keeps what it grew to. Once the
+				// consumer took this update in, the documents are garbage
+				// and their pages are handed back (SPEC §8: RSS a node).
+				released = true
+				time.AfterFunc(releaseAfter, debug.FreeOSMemory)
+			}
 		}
 	}
 }
+
+// releaseAfter is how long after the update that replaced every host's
+// first forest the fleet hands the memory they held back to the system.
+const releaseAfter = 2 * time.Second
 
 // take applies a host's event to its state, reporting whether what the
 // fleet shows changed, and the transitions of the host's nodes: each event
@@ -350,8 +377,9 @@ func (f *Fleet) take(ev hostEvent) (bool, []model.Transition) {
 		if ev.watch.Type == serve.EventHeartbeat {
 			return !was.Reachable, nil
 		}
-		st.status.Nodes = len(st.wire.byID)
-		return true, f.renew(st, nil, ev.at, st.wire.snapshot(ev.at))
+		sub := st.wire.snapshot(ev.at)
+		st.status.Nodes = sub.NodeCount()
+		return true, f.renew(st, nil, ev.at, sub)
 	case ev.doc != nil:
 		st.wire = nil
 		st.status.Nodes = ev.doc.Summary.Nodes
@@ -451,36 +479,43 @@ func origin(u *url.URL) string {
 	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
-// merge builds the fleet forest from every host's last good document.
-// A host's sessions are shared with the merges before while the host's
-// forest did not change; their parent is the host row of the merge that
-// built them (the same id).
+// merge builds the fleet forest from every host's last good forest: one
+// top-level row a host over the host's sessions, the whole indexed by the
+// hosts' own forests (model.Snapshot.IndexParts), so a merge costs the
+// hosts, not their nodes. A host whose forest and row did not change since
+// the last merge keeps its row (the same node: nothing beneath it moved,
+// see model.Update), so the consumer lays out and counts again only the
+// hosts that changed. A host's sessions are shared with the merges before
+// while the host's forest did not change; their parent is the host row of
+// the forest that built them (the same id).
 func (f *Fleet) merge(now time.Time) *model.Snapshot {
 	snap := &model.Snapshot{
 		GeneratedAt: now,
 		Thresholds:  model.DefaultThresholds(),
-		ByID:        map[string]*model.Node{},
+		Sessions:    make([]*model.Node, 0, len(f.state)),
 		Watch: model.WatchInfo{Mode: "polling", Interval: f.opts.Every,
 			Reason: fmt.Sprintf("remote, %d hosts", len(f.state))},
 	}
+	parts := make([]*model.Snapshot, len(f.state))
 	thresholdsSet := false
 	for i := range f.state {
 		st := &f.state[i]
-		h := &model.Node{ID: st.status.Name, InfraDir: st.status.URL, Action: model.ActionNone,
-			Reason: hostReason(st.status, st.retryAt, now)}
-		snap.Sessions = append(snap.Sessions, h)
-		snap.ByID[h.ID] = h
 		if st.sub == nil && st.doc != nil {
-			st.sub = ToSnapshot(st.doc, st.got, h.ID, h)
+			st.sub = ToSnapshot(st.doc, st.got, st.status.Name, &model.Node{ID: st.status.Name})
 		}
 		sub := st.sub
 		if sub == nil {
-			continue
+			sub = &model.Snapshot{}
 		}
-		h.Children = sub.Sessions
-		for id, n := range sub.ByID {
-			snap.ByID[id] = n
+		parts[i] = sub
+		reason := hostReason(st.status, st.retryAt, now)
+		h := st.row
+		if h == nil || st.rowOf != sub || h.Reason != reason || h.InfraDir != st.status.URL {
+			h = &model.Node{ID: st.status.Name, InfraDir: st.status.URL, Action: model.ActionNone,
+				Reason: reason, Children: sub.Sessions}
+			st.row, st.rowOf = h, sub
 		}
+		snap.Sessions = append(snap.Sessions, h)
 		for _, r := range sub.Roots {
 			snap.Roots = append(snap.Roots, h.ID+":"+r)
 		}
@@ -489,11 +524,23 @@ func (f *Fleet) merge(now time.Time) *model.Snapshot {
 		}
 		// Hosts may use other thresholds; the first reachable host's stand
 		// for the view (each node's state was decided on its own host).
-		if !thresholdsSet && st.status.Reachable {
+		if !thresholdsSet && st.status.Reachable && st.sub != nil {
 			snap.Thresholds, thresholdsSet = sub.Thresholds, true
 		}
 	}
+	snap.IndexParts(parts, f.hostOf)
 	return snap
+}
+
+// hostOf is the place of the host whose forest holds id (its row's id, or
+// an id prefixed with its name and '/'), or -1.
+func (f *Fleet) hostOf(id string) int {
+	name, _, _ := strings.Cut(id, "/")
+	i, ok := f.byName[name]
+	if !ok {
+		return -1
+	}
+	return i
 }
 
 // hostReason is the host row's reason column; retryAt, when the host is

@@ -234,7 +234,7 @@ func TestFleetHoldsAHostsAnswerToTheCaps(t *testing.T) {
 				if !h.Reachable {
 					t.Fatalf("host unreachable: %s", h.Err)
 				}
-				if got := len(r.Snapshot.ByID) - 1; got != tt.nodes {
+				if got := r.Snapshot.NodeCount() - 1; got != tt.nodes {
 					t.Errorf("%d nodes, want %d", got, tt.nodes)
 				}
 				return

@@ -13,6 +13,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -209,24 +210,37 @@ func (f *Fleet) watch(ctx context.Context, i int, u string, whole bool, send fun
 	}
 }
 
-// wireHost is a watched host's forest as its events built it: each node's
-// values and children by id, and the sessions built from them, rebuilt
-// only when one of their nodes changed.
+// wireHost is a watched host's forest as its events built it. It keeps
+// each node as it was built (no event's JSON: a node sent is built at once,
+// and a node of a session rebuilt that was not sent is copied), and the
+// sessions in their order; the forest it hands out shares every session
+// no event touched with the one before, and its index too while no id
+// came or went and no edge moved (model.Snapshot.RenewSessions).
 type wireHost struct {
 	head  report.Document
-	order []string
+	order []string       // the sessions' ids as sent, in order
+	pos   map[string]int // each prefixed session id's place in order
 	recs  map[string]wireRec
-	// built are the sessions by id, members the ids each holds, sessionOf
-	// the session of each id built.
-	built     map[string]*model.Node
-	members   map[string][]string
-	sessionOf map[string]string
-	byID      map[string]*model.Node // every node built, by prefixed id
+	// kids are the children of the nodes whose built node does not name
+	// them all (a child not sent, or held elsewhere): a hostile or torn
+	// stream's, so none most of the time.
+	kids map[string][]string
+	// sessions[i] is order[i]'s session as built (nil: none to build).
+	sessions []*model.Node
+	// sub is the forest last handed out; renewed, the places of the
+	// sessions rebuilt since; reshaped, that an id came or went or an edge
+	// moved since (the next forest is indexed whole).
+	sub      *model.Snapshot
+	renewed  map[int]bool
+	reshaped bool
+	words    interner
 }
 
+// wireRec is a node of the host by its prefixed id: the node as last
+// built, the prefixed id of the session that holds it ("" while none does).
 type wireRec struct {
-	node serve.WatchNode
-	got  time.Time // when its ages were measured
+	node    *model.Node
+	session string
 }
 
 // apply folds ev into w, rebuilding the sessions it touched under host;
@@ -234,7 +248,6 @@ type wireRec struct {
 // unknown type, more nodes than maxNodes) is an error: the host is read
 // again whole.
 func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, maxNodes int) error {
-	touched := map[string]bool{}
 	switch ev.Type {
 	case serve.EventHeartbeat:
 		return nil
@@ -242,8 +255,9 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 		if ev.Head == nil || ev.Sessions == nil {
 			return errors.New("a snapshot event without its head or sessions")
 		}
-		*w = wireHost{recs: make(map[string]wireRec, len(ev.Nodes)), built: map[string]*model.Node{},
-			members: map[string][]string{}, sessionOf: map[string]string{}, byID: map[string]*model.Node{}}
+		words := w.words
+		*w = wireHost{recs: make(map[string]wireRec, len(ev.Nodes)), pos: map[string]int{}, renewed: map[int]bool{},
+			reshaped: true, words: words}
 	case serve.EventDiff:
 		if w.recs == nil {
 			return errors.New("a diff before any snapshot")
@@ -251,89 +265,218 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 	default:
 		return fmt.Errorf("an event of unknown type %q", ev.Type)
 	}
+	if len(w.recs)+len(ev.Nodes)-len(ev.Removed) > maxNodes {
+		// Counted before anything is built: the records can only be
+		// fewer (a node sent again, an id removed twice).
+		if n := w.countAfter(ev, host.ID); n > maxNodes {
+			return &CapError{What: capNodes, Cap: int64(maxNodes)}
+		}
+	}
 	if ev.Head != nil {
 		w.head = *ev.Head
 	}
+	b := builder{received: got, prefix: host.ID, words: &w.words}
+	touched := map[string]bool{}
 	if ev.Sessions != nil {
-		for _, id := range w.order {
-			touched[id] = true // gone or kept, looked at again
-		}
+		was := w.pos
 		w.order = *ev.Sessions
-		for _, id := range w.order {
+		w.pos = make(map[string]int, len(w.order))
+		for i, id := range w.order {
+			w.pos[b.id(id)] = i
+		}
+		for sid := range was {
+			if _, ok := w.pos[sid]; !ok {
+				touched[sid] = true // gone: its nodes let go
+			}
+		}
+		for sid := range w.pos {
+			if _, ok := was[sid]; !ok {
+				touched[sid] = true // new: built
+			}
+		}
+		w.reshaped = true // the places moved
+	}
+	// The nodes sent, built at once; the sessions that hold them touched.
+	fresh := make(map[string][]string, len(ev.Nodes))
+	for _, j := range ev.Nodes {
+		id := b.id(j.ID)
+		n := b.values(j.NodeJSON, nil)
+		kids := make([]string, len(j.Kids))
+		for i, k := range j.Kids {
+			kids[i] = b.id(k)
+		}
+		rec, ok := w.recs[id]
+		if !ok || !slices.Equal(kids, w.kidsOf(id, rec.node)) {
+			w.reshaped = true
+		}
+		if rec.session != "" {
+			touched[rec.session] = true
+		}
+		if _, root := w.pos[id]; root {
 			touched[id] = true
 		}
-	}
-	for _, n := range ev.Nodes {
-		n.Children = nil
-		w.recs[n.ID] = wireRec{node: n, got: got}
-		if s, ok := w.sessionOf[n.ID]; ok {
-			touched[s] = true
-		}
+		rec.node = n
+		w.recs[id] = rec
+		fresh[id] = kids
 	}
 	for _, id := range ev.Removed {
-		if s, ok := w.sessionOf[id]; ok {
-			touched[s] = true
+		id = b.id(id)
+		if rec, ok := w.recs[id]; ok {
+			if rec.session != "" {
+				touched[rec.session] = true
+			}
+			delete(w.recs, id)
+			delete(w.kids, id)
+			w.reshaped = true
 		}
-		delete(w.recs, id)
 	}
-	if len(w.recs) > maxNodes {
-		return &CapError{What: capNodes, Cap: int64(maxNodes)}
+	// The touched sessions let their nodes go, then are built again: a
+	// node moved from one to another is held by the one that takes it.
+	for _, s := range w.sessions {
+		if s == nil || !touched[s.ID] {
+			continue
+		}
+		s.Walk(func(n *model.Node) {
+			if rec, ok := w.recs[n.ID]; ok && rec.session == s.ID {
+				rec.session = ""
+				w.recs[n.ID] = rec
+			}
+		})
 	}
-	inOrder := make(map[string]bool, len(w.order))
-	for _, id := range w.order {
-		inOrder[id] = true
+	if ev.Sessions != nil {
+		// The places moved: each kept session to its new place.
+		sessions := make([]*model.Node, len(w.order))
+		for _, s := range w.sessions {
+			if s == nil {
+				continue
+			}
+			if i, ok := w.pos[s.ID]; ok && !touched[s.ID] {
+				sessions[i] = s
+			}
+		}
+		w.sessions = sessions
 	}
 	for sid := range touched {
-		for _, id := range w.members[sid] {
-			delete(w.byID, host.ID+"/"+id)
-			delete(w.sessionOf, id)
+		i, ok := w.pos[sid]
+		if !ok {
+			continue
 		}
-		delete(w.members, sid)
-		delete(w.built, sid)
-		if inOrder[sid] {
-			w.build(sid, host)
+		w.sessions[i] = w.build(sid, host, fresh)
+		w.renewed[i] = true
+		if w.sessions[i] == nil {
+			w.reshaped = true // a place left empty
 		}
 	}
 	return nil
 }
 
-// build makes the session sid from the records, each id once (a cycle
-// or a second parent of a hostile host's is not followed).
-func (w *wireHost) build(sid string, host *model.Node) {
-	var ids []string
+// countAfter is how many records w holds once ev is applied.
+func (w *wireHost) countAfter(ev *serve.WatchEvent, prefix string) int {
+	b := builder{prefix: prefix}
+	n := len(w.recs)
+	added := map[string]bool{}
+	for _, j := range ev.Nodes {
+		if id := b.id(j.ID); w.recs[id].node == nil && !added[id] {
+			added[id] = true
+			n++
+		}
+	}
+	for _, id := range ev.Removed {
+		if id = b.id(id); w.recs[id].node != nil {
+			n--
+		}
+	}
+	return n
+}
+
+// kidsOf are the prefixed ids of the children of node id as last sent.
+func (w *wireHost) kidsOf(id string, n *model.Node) []string {
+	if k, ok := w.kids[id]; ok {
+		return k
+	}
+	if n == nil {
+		return nil
+	}
+	ids := make([]string, len(n.Children))
+	for i, c := range n.Children {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+// build makes the session sid of the records, each id once (a cycle or a
+// second parent of a hostile host's is not followed): a node sent in this
+// event (fresh, with its kids) is the node built of it, any other a copy
+// of its last with its new parent and children.
+func (w *wireHost) build(sid string, host *model.Node, fresh map[string][]string) *model.Node {
 	var node func(id string, parent *model.Node) *model.Node
 	node = func(id string, parent *model.Node) *model.Node {
 		rec, ok := w.recs[id]
-		if _, taken := w.sessionOf[id]; !ok || taken {
+		if !ok || rec.session != "" {
 			return nil
 		}
-		w.sessionOf[id] = sid
-		ids = append(ids, id)
-		b := builder{received: rec.got, prefix: host.ID, byID: w.byID}
-		n := b.values(rec.node.NodeJSON, parent)
-		n.Children = make([]*model.Node, 0, len(rec.node.Kids))
-		for _, k := range rec.node.Kids {
+		kids, sent := fresh[id]
+		n := rec.node
+		if !sent {
+			kids = w.kidsOf(id, rec.node)
+			c := *rec.node
+			n = &c
+			if old := rec.node.Parent; old != nil && rec.node.ParentID == old.ID {
+				n.ParentID = "" // its parent's id, not one the host named
+			}
+		}
+		n.Parent = parent
+		if n.ParentID == "" && parent != nil {
+			n.ParentID = parent.ID
+		}
+		rec.node, rec.session = n, sid
+		w.recs[id] = rec
+		n.Children = make([]*model.Node, 0, len(kids))
+		for _, k := range kids {
 			if c := node(k, n); c != nil {
 				n.Children = append(n.Children, c)
 			}
 		}
+		if len(n.Children) != len(kids) {
+			if w.kids == nil {
+				w.kids = map[string][]string{}
+			}
+			w.kids[id] = kids
+		} else {
+			delete(w.kids, id)
+		}
 		return n
 	}
-	if s := node(sid, host); s != nil {
-		w.built[sid] = s
-	}
-	w.members[sid] = ids
+	return node(sid, host)
 }
 
-// snapshot is the host's forest as ToSnapshot makes it of a document,
-// with an index of its own (the next event changes w's).
+// nodes is how many nodes the host sent and did not remove.
+func (w *wireHost) nodes() int { return len(w.recs) }
+
+// snapshot is the host's forest as ToSnapshot makes it of a document.
+// It shares with the last the sessions no event touched since, and its
+// index while nothing was reshaped: a diff costs the sessions it touched.
 func (w *wireHost) snapshot(got time.Time) *model.Snapshot {
-	snap := &model.Snapshot{GeneratedAt: got, Roots: w.head.Roots, Thresholds: thresholdsOf(&w.head),
-		Problems: w.head.Problems, ByID: maps.Clone(w.byID), Sessions: make([]*model.Node, 0, len(w.order))}
-	for _, id := range w.order {
-		if s := w.built[id]; s != nil {
-			snap.Sessions = append(snap.Sessions, s)
+	snap := &model.Snapshot{}
+	if w.sub != nil && !w.reshaped && len(w.sub.Sessions) == len(w.sessions) {
+		*snap = *w.sub // its index with it, renewed below
+		snap.Sessions = slices.Clone(w.sub.Sessions)
+		for i := range w.renewed {
+			snap.Sessions[i] = w.sessions[i]
 		}
+		snap.RenewSessions(maps.Keys(w.renewed))
+	} else {
+		snap.Sessions = make([]*model.Node, 0, len(w.sessions))
+		for _, s := range w.sessions {
+			if s != nil {
+				snap.Sessions = append(snap.Sessions, s)
+			}
+		}
+		snap.IndexSessions()
+		w.reshaped = len(snap.Sessions) != len(w.sessions) // a place empty: never renewed in place
 	}
+	snap.GeneratedAt, snap.Roots, snap.Thresholds, snap.Problems = got, w.head.Roots, thresholdsOf(&w.head), w.head.Problems
+	w.sub = snap
+	clear(w.renewed)
 	return snap
 }

@@ -53,12 +53,13 @@ func (m *Model) apply(u model.Update) tea.Cmd {
 	// Only the newest maxEvents can stay in the pane: a fleet crossing a
 	// threshold together (10,000 nodes going stalled) must not build and
 	// shift out thousands of events one by one.
-	first := len(u.Transitions)
-	for kept := 0; first > 0 && kept < maxEvents; first-- {
+	first, kept := len(u.Transitions), 0
+	for ; first > 0 && kept < maxEvents; first-- {
 		if !quietOnly(u.Transitions[first-1]) {
 			kept++
 		}
 	}
+	m.makeRoom(kept)
 	for _, t := range u.Transitions[first:] {
 		if quietOnly(t) {
 			continue

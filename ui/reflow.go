@@ -32,6 +32,8 @@ type flatCache struct {
 	// indexed: the model's index holds the rows as they are (rowOf builds
 	// it when it does not).
 	indexed bool
+	// nested is what a renewed top-level node's layout keeps (reflow_nested.go).
+	nested nestedCache
 }
 
 // flatBlock is a top-level node and its rows, m.rows[start:end].
@@ -42,6 +44,9 @@ type flatBlock struct {
 	// the old rows; fresh: the block is laid out anew.
 	from  int
 	fresh bool
+	// renews is 1 + the index in the old tops of the block this fresh one
+	// renews (0: none): its shared children's rows are copied from it.
+	renews int
 }
 
 // flatOptions are the options the rows are laid out with now.
@@ -108,6 +113,7 @@ func (m *Model) reflowUpdate() {
 	next := c.spareTops[:0]
 	indexed := false // c.at holds the old blocks by top
 	kept, j := 0, 0
+	renewing := false // a fresh block has an old one of its id to copy rows from
 	for i, s := range tops {
 		b := flatBlock{top: s, fresh: true}
 		old := -1
@@ -116,7 +122,11 @@ func (m *Model) reflowUpdate() {
 			old = j
 		case j < len(c.tops) && (i+1 == len(tops) && j+1 == len(c.tops) ||
 			i+1 < len(tops) && j+1 < len(c.tops) && c.tops[j+1].top == tops[i+1]):
+			b.renews = j + 1
 			j++ // s renews the one in its place
+		case j < len(c.tops) && c.tops[j].top.ID == s.ID:
+			b.renews, renewing = j+1, true
+			j++ // s renews the one of its id in its place, the next renewed too
 		default:
 			if !indexed {
 				if c.at == nil {
@@ -141,7 +151,7 @@ func (m *Model) reflowUpdate() {
 	if indexed {
 		clear(c.at)
 	}
-	if kept == 0 {
+	if kept == 0 && !renewing {
 		// A new forest: nothing to keep.
 		clear(next)
 		c.spareTops = next[:0]
@@ -161,7 +171,7 @@ func (m *Model) reflowUpdate() {
 		if b.fresh {
 			b.end = end
 			if f.shown(b.top) {
-				b.end += f.count(b.top)
+				b.end += m.countBlock(f, *b)
 			}
 		} else {
 			b.end += end // it held the block's length
@@ -176,7 +186,7 @@ func (m *Model) reflowUpdate() {
 		rows := old[:end]
 		for _, b := range next {
 			if b.fresh && b.end > b.start {
-				f.lay(rows[:b.start], b.top) // within rows' array: cap(rows) >= end
+				m.layBlock(f, rows[:b.start], b, old, true) // within rows' array: cap(rows) >= end
 			}
 		}
 		if end < len(old) {
@@ -191,7 +201,7 @@ func (m *Model) reflowUpdate() {
 		for _, b := range next {
 			if b.fresh {
 				if b.end > b.start {
-					rows = f.lay(rows, b.top)
+					rows = m.layBlock(f, rows, b, old, false)
 				}
 				continue
 			}

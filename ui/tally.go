@@ -36,14 +36,7 @@ func (c *tallyCache) summarize(sessions []*model.Node, problems int) model.Summa
 			if was == is {
 				continue
 			}
-			if was != nil {
-				var t model.Tally
-				t.AddTree(was)
-				c.whole.Sub(t)
-			}
-			if is != nil {
-				c.whole.AddTree(is)
-			}
+			c.renew(was, is)
 		}
 	}
 	// A copy: the snapshot's array is the producer's.

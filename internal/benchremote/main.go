@@ -9,6 +9,13 @@
 //
 //	go run ./internal/benchremote -bin bin/dispatchtop -hosts 20 -sessions 1000 -per-session 10
 //
+// After the viewer quit, each serve's CPU is measured under churn with 0,
+// 1 and 5 clients following its watch stream (-clients): the slope is
+// what a watching client costs a serve. The change-to-screen
+// latency is sampled -samples times (p50, p99). With -profile DIR the
+// viewer writes a CPU profile of its run to DIR/viewer.cpu.pprof
+// (DISPATCHTOP_CPUPROFILE), read with `go tool pprof BIN DIR/viewer.cpu.pprof`.
+//
 // The trees' heartbeats name this process, so every pid is alive for the
 // whole run. Everything it started is stopped, the trees removed.
 package main
@@ -16,16 +23,22 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/internal/benchrun"
@@ -41,8 +54,25 @@ func main() {
 	quiet := flag.Int("quiet", 20, "seconds measured while nothing changes")
 	churnSecs := flag.Int("churn-seconds", 20, "seconds measured while nodes change")
 	churn := flag.Float64("churn", 1, "percent of each host's nodes that change state every second")
+	clients := flag.String("clients", "0,1,5", "watching clients of each serve measured under churn before the viewer starts (empty: none)")
+	clientSecs := flag.Int("client-seconds", 10, "seconds measured for each count of -clients")
+	samples := flag.Int("samples", 20, "changes timed from a host to the viewer's screen")
+	profile := flag.String("profile", "", "a directory the viewer writes its CPU profile to (viewer.cpu.pprof)")
 	flag.Parse()
-	if err := run(*bin, *hosts, *sessions, *perSession, *depth, *quiet, *churnSecs, *churn); err != nil {
+	o := opts{hosts: *hosts, sessions: *sessions, perSession: *perSession, depth: *depth, quiet: *quiet,
+		churnSecs: *churnSecs, churn: *churn, clientSecs: *clientSecs, samples: *samples, profile: *profile}
+	for _, c := range strings.Split(*clients, ",") {
+		if c = strings.TrimSpace(c); c == "" {
+			continue
+		}
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 0 {
+			fmt.Fprintf(os.Stderr, "benchremote: -clients %q: want counts like 0,1,5\n", *clients)
+			os.Exit(2)
+		}
+		o.clients = append(o.clients, n)
+	}
+	if err := run(*bin, o); err != nil {
 		fmt.Fprintln(os.Stderr, "benchremote:", err)
 		os.Exit(1)
 	}
@@ -55,7 +85,17 @@ type host struct {
 	url   string
 }
 
-func run(bin string, nHosts, sessions, perSession, depth, quiet, churnSecs int, churn float64) error {
+type opts struct {
+	hosts, sessions, perSession, depth int
+	quiet, churnSecs, clientSecs       int
+	churn                              float64
+	clients                            []int
+	samples                            int
+	profile                            string
+}
+
+func run(bin string, o opts) error {
+	nHosts, sessions, perSession, depth, quiet, churnSecs, churn := o.hosts, o.sessions, o.perSession, o.depth, o.quiet, o.churnSecs, o.churn
 	if _, err := exec.LookPath("tmux"); err != nil {
 		return errors.New("tmux not found: the viewer is measured in a real terminal, and tmux provides it")
 	}
@@ -80,6 +120,9 @@ func run(bin string, nHosts, sessions, perSession, depth, quiet, churnSecs int, 
 		if h.beats, err = treegen.HeartbeatPaths(r.Root); err != nil {
 			return err
 		}
+		if err := h.age(); err != nil {
+			return err
+		}
 		if err := h.start(); err != nil {
 			return err
 		}
@@ -90,14 +133,45 @@ func run(bin string, nHosts, sessions, perSession, depth, quiet, churnSecs int, 
 		total += len(h.beats)
 	}
 	fmt.Printf("%d hosts × %d nodes (%d in all), one serve each, on loopback\n", nHosts, len(hosts[0].beats), total)
+	rng := rand.New(rand.NewPCG(1, 2))
+	perHost := max(1, int(float64(len(hosts[0].beats))*churn/100))
+	// flips counts the changes made: on a loaded machine a second's share
+	// may take longer than the second, and the rate reached is printed.
+	var flips atomic.Int64
+	tick := func() {
+		for _, h := range hosts {
+			for range perHost {
+				if flip(h.beats[rng.IntN(len(h.beats))]) == nil {
+					flips.Add(1)
+				}
+			}
+		}
+	}
+	for _, h := range hosts {
+		if err := h.ready(5 * time.Minute); err != nil {
+			return err
+		}
+	}
 
 	socket := fmt.Sprintf("benchremote-%d", os.Getpid())
 	tmux := func(args ...string) ([]byte, error) {
 		return exec.Command("tmux", append([]string{"-L", socket, "-f", os.DevNull}, args...)...).Output()
 	}
 	configHome := filepath.Join(hosts[0].run.Dir, "config")
-	if _, err := tmux("new-session", "-d", "-x", "160", "-y", "50", "-e", "TERM=xterm-256color",
-		"-e", "XDG_CONFIG_HOME="+configHome, "--", hosts[0].run.Bin, "--remote", strings.Join(specs, ",")); err != nil {
+	args := []string{"new-session", "-d", "-x", "160", "-y", "50", "-e", "TERM=xterm-256color",
+		"-e", "XDG_CONFIG_HOME=" + configHome}
+	if o.profile != "" {
+		dir, err := filepath.Abs(o.profile)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		args = append(args, "-e", "DISPATCHTOP_CPUPROFILE="+filepath.Join(dir, "viewer.cpu.pprof"))
+	}
+	args = append(args, "--", hosts[0].run.Bin, "--remote", strings.Join(specs, ","))
+	if _, err := tmux(args...); err != nil {
 		return fmt.Errorf("tmux new-session: %w", err)
 	}
 	defer tmux("kill-server")
@@ -111,10 +185,16 @@ func run(bin string, nHosts, sessions, perSession, depth, quiet, churnSecs int, 
 	}
 	// Every host read whole before anything is measured.
 	finished := regexp.MustCompile(`✔ (\d+)`)
+	// The header counts the hosts that answer (a host's row may be off
+	// screen, under the first host's 10,000 rows).
+	allOK := fmt.Sprintf("%d hosts ok", nHosts)
+	if nHosts == 1 {
+		allOK = "1 host ok"
+	}
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		screen, _ := tmux("capture-pane", "-p")
-		if bytes.Count(screen, []byte(" ok")) >= min(nHosts, 3) && finished.Match(screen) {
+		if bytes.Contains(screen, []byte(allOK)) && finished.Match(screen) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -129,6 +209,7 @@ func run(bin string, nHosts, sessions, perSession, depth, quiet, churnSecs int, 
 		pids = append(pids, h.cmd.Process.Pid)
 	}
 	report := func(phase string, secs int, tick func()) error {
+		flipped := flips.Load()
 		before, err := cpuTicks(pids)
 		if err != nil {
 			return err
@@ -154,46 +235,214 @@ func run(bin string, nHosts, sessions, perSession, depth, quiet, churnSecs int, 
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%-6s viewer %5.1f %% of a core; each serve %4.1f %% (mean, 1 watching client); viewer VmRSS %.0f MiB = %.0f B a remote node\n",
-			phase, share(0), serveSum/float64(len(pids)-1), float64(rss)/1024, float64(rss)*1024/float64(total))
+		fmt.Printf("%-6s viewer %5.1f %% of a core; each serve %4.1f %% (mean, 1 watching client); viewer VmRSS %.0f MiB = %.0f B a remote node; %.0f changes a second a host; load average %s\n",
+			phase, share(0), serveSum/float64(len(pids)-1), float64(rss)/1024, float64(rss)*1024/float64(total),
+			float64(flips.Load()-flipped)/wall/float64(len(hosts)), loadAverage())
 		return nil
 	}
 	if err := report("quiet", quiet, nil); err != nil {
 		return err
 	}
 
-	// One change on one host, timed to the viewer's screen.
-	screen, _ := tmux("capture-pane", "-p")
-	was := finished.FindString(string(screen))
-	if err := flip(hosts[0].beats[len(hosts[0].beats)-1]); err != nil {
-		return err
-	}
-	t0 := time.Now()
-	for {
+	// Changes on the hosts, one at a time, each timed to the viewer's screen.
+	var took []time.Duration
+	for k := range max(o.samples, 1) {
+		h := hosts[k%len(hosts)]
 		screen, _ := tmux("capture-pane", "-p")
-		if now := finished.FindString(string(screen)); now != "" && now != was {
-			fmt.Printf("one change on a host reached the viewer's screen in %s (header %q -> %q; tmux capture every 10 ms)\n",
-				time.Since(t0).Round(time.Millisecond), was, now)
-			break
+		was := finished.FindString(string(screen))
+		if err := flip(h.beats[len(h.beats)-1-k/len(hosts)]); err != nil {
+			return err
 		}
-		if time.Since(t0) > 10*time.Second {
-			fmt.Println("one change on a host did not reach the viewer's screen within 10 s")
-			break
+		t0 := time.Now()
+		for {
+			screen, _ := tmux("capture-pane", "-p")
+			if now := finished.FindString(string(screen)); now != "" && now != was {
+				took = append(took, time.Since(t0))
+				break
+			}
+			if time.Since(t0) > 10*time.Second {
+				fmt.Printf("a change on host %d did not reach the viewer's screen within 10 s\n", k%len(hosts))
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(time.Duration(100+rng.IntN(400)) * time.Millisecond) // not in step with the fleet's gathering
+	}
+	if len(took) > 0 {
+		slices.Sort(took)
+		at := func(q float64) time.Duration { return took[min(len(took)-1, int(q*float64(len(took))))] }
+		fmt.Printf("a change on a host reached the viewer's screen in p50 %s, p99 %s, max %s (%d changes; tmux capture every 5 ms)\n",
+			at(0.5).Round(time.Millisecond), at(0.99).Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond), len(took))
 	}
 
-	rng := rand.New(rand.NewPCG(1, 2))
-	perHost := max(1, int(float64(len(hosts[0].beats))*churn/100))
-	tick := func() {
-		for _, h := range hosts {
-			for range perHost {
-				flip(h.beats[rng.IntN(len(h.beats))])
-			}
+	fmt.Printf("churn: %d nodes a host (%.1f %%) change state every second\n", perHost, churn)
+	if err := report("churn", churnSecs, tick); err != nil {
+		return err
+	}
+	// The viewer quits on q (and writes its profile as it exits): the
+	// serves' clients are measured without it, last, so that the nodes
+	// their churn flips cross no threshold in a phase of the viewer's.
+	tmux("send-keys", "q")
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", viewer)); err != nil {
+			break
 		}
 	}
-	fmt.Printf("churn: %d nodes a host (%.1f %%) change state every second\n", perHost, churn)
-	return report("churn", churnSecs, tick)
+	if o.profile != "" {
+		fmt.Printf("the viewer's CPU profile: %s\n", filepath.Join(o.profile, "viewer.cpu.pprof"))
+	}
+	if len(o.clients) > 0 {
+		return perClient(hosts, o.clients, o.clientSecs, tick, &flips)
+	}
+	return nil
+}
+
+// perClient measures each serve's CPU under churn with n clients of its
+// watch stream for each n of counts: the slope is a client's cost.
+func perClient(hosts []*host, counts []int, secs int, tick func(), flips *atomic.Int64) error {
+	pids := make([]int, len(hosts))
+	for i, h := range hosts {
+		pids[i] = h.cmd.Process.Pid
+	}
+	var first float64
+	var firstN int
+	for k, n := range counts {
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		var failed atomic.Value
+		var read, lines atomic.Int64
+		for _, h := range hosts {
+			for range n {
+				wg.Go(func() {
+					if err := follow(ctx, h.url+"/api/v1/watch", &read, &lines); err != nil && ctx.Err() == nil {
+						failed.Store(err)
+					}
+				})
+			}
+		}
+		time.Sleep(2 * time.Second) // each client read its snapshot
+		if k == 0 && n > 0 {
+			// What a client reads while nothing changes.
+			r0, l0 := read.Load(), lines.Load()
+			time.Sleep(5 * time.Second)
+			fmt.Printf("quiet, a watching client reads %.1f KiB and %.1f events a second\n",
+				float64(read.Load()-r0)/1024/5/float64(n*len(pids)), float64(lines.Load()-l0)/5/float64(n*len(pids)))
+		}
+		read0, lines0 := read.Load(), lines.Load()
+		before, err := cpuTicks(pids)
+		if err != nil {
+			cancel()
+			return err
+		}
+		flipped := flips.Load()
+		t0 := time.Now()
+		for s := 1; s <= secs; s++ {
+			tick()
+			time.Sleep(time.Until(t0.Add(time.Duration(s) * time.Second)))
+		}
+		after, err := cpuTicks(pids)
+		cancel()
+		wg.Wait()
+		if err != nil {
+			return err
+		}
+		if err, _ := failed.Load().(error); err != nil {
+			return fmt.Errorf("a watching client: %w", err)
+		}
+		sum := 0.0
+		line0 := fmt.Sprintf("%.0f changes a second a host", float64(flips.Load()-flipped)/time.Since(t0).Seconds()/float64(len(hosts)))
+		for i := range pids {
+			sum += float64(after[i]-before[i]) / clockTicks / time.Since(t0).Seconds() * 100
+		}
+		mean := sum / float64(len(pids))
+		line := fmt.Sprintf("serve under churn (%s), %d watching clients: %4.1f %% of a core (mean of %d serves)", line0, n, mean, len(pids))
+		if k > 0 && n != firstN {
+			line += fmt.Sprintf("; %.2f %% a client", (mean-first)/float64(n-firstN))
+		} else {
+			first, firstN = mean, n
+		}
+		if n > 0 {
+			secs := time.Since(t0).Seconds()
+			line += fmt.Sprintf("; a client reads %.0f KiB and %.1f events a second",
+				float64(read.Load()-read0)/1024/secs/float64(n*len(pids)), float64(lines.Load()-lines0)/secs/float64(n*len(pids)))
+		}
+		fmt.Printf("%s; load average %s\n", line, loadAverage())
+	}
+	return nil
+}
+
+// follow reads a watch stream until ctx ends, every line read and let
+// go, counting its bytes and lines.
+func follow(ctx context.Context, u string, read, lines *atomic.Int64) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	r := bufio.NewReaderSize(resp.Body, 1<<20)
+	for {
+		line, err := r.ReadSlice('\n')
+		read.Add(int64(len(line)))
+		switch {
+		case err == nil:
+			lines.Add(1)
+		case errors.Is(err, bufio.ErrBufferFull):
+		default:
+			return err
+		}
+	}
+}
+
+// aged is how old every heartbeat is made before the serves start: past
+// every threshold (quiet at 30 s, stalled at 120 s, a kill candidate at
+// 300 s), so that no node crosses one while a phase is measured, which
+// would renew every node of every host at once and measure that instead.
+// A node flipped beats anew, and crosses them later, as churn does.
+const aged = time.Hour
+
+// age sets the mtime of every heartbeat of h to aged ago.
+func (h *host) age() error {
+	then := time.Now().Add(-aged)
+	for _, p := range h.beats {
+		if err := os.Chtimes(p, then, then); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ready waits until the host's serve answers its snapshot (its first scan
+// done).
+func (h *host) ready(within time.Duration) error {
+	for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get(h.url + "/api/v1/snapshot")
+		if err != nil {
+			continue
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return nil
+		}
+	}
+	return fmt.Errorf("serve on %s did not answer its snapshot within %s", h.run.Root, within)
+}
+
+// loadAverage is the first three fields of /proc/loadavg.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
 }
 
 // start runs the host's serve on a free loopback port and waits for the

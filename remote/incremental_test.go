@@ -1,0 +1,155 @@
+package remote
+
+import (
+	"bytes"
+	"encoding/json"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/report"
+	"github.com/dispatchtop/dispatchtop/serve"
+)
+
+// A watched host's forest, built a diff at a time (the sessions a diff
+// touched rebuilt, the others shared, no event's JSON kept), is the forest
+// a whole read of the same state makes: its document is byte for byte the
+// same after every diff of a real serve's churn, and each forest handed out
+// before answers as it did (a diff changes no forest already published).
+func TestWatchedHostBuiltByDiffsIsTheWholeRead(t *testing.T) {
+	rec := recordStream(t, 200, 10, 12, 30)
+	at := time.Now()
+	doc := func(s *model.Snapshot) []byte {
+		var b bytes.Buffer
+		if err := report.WriteJSON(&b, s); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	events := rec.events(t)
+	w := &wireHost{}
+	host := &model.Node{ID: "h"}
+	type published struct {
+		snap *model.Snapshot
+		doc  []byte
+	}
+	var seen []published
+	for k, ev := range events {
+		if err := w.apply(ev, at, host, DefaultMaxNodes); err != nil {
+			t.Fatalf("event %d: %v", k, err)
+		}
+		got := w.snapshot(at)
+		// The whole read: a new host given the state as one snapshot event.
+		whole := &wireHost{}
+		if err := whole.apply(wholeEvent(t, w, events[:k+1]), at, host, DefaultMaxNodes); err != nil {
+			t.Fatal(err)
+		}
+		want := whole.snapshot(at)
+		if g, wd := doc(got), doc(want); !bytes.Equal(g, wd) {
+			t.Fatalf("after event %d the forest built by diffs differs from the whole read:\n%.2000s\nwant\n%.2000s", k, g, wd)
+		}
+		if got.NodeCount() != rec.nodes {
+			t.Fatalf("after event %d: %d nodes, want %d", k, got.NodeCount(), rec.nodes)
+		}
+		for id, n := range got.Nodes() {
+			if got.Node(id) != n {
+				t.Fatalf("after event %d: Node(%q) is not the node of the forest", k, id)
+			}
+		}
+		seen = append(seen, published{got, doc(got)})
+	}
+	for k, p := range seen {
+		if !bytes.Equal(doc(p.snap), p.doc) {
+			t.Errorf("the forest handed out after event %d changed later", k)
+		}
+	}
+}
+
+// wholeEvent is the snapshot event of the state events leave: every node
+// as last sent, in the last order of the sessions.
+func wholeEvent(t *testing.T, _ *wireHost, events []*serve.WatchEvent) *serve.WatchEvent {
+	t.Helper()
+	nodes := map[string]serve.WatchNode{}
+	var order []string
+	var head *report.Document
+	for _, ev := range events {
+		if ev.Type == serve.EventSnapshot {
+			clear(nodes)
+		}
+		if ev.Head != nil {
+			head = ev.Head
+		}
+		if ev.Sessions != nil {
+			order = *ev.Sessions
+		}
+		for _, n := range ev.Nodes {
+			nodes[n.ID] = n
+		}
+		for _, id := range ev.Removed {
+			delete(nodes, id)
+		}
+	}
+	ev := &serve.WatchEvent{Type: serve.EventSnapshot, Head: head, Sessions: &order}
+	for _, n := range nodes {
+		ev.Nodes = append(ev.Nodes, n)
+	}
+	// Through JSON, as the stream hands it: nothing shared with the diffs.
+	b, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out serve.WatchEvent
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return &out
+}
+
+// SPEC §8, the fleet view under churn: a diff costs the viewer the
+// sessions it touched, not its host's forest nor the fleet's. One flip on
+// one of 4 hosts of 10,000 nodes, applied and merged, allocates at most
+// 64 KiB (it cost a copy of the host's index and a new index of the
+// fleet's 40,000 nodes, some 3 MiB, before), and the hosts it did not
+// touch keep their rows.
+func TestADiffCostsTheSessionsItTouched(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates and scans 10,000 nodes")
+	}
+	const budget = 64 << 10
+	rec := recordStream(t, 1000, 10, 3, 1)
+	f := newWatchedFleet(t, 4, rec)
+	rows := slicesOfRows(f.prev)
+	events := rec.events(t)
+	var mem runtime.MemStats
+	runtime.ReadMemStats(&mem)
+	before := mem.TotalAlloc
+	f.take(hostEvent{host: 2, at: time.Now(), watch: events[1]})
+	next := f.merge(time.Now())
+	runtime.ReadMemStats(&mem)
+	got := mem.TotalAlloc - before
+	t.Logf("one flip allocated %d KiB", got>>10)
+	if got > budget {
+		t.Errorf("one flip allocated %d KiB, over the %d KiB of the sessions it touched", got>>10, budget>>10)
+	}
+	for i, h := range next.Sessions {
+		if kept := h == rows[i]; kept != (i != 2) {
+			t.Errorf("host %d's row kept %v, want %v (only host 2 changed)", i, kept, i != 2)
+		}
+	}
+	f.prev = next
+	// Its node is the flipped one, found through the fleet's index.
+	for _, n := range events[1].Nodes {
+		got := next.Node("h02/" + n.ID)
+		if got == nil || got.State != n.State {
+			t.Errorf("h02/%s: %v, want state %s", n.ID, got, n.State)
+		}
+		if old := rows[2].Children; len(old) == 0 {
+			t.Fatal("host 2 had no sessions")
+		}
+	}
+}
+
+func slicesOfRows(s *model.Snapshot) []*model.Node {
+	return append([]*model.Node(nil), s.Sessions...)
+}

@@ -63,17 +63,23 @@ func claudeProcStart(t *testing.T, pid int) string {
 	return strings.TrimSpace(string(out))
 }
 
-// olderProcStart is procStart of a process created ten minutes before pid.
-func olderProcStart(t *testing.T, pid int, created float64) string {
+// olderProcStart is the procStart, and the instant, of a process of this
+// boot created before pid (created, its real start).
+func olderProcStart(t *testing.T, pid int, created float64) (procStart string, at time.Time) {
 	t.Helper()
+	// An earlier process of this boot, whatever the boot (real or
+	// simulated): one of another boot is a different rule.
+	earlier := testproc.Earlier(t, created, 2*time.Second)
+	at = time.Unix(0, int64(earlier*1e9))
 	if runtime.GOOS == "linux" {
 		ticks, _ := strconv.ParseUint(claudeProcStart(t, pid), 10, 64)
-		if ticks < 60000 {
-			t.Skip("the host booted less than ten minutes ago")
+		back := uint64((created - earlier) * 100) // USER_HZ: 100 on Linux
+		if ticks < back {
+			t.Skip("the host booted too recently for an earlier process of this boot")
 		}
-		return strconv.FormatUint(ticks-60000, 10)
+		return strconv.FormatUint(ticks-back, 10), at
 	}
-	return time.Unix(int64(created), 0).Add(-10 * time.Minute).Format("Mon Jan _2 15:04:05 2006")
+	return at.Format("Mon Jan _2 15:04:05 2006"), at
 }
 
 // docs/sources.md, Claude Code: every row of the mapping as `--once --json`
@@ -110,7 +116,8 @@ func TestClaudeMapping(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = killed.Wait()
-	reusedKey := s.session(reuser, olderProcStart(t, reuser, reuserCreated), reusedID, "idle", now.Add(-time.Hour), nil)
+	reusedStart, reusedAt := olderProcStart(t, reuser, reuserCreated)
+	reusedKey := s.session(reuser, reusedStart, reusedID, "idle", reusedAt, nil)
 	strange, _ := testproc.Live(t)
 	strangeKey := s.session(strange, claudeProcStart(t, strange), strangeID, "hibernating", now, nil)
 	job := s.write("jobs/90c961c7/state.json", map[string]any{"state": "blocked", "sessionId": busyID, "name": "crow diet",
@@ -174,7 +181,7 @@ func TestClaudeMapping(t *testing.T) {
 	}
 	// Fresh, the file reads running without the pid being asked (within
 	// the exit grace): kill itself checks procStart, and refuses.
-	s.session(reuser, olderProcStart(t, reuser, reuserCreated), reusedID, "busy", time.Now(), nil)
+	s.session(reuser, reusedStart, reusedID, "busy", time.Now(), nil)
 	out, err = run("kill", "--root", "claude:"+s.dir, "--grace", "1s", reusedID)
 	if err == nil || !strings.Contains(out, "now belongs to another process") {
 		t.Errorf("kill of a fresh file whose pid another process holds: %v: %s", err, out)

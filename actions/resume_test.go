@@ -309,6 +309,11 @@ func TestExpiredResumeMarkerIsReplaced(t *testing.T) {
 			if left, _ := filepath.Glob(marker + ".expired-*"); len(left) != 0 {
 				t.Fatalf("set-aside markers left: %v", left)
 			}
+			// The command runs detached: its argv lands in a dir of this
+			// test, which must not be removed while it is being written.
+			if !waitFor(10*time.Second, func() bool { _, err := os.Stat(out); return err == nil }) {
+				t.Fatalf("the resume command did not run: no %s", out)
+			}
 		})
 	}
 }

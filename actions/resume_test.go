@@ -259,6 +259,9 @@ func TestResumeForceOverridesOnlyTheBudget(t *testing.T) {
 	if !strings.Contains(string(b), `"total":10`) {
 		t.Fatalf(".retry-count after a forced resume: %s", b)
 	}
+	if !waitFor(10*time.Second, func() bool { _, err := os.Stat(out); return err == nil }) {
+		t.Fatalf("the forced resume's command did not run: no %s", out) // and its dir is not removed under it
+	}
 	// Force does not override a pending resume.
 	res, err = e.Run(context.Background(), Request{Action: model.ActionResume, Node: "s", Force: true})
 	if err != nil {

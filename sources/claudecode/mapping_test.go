@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dispatchtop/dispatchtop/internal/testproc"
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
@@ -181,20 +182,23 @@ func TestSessionPidReusedIsDead(t *testing.T) {
 	other := sleeper(t)
 	pid := other.Process.Pid
 	path := s.session(pid, "9a1b2c3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d", "idle", nil)
-	// The file's own process started ten minutes before this one did.
+	// The file's own process is an earlier one of this boot (whatever the
+	// boot, real or simulated: one of another boot is another rule).
+	created, err := protocol.ProcessStarted(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier := testproc.Earlier(t, created, 2*time.Second)
 	var stale string
 	if runtime.GOOS == "linux" {
 		ticks, err := strconv.ParseUint(procStartOf(t, pid), 10, 64)
-		if err != nil || ticks < 600*clockTicks {
-			t.Skipf("the host booted %d ticks ago: too recently to name a process ten minutes older", ticks)
+		back := uint64((created - earlier) * clockTicks)
+		if err != nil || ticks < back {
+			t.Skipf("the host booted %d ticks ago: too recently to name an earlier process", ticks)
 		}
-		stale = strconv.FormatUint(ticks-600*clockTicks, 10)
+		stale = strconv.FormatUint(ticks-back, 10)
 	} else {
-		created, err := protocol.ProcessStarted(pid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stale = time.Unix(int64(created), 0).Add(-10 * time.Minute).Format(lstartLayout)
+		stale = time.Unix(int64(earlier), 0).Format(lstartLayout)
 	}
 	s.session(pid, "9a1b2c3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d", "idle", map[string]any{
 		"procStart": stale, "updatedAt": time.Now().Add(-time.Minute).UnixMilli(), "statusUpdatedAt": time.Now().Add(-time.Minute).UnixMilli()})

@@ -188,28 +188,19 @@ func sharesMost(was, top *model.Node) bool {
 
 // merge adds what o counted to r, as if o's nodes were added after r's.
 func (r *rollup) merge(o rollup) {
-	if o.states > 0 {
-		switch {
-		case r.states == 0 || stateRank(o.state) < stateRank(r.state):
-			r.state, r.states = o.state, o.states
-		case stateRank(o.state) == stateRank(r.state):
-			r.states += o.states
-		}
-	}
-	if o.flags > 0 {
-		switch {
-		case r.flags == 0 || flagRank(o.flag) < flagRank(r.flag):
-			r.flag, r.flags = o.flag, o.flags
-		case flagRank(o.flag) == flagRank(r.flag):
-			r.flags += o.flags
-		}
-	}
-	if o.actions > 0 {
-		switch {
-		case r.actions == 0 || actionRank(o.action) < actionRank(r.action):
-			r.action, r.actions = o.action, o.actions
-		case actionRank(o.action) == actionRank(r.action):
-			r.actions += o.actions
-		}
+	mergeWorst(&r.state, &r.states, o.state, o.states, stateRank)
+	mergeWorst(&r.flag, &r.flags, o.flag, o.flags, flagRank)
+	mergeWorst(&r.action, &r.actions, o.action, o.actions, actionRank)
+}
+
+// mergeWorst folds one count of a roll-up's cell into another: the worse
+// value (the lower rank) wins with its count, and equal values add up.
+func mergeWorst[T any](worst *T, n *int, o T, on int, rank func(T) int) {
+	switch {
+	case on == 0:
+	case *n == 0 || rank(o) < rank(*worst):
+		*worst, *n = o, on
+	case rank(o) == rank(*worst):
+		*n += on
 	}
 }

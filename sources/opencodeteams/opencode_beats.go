@@ -50,17 +50,23 @@ func (s Source) sessionBeats(nodes []*model.Node, facts *sources.Facts) {
 	if s.Lookup != nil && s.Lookup.RecordsOnly {
 		return
 	}
+	// The database is looked for before the agents' sessions are
+	// gathered: with none there, a read does not go through a thousand
+	// agents' fields for nothing.
+	db := s.Lookup.opencodeDB()
+	if db == "" {
+		return
+	}
+	if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
+		return
+	}
 	bySession := map[string][]*model.Node{}
 	for _, n := range nodes {
 		if id := sessionOf(n); id != "" {
 			bySession[id] = append(bySession[id], n)
 		}
 	}
-	db := s.Lookup.opencodeDB()
-	if len(bySession) == 0 || db == "" {
-		return
-	}
-	if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
+	if len(bySession) == 0 {
 		return
 	}
 	updated, err := readSessionsUpdated(db, bySession)

@@ -195,8 +195,7 @@ func (s Source) Read(path string, now time.Time) sources.Facts {
 	}
 	var configs teamConfigs
 	configs.read, configs.err = readTeamConfigs(store)
-	facts, _ = s.assemble(store, configs, agents, facts.Problems, nil)
-	return facts
+	return s.assemble(store, configs, agents, facts.Problems, nil)
 }
 
 // teamConfigs are the teams' configs a read found, or why the teams dir
@@ -217,9 +216,10 @@ type mapped struct {
 
 // assemble reads the teams and maps the agents read (with the problems
 // their read had) onto nodes under their teams' leaders. An agent whose
-// file, parent and process are those of its node in last keeps that node.
-// It returns the facts and every agent's node, by path.
-func (s Source) assemble(store string, configs teamConfigs, agents []agentFile, problems []model.Problem, last map[string]mapped) (sources.Facts, map[string]mapped) {
+// file, parent and process are those of its node in nodes (the last
+// read's, by path; nil: none kept) keeps that node; nodes is left holding
+// every agent's node.
+func (s Source) assemble(store string, configs teamConfigs, agents []agentFile, problems []model.Problem, nodes map[string]mapped) sources.Facts {
 	facts := sources.Facts{Problems: problems}
 	teams := map[string]*team{}
 	buildTeams(configs.read, teams, &facts)
@@ -227,20 +227,21 @@ func (s Source) assemble(store string, configs teamConfigs, agents []agentFile, 
 		facts.Problems = append(facts.Problems, model.Problem{Path: filepath.Join(store, teamsDir), Error: configs.err.Error()})
 	}
 	procs := s.processes(store, agents, &facts)
-	nodes := make(map[string]mapped, len(agents))
+	facts.Nodes = make([]*model.Node, 0, len(agents)+len(teams))
 	agentNode := func(a agentFile, id, parent string) *model.Node {
 		proc := procs[a.path]
-		if m, ok := last[a.path]; ok && m.parent == parent && m.node.ID == id && bytes.Equal(m.raw, a.raw) && sameProcess(m.proc, proc) {
-			nodes[a.path] = m
+		if m, ok := nodes[a.path]; ok && m.parent == parent && m.node.ID == id && bytes.Equal(m.raw, a.raw) && sameProcess(m.proc, proc) {
 			return m.node
 		}
 		n := &model.Node{ID: id, HeartbeatPath: a.path}
 		fillAgent(n, a, parent, proc)
-		nodes[a.path] = mapped{raw: a.raw, parent: parent, proc: proc, node: n}
+		if nodes != nil {
+			nodes[a.path] = mapped{raw: a.raw, parent: parent, proc: proc, node: n}
+		}
 		return n
 	}
 	for _, a := range agents {
-		if !teamNamePattern.MatchString(a.state.TeamName) {
+		if !a.teamOK {
 			// No team config can bear this name (TeamConfigSchema), so no
 			// leader either: the agent is a session of its own, its team
 			// shown, never a path built from the name.
@@ -270,9 +271,9 @@ func (s Source) assemble(store string, configs teamConfigs, agents []agentFile, 
 		facts.Nodes = append(facts.Nodes, t.leader)
 	}
 	s.sessionBeats(facts.Nodes, &facts)
-	sort.Slice(facts.Nodes, func(i, j int) bool { return facts.Nodes[i].ID < facts.Nodes[j].ID })
+	slices.SortFunc(facts.Nodes, func(a, b *model.Node) int { return strings.Compare(a.ID, b.ID) })
 	sort.SliceStable(facts.Problems, func(i, j int) bool { return facts.Problems[i].Path < facts.Problems[j].Path })
-	return facts, nodes
+	return facts
 }
 
 // sameProcess reports whether two readings of an agent's pane and server
@@ -396,6 +397,9 @@ type agentFile struct {
 	path, stem string
 	raw        []byte
 	state      agentState
+	// teamOK: its team name is one a team config can bear
+	// (TeamConfigSchema), checked once, when the file is read.
+	teamOK bool
 }
 
 // readAgents reads agents/*.json, skipping what the system's own reader
@@ -450,6 +454,7 @@ func readAgent(path string) (a agentFile, ok bool, err error) {
 		if a.state, err = parseAgentState(b); err != nil {
 			err = errors.New("read " + path + ": " + err.Error())
 		}
+		a.teamOK = err == nil && teamNamePattern.MatchString(a.state.TeamName)
 	}
 	a.raw = b
 	return a, true, err

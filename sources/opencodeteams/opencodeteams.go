@@ -216,10 +216,10 @@ type mapped struct {
 
 // assemble reads the teams and maps the agents read (with the problems
 // their read had) onto nodes under their teams' leaders. An agent whose
-// file, parent and process are those of its node in nodes (the last
-// read's, by path; nil: none kept) keeps that node; nodes is left holding
-// every agent's node.
-func (s Source) assemble(store string, configs teamConfigs, agents []agentFile, problems []model.Problem, nodes map[string]mapped) sources.Facts {
+// file, parent and process are those of the node it was last made into
+// (nodes[i], agents[i]'s; nil: none kept) keeps that node; nodes[i] is left
+// holding the node agents[i] is made into now.
+func (s Source) assemble(store string, configs teamConfigs, agents []agentFile, problems []model.Problem, nodes []*mapped) sources.Facts {
 	facts := sources.Facts{Problems: problems}
 	teams := map[string]*team{}
 	buildTeams(configs.read, teams, &facts)
@@ -228,24 +228,32 @@ func (s Source) assemble(store string, configs teamConfigs, agents []agentFile, 
 	}
 	procs := s.processes(store, agents, &facts)
 	facts.Nodes = make([]*model.Node, 0, len(agents)+len(teams))
-	agentNode := func(a agentFile, id, parent string) *model.Node {
-		proc := procs[a.path]
-		if m, ok := nodes[a.path]; ok && m.parent == parent && m.node.ID == id && bytes.Equal(m.raw, a.raw) && sameProcess(m.proc, proc) {
+	agentNode := func(i int, parent string) *model.Node {
+		a := agents[i]
+		var proc agentProcess
+		if len(procs) > 0 {
+			proc = procs[a.path]
+		}
+		var m *mapped
+		if nodes != nil {
+			m = nodes[i]
+		}
+		if m != nil && m.node != nil && m.parent == parent && m.node.ID == a.id && bytes.Equal(m.raw, a.raw) && sameProcess(m.proc, proc) {
 			return m.node
 		}
-		n := &model.Node{ID: id, HeartbeatPath: a.path}
+		n := &model.Node{ID: a.id, HeartbeatPath: a.path}
 		fillAgent(n, a, parent, proc)
-		if nodes != nil {
-			nodes[a.path] = mapped{raw: a.raw, parent: parent, proc: proc, node: n}
+		if m != nil {
+			*m = mapped{raw: a.raw, parent: parent, proc: proc, node: n}
 		}
 		return n
 	}
-	for _, a := range agents {
+	for i, a := range agents {
 		if !a.teamOK {
 			// No team config can bear this name (TeamConfigSchema), so no
 			// leader either: the agent is a session of its own, its team
 			// shown, never a path built from the name.
-			facts.Nodes = append(facts.Nodes, agentNode(a, agentsDir+"/"+a.stem, ""))
+			facts.Nodes = append(facts.Nodes, agentNode(i, ""))
 			continue
 		}
 		t := teams[a.state.TeamName]
@@ -265,7 +273,7 @@ func (s Source) assemble(store string, configs teamConfigs, agents []agentFile, 
 			t.ownRecord = true
 			continue
 		}
-		facts.Nodes = append(facts.Nodes, agentNode(a, t.name+"/"+a.stem, t.key))
+		facts.Nodes = append(facts.Nodes, agentNode(i, t.key))
 	}
 	for _, t := range teams {
 		facts.Nodes = append(facts.Nodes, t.leader)
@@ -400,6 +408,9 @@ type agentFile struct {
 	// teamOK: its team name is one a team config can bear
 	// (TeamConfigSchema), checked once, when the file is read.
 	teamOK bool
+	// id is its node's: <team>/<stem>, or agents/<stem> when no team can
+	// bear its team's name (then it is a session of its own).
+	id string
 }
 
 // readAgents reads agents/*.json, skipping what the system's own reader
@@ -455,6 +466,11 @@ func readAgent(path string) (a agentFile, ok bool, err error) {
 			err = errors.New("read " + path + ": " + err.Error())
 		}
 		a.teamOK = err == nil && teamNamePattern.MatchString(a.state.TeamName)
+		if a.teamOK {
+			a.id = a.state.TeamName + "/" + a.stem
+		} else {
+			a.id = agentsDir + "/" + a.stem
+		}
 	}
 	a.raw = b
 	return a, true, err

@@ -11,7 +11,6 @@ package opencodeteams
 import (
 	"errors"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,18 +31,20 @@ var _ sources.Rereader = Source{}
 type kept struct {
 	store   string
 	teams   teamConfigs
-	agents  map[string]agentRead
-	order   []string // the paths of agents, sorted
+	agents  map[string]*agentRead
+	order   []*agentRead // the agents, by path
 	listErr error
-	nodes   map[string]mapped
-	buf     []agentFile // the agents of the last assembly, its memory reused
+	files   []agentFile // the agents of the last assembly and their nodes,
+	nodes   []*mapped   // their memory reused
 	facts   sources.Facts
 }
 
-// agentRead is one agent file as a read found it.
+// agentRead is one agent file as a read found it, and the node it was
+// last made into.
 type agentRead struct {
 	agent agentFile
 	err   error
+	node  mapped
 }
 
 // Reread reads the store again: told which agent files moved, it reads
@@ -66,7 +67,7 @@ func (s Source) Reread(path string, now time.Time, k sources.Kept, changed []str
 	whole := last == nil || changed == nil || slices.Contains(changed, store)
 	next := last
 	if next == nil {
-		next = &kept{store: store, nodes: map[string]mapped{}}
+		next = &kept{store: store}
 	}
 	// The teams' configs are read again when a path under teams/ moved:
 	// each names its hundred members, and a read of them all at every
@@ -76,17 +77,21 @@ func (s Source) Reread(path string, now time.Time, k sources.Kept, changed []str
 		next.teams.read, next.teams.err = readTeamConfigs(store)
 	}
 	if whole || slices.Contains(changed, dir) {
-		next.agents, next.order, next.listErr = map[string]agentRead{}, next.order[:0], nil
+		was := next.agents
+		next.agents, next.order, next.listErr = map[string]*agentRead{}, nil, nil
 		entries, err := os.ReadDir(dir)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			next.listErr = err
 		}
 		for _, e := range entries {
 			if isAgentFile(e.Name()) {
-				next.read(filepath.Join(dir, e.Name()))
+				p := filepath.Join(dir, e.Name())
+				next.read(p)
+				if r, o := next.agents[p], was[p]; r != nil && o != nil {
+					r.node = o.node
+				}
 			}
 		}
-		maps.DeleteFunc(next.nodes, func(p string, _ mapped) bool { _, ok := next.agents[p]; return !ok })
 	} else {
 		for _, c := range changed {
 			if filepath.Dir(c) == dir && isAgentFile(filepath.Base(c)) {
@@ -94,38 +99,40 @@ func (s Source) Reread(path string, now time.Time, k sources.Kept, changed []str
 			}
 		}
 	}
-	agents := next.buf[:0]
+	files, nodes := next.files[:0], next.nodes[:0]
 	var problems []model.Problem
-	for _, p := range next.order {
-		if r := next.agents[p]; r.err != nil {
-			problems = append(problems, model.Problem{Path: p, Error: r.err.Error()})
+	for _, r := range next.order {
+		if r.err != nil {
+			problems = append(problems, model.Problem{Path: r.agent.path, Error: r.err.Error()})
 		} else {
-			agents = append(agents, r.agent)
+			files, nodes = append(files, r.agent), append(nodes, &r.node)
 		}
 	}
 	if next.listErr != nil {
 		problems = append(problems, model.Problem{Path: dir, Error: next.listErr.Error()})
 	}
-	next.facts = s.assemble(store, next.teams, agents, problems, next.nodes)
-	clear(agents)
-	next.buf = agents
+	next.facts = s.assemble(store, next.teams, files, problems, nodes)
+	next.files, next.nodes = files, nodes
 	return next.facts, next
 }
 
-// read reads the agent file at path into k, or forgets it when it is gone.
+// read reads the agent file at path into k, or forgets it when it is gone;
+// the node its last reading was made into stays with it, for assemble to
+// keep when the file says what it said.
 func (k *kept) read(path string) {
 	a, ok, err := readAgent(path)
-	i, found := slices.BinarySearch(k.order, path)
-	if !ok {
+	i, found := slices.BinarySearchFunc(k.order, path, func(r *agentRead, p string) int { return strings.Compare(r.agent.path, p) })
+	switch {
+	case !ok:
 		delete(k.agents, path)
-		delete(k.nodes, path)
 		if found {
 			k.order = slices.Delete(k.order, i, i+1)
 		}
-		return
+	case found:
+		k.order[i].agent, k.order[i].err = a, err
+	default:
+		r := &agentRead{agent: a, err: err}
+		k.order = slices.Insert(k.order, i, r)
+		k.agents[path] = r
 	}
-	if !found {
-		k.order = slices.Insert(k.order, i, path)
-	}
-	k.agents[path] = agentRead{agent: a, err: err}
 }

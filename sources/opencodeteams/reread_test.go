@@ -96,13 +96,13 @@ func TestRereadReadsOnlyTheAgentFilesThatMoved(t *testing.T) {
 
 // A write of one agent's file costs what that file costs, not what the
 // store holds: the memory a read allocates after one file moved grows by
-// less than 64 bytes an agent from a store of 100 agents to one of 1,000
+// less than 16 bytes an agent from a store of 100 agents to one of 1,000
 // (the facts' list of nodes is 8 an agent). Copying the map of agents
-// read, making the map of nodes again, sorting their paths again and
-// gathering every agent's session for a database that is not there each
-// grew with the store.
+// read, making the map of nodes again, sorting their paths again, naming
+// each agent's node again and gathering every agent's session for a
+// database that is not there each grew with the store.
 func TestRereadOfOneFileDoesNotGrowWithTheStore(t *testing.T) {
-	const perAgent = 64
+	const perAgent = 16
 	lookup := Source{Lookup: &Lookup{SocketDir: t.TempDir(), OpencodeDB: filepath.Join(t.TempDir(), "opencode.db")}}
 	tests := []struct {
 		name string

@@ -101,6 +101,10 @@ type Source struct {
 	// queried counts the reads of each bus (see Queries).
 	queriedMu sync.Mutex
 	queried   map[string]int64
+	// mapped counts the rows mapped onto nodes: what a commit into a
+	// bus keeps to the rows it changed (each mapping looks at the files
+	// beside its row, a worker's session dir first).
+	mapped atomic.Int64
 	// held holds the connections of the buses a live read follows.
 	held sqlitestore.Held
 }
@@ -305,7 +309,19 @@ func (s *Source) reread(root string, now time.Time, k sources.Kept, changed []st
 		}
 		mapped[i] = make([]*row, len(kb.rows))
 		keysOf[i] = make(map[string]string, len(kb.rows))
+		kb.nodes = make([]*model.Node, len(kb.rows))
+		// A bus queried for a commit, nothing beside it moved: a row the
+		// commit left as it was keeps its node (its session dir is not
+		// looked at again), as a bus no commit touched keeps all of its.
+		old := p.kept[i]
+		reuse := keep && !all && !isManagement && !p.dirty[i] && old != nil && old.err == nil &&
+			len(old.nodes) == len(kb.rows) && sameIDs(old.rows, kb.rows)
 		for j, r := range kb.rows {
+			if reuse && sameRow(old.rows[j], r) {
+				kb.nodes[j] = old.nodes[j]
+				keysOf[i][r.id] = key(r)
+				continue
+			}
 			c := r
 			if keep {
 				cp := *r
@@ -321,9 +337,6 @@ func (s *Source) reread(root string, now time.Time, k sources.Kept, changed []st
 			if t := twin[c.id]; isManagement && t != nil {
 				keysOf[i][c.id] = key(t)
 			}
-		}
-		kb.nodes = make([]*model.Node, len(kb.rows))
-		for j := range kb.rows {
 			jobs = append(jobs, job{i, j})
 		}
 	}
@@ -337,6 +350,7 @@ func (s *Source) reread(root string, now time.Time, k sources.Kept, changed []st
 		if r.bus.path == management && twin[r.id] != nil {
 			return
 		}
+		s.mapped.Add(1)
 		next.buses[i].nodes[j] = node(l, r, keysOf[i])
 	})
 	return next.facts(), next
@@ -383,7 +397,8 @@ type reread struct {
 	buses        []bus
 	kept         []*keptBus // the last read's, nil for a bus it did not list
 	query, remap []bool
-	listed       bool // the buses listed are not the last read's
+	dirty        []bool // its dir, or a file in it, moved: every row is mapped again
+	listed       bool   // the buses listed are not the last read's
 }
 
 // plan says what a read after the changed watch paths reads (see Reread).
@@ -422,12 +437,13 @@ func plan(l layout, last *kept, changed []string) reread {
 	}
 	p.listed = last == nil || len(p.buses) != len(last.buses)
 	p.kept = make([]*keptBus, len(p.buses))
-	p.query, p.remap = make([]bool, len(p.buses)), make([]bool, len(p.buses))
+	p.query, p.remap, p.dirty = make([]bool, len(p.buses)), make([]bool, len(p.buses)), make([]bool, len(p.buses))
 	for i, b := range p.buses {
 		p.kept[i] = byPath[b.path]
 		p.listed = p.listed || last.buses[i].bus != b
 		p.query[i] = p.kept[i] == nil || changed == nil || touched[b.path]
-		p.remap[i] = p.query[i] || dirs[b.path]
+		p.dirty[i] = dirs[b.path]
+		p.remap[i] = p.query[i] || p.dirty[i]
 	}
 	return p
 }
@@ -435,6 +451,17 @@ func plan(l layout, last *kept, changed []string) reread {
 // sameHome reports whether two reads of a home saw the same state.
 func sameHome(a, b layout) bool {
 	return a.pausedBy == b.pausedBy && slices.Equal(a.scopes, b.scopes)
+}
+
+// sameRow reports whether two reads of a bus found a row the same (as the
+// bus holds it, never stamped).
+func sameRow(a, b *row) bool {
+	x, y := *a, *b
+	x.question, y.question, x.bus, y.bus = nil, nil, nil, nil
+	if x != y || *a.bus != *b.bus || (a.question == nil) != (b.question == nil) {
+		return false
+	}
+	return a.question == nil || *a.question == *b.question
 }
 
 // sameIDs reports whether two reads of a bus hold the same rows by id (a

@@ -195,7 +195,8 @@ func (s Source) Read(path string, now time.Time) sources.Facts {
 	}
 	var configs teamConfigs
 	configs.read, configs.err = readTeamConfigs(store)
-	return s.assemble(store, configs, agents, facts.Problems, nil)
+	facts, _ = s.assemble(store, configs, agents, facts.Problems, nil, nil)
+	return facts
 }
 
 // teamConfigs are the teams' configs a read found, or why the teams dir
@@ -218,8 +219,10 @@ type mapped struct {
 // their read had) onto nodes under their teams' leaders. An agent whose
 // file, parent and process are those of the node it was last made into
 // (nodes[i], agents[i]'s; nil: none kept) keeps that node; nodes[i] is left
-// holding the node agents[i] is made into now.
-func (s Source) assemble(store string, configs teamConfigs, agents []agentFile, problems []model.Problem, nodes []*mapped) sources.Facts {
+// holding the node agents[i] is made into now. beats are the last read's
+// nodes given their sessions' beats (see sessionBeats); it returns this
+// read's.
+func (s Source) assemble(store string, configs teamConfigs, agents []agentFile, problems []model.Problem, nodes []*mapped, beats map[*model.Node]beaten) (sources.Facts, map[*model.Node]beaten) {
 	facts := sources.Facts{Problems: problems}
 	teams := map[string]*team{}
 	buildTeams(configs.read, teams, &facts)
@@ -278,10 +281,10 @@ func (s Source) assemble(store string, configs teamConfigs, agents []agentFile, 
 	for _, t := range teams {
 		facts.Nodes = append(facts.Nodes, t.leader)
 	}
-	s.sessionBeats(facts.Nodes, &facts)
+	beats = s.sessionBeats(facts.Nodes, &facts, beats)
 	slices.SortFunc(facts.Nodes, func(a, b *model.Node) int { return strings.Compare(a.ID, b.ID) })
 	sort.SliceStable(facts.Problems, func(i, j int) bool { return facts.Problems[i].Path < facts.Problems[j].Path })
-	return facts
+	return facts, beats
 }
 
 // sameProcess reports whether two readings of an agent's pane and server

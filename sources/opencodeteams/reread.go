@@ -36,6 +36,7 @@ type kept struct {
 	listErr error
 	files   []agentFile // the agents of the last assembly and their nodes,
 	nodes   []*mapped   // their memory reused
+	beats   map[*model.Node]beaten
 	facts   sources.Facts
 }
 
@@ -111,7 +112,7 @@ func (s Source) Reread(path string, now time.Time, k sources.Kept, changed []str
 	if next.listErr != nil {
 		problems = append(problems, model.Problem{Path: dir, Error: next.listErr.Error()})
 	}
-	next.facts = s.assemble(store, next.teams, files, problems, nodes)
+	next.facts, next.beats = s.assemble(store, next.teams, files, problems, nodes, next.beats)
 	next.files, next.nodes = files, nodes
 	return next.facts, next
 }

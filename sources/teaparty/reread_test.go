@@ -216,3 +216,47 @@ func TestRereadMapsOnlyTheRowsACommitChanged(t *testing.T) {
 		})
 	}
 }
+
+// A commit does not index the buses again: the buses by path and by dir,
+// which say what a changed path belongs to, are handed from one read to
+// the next while the buses listed are the same; a bus listed anew makes
+// them again.
+func TestACommitDoesNotIndexTheBusesAgain(t *testing.T) {
+	h := newRereadHome(t)
+	src := New()
+	_, k := src.Reread(h.tr.home, time.Now(), nil, nil)
+	index := func(k sources.Kept) uintptr {
+		byPath, _ := k.(*kept).index()
+		return reflect.ValueOf(byPath).Pointer()
+	}
+	tests := []struct {
+		name    string
+		write   func()
+		changed []string
+		same    bool
+	}{
+		{name: "a commit", write: func() {
+			if _, err := h.dbs[0].Exec(`UPDATE conversations SET state = 'withdrawn' WHERE id = 'dispatch:w0'`); err != nil {
+				t.Fatal(err)
+			}
+		}, changed: []string{h.buses[0] + "-wal"}, same: true},
+		{name: "a job's dir", write: func() {}, changed: []string{filepath.Dir(h.buses[1])}, same: true},
+		{name: "a new job's bus", write: func() {
+			insertConv(t, newBus(t, filepath.Join(h.tr.jobs, "job-9--new", busFile), busDDL), conv{id: "job:webapp:9", typ: typeJob, created: 1})
+		}, changed: []string{h.tr.jobs}, same: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := index(k)
+			tc.write()
+			var facts sources.Facts
+			facts, k = src.Reread(h.tr.home, time.Now(), k, tc.changed)
+			if got := index(k) == before; got != tc.same {
+				t.Errorf("the same index: %v, want %v", got, tc.same)
+			}
+			if whole := New().Read(h.tr.home, time.Now()); !reflect.DeepEqual(facts, whole) {
+				t.Errorf("a reread's facts differ from a whole read's")
+			}
+		})
+	}
+}

@@ -239,6 +239,10 @@ func (s *Source) reread(root string, now time.Time, k sources.Kept, changed []st
 	p := plan(l, last, changed)
 	management := l.managementBus()
 	next := &kept{home: l, buses: make([]keptBus, len(p.buses))}
+	if !p.listed {
+		// The same buses in the same order: the same indexes.
+		next.byPath, next.byDir = last.byPath, last.byDir
+	}
 	// Each bus is its own database, read in its own short transaction:
 	// they are read side by side.
 	each(len(p.buses), func(i int) {
@@ -363,6 +367,24 @@ func (s *Source) reread(root string, now time.Time, k sources.Kept, changed []st
 type kept struct {
 	home  layout
 	buses []keptBus
+	// byPath and byDir are the buses' indexes by their database's path
+	// and by the dir holding it (see index).
+	byPath, byDir map[string]int
+}
+
+// index is k's buses' indexes by their database's path and by the dir
+// holding it, made at the first read that follows k and handed on to the
+// next kept while the buses listed are the same, in the same order (see
+// reread): not made again at every commit.
+func (k *kept) index() (byPath, byDir map[string]int) {
+	if k.byPath == nil {
+		k.byPath, k.byDir = make(map[string]int, len(k.buses)), make(map[string]int, len(k.buses))
+		for i, kb := range k.buses {
+			k.byPath[kb.bus.path] = i
+			k.byDir[filepath.Dir(kb.bus.path)] = i
+		}
+	}
+	return k.byPath, k.byDir
 }
 
 type keptBus struct {
@@ -407,23 +429,27 @@ type reread struct {
 // bus is gone, lists the buses again (a new job's bus, an agent's).
 func plan(l layout, last *kept, changed []string) reread {
 	var p reread
-	byPath, byDir := map[string]*keptBus{}, map[string]*keptBus{}
+	var byPath, byDir map[string]int
 	if last != nil {
-		for i := range last.buses {
-			kb := &last.buses[i]
-			byPath[kb.bus.path] = kb
-			byDir[filepath.Dir(kb.bus.path)] = kb
+		byPath, byDir = last.index()
+	}
+	// dirOf is the bus the dir holds, while the bus is there.
+	dirOf := func(dir string) (string, bool) {
+		i, ok := byDir[dir]
+		if ok && exists(last.buses[i].bus.path) {
+			return last.buses[i].bus.path, true
 		}
+		return "", false
 	}
 	touched, dirs := map[string]bool{}, map[string]bool{}
 	relist := last == nil || changed == nil
 	for _, c := range changed {
-		if db := strings.TrimSuffix(c, "-wal"); byPath[db] != nil {
+		if db := strings.TrimSuffix(c, "-wal"); hasKey(byPath, db) {
 			touched[db] = true
-		} else if kb := byDir[c]; kb != nil && exists(kb.bus.path) {
-			dirs[kb.bus.path] = true
-		} else if kb := byDir[filepath.Dir(c)]; kb != nil && exists(kb.bus.path) {
-			dirs[kb.bus.path] = true // a file in a bus's dir: its lead's
+		} else if db, ok := dirOf(c); ok {
+			dirs[db] = true
+		} else if db, ok := dirOf(filepath.Dir(c)); ok {
+			dirs[db] = true // a file in a bus's dir: its lead's
 		} else {
 			relist = true
 		}
@@ -431,21 +457,29 @@ func plan(l layout, last *kept, changed []string) reread {
 	if relist {
 		p.buses = l.buses()
 	} else {
-		for _, kb := range last.buses {
-			p.buses = append(p.buses, kb.bus)
+		p.buses = make([]bus, len(last.buses))
+		for i, kb := range last.buses {
+			p.buses[i] = kb.bus
 		}
 	}
 	p.listed = last == nil || len(p.buses) != len(last.buses)
 	p.kept = make([]*keptBus, len(p.buses))
 	p.query, p.remap, p.dirty = make([]bool, len(p.buses)), make([]bool, len(p.buses)), make([]bool, len(p.buses))
 	for i, b := range p.buses {
-		p.kept[i] = byPath[b.path]
+		if j, ok := byPath[b.path]; ok {
+			p.kept[i] = &last.buses[j]
+		}
 		p.listed = p.listed || last.buses[i].bus != b
 		p.query[i] = p.kept[i] == nil || changed == nil || touched[b.path]
 		p.dirty[i] = dirs[b.path]
 		p.remap[i] = p.query[i] || p.dirty[i]
 	}
 	return p
+}
+
+func hasKey(m map[string]int, k string) bool {
+	_, ok := m[k]
+	return ok
 }
 
 // sameHome reports whether two reads of a home saw the same state.

@@ -222,7 +222,7 @@ type mapped struct {
 // holding the node agents[i] is made into now. beats are the last read's
 // nodes given their sessions' beats (see sessionBeats); it returns this
 // read's.
-func (s Source) assemble(store string, configs teamConfigs, agents []agentFile, problems []model.Problem, nodes []*mapped, beats map[*model.Node]beaten) (sources.Facts, map[*model.Node]beaten) {
+func (s Source) assemble(store string, configs teamConfigs, agents []*agentFile, problems []model.Problem, nodes []*mapped, beats map[*model.Node]beaten) (sources.Facts, map[*model.Node]beaten) {
 	facts := sources.Facts{Problems: problems}
 	teams := map[string]*team{}
 	buildTeams(configs.read, teams, &facts)
@@ -422,7 +422,7 @@ type agentFile struct {
 // schema, or is no regular file (a directory so named, which
 // listJSONFiles keeps and the system then fails to read), is a problem
 // naming it; the others are read.
-func readAgents(store string, facts *sources.Facts) ([]agentFile, error) {
+func readAgents(store string, facts *sources.Facts) ([]*agentFile, error) {
 	dir := filepath.Join(store, agentsDir)
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -431,7 +431,7 @@ func readAgents(store string, facts *sources.Facts) ([]agentFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	var agents []agentFile
+	var agents []*agentFile
 	for _, e := range entries {
 		name := e.Name()
 		if !isAgentFile(name) {
@@ -444,7 +444,7 @@ func readAgents(store string, facts *sources.Facts) ([]agentFile, error) {
 		case err != nil:
 			facts.Problems = append(facts.Problems, model.Problem{Path: a.path, Error: err.Error()})
 		default:
-			agents = append(agents, a)
+			agents = append(agents, &a)
 		}
 	}
 	return agents, nil
@@ -499,7 +499,7 @@ func readAgent(path string) (a agentFile, ok bool, err error) {
 //	its pane found live -> the pane's pid and create time; a beat past
 //	                 the deadline is then stalled (no BeatNotRequired)
 //	its pane gone or exited, its server dead -> dead at once (Ended)
-func fillAgent(n *model.Node, a agentFile, parentKey string, proc agentProcess) {
+func fillAgent(n *model.Node, a *agentFile, parentKey string, proc agentProcess) {
 	s := a.state
 	n.Source = string(sources.OpencodeTeams)
 	n.HasHeartbeat = true

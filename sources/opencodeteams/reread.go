@@ -34,8 +34,8 @@ type kept struct {
 	agents  map[string]*agentRead
 	order   []*agentRead // the agents, by path
 	listErr error
-	files   []agentFile // the agents of the last assembly and their nodes,
-	nodes   []*mapped   // their memory reused
+	files   []*agentFile // the agents of the last assembly and their nodes,
+	nodes   []*mapped    // their memory reused
 	beats   map[*model.Node]beaten
 	facts   sources.Facts
 }
@@ -106,7 +106,7 @@ func (s Source) Reread(path string, now time.Time, k sources.Kept, changed []str
 		if r.err != nil {
 			problems = append(problems, model.Problem{Path: r.agent.path, Error: r.err.Error()})
 		} else {
-			files, nodes = append(files, r.agent), append(nodes, &r.node)
+			files, nodes = append(files, &r.agent), append(nodes, &r.node)
 		}
 	}
 	if next.listErr != nil {

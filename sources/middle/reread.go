@@ -4,11 +4,15 @@ package middle
 // in place and bumps updated_at on every write of a row
 // (workflow-record.ts updateWorkflow, the watchdog's beat), so a commit's
 // rows are those past the last read's newest updated_at: they are read,
-// the others kept with their nodes. What a watermark cannot see is told by
-// the store's mark (mark): a row inserted or deleted, the retention's
-// archive stamp (which leaves updated_at as it was), an event deleted, a
-// clock stepped back; any of these reads the table whole.
-
+// the others kept with their nodes. What a watermark cannot see is told,
+// where it is cheap to tell, by the store's mark (mark): a row inserted or
+// deleted, an event inserted or deleted; these read the table whole, as a
+// read past the watermark that finds no row at it does (a clock stepped
+// back). The mark reads no row: counts and newest rowids are the b-trees'
+// own. What it leaves to the refresh (a whole read every 15 s): the
+// retention's archive stamp, which leaves updated_at as it was, and a row
+// deleted while another is inserted under its rowid with an updated_at
+// older than the watermark (middle stamps a new row with its own time).
 import (
 	"errors"
 	"strings"
@@ -31,32 +35,41 @@ var errNoRow = errors.New("no row")
 // mark is what says, in one look at the store, whether a read past the
 // watermark can see everything that moved since the last read.
 type mark struct {
-	rows      int64   // the workflows' count
-	rowids    float64 // the sum of their rowids: one deleted and one inserted moves it
-	archived  int64   // the rows stamped archived (an update that keeps updated_at)
-	updated   int64   // the newest updated_at: the watermark
-	events    int64   // the events' count (0 without the table)
-	lastEvent int64   // the newest event's rowid
+	rows      int64 // the workflows' count
+	lastRow   int64 // their newest rowid
+	updated   int64 // the newest updated_at: the watermark (of the rows read, not of the mark's query)
+	events    int64 // the events' count (0 without the table)
+	lastEvent int64 // the newest event's rowid
 }
 
-// readMark reads the store's mark; cols are the workflows' columns, events
-// whether the store has its events table.
-func readMark(snap *sqlitestore.Snapshot, cols map[string]bool, events bool) (mark, error) {
-	archived := "0"
-	if cols["archived_at"] {
-		archived = "count([archived_at])"
-	}
-	q := `SELECT count(*), total(rowid), ` + archived + `, IFNULL(max(` + updatedAt + `), 0) FROM ` + table
+// markQuery is the mark's query: counts and newest rowids, which SQLite
+// answers from each table's b-tree without reading a row (a count(*) of a
+// table alone, a max(rowid)); the watermark is taken of the rows read.
+func markQuery(events bool) string {
+	q := `SELECT (SELECT count(*) FROM ` + table + `), IFNULL((SELECT max(rowid) FROM ` + table + `), 0)`
 	if events {
-		q = `SELECT * FROM (` + q + `), (SELECT count(*), IFNULL(max(rowid), 0) FROM ` + eventsTable + `)`
-	} else {
-		q = `SELECT *, 0, 0 FROM (` + q + `)`
+		return q + `, (SELECT count(*) FROM ` + eventsTable + `), IFNULL((SELECT max(rowid) FROM ` + eventsTable + `), 0)`
 	}
+	return q + `, 0, 0`
+}
+
+// readMark reads the store's mark (but its watermark); events says
+// whether the store has its events table.
+func readMark(snap *sqlitestore.Snapshot, events bool) (mark, error) {
 	var m mark
-	if err := scanOne(snap, q, &m.rows, &m.rowids, &m.archived, &m.updated, &m.events, &m.lastEvent); err != nil {
+	if err := scanOne(snap, markQuery(events), &m.rows, &m.lastRow, &m.events, &m.lastEvent); err != nil {
 		return mark{}, err
 	}
 	return m, nil
+}
+
+// newest is the newest updated_at of rows (0 of none).
+func newest(rows []*workflow) int64 {
+	var n int64
+	for _, w := range rows {
+		n = max(n, w.updated)
+	}
+	return n
 }
 
 // scanOne runs a query of one row into dest.
@@ -142,7 +155,7 @@ func (s *Source) readPast(last *kept) (next *kept, ok bool, err error) {
 // readPastIn is readPast in snap.
 func (s *Source) readPastIn(snap *sqlitestore.Snapshot, last *kept) (*kept, bool, error) {
 	lw := last.whole
-	m, err := readMark(snap, lw.cols, lw.events)
+	m, err := readMark(snap, lw.events)
 	if sqlitestore.IsSQLError(err) {
 		return nil, false, nil // the schema moved
 	}
@@ -150,7 +163,7 @@ func (s *Source) readPastIn(snap *sqlitestore.Snapshot, last *kept) (*kept, bool
 		return nil, false, err
 	}
 	lm := lw.mark
-	if m.rows != lm.rows || m.rowids != lm.rowids || m.archived != lm.archived || m.updated < lm.updated || m.lastEvent < lm.lastEvent {
+	if m.rows != lm.rows || m.lastRow != lm.lastRow || m.lastEvent < lm.lastEvent {
 		return nil, false, nil
 	}
 	res, err := snap.Query(`SELECT `+sqlitestore.Select(lw.cols, columns)+` FROM `+table+` WHERE `+updatedAt+` >= ? ORDER BY created_at, rowid`, lm.updated)
@@ -160,6 +173,11 @@ func (s *Source) readPastIn(snap *sqlitestore.Snapshot, last *kept) (*kept, bool
 	moved, err := s.scan(snap, res)
 	if err != nil {
 		return nil, false, err
+	}
+	// The rows at the last watermark are read again, so some row is
+	// found at it or past it unless one went back in time.
+	if m.updated = newest(moved); len(moved) == 0 {
+		return nil, false, nil
 	}
 	next := &kept{path: last.path, whole: lw, index: last.index, parents: last.parents, panes: last.panes, nodes: last.nodes}
 	next.whole.mark = m

@@ -115,9 +115,10 @@ func (s *Source) readWholeIn(snap *sqlitestore.Snapshot, marked bool) (whole, er
 		}
 	}
 	if marked {
-		if r.mark, err = readMark(snap, r.cols, r.events); err != nil {
+		if r.mark, err = readMark(snap, r.events); err != nil {
 			return whole{}, err
 		}
+		r.mark.updated = newest(r.rows)
 	}
 	return r, nil
 }

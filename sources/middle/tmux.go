@@ -12,12 +12,7 @@ package middle
 // and the session was created after the row, as middle creates it.
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -25,6 +20,7 @@ import (
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/protocol"
+	"github.com/dispatchtop/dispatchtop/sources/internal/tmuxpanes"
 )
 
 // DefaultTmuxTimeout bounds one call to tmux: a server that does not answer
@@ -58,35 +54,14 @@ func (t Tmux) Sessions() (map[string]Session, error) {
 	if timeout <= 0 {
 		timeout = DefaultTmuxTimeout
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	var args []string
-	if t.Socket != "" {
-		args = append(args, "-L", t.Socket)
-	}
 	// The numbers first: a session name may hold spaces, they never do.
-	args = append(args, "list-panes", "-a", "-F", "#{pane_pid} #{pane_dead} #{session_created} #{session_name}")
-	cmd := exec.CommandContext(ctx, "tmux", args...)
-	// Inside a tmux client, $TMUX names that client's server; without it
-	// tmux asks the user's default server, as middle's daemon does.
-	cmd.Env = withoutEnv(os.Environ(), "TMUX")
-	cmd.WaitDelay = timeout
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	switch {
-	case ctx.Err() != nil:
-		return nil, fmt.Errorf("tmux list-panes: no answer within %s", timeout)
-	case errors.Is(err, exec.ErrNotFound):
-		return nil, errors.New("tmux list-panes: no tmux on PATH")
-	case err != nil:
-		// "no server running on …", "error connecting to …".
-		if msg := firstLine(stderr.String()); msg != "" {
-			return nil, fmt.Errorf("tmux list-panes: %s", msg)
-		}
-		return nil, fmt.Errorf("tmux list-panes: %w", err)
+	// Without $TMUX (tmuxpanes drops it) tmux asks the user's default
+	// server, as middle's daemon does, even from inside a tmux client.
+	out, err := tmuxpanes.ListPanes(tmuxpanes.Server{Name: t.Socket}, "#{pane_pid} #{pane_dead} #{session_created} #{session_name}", timeout)
+	if err != nil {
+		return nil, err
 	}
-	return parseSessions(stdout.String()), nil
+	return parseSessions(out), nil
 }
 
 // parseSessions reads list-panes lines "<pid> <dead> <created> <session>",
@@ -175,21 +150,6 @@ func middlesSession(w *workflow, listed Session) string {
 			listed.Created.UTC().Format(time.RFC3339), time.UnixMilli(w.created).UTC().Format(time.RFC3339))
 	}
 	return ""
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return strings.TrimSpace(line)
-}
-
-func withoutEnv(env []string, name string) []string {
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
-		if k, _, _ := strings.Cut(kv, "="); k != name {
-			out = append(out, kv)
-		}
-	}
-	return out
 }
 
 // DefaultPaneTTL is how long one answer of tmux serves: the watcher's

@@ -494,3 +494,14 @@ func TestTmuxAnswerServesTheReadsOfOnePaneTTL(t *testing.T) {
 		}
 	}
 }
+
+// withoutEnv is env without name, for a test's own tmux.
+func withoutEnv(env []string, name string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k != name {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

@@ -46,40 +46,68 @@ func (l *Lookup) opencodeDB() string {
 // that session's time_updated as its beat, when newer than its record's.
 // No database there is no problem (OpenCode may keep it elsewhere, or run
 // on another host); one that cannot be read is, naming it.
-func (s Source) sessionBeats(nodes []*model.Node, facts *sources.Facts) {
+//
+// A node is given its beat on a copy, which replaces it in nodes: the node
+// itself may be the last read's, kept, and a read that gave it the beat
+// in place gave it another "session updated" field at every read. last
+// are the copies the last read made, by the node they copied and the time
+// they were given; a node given the same time again is given that copy.
+// It returns this read's.
+func (s Source) sessionBeats(nodes []*model.Node, facts *sources.Facts, last map[*model.Node]beaten) map[*model.Node]beaten {
 	if s.Lookup != nil && s.Lookup.RecordsOnly {
-		return
+		return nil
 	}
-	bySession := map[string][]*model.Node{}
-	for _, n := range nodes {
-		if id := sessionOf(n); id != "" {
-			bySession[id] = append(bySession[id], n)
-		}
-	}
+	// The database is looked for before the agents' sessions are
+	// gathered: with none there, a read does not go through a thousand
+	// agents' fields for nothing.
 	db := s.Lookup.opencodeDB()
-	if len(bySession) == 0 || db == "" {
-		return
+	if db == "" {
+		return nil
 	}
 	if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
-		return
+		return nil
+	}
+	bySession := map[string][]int{}
+	for i, n := range nodes {
+		if id := sessionOf(n); id != "" {
+			bySession[id] = append(bySession[id], i)
+		}
+	}
+	if len(bySession) == 0 {
+		return nil
 	}
 	updated, err := readSessionsUpdated(db, bySession)
 	if err != nil {
 		facts.Problems = append(facts.Problems, model.Problem{Path: db,
 			Error: err.Error() + ": the agents' OpenCode sessions give no beat"})
-		return
+		return nil
 	}
+	next := make(map[*model.Node]beaten, len(updated))
 	for id, t := range updated {
-		for _, n := range bySession[id] {
-			n.EditRare(func(r *model.Rare) {
+		for _, i := range bySession[id] {
+			base := nodes[i]
+			if b, ok := last[base]; ok && b.at.Equal(t) {
+				nodes[i], next[base] = b.node, b
+				continue
+			}
+			c := *base
+			c.EditRare(func(r *model.Rare) {
 				r.SourceFields = append(r.SourceFields, model.Field{Name: "session updated", Value: formatTime(t)})
 			})
-			if t.After(n.BeatMtime) {
-				n.BeatMtime, n.ActivityMtime = t, t
-				n.Traits.SignOfLife = model.SignActivity
+			if t.After(c.BeatMtime) {
+				c.BeatMtime, c.ActivityMtime = t, t
+				c.Traits.SignOfLife = model.SignActivity
 			}
+			nodes[i], next[base] = &c, beaten{at: t, node: &c}
 		}
 	}
+	return next
+}
+
+// beaten is a node given its session's beat: the copy, and the time.
+type beaten struct {
+	at   time.Time
+	node *model.Node
 }
 
 // sessionOf is the OpenCode session an agent node names ("" none).
@@ -97,7 +125,7 @@ func sessionOf(n *model.Node) string {
 
 // readSessionsUpdated reads time_updated of the sessions named, in one
 // read transaction that never blocks OpenCode's writer.
-func readSessionsUpdated(db string, ids map[string][]*model.Node) (map[string]time.Time, error) {
+func readSessionsUpdated(db string, ids map[string][]int) (map[string]time.Time, error) {
 	snap, err := sqlitestore.Open(db, 0)
 	if err != nil {
 		return nil, err

@@ -3,12 +3,14 @@ package opencodeteams
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/internal/storefixtures"
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/sources"
 	"github.com/dispatchtop/dispatchtop/sources/opencode"
 )
 
@@ -106,5 +108,40 @@ func TestOpencodeDBDefaultIsOpenCodes(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", "/srv/data")
 	if got, want := (*Lookup)(nil).opencodeDB(), filepath.Join(opencode.DefaultStore(os.Getenv, ""), "opencode.db"); got != want {
 		t.Errorf("opencodeDB %s, want %s", got, want)
+	}
+}
+
+// A node kept from the last read is given its session's beat once: the
+// reads that keep it do not add the "session updated" field again, and a
+// session updated since is its beat; its facts are a whole read's.
+func TestAKeptNodeIsGivenItsSessionsBeatOnce(t *testing.T) {
+	rec := with(agentRecord(), "paneId", nil)
+	other := with(agentRecord(), "id", "agent-2", "sessionId", "ses_other", "paneId", nil)
+	session := rec["sessionId"].(string)
+	store := newStore(t, rec, other)
+	db := opencodeDBWith(t, session, time.Now().Add(-5*time.Second).Truncate(time.Millisecond))
+	src := Source{Lookup: &Lookup{OpencodeDB: db, SocketDir: t.TempDir()}}
+	otherFile := filepath.Join(store, agentsDir, "agent-2.json")
+	_, k := src.Reread(store, time.Now(), nil, nil)
+	for i := range 3 {
+		var facts sources.Facts
+		facts, k = src.Reread(store, time.Now(), k, []string{otherFile})
+		for _, n := range facts.Nodes {
+			if !strings.HasSuffix(n.HeartbeatPath, rec["id"].(string)+".json") {
+				continue
+			}
+			count := 0
+			for _, f := range n.SourceFields() {
+				if f.Name == "session updated" {
+					count++
+				}
+			}
+			if count != 1 {
+				t.Errorf("read %d: %d session updated fields, want 1", i+2, count)
+			}
+		}
+		if whole := src.Read(store, time.Now()); !reflect.DeepEqual(facts, whole) {
+			t.Errorf("read %d: the facts differ from a whole read's", i+2)
+		}
 	}
 }

@@ -195,7 +195,7 @@ func (s Source) Read(path string, now time.Time) sources.Facts {
 	}
 	var configs teamConfigs
 	configs.read, configs.err = readTeamConfigs(store)
-	facts, _ = s.assemble(store, configs, agents, facts.Problems, nil)
+	facts, _ = s.assemble(store, configs, agents, facts.Problems, nil, nil)
 	return facts
 }
 
@@ -217,9 +217,12 @@ type mapped struct {
 
 // assemble reads the teams and maps the agents read (with the problems
 // their read had) onto nodes under their teams' leaders. An agent whose
-// file, parent and process are those of its node in last keeps that node.
-// It returns the facts and every agent's node, by path.
-func (s Source) assemble(store string, configs teamConfigs, agents []agentFile, problems []model.Problem, last map[string]mapped) (sources.Facts, map[string]mapped) {
+// file, parent and process are those of the node it was last made into
+// (nodes[i], agents[i]'s; nil: none kept) keeps that node; nodes[i] is left
+// holding the node agents[i] is made into now. beats are the last read's
+// nodes given their sessions' beats (see sessionBeats); it returns this
+// read's.
+func (s Source) assemble(store string, configs teamConfigs, agents []*agentFile, problems []model.Problem, nodes []*mapped, beats map[*model.Node]beaten) (sources.Facts, map[*model.Node]beaten) {
 	facts := sources.Facts{Problems: problems}
 	teams := map[string]*team{}
 	buildTeams(configs.read, teams, &facts)
@@ -227,24 +230,33 @@ func (s Source) assemble(store string, configs teamConfigs, agents []agentFile, 
 		facts.Problems = append(facts.Problems, model.Problem{Path: filepath.Join(store, teamsDir), Error: configs.err.Error()})
 	}
 	procs := s.processes(store, agents, &facts)
-	nodes := make(map[string]mapped, len(agents))
-	agentNode := func(a agentFile, id, parent string) *model.Node {
-		proc := procs[a.path]
-		if m, ok := last[a.path]; ok && m.parent == parent && m.node.ID == id && bytes.Equal(m.raw, a.raw) && sameProcess(m.proc, proc) {
-			nodes[a.path] = m
+	facts.Nodes = make([]*model.Node, 0, len(agents)+len(teams))
+	agentNode := func(i int, parent string) *model.Node {
+		a := agents[i]
+		var proc agentProcess
+		if len(procs) > 0 {
+			proc = procs[a.path]
+		}
+		var m *mapped
+		if nodes != nil {
+			m = nodes[i]
+		}
+		if m != nil && m.node != nil && m.parent == parent && m.node.ID == a.id && bytes.Equal(m.raw, a.raw) && sameProcess(m.proc, proc) {
 			return m.node
 		}
-		n := &model.Node{ID: id, HeartbeatPath: a.path}
+		n := &model.Node{ID: a.id, HeartbeatPath: a.path}
 		fillAgent(n, a, parent, proc)
-		nodes[a.path] = mapped{raw: a.raw, parent: parent, proc: proc, node: n}
+		if m != nil {
+			*m = mapped{raw: a.raw, parent: parent, proc: proc, node: n}
+		}
 		return n
 	}
-	for _, a := range agents {
-		if !teamNamePattern.MatchString(a.state.TeamName) {
+	for i, a := range agents {
+		if !a.teamOK {
 			// No team config can bear this name (TeamConfigSchema), so no
 			// leader either: the agent is a session of its own, its team
 			// shown, never a path built from the name.
-			facts.Nodes = append(facts.Nodes, agentNode(a, agentsDir+"/"+a.stem, ""))
+			facts.Nodes = append(facts.Nodes, agentNode(i, ""))
 			continue
 		}
 		t := teams[a.state.TeamName]
@@ -264,15 +276,15 @@ func (s Source) assemble(store string, configs teamConfigs, agents []agentFile, 
 			t.ownRecord = true
 			continue
 		}
-		facts.Nodes = append(facts.Nodes, agentNode(a, t.name+"/"+a.stem, t.key))
+		facts.Nodes = append(facts.Nodes, agentNode(i, t.key))
 	}
 	for _, t := range teams {
 		facts.Nodes = append(facts.Nodes, t.leader)
 	}
-	s.sessionBeats(facts.Nodes, &facts)
-	sort.Slice(facts.Nodes, func(i, j int) bool { return facts.Nodes[i].ID < facts.Nodes[j].ID })
+	beats = s.sessionBeats(facts.Nodes, &facts, beats)
+	slices.SortFunc(facts.Nodes, func(a, b *model.Node) int { return strings.Compare(a.ID, b.ID) })
 	sort.SliceStable(facts.Problems, func(i, j int) bool { return facts.Problems[i].Path < facts.Problems[j].Path })
-	return facts, nodes
+	return facts, beats
 }
 
 // sameProcess reports whether two readings of an agent's pane and server
@@ -396,6 +408,12 @@ type agentFile struct {
 	path, stem string
 	raw        []byte
 	state      agentState
+	// teamOK: its team name is one a team config can bear
+	// (TeamConfigSchema), checked once, when the file is read.
+	teamOK bool
+	// id is its node's: <team>/<stem>, or agents/<stem> when no team can
+	// bear its team's name (then it is a session of its own).
+	id string
 }
 
 // readAgents reads agents/*.json, skipping what the system's own reader
@@ -404,7 +422,7 @@ type agentFile struct {
 // schema, or is no regular file (a directory so named, which
 // listJSONFiles keeps and the system then fails to read), is a problem
 // naming it; the others are read.
-func readAgents(store string, facts *sources.Facts) ([]agentFile, error) {
+func readAgents(store string, facts *sources.Facts) ([]*agentFile, error) {
 	dir := filepath.Join(store, agentsDir)
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -413,7 +431,7 @@ func readAgents(store string, facts *sources.Facts) ([]agentFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	var agents []agentFile
+	var agents []*agentFile
 	for _, e := range entries {
 		name := e.Name()
 		if !isAgentFile(name) {
@@ -426,7 +444,7 @@ func readAgents(store string, facts *sources.Facts) ([]agentFile, error) {
 		case err != nil:
 			facts.Problems = append(facts.Problems, model.Problem{Path: a.path, Error: err.Error()})
 		default:
-			agents = append(agents, a)
+			agents = append(agents, &a)
 		}
 	}
 	return agents, nil
@@ -449,6 +467,12 @@ func readAgent(path string) (a agentFile, ok bool, err error) {
 	if err == nil {
 		if a.state, err = parseAgentState(b); err != nil {
 			err = errors.New("read " + path + ": " + err.Error())
+		}
+		a.teamOK = err == nil && teamNamePattern.MatchString(a.state.TeamName)
+		if a.teamOK {
+			a.id = a.state.TeamName + "/" + a.stem
+		} else {
+			a.id = agentsDir + "/" + a.stem
 		}
 	}
 	a.raw = b
@@ -475,7 +499,7 @@ func readAgent(path string) (a agentFile, ok bool, err error) {
 //	its pane found live -> the pane's pid and create time; a beat past
 //	                 the deadline is then stalled (no BeatNotRequired)
 //	its pane gone or exited, its server dead -> dead at once (Ended)
-func fillAgent(n *model.Node, a agentFile, parentKey string, proc agentProcess) {
+func fillAgent(n *model.Node, a *agentFile, parentKey string, proc agentProcess) {
 	s := a.state
 	n.Source = string(sources.OpencodeTeams)
 	n.HasHeartbeat = true

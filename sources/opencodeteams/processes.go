@@ -130,7 +130,7 @@ func liveStatus(status string) bool {
 
 // processes judges each live agent's pane and server: tmux is asked once,
 // and each server file read once, for the whole read.
-func (s Source) processes(store string, agents []agentFile, facts *sources.Facts) map[string]agentProcess {
+func (s Source) processes(store string, agents []*agentFile, facts *sources.Facts) map[string]agentProcess {
 	out := map[string]agentProcess{}
 	if s.Lookup != nil && s.Lookup.RecordsOnly {
 		return out

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -88,6 +89,52 @@ func TestRereadReadsOnlyTheAgentFilesThatMoved(t *testing.T) {
 			whole := recordsOnly.Read(store, fixtureNow)
 			if got := reflect.DeepEqual(facts, whole); got != tc.whole {
 				t.Errorf("the facts are a whole read's: %v, want %v", got, tc.whole)
+			}
+		})
+	}
+}
+
+// A write of one agent's file costs what that file costs, not what the
+// store holds: the memory a read allocates after one file moved grows by
+// less than 16 bytes an agent from a store of 100 agents to one of 1,000
+// (the facts' list of nodes is 8 an agent). Copying the map of agents
+// read, making the map of nodes again, sorting their paths again, naming
+// each agent's node again and gathering every agent's session for a
+// database that is not there each grew with the store.
+func TestRereadOfOneFileDoesNotGrowWithTheStore(t *testing.T) {
+	const perAgent = 16
+	lookup := Source{Lookup: &Lookup{SocketDir: t.TempDir(), OpencodeDB: filepath.Join(t.TempDir(), "opencode.db")}}
+	tests := []struct {
+		name string
+		src  Source
+	}{
+		{name: "records only", src: recordsOnly},
+		{name: "panes and servers looked up, no OpenCode database", src: lookup},
+	}
+	perRead := func(t *testing.T, src Source, n int) uint64 {
+		var agents []map[string]any
+		for i := range n {
+			agents = append(agents, with(agentRecord(), "id", fmt.Sprintf("agent-%04d", i), "sessionId", fmt.Sprintf("ses_%04d", i), "paneId", nil))
+		}
+		store := newStore(t, agents...)
+		file := filepath.Join(store, agentsDir, "agent-0007.json")
+		_, k := src.Reread(store, fixtureNow, nil, nil)
+		const reads = 20
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for range reads {
+			_, k = src.Reread(store, fixtureNow, k, []string{file})
+		}
+		runtime.ReadMemStats(&after)
+		return (after.TotalAlloc - before.TotalAlloc) / reads
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			small, large := perRead(t, tc.src, 100), perRead(t, tc.src, 1000)
+			if large > small+900*perAgent {
+				t.Errorf("a read after one file moved allocates %d bytes with 100 agents, %d with 1,000: %d an agent more, want < %d",
+					small, large, (large-small)/900, perAgent)
 			}
 		})
 	}

@@ -164,3 +164,99 @@ func describeFacts(f sources.Facts) string {
 	}
 	return s + fmt.Sprint(f.Problems)
 }
+
+// A commit into a bus maps again the rows it changed, not the bus's every
+// row: a row the commit left as it was keeps its node, and its session
+// dir is not looked at again. What moved beside the bus (its dir: the
+// lead's files) maps its every row again, and the management bus's stamp
+// every row of the home. The facts are those a whole read finds.
+func TestRereadMapsOnlyTheRowsACommitChanged(t *testing.T) {
+	h := newRereadHome(t)
+	src := New()
+	facts, kept := src.Reread(h.tr.home, time.Now(), nil, nil)
+	write := func(db *sql.DB, q string) {
+		t.Helper()
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name    string
+		write   func()
+		changed []string
+		mapped  int64
+	}{
+		{name: "a message of a worker not waiting: nothing its node says", write: func() {
+			write(h.dbs[0], `INSERT INTO messages VALUES ('m1', 'dispatch:w0', 'coding', 'hi', 1.0)`)
+		}, changed: []string{h.buses[0] + "-wal"}, mapped: 0},
+		{name: "a worker waits for an answer", write: func() {
+			write(h.dbs[0], `UPDATE conversations SET awaiting_input = 1 WHERE id = 'dispatch:w0'`)
+		}, changed: []string{h.buses[0] + "-wal"}, mapped: 1},
+		{name: "a worker's state", write: func() { write(h.dbs[2], `UPDATE conversations SET state = 'withdrawn' WHERE id = 'dispatch:w2'`) },
+			changed: []string{h.buses[2] + "-wal"}, mapped: 1},
+		{name: "a commit that changed no row", write: func() { write(h.dbs[1], `INSERT INTO messages VALUES ('m2', 'nobody', 'coding', 'hi', 1.0)`) },
+			changed: []string{h.buses[1] + "-wal"}, mapped: 0},
+		{name: "a commit and the job's dir: the lead's files may have moved", write: func() {
+			write(h.dbs[1], `UPDATE conversations SET state = 'withdrawn' WHERE id = 'dispatch:w1'`)
+		}, changed: []string{h.buses[1] + "-wal", filepath.Dir(h.buses[1])}, mapped: 2},
+		{name: "the management bus's stamp: every row", write: func() { write(h.management, `UPDATE conversations SET pid = 4343 WHERE id = 'dispatch:w1'`) },
+			changed: []string{h.tr.management + "-wal"}, mapped: 7},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.write()
+			m0 := src.mapped.Load()
+			facts, kept = src.Reread(h.tr.home, time.Now(), kept, tc.changed)
+			if got := src.mapped.Load() - m0; got != tc.mapped {
+				t.Errorf("%d rows mapped, want %d", got, tc.mapped)
+			}
+			if whole := New().Read(h.tr.home, time.Now()); !reflect.DeepEqual(facts, whole) {
+				t.Errorf("a reread's facts differ from a whole read's:\n%s\nwant\n%s", describeFacts(facts), describeFacts(whole))
+			}
+		})
+	}
+}
+
+// A commit does not index the buses again: the buses by path and by dir,
+// which say what a changed path belongs to, are handed from one read to
+// the next while the buses listed are the same; a bus listed anew makes
+// them again.
+func TestACommitDoesNotIndexTheBusesAgain(t *testing.T) {
+	h := newRereadHome(t)
+	src := New()
+	_, k := src.Reread(h.tr.home, time.Now(), nil, nil)
+	index := func(k sources.Kept) uintptr {
+		byPath, _ := k.(*kept).index()
+		return reflect.ValueOf(byPath).Pointer()
+	}
+	tests := []struct {
+		name    string
+		write   func()
+		changed []string
+		same    bool
+	}{
+		{name: "a commit", write: func() {
+			if _, err := h.dbs[0].Exec(`UPDATE conversations SET state = 'withdrawn' WHERE id = 'dispatch:w0'`); err != nil {
+				t.Fatal(err)
+			}
+		}, changed: []string{h.buses[0] + "-wal"}, same: true},
+		{name: "a job's dir", write: func() {}, changed: []string{filepath.Dir(h.buses[1])}, same: true},
+		{name: "a new job's bus", write: func() {
+			insertConv(t, newBus(t, filepath.Join(h.tr.jobs, "job-9--new", busFile), busDDL), conv{id: "job:webapp:9", typ: typeJob, created: 1})
+		}, changed: []string{h.tr.jobs}, same: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := index(k)
+			tc.write()
+			var facts sources.Facts
+			facts, k = src.Reread(h.tr.home, time.Now(), k, tc.changed)
+			if got := index(k) == before; got != tc.same {
+				t.Errorf("the same index: %v, want %v", got, tc.same)
+			}
+			if whole := New().Read(h.tr.home, time.Now()); !reflect.DeepEqual(facts, whole) {
+				t.Errorf("a reread's facts differ from a whole read's")
+			}
+		})
+	}
+}

@@ -101,6 +101,10 @@ type Source struct {
 	// queried counts the reads of each bus (see Queries).
 	queriedMu sync.Mutex
 	queried   map[string]int64
+	// mapped counts the rows mapped onto nodes: what a commit into a
+	// bus keeps to the rows it changed (each mapping looks at the files
+	// beside its row, a worker's session dir first).
+	mapped atomic.Int64
 	// held holds the connections of the buses a live read follows.
 	held sqlitestore.Held
 }
@@ -235,6 +239,10 @@ func (s *Source) reread(root string, now time.Time, k sources.Kept, changed []st
 	p := plan(l, last, changed)
 	management := l.managementBus()
 	next := &kept{home: l, buses: make([]keptBus, len(p.buses))}
+	if !p.listed {
+		// The same buses in the same order: the same indexes.
+		next.byPath, next.byDir = last.byPath, last.byDir
+	}
 	// Each bus is its own database, read in its own short transaction:
 	// they are read side by side.
 	each(len(p.buses), func(i int) {
@@ -305,7 +313,19 @@ func (s *Source) reread(root string, now time.Time, k sources.Kept, changed []st
 		}
 		mapped[i] = make([]*row, len(kb.rows))
 		keysOf[i] = make(map[string]string, len(kb.rows))
+		kb.nodes = make([]*model.Node, len(kb.rows))
+		// A bus queried for a commit, nothing beside it moved: a row the
+		// commit left as it was keeps its node (its session dir is not
+		// looked at again), as a bus no commit touched keeps all of its.
+		old := p.kept[i]
+		reuse := keep && !all && !isManagement && !p.dirty[i] && old != nil && old.err == nil &&
+			len(old.nodes) == len(kb.rows) && sameIDs(old.rows, kb.rows)
 		for j, r := range kb.rows {
+			if reuse && sameRow(old.rows[j], r) {
+				kb.nodes[j] = old.nodes[j]
+				keysOf[i][r.id] = key(r)
+				continue
+			}
 			c := r
 			if keep {
 				cp := *r
@@ -321,9 +341,6 @@ func (s *Source) reread(root string, now time.Time, k sources.Kept, changed []st
 			if t := twin[c.id]; isManagement && t != nil {
 				keysOf[i][c.id] = key(t)
 			}
-		}
-		kb.nodes = make([]*model.Node, len(kb.rows))
-		for j := range kb.rows {
 			jobs = append(jobs, job{i, j})
 		}
 	}
@@ -337,6 +354,7 @@ func (s *Source) reread(root string, now time.Time, k sources.Kept, changed []st
 		if r.bus.path == management && twin[r.id] != nil {
 			return
 		}
+		s.mapped.Add(1)
 		next.buses[i].nodes[j] = node(l, r, keysOf[i])
 	})
 	return next.facts(), next
@@ -349,6 +367,24 @@ func (s *Source) reread(root string, now time.Time, k sources.Kept, changed []st
 type kept struct {
 	home  layout
 	buses []keptBus
+	// byPath and byDir are the buses' indexes by their database's path
+	// and by the dir holding it (see index).
+	byPath, byDir map[string]int
+}
+
+// index is k's buses' indexes by their database's path and by the dir
+// holding it, made at the first read that follows k and handed on to the
+// next kept while the buses listed are the same, in the same order (see
+// reread): not made again at every commit.
+func (k *kept) index() (byPath, byDir map[string]int) {
+	if k.byPath == nil {
+		k.byPath, k.byDir = make(map[string]int, len(k.buses)), make(map[string]int, len(k.buses))
+		for i, kb := range k.buses {
+			k.byPath[kb.bus.path] = i
+			k.byDir[filepath.Dir(kb.bus.path)] = i
+		}
+	}
+	return k.byPath, k.byDir
 }
 
 type keptBus struct {
@@ -383,7 +419,8 @@ type reread struct {
 	buses        []bus
 	kept         []*keptBus // the last read's, nil for a bus it did not list
 	query, remap []bool
-	listed       bool // the buses listed are not the last read's
+	dirty        []bool // its dir, or a file in it, moved: every row is mapped again
+	listed       bool   // the buses listed are not the last read's
 }
 
 // plan says what a read after the changed watch paths reads (see Reread).
@@ -392,23 +429,27 @@ type reread struct {
 // bus is gone, lists the buses again (a new job's bus, an agent's).
 func plan(l layout, last *kept, changed []string) reread {
 	var p reread
-	byPath, byDir := map[string]*keptBus{}, map[string]*keptBus{}
+	var byPath, byDir map[string]int
 	if last != nil {
-		for i := range last.buses {
-			kb := &last.buses[i]
-			byPath[kb.bus.path] = kb
-			byDir[filepath.Dir(kb.bus.path)] = kb
+		byPath, byDir = last.index()
+	}
+	// dirOf is the bus the dir holds, while the bus is there.
+	dirOf := func(dir string) (string, bool) {
+		i, ok := byDir[dir]
+		if ok && exists(last.buses[i].bus.path) {
+			return last.buses[i].bus.path, true
 		}
+		return "", false
 	}
 	touched, dirs := map[string]bool{}, map[string]bool{}
 	relist := last == nil || changed == nil
 	for _, c := range changed {
-		if db := strings.TrimSuffix(c, "-wal"); byPath[db] != nil {
+		if db := strings.TrimSuffix(c, "-wal"); hasKey(byPath, db) {
 			touched[db] = true
-		} else if kb := byDir[c]; kb != nil && exists(kb.bus.path) {
-			dirs[kb.bus.path] = true
-		} else if kb := byDir[filepath.Dir(c)]; kb != nil && exists(kb.bus.path) {
-			dirs[kb.bus.path] = true // a file in a bus's dir: its lead's
+		} else if db, ok := dirOf(c); ok {
+			dirs[db] = true
+		} else if db, ok := dirOf(filepath.Dir(c)); ok {
+			dirs[db] = true // a file in a bus's dir: its lead's
 		} else {
 			relist = true
 		}
@@ -416,25 +457,45 @@ func plan(l layout, last *kept, changed []string) reread {
 	if relist {
 		p.buses = l.buses()
 	} else {
-		for _, kb := range last.buses {
-			p.buses = append(p.buses, kb.bus)
+		p.buses = make([]bus, len(last.buses))
+		for i, kb := range last.buses {
+			p.buses[i] = kb.bus
 		}
 	}
 	p.listed = last == nil || len(p.buses) != len(last.buses)
 	p.kept = make([]*keptBus, len(p.buses))
-	p.query, p.remap = make([]bool, len(p.buses)), make([]bool, len(p.buses))
+	p.query, p.remap, p.dirty = make([]bool, len(p.buses)), make([]bool, len(p.buses)), make([]bool, len(p.buses))
 	for i, b := range p.buses {
-		p.kept[i] = byPath[b.path]
+		if j, ok := byPath[b.path]; ok {
+			p.kept[i] = &last.buses[j]
+		}
 		p.listed = p.listed || last.buses[i].bus != b
 		p.query[i] = p.kept[i] == nil || changed == nil || touched[b.path]
-		p.remap[i] = p.query[i] || dirs[b.path]
+		p.dirty[i] = dirs[b.path]
+		p.remap[i] = p.query[i] || p.dirty[i]
 	}
 	return p
+}
+
+func hasKey(m map[string]int, k string) bool {
+	_, ok := m[k]
+	return ok
 }
 
 // sameHome reports whether two reads of a home saw the same state.
 func sameHome(a, b layout) bool {
 	return a.pausedBy == b.pausedBy && slices.Equal(a.scopes, b.scopes)
+}
+
+// sameRow reports whether two reads of a bus found a row the same (as the
+// bus holds it, never stamped).
+func sameRow(a, b *row) bool {
+	x, y := *a, *b
+	x.question, y.question, x.bus, y.bus = nil, nil, nil, nil
+	if x != y || *a.bus != *b.bus || (a.question == nil) != (b.question == nil) {
+		return false
+	}
+	return a.question == nil || *a.question == *b.question
 }
 
 // sameIDs reports whether two reads of a bus hold the same rows by id (a

@@ -5,9 +5,9 @@
 // is named by its server's socket and its id, and a caller checks an option
 // the system set on the pane to know it is the one the record names.
 //
-// It asks each server once, directly (no shell), bounded by a timeout. It
-// is kept apart from middle's session lookup, which asks by session name;
-// both could share it.
+// It asks each server once, directly (no shell), bounded by a timeout.
+// ListPanes is the one call to tmux of every source: List asks it for the
+// panes by id, middle's session lookup for the panes by session name.
 package tmuxpanes
 
 import (
@@ -82,16 +82,49 @@ func Sockets(dir string) ([]string, error) {
 // ErrNoServer when no server listens there; ErrNoTmux without tmux; any
 // other error says why the server could not be asked.
 func List(socket, option string, timeout time.Duration) ([]Pane, error) {
+	format := "#{pane_id} #{pane_pid} #{pane_dead} "
+	if option != "" {
+		format += "#{" + option + "}"
+	}
+	out, err := ListPanes(Server{Path: socket}, format, timeout)
+	switch {
+	case errors.Is(err, ErrNoTmux):
+		return nil, ErrNoTmux
+	case errors.Is(err, ErrNoServer):
+		return nil, fmt.Errorf("tmux -S %s: %w", socket, ErrNoServer)
+	case err != nil:
+		return nil, err
+	}
+	return parse(out), nil
+}
+
+// Server names a tmux server: by its socket's path (`tmux -S`), else by
+// its socket's name (`tmux -L`); neither is the user's default server.
+type Server struct {
+	Path, Name string
+}
+
+// ListPanes runs `tmux list-panes -a -F format` on the server, directly
+// (no shell), without $TMUX (inside a tmux client it names that client's
+// server: without it tmux asks the one named, or the user's default), and
+// returns what it printed. An error is one line: "tmux [-S path]
+// list-panes: " and why; it is ErrNoTmux without tmux, ErrNoServer (with
+// tmux's own words) when no server listens on the socket.
+func ListPanes(srv Server, format string, timeout time.Duration) (string, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	format := "#{pane_id} #{pane_pid} #{pane_dead} "
-	if option != "" {
-		format += "#{" + option + "}"
+	var args []string
+	what := "tmux list-panes"
+	switch {
+	case srv.Path != "":
+		args, what = []string{"-S", srv.Path}, "tmux -S "+srv.Path+" list-panes"
+	case srv.Name != "":
+		args = []string{"-L", srv.Name}
 	}
-	cmd := exec.CommandContext(ctx, "tmux", "-S", socket, "list-panes", "-a", "-F", format)
+	cmd := exec.CommandContext(ctx, "tmux", append(args, "list-panes", "-a", "-F", format)...)
 	cmd.Env = withoutEnv(os.Environ(), "TMUX")
 	cmd.WaitDelay = timeout
 	var stdout, stderr bytes.Buffer
@@ -99,21 +132,28 @@ func List(socket, option string, timeout time.Duration) ([]Pane, error) {
 	err := cmd.Run()
 	switch {
 	case ctx.Err() != nil:
-		return nil, fmt.Errorf("tmux -S %s list-panes: no answer within %s", socket, timeout)
+		return "", fmt.Errorf("%s: no answer within %s", what, timeout)
 	case errors.Is(err, exec.ErrNotFound):
-		return nil, ErrNoTmux
+		return "", fmt.Errorf("%s: %w", what, ErrNoTmux)
 	case err != nil:
 		msg := firstLine(stderr.String())
 		if noServer(msg) {
-			return nil, fmt.Errorf("tmux -S %s: %w", socket, ErrNoServer)
+			return "", noServerError(what + ": " + msg)
 		}
 		if msg != "" {
-			return nil, fmt.Errorf("tmux -S %s list-panes: %s", socket, msg)
+			return "", fmt.Errorf("%s: %s", what, msg)
 		}
-		return nil, fmt.Errorf("tmux -S %s list-panes: %w", socket, err)
+		return "", fmt.Errorf("%s: %w", what, err)
 	}
-	return parse(stdout.String()), nil
+	return stdout.String(), nil
 }
+
+// noServerError is tmux's own words that no server listens on a socket:
+// ErrNoServer.
+type noServerError string
+
+func (e noServerError) Error() string        { return string(e) }
+func (e noServerError) Is(target error) bool { return target == ErrNoServer }
 
 // noServer reports whether tmux's message says no server listens on the
 // socket: refused ("no server running on …"), absent ("error connecting to

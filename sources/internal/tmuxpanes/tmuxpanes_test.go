@@ -117,3 +117,39 @@ func TestNoServerIsWhatSaysNoServerListens(t *testing.T) {
 		}
 	}
 }
+
+// TestListPanesAsksTheServerNamed: a server named by its socket's name
+// (-L) or by its socket's path (-S) is the one asked, and a socket nobody
+// listens on is ErrNoServer in tmux's own words, one line naming the call.
+func TestListPanesAsksTheServerNamed(t *testing.T) {
+	name := "dt-lp-" + strings.ReplaceAll(t.Name(), "/", "-")
+	dir, tmux := privateServer(t, name)
+	pid := tmux("list-panes", "-a", "-F", "#{pane_pid}")
+	tests := []struct {
+		name    string
+		srv     Server
+		want    string
+		noSrv   bool
+		errHead string
+	}{
+		{name: "by socket name", srv: Server{Name: name}, want: pid + " team\n"},
+		{name: "by socket path", srv: Server{Path: filepath.Join(dir, name)}, want: pid + " team\n"},
+		{name: "a name nobody listens on", srv: Server{Name: name + "-none"}, noSrv: true, errHead: "tmux list-panes: "},
+		{name: "a path nobody listens on", srv: Server{Path: filepath.Join(dir, name+"-none")}, noSrv: true,
+			errHead: "tmux -S " + filepath.Join(dir, name+"-none") + " list-panes: "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := ListPanes(tc.srv, "#{pane_pid} #{session_name}", 0)
+			if tc.noSrv {
+				if !errors.Is(err, ErrNoServer) || !strings.HasPrefix(err.Error(), tc.errHead) || strings.Contains(err.Error(), "\n") {
+					t.Fatalf("out %q, error %v: want ErrNoServer, one line starting %q", out, err, tc.errHead)
+				}
+				return
+			}
+			if err != nil || out != tc.want {
+				t.Fatalf("out %q, error %v: want %q", out, err, tc.want)
+			}
+		})
+	}
+}

@@ -46,21 +46,7 @@ func runOnce(ctx context.Context, g *Globals, asJSON, allowEmpty, allowMissing b
 		return usageError(fmt.Errorf("no tree found under %s: looked for %s (--allow-empty accepts an empty forest)",
 			strings.Join(snap.Roots, ", "), layoutsLookedFor))
 	}
-	if asJSON {
-		err = report.WriteJSON(g.Stdout, snap)
-	} else {
-		err = report.WriteText(g.Stdout, snap, textPainter(g))
-	}
-	if err != nil {
-		return failure(fmt.Errorf("write the snapshot: %w", err))
-	}
-	if err := writeMetricsFile(g.Metrics, snap, 0); err != nil {
-		return failure(err)
-	}
-	if n := countMatching(snap, match); n > 0 {
-		return failure(fmt.Errorf("%d node(s) match --fail-on %s", n, g.FailOn))
-	}
-	return nil
+	return answerOnce(g, snap, asJSON, match)
 }
 
 // layoutsLookedFor names what discovery takes for a tree (SPEC §1).
@@ -195,4 +181,26 @@ func textPainter(g *Globals) report.Painter {
 		return nil
 	}
 	return statePainter()
+}
+
+// answerOnce prints a one-shot snapshot (JSON or text), writes its
+// metrics file when asked, and fails when --fail-on matches a node: what
+// `--once` answers, of local roots and of a fleet alike.
+func answerOnce(g *Globals, snap *model.Snapshot, asJSON bool, match failOn) error {
+	var err error
+	if asJSON {
+		err = report.WriteJSON(g.Stdout, snap)
+	} else {
+		err = report.WriteText(g.Stdout, snap, textPainter(g))
+	}
+	if err != nil {
+		return failure(fmt.Errorf("write the snapshot: %w", err))
+	}
+	if err := writeMetricsFile(g.Metrics, snap, 0); err != nil {
+		return failure(err)
+	}
+	if n := countMatching(snap, match); n > 0 {
+		return failure(fmt.Errorf("%d node(s) match --fail-on %s", n, g.FailOn))
+	}
+	return nil
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dispatchtop/dispatchtop/remote"
-	"github.com/dispatchtop/dispatchtop/report"
 	"github.com/dispatchtop/dispatchtop/serve"
 	"github.com/dispatchtop/dispatchtop/ui"
 )
@@ -141,21 +140,7 @@ func runRemoteOnce(ctx context.Context, g *Globals, specs []string, tokenFile st
 		return usageError(fmt.Errorf("--remote: %s (--allow-missing reads the others)", strings.Join(down, "; ")))
 	}
 	snap := u.Snapshot
-	if asJSON {
-		err = report.WriteJSON(g.Stdout, snap)
-	} else {
-		err = report.WriteText(g.Stdout, snap, textPainter(g))
-	}
-	if err != nil {
-		return failure(fmt.Errorf("write the snapshot: %w", err))
-	}
-	if err := writeMetricsFile(g.Metrics, snap, 0); err != nil {
-		return failure(err)
-	}
-	if n := countMatching(snap, match); n > 0 {
-		return failure(fmt.Errorf("%d node(s) match --fail-on %s", n, g.FailOn))
-	}
-	return nil
+	return answerOnce(g, snap, asJSON, match)
 }
 
 // remoteOnceTimeout is how long --once --remote waits for a host: a

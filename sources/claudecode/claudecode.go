@@ -210,9 +210,17 @@ func (r *reader) listDir(dir string) []os.DirEntry {
 	return entries
 }
 
-// readJSON reads a record, a problem naming the file when it cannot be
+// readJSON reads a record whole into v with encoding/json (readRecord
+// decodes field by field), a problem naming the file when it cannot be
 // read or parsed; fs.ErrNotExist (removed since listed) is no problem.
 func (r *reader) readJSON(path string, v any) ([]byte, os.FileInfo, bool) {
+	return r.readDecoded(path, func(b []byte) error { return json.Unmarshal(b, v) })
+}
+
+// readDecoded reads the file at path and its info, then decodes it: the
+// file missing (removed since listed) is no problem; unreadable, or not
+// decoded, is one naming the file.
+func (r *reader) readDecoded(path string, decode func([]byte) error) ([]byte, os.FileInfo, bool) {
 	b, err := protocol.ReadFile(path, protocol.MaxDocumentSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, false
@@ -228,7 +236,7 @@ func (r *reader) readJSON(path string, v any) ([]byte, os.FileInfo, bool) {
 		}
 		return nil, nil, false
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := decode(b); err != nil {
 		r.problem(path, "read %s: %v", path, err)
 		return nil, nil, false
 	}

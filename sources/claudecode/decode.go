@@ -4,12 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"reflect"
 	"strings"
-
-	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // A record is decoded field by field: a field of an unexpected type (a
@@ -23,26 +20,7 @@ import (
 // file missing (removed since listed) is no problem; unreadable, or not
 // an object, is one.
 func (r *reader) readRecord(path string, v any) ([]byte, os.FileInfo, bool) {
-	b, err := protocol.ReadFile(path, protocol.MaxDocumentSize)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, false
-	}
-	if err != nil {
-		r.problem(path, "%v", err)
-		return nil, nil, false
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			r.problem(path, "%v", err)
-		}
-		return nil, nil, false
-	}
-	if err := r.decodeFields(path, b, v); err != nil {
-		r.problem(path, "read %s: %v", path, err)
-		return nil, nil, false
-	}
-	return b, fi, true
+	return r.readDecoded(path, func(b []byte) error { return r.decodeFields(path, b, v) })
 }
 
 // decodeFields decodes the object b into v field by field, each field's

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -66,48 +65,7 @@ func BenchmarkAgentsOnceJSON10k(b *testing.B) {
 	storesOnly.Roots = withAgents.Roots[1:]
 	storeNodes := benchClaudeSessions + benchClaudeTeams*benchClaudeMembers + benchClaudeJobs + benchCodexThreads
 
-	b.Run("added", func(b *testing.B) {
-		checkScan(b, native, 10000)
-		checkScan(b, withAgents, 10000+storeNodes)
-		var nativeTime, agentsTime, nativeCPU, agentsCPU time.Duration
-		runs := []struct {
-			opts       scanner.Options
-			total, cpu *time.Duration
-		}{{native, &nativeTime, &nativeCPU}, {withAgents, &agentsTime, &agentsCPU}}
-		// Each iteration's difference too: their median is what a burst of
-		// the machine's other load, landing on one run, moves least.
-		var diffs []time.Duration
-		i := 0
-		for b.Loop() {
-			var took [2]time.Duration
-			for k := range runs {
-				r := runs[(i+k)%2]
-				start, cpu := time.Now(), cpuTime()
-				scanAndWriteJSON(b, r.opts)
-				took[(i+k)%2] = time.Since(start)
-				*r.total += took[(i+k)%2]
-				*r.cpu += cpuTime() - cpu
-			}
-			diffs = append(diffs, took[1]-took[0])
-			i++
-		}
-		slices.Sort(diffs)
-		b.ReportMetric(float64(diffs[len(diffs)/2])/1e6, "added-median-ms")
-		perRun := func(d time.Duration) float64 { return float64(d) / float64(i) / 1e6 }
-		b.ReportMetric(perRun(nativeTime), "native-ms/op")
-		b.ReportMetric(perRun(agentsTime), "agents-ms/op")
-		b.ReportMetric(perRun(agentsTime-nativeTime), "added-ms/op")
-		b.ReportMetric(perRun(nativeCPU), "native-cpu-ms/op")
-		b.ReportMetric(perRun(agentsCPU-nativeCPU), "added-cpu-ms/op")
-	})
-	b.Run("stores", func(b *testing.B) {
-		checkScan(b, storesOnly, storeNodes)
-		cpu := cpuTime()
-		for b.Loop() {
-			scanAndWriteJSON(b, storesOnly)
-		}
-		b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
-	})
+	benchStoresAdded(b, "agents", native, withAgents, storesOnly, 10000, storeNodes)
 }
 
 // writeBenchClaude writes a Claude Code home as Claude Code writes it:

@@ -29,87 +29,76 @@ import (
 // The permission cases run the binary as nobody (root reads a file of
 // mode 000); where it cannot, they are skipped, saying so.
 func TestEveryUnreadableStoreIsAProblemNamingItsFileAndCause(t *testing.T) {
-	for _, u := range storefixtures.UnreadableStores() {
-		for _, prefixed := range []bool{false, true} {
-			name := u.Kind + "/" + u.What
-			if prefixed {
-				name += "/KIND:"
-			}
-			t.Run(name, func(t *testing.T) {
-				// Readable by all, up to the planted file: nobody runs the
-				// binary in the permission cases.
-				base, err := os.MkdirTemp("", "dispatchtop-unreadable-")
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { os.RemoveAll(base) })
-				if err := os.Chmod(base, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				root, file, err := u.Build(filepath.Join(base, "store"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				tree := filepath.Join(base, "tree")
-				writeAged(t, filepath.Join(tree, "s1", ".heartbeat"),
-					`{"pid": 1, "started": 1, "status": "running", "parent_heartbeat": null}`, 0)
-				arg := root
-				if prefixed {
-					arg = u.Kind + ":" + root
-				}
-				run := func(args ...string) (string, string, int) {
-					return runAs(t, base, u.Denied, args...)
-				}
-				wantLine := func(stderr string, what string) {
-					t.Helper()
-					msg := strings.TrimSpace(stderr)
-					if strings.Contains(msg, "\n") || !strings.Contains(msg, file) || !strings.Contains(msg, u.Cause) || strings.Contains(msg, "no tree found") {
-						t.Errorf("%s: stderr %q: want one line naming %s and %q", what, msg, file, u.Cause)
-					}
-				}
-
-				for _, args := range [][]string{{"--once"}, {"--once", "--json"}, {"--once", "--allow-missing"}} {
-					stdout, stderr, code := run(append(args, arg)...)
-					if code != 2 || stdout != "" {
-						t.Errorf("%v alone: exit %d, stdout %q: want 2 and nothing", args, code, stdout)
-					}
-					wantLine(stderr, strings.Join(args, " ")+" alone")
-				}
-
-				stdout, stderr, code := run("--once", "--fail-on", "none", arg, tree)
-				if code != 2 || stdout != "" || !strings.Contains(stderr, "--allow-missing") {
-					t.Errorf("beside a tree: exit %d, stdout %q, stderr %q: want 2, nothing, and a word of --allow-missing", code, stdout, stderr)
-				}
-				wantLine(stderr, "beside a tree")
-
-				stdout, stderr, code = run("--once", "--allow-missing", "--fail-on", "none", arg, tree)
-				if code != 0 || !strings.Contains(stdout, "s1") {
-					t.Fatalf("--allow-missing beside a tree: exit %d, stderr %q:\n%s", code, stderr, stdout)
-				}
-				if !strings.Contains(stdout, "problems:") || !strings.Contains(stdout, file) || !strings.Contains(stdout, u.Cause) {
-					t.Errorf("--allow-missing text lacks the problem at %s (%q):\n%s", file, u.Cause, stdout)
-				}
-
-				stdout, stderr, code = run("--once", "--json", "--allow-missing", "--fail-on", "none", arg, tree)
-				if code != 0 {
-					t.Fatalf("--json --allow-missing beside a tree: exit %d, stderr %q", code, stderr)
-				}
-				var doc struct {
-					Problems []struct{ Path, Error string } `json:"problems"`
-				}
-				if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
-					t.Fatalf("json: %v\n%s", err, stdout)
-				}
-				found := false
-				for _, p := range doc.Problems {
-					found = found || p.Path == file && strings.Contains(p.Error, u.Cause)
-				}
-				if !found {
-					t.Errorf("--json problems %+v: none at %s with %q", doc.Problems, file, u.Cause)
-				}
-			})
+	storefixtures.EachUnreadable(t, func(t *testing.T, u storefixtures.Unreadable, as func(string) string) {
+		// Readable by all, up to the planted file: nobody runs the
+		// binary in the permission cases.
+		base, err := os.MkdirTemp("", "dispatchtop-unreadable-")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		t.Cleanup(func() { os.RemoveAll(base) })
+		if err := os.Chmod(base, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		root, file, err := u.Build(filepath.Join(base, "store"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree := filepath.Join(base, "tree")
+		writeAged(t, filepath.Join(tree, "s1", ".heartbeat"),
+			`{"pid": 1, "started": 1, "status": "running", "parent_heartbeat": null}`, 0)
+		arg := as(root)
+		run := func(args ...string) (string, string, int) {
+			return runAs(t, base, u.Denied, args...)
+		}
+		wantLine := func(stderr string, what string) {
+			t.Helper()
+			msg := strings.TrimSpace(stderr)
+			if strings.Contains(msg, "\n") || !strings.Contains(msg, file) || !strings.Contains(msg, u.Cause) || strings.Contains(msg, "no tree found") {
+				t.Errorf("%s: stderr %q: want one line naming %s and %q", what, msg, file, u.Cause)
+			}
+		}
+
+		for _, args := range [][]string{{"--once"}, {"--once", "--json"}, {"--once", "--allow-missing"}} {
+			stdout, stderr, code := run(append(args, arg)...)
+			if code != 2 || stdout != "" {
+				t.Errorf("%v alone: exit %d, stdout %q: want 2 and nothing", args, code, stdout)
+			}
+			wantLine(stderr, strings.Join(args, " ")+" alone")
+		}
+
+		stdout, stderr, code := run("--once", "--fail-on", "none", arg, tree)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, "--allow-missing") {
+			t.Errorf("beside a tree: exit %d, stdout %q, stderr %q: want 2, nothing, and a word of --allow-missing", code, stdout, stderr)
+		}
+		wantLine(stderr, "beside a tree")
+
+		stdout, stderr, code = run("--once", "--allow-missing", "--fail-on", "none", arg, tree)
+		if code != 0 || !strings.Contains(stdout, "s1") {
+			t.Fatalf("--allow-missing beside a tree: exit %d, stderr %q:\n%s", code, stderr, stdout)
+		}
+		if !strings.Contains(stdout, "problems:") || !strings.Contains(stdout, file) || !strings.Contains(stdout, u.Cause) {
+			t.Errorf("--allow-missing text lacks the problem at %s (%q):\n%s", file, u.Cause, stdout)
+		}
+
+		stdout, stderr, code = run("--once", "--json", "--allow-missing", "--fail-on", "none", arg, tree)
+		if code != 0 {
+			t.Fatalf("--json --allow-missing beside a tree: exit %d, stderr %q", code, stderr)
+		}
+		var doc struct {
+			Problems []struct{ Path, Error string } `json:"problems"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+			t.Fatalf("json: %v\n%s", err, stdout)
+		}
+		found := false
+		for _, p := range doc.Problems {
+			found = found || p.Path == file && strings.Contains(p.Error, u.Cause)
+		}
+		if !found {
+			t.Errorf("--json problems %+v: none at %s with %q", doc.Problems, file, u.Cause)
+		}
+	})
 }
 
 // runAs runs the binary in dir, as nobody when asNobody (skipping when it

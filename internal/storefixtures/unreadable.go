@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
 )
 
 // Unreadable is a store of one of the four systems that cannot be read,
@@ -110,4 +111,26 @@ func UnreadableStores() []Unreadable {
 		}
 	}
 	return out
+}
+
+// EachUnreadable runs each of UnreadableStores as a subtest of t twice:
+// the store found by its layout, and named `KIND:PATH`. as is the root
+// argument to give for the root a Build returned.
+func EachUnreadable(t *testing.T, run func(t *testing.T, u Unreadable, as func(root string) string)) {
+	for _, u := range UnreadableStores() {
+		for _, prefixed := range []bool{false, true} {
+			name := u.Kind + "/" + u.What
+			if prefixed {
+				name += "/KIND:"
+			}
+			t.Run(name, func(t *testing.T) {
+				run(t, u, func(root string) string {
+					if prefixed {
+						return u.Kind + ":" + root
+					}
+					return root
+				})
+			})
+		}
+	}
 }

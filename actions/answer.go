@@ -27,7 +27,7 @@ func AnswerPath(n *model.Node) string {
 // node whose AnswerPath is "": its system reads answers through a channel
 // of its own, which it names where it can (Claude Code's).
 func AnswerRefusal(n *model.Node) string {
-	if sources.Kind(n.Source) == claudeKind {
+	if sources.Kind(n.Source) == sources.ClaudeCode {
 		return claudeAnswerRefusal(n)
 	}
 	return fmt.Sprintf("answer %s: %s reads answers through its own channel; dispatchtop writes none of it", n.ID, n.Source)

@@ -13,10 +13,6 @@ import (
 	"github.com/dispatchtop/dispatchtop/sources"
 )
 
-// claudeKind is Claude Code's source (sources/claudecode.Kind, a package
-// of the same layer as this one).
-const claudeKind sources.Kind = "claude"
-
 // A Claude Code session keeps no dir of its own that dispatchtop may write:
 // its store is Claude Code's and its cwd the user's project. The source
 // gives it a dir of dispatchtop's own instead, under the root's journal
@@ -27,12 +23,12 @@ const claudeKind sources.Kind = "claude"
 
 // sessionIDField names, per source, the SourceFields entry that holds the
 // agent's session id in its system ({session_id}).
-var sessionIDField = map[sources.Kind]string{claudeKind: "session id"}
+var sessionIDField = map[sources.Kind]string{sources.ClaudeCode: "session id"}
 
 // ownsDir reports whether n's dir is dispatchtop's own, made by the first
 // resume: a Claude Code session's, under the root's journal dir.
 func ownsDir(n *model.Node) bool {
-	if sources.Kind(sourceName(n)) != claudeKind || n.InfraDir == "" {
+	if sources.Kind(sourceName(n)) != sources.ClaudeCode || n.InfraDir == "" {
 		return false
 	}
 	for _, part := range strings.Split(filepath.ToSlash(n.InfraDir), "/") {

@@ -272,7 +272,7 @@ func TestClaudeSessionResumedOnceIsNotResumedAgain(t *testing.T) {
 
 // The kind actions names Claude Code by is its source's.
 func TestClaudeKindIsTheSources(t *testing.T) {
-	if claudeKind != claudecode.Kind {
-		t.Fatalf("actions names Claude Code %q, its source %q", claudeKind, claudecode.Kind)
+	if sources.ClaudeCode != claudecode.Kind {
+		t.Fatalf("actions names Claude Code %q, its source %q", sources.ClaudeCode, claudecode.Kind)
 	}
 }

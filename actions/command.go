@@ -24,7 +24,7 @@ var placeholderNames = []string{
 var (
 	rowIDField = map[sources.Kind]string{
 		sources.Middle: "workflow", sources.TeaParty: "conversation", sources.OpencodeTeams: "agent id",
-		claudeKind: "session id",
+		sources.ClaudeCode: "session id",
 	}
 	sessionNameField = map[sources.Kind]string{sources.Middle: "tmux_session"}
 )

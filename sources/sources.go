@@ -55,6 +55,10 @@ const (
 	Middle        Kind = "middle"
 	OpencodeTeams Kind = "opencode-teams"
 	Chatroom      Kind = "chatroom"
+	// ClaudeCode is named here as well as by its reader (claudecode.Kind)
+	// for the recovery engine, whose resume and answer rules name it and
+	// which does not import a reader.
+	ClaudeCode Kind = "claude"
 )
 
 // HistoryAfter is how long a record of a system that stores no pid (Codex

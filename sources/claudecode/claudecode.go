@@ -38,7 +38,7 @@ import (
 )
 
 // Kind is the source's KIND: `claude:PATH`.
-const Kind sources.Kind = "claude"
+const Kind = sources.ClaudeCode
 
 // Store layout.
 const (

@@ -7,8 +7,10 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dispatchtop/dispatchtop/model"
+	"github.com/dispatchtop/dispatchtop/themes"
 )
 
 // stepClock is a screen clock a test moves by hand.
@@ -88,5 +90,37 @@ func TestAnUpdateMovesTheScreensClockOnlyByWholeSeconds(t *testing.T) {
 				t.Errorf("the frame changed in %d lines, want the row's alone:\n%s", len(moved), strings.Join(moved, "\n"))
 			}
 		})
+	}
+}
+
+// SPEC §8: the header's first line and the column head are kept while what
+// they show holds: an update that moves neither (a store's row changed,
+// the clock within its second) draws neither again, which layout did at
+// every update; a second later the clock is drawn again, and a theme
+// restyles the head as a dashboard drawn afresh does.
+func TestAnUpdateDrawsTheTitleAndColumnHeadOnlyWhenTheyMove(t *testing.T) {
+	clk := &stepClock{t: clock12.Add(100 * time.Millisecond)}
+	specs := phasedSpecs(50)
+	m := New(Options{Initial: buildSnapshot("/srv/store", clock12, specs), Now: clk.now, Tick: -1})
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 40})
+	m.View()
+	clk.t = clk.t.Add(300 * time.Millisecond)
+	specs[3].beat = 0
+	next := buildSnapshot("/srv/store", clock12, specs)
+	next.Roots = m.snap.Roots // a watcher's snapshots share their roots
+	m.Update(updateMsg{update: model.Update{Snapshot: next}})
+	if got := bytesOf(func() { m.renderTitle(m.width); m.renderColumnHead(m.width) }); got != 0 {
+		t.Errorf("the title and the column head, unmoved, allocated %d bytes: drawn again", got)
+	}
+	clk.t = clk.t.Add(time.Second)
+	m.Update(updateMsg{update: model.Update{Snapshot: next}})
+	if title := ansi.Strip(m.View().Content); !strings.Contains(strings.SplitN(title, "\n", 2)[0], "12:00:01") {
+		t.Errorf("a second later the title says %q, want 12:00:01", strings.SplitN(title, "\n", 2)[0])
+	}
+	press(m, "t")
+	fresh := New(Options{Initial: next, Now: clk.now, Tick: -1, Themes: func() themes.Set { s := m.themes; s.Start = m.theme; return s }()})
+	fresh.Update(tea.WindowSizeMsg{Width: 160, Height: 40})
+	if got, want := m.renderColumnHead(160), fresh.renderColumnHead(160); got != want {
+		t.Errorf("after a theme the column head is\n%q\nwant (drawn afresh)\n%q", got, want)
 	}
 }

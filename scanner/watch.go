@@ -52,6 +52,13 @@ const (
 	// (opencode-teams' 60 s): an agent whose sign of life lies outside its
 	// store's watch paths never reads stalled for want of a read.
 	DefaultStoreRefresh = 15 * time.Second
+	// DefaultStorePace is the least spacing of two reads of one store: a
+	// store written without pause (a bus at 100 messages/s, a table at 50
+	// row updates/s) is read, published and drawn at most ten times a
+	// second, each read taking in everything written since the last (SPEC
+	// §8 live sources); the first write after a quiet StorePace is read
+	// at once.
+	DefaultStorePace = 100 * time.Millisecond
 	// maxDrain bounds how many queued events one loop turn takes at once.
 	maxDrain = 4096
 )
@@ -72,7 +79,7 @@ type WatchOptions struct {
 	Tick time.Duration
 	// Debounce is the minimum spacing of updates caused by file events: the
 	// first event of a burst is published at once, the rest of the burst
-	// coalesces into one more update. 0 means 50 ms.
+	// coalesces into one more update. 0 means DefaultDebounce.
 	Debounce time.Duration
 	// MaxWatches > 0 caps the fsnotify watches; directories past it are
 	// polled (as when the kernel's inotify limit is hit).
@@ -83,6 +90,10 @@ type WatchOptions struct {
 	// StoreRefresh is how often every other system's store is read again
 	// with no change seen (see refreshStores); 0 means DefaultStoreRefresh.
 	StoreRefresh time.Duration
+	// StorePace is the least spacing of two reads of one store (see
+	// readStores); 0 means DefaultStorePace. The native roots are not
+	// paced: a heartbeat's touch waits the debounce alone.
+	StorePace time.Duration
 	// RecoverCompactions lets the watcher finish what a compaction that
 	// did not finish left (`.children.compacting`, SPEC §5.3): carry its
 	// lines into `.children` and remove it. Off, the watcher writes nothing
@@ -150,10 +161,13 @@ type Watcher struct {
 
 // watchStats are counters for tests and benchmarks.
 type watchStats struct {
-	mu          sync.Mutex
-	rebuilds    int
-	publishes   int
-	rereads     int
+	mu        sync.Mutex
+	rebuilds  int
+	publishes int
+	rereads   int
+	// storeReads counts the reads of each store since the watcher began,
+	// by its root's path (the first read, NewWatcher's, is not counted).
+	storeReads  map[string]int
 	lastLatency time.Duration // first event of a batch -> update published
 	lastWork    time.Duration // of lastLatency, handling the events and flushing (the rest is waiting)
 	fullTime    time.Duration // spent in full publishes (ticks)
@@ -175,6 +189,9 @@ func NewWatcher(opts Options, wo WatchOptions) (*Watcher, error) {
 	}
 	if wo.StoreRefresh <= 0 {
 		wo.StoreRefresh = DefaultStoreRefresh
+	}
+	if wo.StorePace <= 0 {
+		wo.StorePace = DefaultStorePace
 	}
 	if wo.Poll > 0 {
 		wo.FallbackPoll = wo.Poll

@@ -40,12 +40,12 @@ func (w *Watcher) Run(ctx context.Context) error {
 	flushArmed := false
 	// settle fires when a store whose read had a commit pending is due to
 	// be looked at again (watch_stores.go): no event says the commit was
-	// marked.
+	// marked; or when a paced store's last read is a StorePace old.
 	settle := time.NewTimer(time.Hour)
 	settle.Stop()
 	defer settle.Stop()
 	armSettle := func() {
-		if at, ok := w.nextSettle(); ok {
+		if at, ok := w.nextStoreDue(); ok {
 			settle.Reset(time.Until(at))
 		} else {
 			settle.Stop()
@@ -138,7 +138,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 			armSettle()
 			batch, tickDue = eventBatch{}, false
 		case <-settle.C:
-			w.settleStores(time.Now())
+			now := time.Now()
+			w.settleStores(now)
+			w.paceStores(now)
 			armSettle()
 			afterChange()
 		case <-poll.C:

@@ -5,7 +5,11 @@ package scanner
 // of its watch paths changes (a sources.Rereader only where they moved:
 // one bus, middle's rows past its watermark), and its changed nodes are
 // patched into their sessions; the read waits for the same debounce as a
-// heartbeat's. A watched file is followed
+// heartbeat's, and a store read less than a StorePace ago waits until its
+// last read is that old (pacing: a store written without pause is read at
+// most once per StorePace, each read taking in all that was written
+// since; the first write after a quiet StorePace is read at once). A
+// watched file is followed
 // through the directory holding it, filtered by name, so that a -wal
 // written beside it or an atomic rename over it is seen. Every poll
 // compares the watch paths' signatures too: a store is followed where
@@ -39,6 +43,9 @@ type storeSet struct {
 	byDir map[string][]*store
 	// toRead holds the stores to read again at the next flush.
 	toRead map[*store]bool
+	// paced holds the stores marked to be read again whose last read is
+	// not yet a StorePace old: each is read at its paceAt.
+	paced map[*store]bool
 	// settling holds the stores whose last read had a commit pending.
 	settling map[*store]bool
 	// session is, by key, the index of the published session holding a
@@ -64,6 +71,11 @@ type store struct {
 	pending    []string
 	settleAt   time.Time
 	settleWait time.Duration
+	// lastRead is when its last read began (on the wall clock, as the
+	// timers run); zero before the first the watcher made. paceAt is when
+	// a paced store is due: lastRead and a StorePace.
+	lastRead time.Time
+	paceAt   time.Time
 	// deferred: the store's read waits for a commit being written to be
 	// marked (see readStores); a store is deferred once per read.
 	deferred bool
@@ -132,6 +144,7 @@ func sign(r Root) map[string]pathSig {
 func (w *Watcher) adoptStores(read []storeFacts) {
 	w.stores.byDir = map[string][]*store{}
 	w.stores.toRead = map[*store]bool{}
+	w.stores.paced = map[*store]bool{}
 	w.stores.settling = map[*store]bool{}
 	w.stores.session = map[string]int32{}
 	w.stores.patch = map[string]*model.Node{}
@@ -194,6 +207,9 @@ func (w *Watcher) markStores(path string) {
 		if names != nil && !names[name] {
 			continue
 		}
+		if w.stores.waiting(st) && (st.changed == nil || st.changed[path]) {
+			continue // to be read, this path with it: nothing to add, no stat
+		}
 		seen, ok := st.paths[path]
 		if ok && st.sig(path) == seen {
 			continue
@@ -201,7 +217,7 @@ func (w *Watcher) markStores(path string) {
 		// A watch path, or a file in a directory the source named, by its
 		// own path: a sources.Rereader reads that file alone (one agent's).
 		st.noteChanged(path)
-		w.stores.toRead[st] = true
+		w.stores.mark(st)
 	}
 }
 
@@ -230,7 +246,7 @@ func (w *Watcher) refreshStores() bool {
 		if dirs == 0 {
 			st.noteChanged("")
 		}
-		w.stores.toRead[st] = true
+		w.stores.mark(st)
 	}
 	return len(w.stores.stores) > 0
 }
@@ -241,15 +257,27 @@ func (w *Watcher) restatStores(every bool) {
 	for _, st := range w.stores.stores {
 		if every {
 			st.noteChanged("")
-			w.stores.toRead[st] = true
+			w.stores.mark(st)
 			continue
 		}
 		for p, sig := range st.paths {
 			if st.sig(p) != sig {
 				st.noteChanged(p)
-				w.stores.toRead[st] = true
+				w.stores.mark(st)
 			}
 		}
+	}
+}
+
+// waiting reports whether st is marked to be read: at the next flush, or
+// at its pace.
+func (s *storeSet) waiting(st *store) bool { return s.toRead[st] || s.paced[st] }
+
+// mark marks st to be read at the next flush, unless it is paced: then it
+// is read at its pace, and a flush meanwhile would read nothing.
+func (s *storeSet) mark(st *store) {
+	if !s.paced[st] {
+		s.toRead[st] = true
 	}
 }
 
@@ -257,10 +285,19 @@ func (w *Watcher) restatStores(every bool) {
 // its source is a sources.Rereader and what changed is known, else whole;
 // the forest is rebuilt. Signatures first, of what changed (the others'
 // are what the last read saw, or an event would have said otherwise): a
-// change racing the read shows at the next compare.
+// change racing the read shows at the next compare. A store read less than
+// a StorePace ago is paced: it waits, with all that moves meanwhile, until
+// its last read is a StorePace old (paceStores puts it back), so that one
+// written without pause costs a read, a publish and a frame per StorePace,
+// not per debounce.
 func (w *Watcher) readStores(now time.Time) {
 	for st := range w.stores.toRead {
 		delete(w.stores.toRead, st)
+		if at := st.lastRead.Add(w.wo.StorePace); time.Now().Before(at) {
+			st.paceAt = at
+			w.stores.paced[st] = true
+			continue
+		}
 		if st.deferred && time.Now().Before(st.settleAt) {
 			continue // the rest of the commit's writes: the settle check reads it
 		}
@@ -293,6 +330,8 @@ func (w *Watcher) readStores(now time.Time) {
 		follow := st.changed == nil || st.dirMoved()
 		st.changed = map[string]bool{}
 		last := st.facts
+		st.lastRead = time.Now()
+		w.noteStoreRead(st)
 		st.facts = rereadStore(st.facts.root, now, st.facts.kept, changed)
 		if follow {
 			w.followStore(st)
@@ -302,6 +341,16 @@ func (w *Watcher) readStores(now time.Time) {
 			w.built.stale = true
 		}
 	}
+}
+
+// noteStoreRead counts a read of st (watchStats.storeReads).
+func (w *Watcher) noteStoreRead(st *store) {
+	w.stats.mu.Lock()
+	defer w.stats.mu.Unlock()
+	if w.stats.storeReads == nil {
+		w.stats.storeReads = map[string]int{}
+	}
+	w.stats.storeReads[st.facts.root.Path]++
 }
 
 // patchStore notes the nodes of a store read again whose facts changed but
@@ -407,7 +456,7 @@ func (w *Watcher) settleStores(now time.Time) {
 			for _, p := range st.pending {
 				st.noteChanged(p)
 			}
-			w.stores.toRead[st] = true
+			w.stores.mark(st)
 			delete(w.stores.settling, st)
 		case !pending:
 			delete(w.stores.settling, st)
@@ -418,13 +467,29 @@ func (w *Watcher) settleStores(now time.Time) {
 	}
 }
 
-// nextSettle is when the next settle check is due; false when no store is
-// settling.
-func (w *Watcher) nextSettle() (time.Time, bool) {
+// paceStores marks to be read at the next flush every paced store whose
+// last read is a StorePace old by now.
+func (w *Watcher) paceStores(now time.Time) {
+	for st := range w.stores.paced {
+		if !now.Before(st.paceAt) {
+			delete(w.stores.paced, st)
+			w.stores.toRead[st] = true
+		}
+	}
+}
+
+// nextStoreDue is when the next settle check or paced read is due; false
+// when no store is settling or paced.
+func (w *Watcher) nextStoreDue() (time.Time, bool) {
 	var next time.Time
 	for st := range w.stores.settling {
 		if next.IsZero() || st.settleAt.Before(next) {
 			next = st.settleAt
+		}
+	}
+	for st := range w.stores.paced {
+		if next.IsZero() || st.paceAt.Before(next) {
+			next = st.paceAt
 		}
 	}
 	return next, !next.IsZero()

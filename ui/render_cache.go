@@ -51,6 +51,12 @@ type frameCache struct {
 	headerH int
 	// counts is the header's count lines as last drawn (countLines).
 	counts countsMemo
+	// title and columnHead are the header's first line and the column
+	// head as last drawn, with what they were drawn from (titleLine,
+	// columnHeadLine): layout runs after every update, and most move
+	// neither.
+	title      lineMemo[titleKey]
+	columnHead lineMemo[columnHeadKey]
 	// helpBelow is how many lines of the `?` screen are below the screen,
 	// as drawn (renderHelp).
 	helpBelow int
@@ -65,4 +71,20 @@ type frameCache struct {
 	// eventsShown how many events they hold (layoutEvents).
 	eventsBuilt eventsKey
 	eventsShown int
+}
+
+// lineMemo is one line as last drawn and the key it was drawn from.
+type lineMemo[K comparable] struct {
+	key    K
+	line   string
+	filled bool
+}
+
+// get is the line for key: the one kept when key is what it was drawn
+// from, else draw's, kept for the next.
+func (l *lineMemo[K]) get(key K, draw func() string) string {
+	if !l.filled || l.key != key {
+		l.key, l.line, l.filled = key, draw(), true
+	}
+	return l.line
 }

@@ -117,9 +117,28 @@ func (m *Model) renderCounts(sum model.Summary, w int) []string {
 	return append(header, packLines(flags, w, 1)...)
 }
 
-// renderTitle is the header's first line: the title, the roots and the
-// clock, the one header line a tick moves.
+// titleKey is what the header's first line is drawn from.
+type titleKey struct {
+	w, epoch int
+	paused   bool
+	second   int64   // the clock's, which it shows
+	roots    *string // the snapshot's Roots, by their array: a watcher's stay the same
+	nRoots   int
+}
+
+// renderTitle is the header's first line (titleLine), kept while what it
+// shows holds: the one header line a tick moves, once a second.
 func (m *Model) renderTitle(w int) string {
+	k := titleKey{w: w, epoch: m.frame.rowEpoch, paused: m.paused, second: m.now.Unix()}
+	if m.snap != nil && len(m.snap.Roots) > 0 {
+		k.roots, k.nRoots = &m.snap.Roots[0], len(m.snap.Roots)
+	}
+	return m.frame.title.get(k, func() string { return m.titleLine(w) })
+}
+
+// titleLine is the header's first line: the title, the roots and the
+// clock.
+func (m *Model) titleLine(w int) string {
 	st := m.styles
 	title := "dispatchtop"
 	if m.paused {
@@ -251,8 +270,26 @@ func (m *Model) watchNotes() []string {
 	return notes
 }
 
-// renderColumnHead is the columns' heads, each over its column.
+// columnHeadKey is what the column head is drawn from: the columns as
+// laid out (their array: laid out again, a new one) and the theme.
+type columnHeadKey struct {
+	w, epoch int
+	laid     *laidColumn
+}
+
+// renderColumnHead is the column head (columnHeadLine), kept while the
+// columns and the theme hold.
 func (m *Model) renderColumnHead(w int) string {
+	c := m.columns(w)
+	k := columnHeadKey{w: w, epoch: m.frame.rowEpoch}
+	if len(c.laid) > 0 {
+		k.laid = &c.laid[0]
+	}
+	return m.frame.columnHead.get(k, func() string { return m.columnHeadLine(w) })
+}
+
+// columnHeadLine is the columns' heads, each over its column.
+func (m *Model) columnHeadLine(w int) string {
 	var b strings.Builder
 	for _, lc := range m.columns(w).laid {
 		if lc.sep {

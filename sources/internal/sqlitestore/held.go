@@ -67,6 +67,9 @@ type heldConn struct {
 	conn  *sql.Conn // the one connection, taken from db once
 	ino   fileID
 	stmts map[string]*sql.Stmt
+	// begin and rollback are the read transaction's, prepared once and
+	// kept apart from stmts, whose bound never closes them mid-read.
+	begin, rollback *sql.Stmt
 	// shm and wal are read by Version while the connection is held.
 	shm, wal *os.File
 	used     time.Time
@@ -94,12 +97,16 @@ func (h *Held) Read(path string, busy time.Duration, read func(*Snapshot) error)
 	defer c.mu.Unlock()
 	// The transaction is SQLite's own, begun and ended by statements on
 	// the held connection: a database/sql Tx would hold the connection a
-	// statement is prepared on, once, for every later read.
-	ctx := context.Background()
-	if _, err := c.conn.ExecContext(ctx, `BEGIN`); err != nil {
+	// statement is prepared on, once, for every later read. BEGIN and
+	// ROLLBACK are prepared once too: parsed at every read, they were a
+	// tenth of a commit's (the dashboard's profile).
+	if err := c.prepareTx(&h.prepares); err != nil {
 		return Describe(c.path, err)
 	}
-	defer c.conn.ExecContext(ctx, `ROLLBACK`)
+	if _, err := c.begin.Exec(); err != nil {
+		return Describe(c.path, err)
+	}
+	defer c.rollback.Exec()
 	err = read(&Snapshot{Path: c.path, held: c, prepares: &h.prepares})
 	if c.shm == nil {
 		// SQLite made them for the read if they were not there.
@@ -116,12 +123,24 @@ func (h *Held) conn(path string, busy time.Duration) (*heldConn, error) {
 	if err != nil {
 		return nil, Describe(path, err)
 	}
+	ino, err := idOf(abs)
+	h.mu.Lock()
+	c := h.conns[abs]
+	if c != nil && err == nil && c.ino == ino {
+		// Held: the files were looked at when it was opened, and SQLite
+		// opens none of them by path again while it holds them.
+		h.mu.Unlock()
+		if c.lock() {
+			return c, nil
+		}
+		return h.conn(path, busy) // let go meanwhile: opened again
+	}
+	h.mu.Unlock()
 	if err := checkFiles(abs); err != nil {
 		return nil, err
 	}
-	ino, _ := idOf(abs)
 	h.mu.Lock()
-	c := h.conns[abs]
+	c = h.conns[abs]
 	if c != nil && c.ino != ino {
 		delete(h.conns, abs)
 		h.mu.Unlock()
@@ -158,9 +177,22 @@ func (h *Held) conn(path string, busy time.Duration) (*heldConn, error) {
 		c.timer = time.AfterFunc(idle, func() { h.letGo(c, idle) })
 	}
 	h.mu.Unlock()
-	c.mu.Lock()
-	c.used = time.Now()
+	if !c.lock() {
+		return h.conn(path, busy)
+	}
 	return c, nil
+}
+
+// lock locks c for a read and notes it used; false (and c not locked)
+// when it was let go since it was found.
+func (c *heldConn) lock() bool {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return false
+	}
+	c.used = time.Now()
+	return true
 }
 
 // letGo closes c if it was not read for idle, or looks again when it
@@ -195,6 +227,11 @@ func (c *heldConn) close() {
 	for _, st := range c.stmts {
 		st.Close()
 	}
+	for _, st := range []*sql.Stmt{c.begin, c.rollback} {
+		if st != nil {
+			st.Close()
+		}
+	}
 	c.conn.Close()
 	c.db.Close()
 	for _, f := range []*os.File{c.shm, c.wal} {
@@ -202,6 +239,27 @@ func (c *heldConn) close() {
 			f.Close()
 		}
 	}
+}
+
+// prepareTx prepares the read transaction's BEGIN and ROLLBACK, once
+// while the connection is held.
+func (c *heldConn) prepareTx(prepares *atomic.Int64) error {
+	if c.rollback != nil {
+		return nil
+	}
+	ctx := context.Background()
+	begin, err := c.conn.PrepareContext(ctx, `BEGIN`)
+	if err != nil {
+		return err
+	}
+	rollback, err := c.conn.PrepareContext(ctx, `ROLLBACK`)
+	if err != nil {
+		begin.Close()
+		return err
+	}
+	c.begin, c.rollback = begin, rollback
+	prepares.Add(2)
+	return nil
 }
 
 // prepared is the statement of query prepared on the held connection,

@@ -101,6 +101,9 @@ type Source struct {
 	// queried counts the reads of each bus (see Queries).
 	queriedMu sync.Mutex
 	queried   map[string]int64
+	// lists counts the dirs a read listed: what a read whose dirs did not
+	// change lists none of.
+	lists atomic.Int64
 	// mapped counts the rows mapped onto nodes: what a commit into a
 	// bus keeps to the rows it changed (each mapping looks at the files
 	// beside its row, a worker's session dir first).
@@ -240,9 +243,14 @@ func (s *Source) reread(root string, now time.Time, k sources.Kept, changed []st
 	if last != nil && changed != nil && len(changed) == 0 {
 		return last.facts(), last
 	}
-	l = l.homeState()
+	l.lists = &s.lists
+	var lastHome *layout
+	if last != nil {
+		lastHome = &last.home
+	}
+	l = l.homeState(lastHome)
 	p := plan(l, last, changed)
-	next := &kept{home: l, buses: make([]keptBus, len(p.buses))}
+	next := &kept{home: l, buses: make([]keptBus, len(p.buses)), listStamps: p.listStamps}
 	if !p.listed {
 		// The same buses in the same order: the same indexes.
 		next.byPath, next.byDir = last.byPath, last.byDir
@@ -441,6 +449,9 @@ type kept struct {
 	// byPath and byDir are the buses' indexes by their database's path
 	// and by the dir holding it (see index).
 	byPath, byDir map[string]int
+	// listStamps are the dirs the buses were listed from (the jobs dir,
+	// the management dir and its agents dir), as they were before.
+	listStamps []dirStamp
 }
 
 // index is k's buses' indexes by their database's path and by the dir
@@ -492,18 +503,25 @@ type reread struct {
 	query  []bool
 	dirty  []bool // its dir, or a file in it, moved (or what moved is not known): every row is mapped again
 	listed bool   // the buses listed are not the last read's
+	// listStamps are the dirs the buses were listed from, as they were
+	// before that listing (see kept).
+	listStamps []dirStamp
 }
 
 // plan says what a read after the changed watch paths reads (see Reread).
 // A database or its -wal queries its bus; the dir holding a bus, or a file
-// in it, maps its rows again; any other dir or file, or a bus's dir whose
-// bus is gone, lists the buses again (a new job's bus, an agent's).
+// in it, maps its rows again; a dir the buses were listed from, as it was
+// then, nothing (the periodic read names every dir); any other dir or
+// file, or a bus's dir whose bus is gone, lists the buses again (a new
+// job's bus, an agent's).
 func plan(l layout, last *kept, changed []string) reread {
 	p := reread{listed: last == nil}
 	touched, dirs, relist := classify(last, changed)
 	if relist {
+		p.listStamps = stampLists(l)
 		p.buses = l.buses()
 	} else {
+		p.listStamps = last.listStamps
 		p.buses = make([]bus, len(last.buses))
 		for i, kb := range last.buses {
 			p.buses[i] = kb.bus
@@ -551,11 +569,34 @@ func classify(last *kept, changed []string) (touched, dirs map[string]bool, reli
 			dirs[db] = true
 		} else if db, ok := dirOf(filepath.Dir(c)); ok {
 			dirs[db] = true // a file in a bus's dir: its lead's
-		} else {
+		} else if !last.listedStill(c) {
 			relist = true
 		}
 	}
 	return touched, dirs, relist
+}
+
+// stampLists are the stamps of the dirs l's buses are listed from, taken
+// before they are listed.
+func stampLists(l layout) []dirStamp {
+	at := time.Now()
+	stamps := []dirStamp{stampDir(l.jobs, at)}
+	if l.home != "" {
+		management := filepath.Join(l.home, managementDir)
+		stamps = append(stamps, stampDir(management, at), stampDir(filepath.Join(management, agentsDir), at))
+	}
+	return stamps
+}
+
+// listedStill reports whether dir is one the buses were listed from, as
+// it was then: no job or agent came or went there.
+func (k *kept) listedStill(dir string) bool {
+	for _, d := range k.listStamps {
+		if d.path == dir {
+			return d.still()
+		}
+	}
+	return false
 }
 
 func hasKey(m map[string]int, k string) bool {

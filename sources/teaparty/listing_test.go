@@ -182,3 +182,44 @@ func TestARacyListingIsNotKept(t *testing.T) {
 		t.Errorf("%d dirs listed once the dirs are old, want 0", got)
 	}
 }
+
+// SPEC §10: a bus whose watch path moved though nothing was committed
+// since its last read (a read the watcher's look at the mark had already
+// made, the periodic read) is not queried: its commit mark, read through
+// the files its held connection holds, is the one its last read took. A
+// commit since is queried.
+func TestABusWhoseMarkDidNotMoveIsNotQueried(t *testing.T) {
+	h := newListingHome(t)
+	src := New()
+	_, k := src.Reread(h.tr.home, time.Now(), nil, nil)
+	tests := []struct {
+		name    string
+		write   func()
+		queries int64
+	}{
+		{name: "a commit", write: func() {
+			if _, err := h.dbs[0].Exec(`UPDATE conversations SET state = 'withdrawn' WHERE id = 'dispatch:s0'`); err != nil {
+				t.Fatal(err)
+			}
+		}, queries: 1},
+		{name: "nothing committed since", write: func() {}, queries: 0},
+		{name: "another commit", write: func() {
+			insertMessage(t, h.dbs[0], "m1", "dispatch:s0", "coding", "hi", 1)
+		}, queries: 1},
+		{name: "nothing committed since, again", write: func() {}, queries: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.write()
+			q0 := src.Queries()[h.buses[0]]
+			var facts sources.Facts
+			facts, k = src.Reread(h.tr.home, time.Now(), k, []string{h.buses[0] + "-wal"})
+			if got := src.Queries()[h.buses[0]] - q0; got != tc.queries {
+				t.Errorf("queried %d times, want %d", got, tc.queries)
+			}
+			if whole := New().Read(h.tr.home, time.Now()); !reflect.DeepEqual(facts, whole) {
+				t.Errorf("a reread's facts differ from a whole read's:\n%s\nwant\n%s", describeFacts(facts), describeFacts(whole))
+			}
+		})
+	}
+}

@@ -264,9 +264,10 @@ func (s *Source) reread(root string, now time.Time, k sources.Kept, changed []st
 }
 
 // queryBuses reads the buses of next as p says: a bus p queries is read
-// (through its held connection when what is read is kept); every other
-// bus keeps the last read's rows and nodes. It reports which buses were
-// queried.
+// (through its held connection when what is read is kept), unless its
+// commit mark is still the one its last read took, nothing committed
+// since (the watcher's look at the mark was older); every other bus keeps
+// the last read's rows and nodes. It reports which buses were queried.
 func (s *Source) queryBuses(next *kept, p reread, keep bool) []bool {
 	queried := make([]bool, len(p.buses))
 	// Each bus is its own database, read in its own short transaction:
@@ -275,11 +276,11 @@ func (s *Source) queryBuses(next *kept, p reread, keep bool) []bool {
 		kb := &next.buses[i]
 		kb.bus = p.buses[i]
 		old := p.kept[i]
-		if old != nil && !p.query[i] {
-			kb.rows, kb.nulls, kb.err, kb.nodes = old.rows, old.nulls, old.err, old.nodes
+		if old != nil && (!p.query[i] || keep && old.err == nil && s.held.Unchanged(kb.bus.path, old.mark)) {
+			kb.rows, kb.nulls, kb.err, kb.nodes, kb.mark = old.rows, old.nulls, old.err, old.nodes, old.mark
 			return
 		}
-		kb.rows, kb.nulls, kb.err = s.read(kb.bus, keep)
+		kb.rows, kb.nulls, kb.mark, kb.err = s.read(kb.bus, keep)
 		s.noteQuery(kb.bus.path)
 		queried[i] = true
 	})
@@ -475,6 +476,9 @@ type keptBus struct {
 	nulls []model.Problem // the rows a NULL cost (see nullAt)
 	err   error
 	nodes []*model.Node
+	// mark is the bus's commit mark before its rows were read ("": not
+	// known): while it is the bus's mark, nothing was committed since.
+	mark string
 }
 
 // facts are the store's facts as kept: the nodes and problems of every

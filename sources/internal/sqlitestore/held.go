@@ -103,11 +103,14 @@ func (h *Held) Read(path string, busy time.Duration, read func(*Snapshot) error)
 	if err := c.prepareTx(&h.prepares); err != nil {
 		return Describe(c.path, err)
 	}
+	// The mark is taken before the transaction begins: the read sees at
+	// least what it marks.
+	mark := c.mark()
 	if _, err := c.begin.Exec(); err != nil {
 		return Describe(c.path, err)
 	}
 	defer c.rollback.Exec()
-	err = read(&Snapshot{Path: c.path, held: c, prepares: &h.prepares})
+	err = read(&Snapshot{Path: c.path, Mark: mark, held: c, prepares: &h.prepares})
 	if c.shm == nil {
 		// SQLite made them for the read if they were not there.
 		c.shm, _ = os.Open(c.path + "-shm")
@@ -322,6 +325,45 @@ func (h *Held) Version(wal string) sources.Version {
 		return WALVersion(wal)
 	}
 	return walVersion(c.shm, c.wal)
+}
+
+// mark is the store's commit mark read through the files c holds, ""
+// when it has none yet or a commit is pending (c locked).
+func (c *heldConn) mark() string {
+	if c.shm == nil || c.wal == nil {
+		return ""
+	}
+	if v := walVersion(c.shm, c.wal); !v.Pending {
+		return v.Mark
+	}
+	return ""
+}
+
+// Unchanged reports whether the database at path is held, the same file,
+// and its commit mark is still mark, with no commit pending: a read of it
+// now would see what the read that took mark (Snapshot.Mark) saw. The
+// mark is read through the files the connection holds, never opened: no
+// query, no transaction. "" is never unchanged.
+func (h *Held) Unchanged(path, mark string) bool {
+	if mark == "" {
+		return false
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	h.mu.Lock()
+	c := h.conns[abs]
+	h.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	ino, err := idOf(abs)
+	if err != nil || ino != c.ino || !c.lock() {
+		return false
+	}
+	defer c.mu.Unlock()
+	return c.mark() == mark
 }
 
 // Holds reports whether the database at path is held: a source looking

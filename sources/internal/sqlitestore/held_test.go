@@ -133,3 +133,53 @@ func TestHeldVersionIsTheWALVersion(t *testing.T) {
 		last = v
 	}
 }
+
+// A held store is unchanged while its commit mark is the one a read took
+// before it began, and changed from its next commit on (a checkpoint that
+// restarts the log too); a mark of no read, or of a store not held, is
+// never unchanged: the caller reads then.
+func TestHeldUnchangedUntilTheNextCommit(t *testing.T) {
+	db, exec := walWriter(t)
+	exec(`INSERT INTO t (v) VALUES (x'00')`)
+	h := &Held{Idle: time.Minute}
+	defer h.Close()
+	read := func() string {
+		t.Helper()
+		var mark string
+		if err := h.Read(db, 0, func(s *Snapshot) error { mark = s.Mark; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return mark
+	}
+	if h.Unchanged(db, "x") {
+		t.Errorf("a store not held is unchanged")
+	}
+	read() // opens the connection, and the files the mark is read through
+	tests := []struct {
+		name      string
+		write     func()
+		unchanged bool
+	}{
+		{name: "nothing written", write: func() {}, unchanged: true},
+		{name: "a commit", write: func() { exec(`INSERT INTO t (v) VALUES (x'01')`) }},
+		{name: "a checkpoint, then a commit over the log's start", write: func() {
+			exec(`PRAGMA wal_checkpoint(PASSIVE)`)
+			exec(`INSERT INTO t (v) VALUES (x'02')`)
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mark := read()
+			if mark == "" {
+				t.Fatal("a held read took no mark")
+			}
+			tc.write()
+			if got := h.Unchanged(db, mark); got != tc.unchanged {
+				t.Errorf("unchanged: %v, want %v", got, tc.unchanged)
+			}
+		})
+	}
+	if h.Unchanged(db, "") {
+		t.Errorf("no mark is unchanged")
+	}
+}

@@ -258,7 +258,14 @@ func (s *Source) reread(root string, now time.Time, k sources.Kept, changed []st
 	queried := s.queryBuses(next, p, keep)
 	m := &mapping{layout: l, management: l.managementBus(), keep: keep}
 	m.all, m.twinsMoved = whatMoved(l, last, next, p, queried, m.management)
-	m.stamps, m.twin = stampsOf(next.buses, m.management)
+	if last != nil && !m.all && !m.twinsMoved {
+		// No management row and no bus's ids moved: the same stamps and
+		// twins, not every row of the home looked at again.
+		m.stamps, m.twin = last.stamps, last.twin
+	} else {
+		m.stamps, m.twin = stampsOf(next.buses, m.management)
+	}
+	next.stamps, next.twin = m.stamps, m.twin
 	s.mapRows(m, next, p, queried)
 	return next.facts(), next
 }
@@ -453,6 +460,10 @@ type kept struct {
 	// listStamps are the dirs the buses were listed from (the jobs dir,
 	// the management dir and its agents dir), as they were before.
 	listStamps []dirStamp
+	// stamps and twin are the management bus's rows and their twins (see
+	// stampsOf), handed on while no management row and no bus's ids
+	// moved (a twin's key is made of its id, which names its type).
+	stamps, twin map[string]*row
 }
 
 // index is k's buses' indexes by their database's path and by the dir

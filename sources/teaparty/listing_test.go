@@ -15,7 +15,7 @@ import (
 
 // ageDirs sets the mtime of every dir under root a minute back, so that a
 // listing of them is no racy one (see racyWindow).
-func ageDirs(t *testing.T, root string) {
+func ageDirs(t testing.TB, root string) {
 	t.Helper()
 	back := time.Now().Add(-time.Minute)
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {

@@ -283,11 +283,23 @@ func (s *Source) queryBuses(next *kept, p reread, keep bool) []bool {
 		kb := &next.buses[i]
 		kb.bus = p.buses[i]
 		old := p.kept[i]
-		if old != nil && (!p.query[i] || keep && old.err == nil && s.held.Unchanged(kb.bus.path, old.mark)) {
+		keepOld := func() {
 			kb.rows, kb.nulls, kb.err, kb.nodes, kb.mark = old.rows, old.nulls, old.err, old.nodes, old.mark
+		}
+		if old != nil && !p.query[i] {
+			keepOld()
 			return
 		}
-		kb.rows, kb.nulls, kb.mark, kb.err = s.read(kb.bus, keep)
+		since := ""
+		if keep && old != nil && old.err == nil {
+			since = old.mark
+		}
+		rows, nulls, mark, moved, err := s.read(kb.bus, keep, since)
+		if !moved {
+			keepOld()
+			return
+		}
+		kb.rows, kb.nulls, kb.mark, kb.err = rows, nulls, mark, err
 		s.noteQuery(kb.bus.path)
 		queried[i] = true
 	})

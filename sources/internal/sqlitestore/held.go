@@ -81,33 +81,46 @@ type heldConn struct {
 // through its held connection (opened if none is, or if the file at path
 // is not the one it holds). busy is as for Open.
 func (h *Held) Read(path string, busy time.Duration, read func(*Snapshot) error) error {
+	_, err := h.ReadIfMoved(path, busy, "", read)
+	return err
+}
+
+// ReadIfMoved is Read, unless the store is held, the same file, and its
+// commit mark is still since (the Snapshot.Mark of an earlier read), with
+// no commit pending: nothing was committed since, read is not run, and
+// moved is false. The mark is read through the files the connection
+// holds: no query, no transaction. A since of "" always reads.
+func (h *Held) ReadIfMoved(path string, busy time.Duration, since string, read func(*Snapshot) error) (moved bool, err error) {
 	c, err := h.conn(path, busy)
 	if err != nil {
-		return err
+		return true, err
 	}
 	if c == nil {
 		snap, err := Open(path, busy)
 		if err != nil {
-			return err
+			return true, err
 		}
 		defer snap.Close()
 		h.opens.Add(1)
-		return read(snap)
+		return true, read(snap)
 	}
 	defer c.mu.Unlock()
+	// The mark is taken before the transaction begins: the read sees at
+	// least what it marks.
+	mark := c.mark()
+	if since != "" && mark == since {
+		return false, nil
+	}
 	// The transaction is SQLite's own, begun and ended by statements on
 	// the held connection: a database/sql Tx would hold the connection a
 	// statement is prepared on, once, for every later read. BEGIN and
 	// ROLLBACK are prepared once too: parsed at every read, they were a
 	// tenth of a commit's (the dashboard's profile).
 	if err := c.prepareTx(&h.prepares); err != nil {
-		return Describe(c.path, err)
+		return true, Describe(c.path, err)
 	}
-	// The mark is taken before the transaction begins: the read sees at
-	// least what it marks.
-	mark := c.mark()
 	if _, err := c.begin.Exec(); err != nil {
-		return Describe(c.path, err)
+		return true, Describe(c.path, err)
 	}
 	defer c.rollback.Exec()
 	err = read(&Snapshot{Path: c.path, Mark: mark, held: c, prepares: &h.prepares})
@@ -116,7 +129,7 @@ func (h *Held) Read(path string, busy time.Duration, read func(*Snapshot) error)
 		c.shm, _ = os.Open(c.path + "-shm")
 		c.wal, _ = os.Open(c.path + "-wal")
 	}
-	return err
+	return true, err
 }
 
 // conn is the held connection of the store at path, locked; nil (and no
@@ -337,33 +350,6 @@ func (c *heldConn) mark() string {
 		return v.Mark
 	}
 	return ""
-}
-
-// Unchanged reports whether the database at path is held, the same file,
-// and its commit mark is still mark, with no commit pending: a read of it
-// now would see what the read that took mark (Snapshot.Mark) saw. The
-// mark is read through the files the connection holds, never opened: no
-// query, no transaction. "" is never unchanged.
-func (h *Held) Unchanged(path, mark string) bool {
-	if mark == "" {
-		return false
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return false
-	}
-	h.mu.Lock()
-	c := h.conns[abs]
-	h.mu.Unlock()
-	if c == nil {
-		return false
-	}
-	ino, err := idOf(abs)
-	if err != nil || ino != c.ino || !c.lock() {
-		return false
-	}
-	defer c.mu.Unlock()
-	return c.mark() == mark
 }
 
 // Holds reports whether the database at path is held: a source looking

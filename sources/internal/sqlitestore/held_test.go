@@ -134,52 +134,56 @@ func TestHeldVersionIsTheWALVersion(t *testing.T) {
 	}
 }
 
-// A held store is unchanged while its commit mark is the one a read took
-// before it began, and changed from its next commit on (a checkpoint that
-// restarts the log too); a mark of no read, or of a store not held, is
-// never unchanged: the caller reads then.
-func TestHeldUnchangedUntilTheNextCommit(t *testing.T) {
+// A held store is read again only once its commit mark moved from the
+// one an earlier read took before it began (a commit; a checkpoint that
+// restarts the log, then a commit): with nothing committed since, the
+// read is not run. A mark of no read always reads.
+func TestHeldReadIfMovedReadsOnlyAfterACommit(t *testing.T) {
 	db, exec := walWriter(t)
 	exec(`INSERT INTO t (v) VALUES (x'00')`)
 	h := &Held{Idle: time.Minute}
 	defer h.Close()
-	read := func() string {
+	// read reads through h unless nothing moved since the mark since; it
+	// returns the read's mark and whether it ran.
+	read := func(since string) (string, bool) {
 		t.Helper()
 		var mark string
-		if err := h.Read(db, 0, func(s *Snapshot) error { mark = s.Mark; return nil }); err != nil {
+		ran := false
+		moved, err := h.ReadIfMoved(db, 0, since, func(s *Snapshot) error { mark, ran = s.Mark, true; return nil })
+		if err != nil {
 			t.Fatal(err)
 		}
-		return mark
+		if moved != ran {
+			t.Errorf("moved %v, but the read ran: %v", moved, ran)
+		}
+		return mark, ran
 	}
-	if h.Unchanged(db, "x") {
-		t.Errorf("a store not held is unchanged")
-	}
-	read() // opens the connection, and the files the mark is read through
+	read("") // opens the connection, and the files the mark is read through
 	tests := []struct {
-		name      string
-		write     func()
-		unchanged bool
+		name  string
+		write func()
+		moved bool
 	}{
-		{name: "nothing written", write: func() {}, unchanged: true},
-		{name: "a commit", write: func() { exec(`INSERT INTO t (v) VALUES (x'01')`) }},
+		{name: "nothing written", write: func() {}},
+		{name: "a commit", write: func() { exec(`INSERT INTO t (v) VALUES (x'01')`) }, moved: true},
 		{name: "a checkpoint, then a commit over the log's start", write: func() {
 			exec(`PRAGMA wal_checkpoint(PASSIVE)`)
 			exec(`INSERT INTO t (v) VALUES (x'02')`)
-		}},
+		}, moved: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			mark := read()
+			mark, _ := read("")
 			if mark == "" {
 				t.Fatal("a held read took no mark")
 			}
 			tc.write()
-			if got := h.Unchanged(db, mark); got != tc.unchanged {
-				t.Errorf("unchanged: %v, want %v", got, tc.unchanged)
+			if _, ran := read(mark); ran != tc.moved {
+				t.Errorf("read: %v, want %v", ran, tc.moved)
 			}
 		})
 	}
-	if h.Unchanged(db, "") {
-		t.Errorf("no mark is unchanged")
+	if _, ran := read(""); !ran {
+		t.Errorf("a read with no mark did not run")
 	}
 }

@@ -41,7 +41,7 @@ const DefaultBusyTimeout = time.Second
 type Snapshot struct {
 	Path string
 	// Mark is the store's commit mark taken before a held read began
-	// (see Held.Unchanged); "" for a read of its own, a first read, or
+	// (see Held.ReadIfMoved); "" for a read of its own, a first read, or
 	// a commit pending then.
 	Mark string
 	db   *sql.DB

@@ -140,23 +140,19 @@ func (h *Held) conn(path string, busy time.Duration) (*heldConn, error) {
 		return nil, Describe(path, err)
 	}
 	ino, err := idOf(abs)
-	h.mu.Lock()
-	c := h.conns[abs]
-	if c != nil && err == nil && c.ino == ino {
+	if c := h.heldAs(abs, ino, err); c != nil {
 		// Held: the files were looked at when it was opened, and SQLite
 		// opens none of them by path again while it holds them.
-		h.mu.Unlock()
 		if c.lock() {
 			return c, nil
 		}
 		return h.conn(path, busy) // let go meanwhile: opened again
 	}
-	h.mu.Unlock()
 	if err := checkFiles(abs); err != nil {
 		return nil, err
 	}
 	h.mu.Lock()
-	c = h.conns[abs]
+	c := h.conns[abs]
 	if c != nil && c.ino != ino {
 		delete(h.conns, abs)
 		h.mu.Unlock()
@@ -197,6 +193,20 @@ func (h *Held) conn(path string, busy time.Duration) (*heldConn, error) {
 		return h.conn(path, busy)
 	}
 	return c, nil
+}
+
+// heldAs is the connection held of the store at abs when the file there
+// is still the one it holds (ino; err, the look at it failed), else nil.
+func (h *Held) heldAs(abs string, ino fileID, err error) *heldConn {
+	if err != nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c := h.conns[abs]; c != nil && c.ino == ino {
+		return c
+	}
+	return nil
 }
 
 // lock locks c for a read and notes it used; false (and c not locked)

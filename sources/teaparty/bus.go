@@ -112,24 +112,29 @@ func nullAt(path, table string, rowid int64, column string) model.Problem {
 //
 // A read that keeps what it read for the next (held) runs on the bus's
 // held connection (sqlitestore.Held): the next commit's read costs its
-// queries, not an open and a prepare.
-func (s *Source) read(b bus, held bool) (out []*row, nulls []model.Problem, err error) {
+// queries, not an open and a prepare. mark is then the bus's commit mark
+// taken before the read ("": not known; see sqlitestore.Snapshot); and a
+// bus whose mark is still since, nothing committed since, is not read
+// (moved false).
+func (s *Source) read(b bus, held bool, since string) (out []*row, nulls []model.Problem, mark string, moved bool, err error) {
 	if !held {
 		snap, err := sqlitestore.Open(b.path, s.BusyTimeout)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, "", true, err
 		}
 		defer snap.Close()
-		return s.readSnapshot(snap, b)
-	}
-	err = s.held.Read(b.path, s.BusyTimeout, func(snap *sqlitestore.Snapshot) error {
 		out, nulls, err = s.readSnapshot(snap, b)
+		return out, nulls, "", true, err
+	}
+	moved, err = s.held.ReadIfMoved(b.path, s.BusyTimeout, since, func(snap *sqlitestore.Snapshot) error {
+		out, nulls, err = s.readSnapshot(snap, b)
+		mark = snap.Mark
 		return err
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", true, err
 	}
-	return out, nulls, nil
+	return out, nulls, mark, moved, nil
 }
 
 // readSnapshot reads the conversations of one bus in the read snap.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -28,22 +29,37 @@ type layout struct {
 	// first scope's that lists it as a directory (or a link). Listed once
 	// a read: a worker's dir was looked for by two stats a scope, a row.
 	sessions map[string]string
+	// homeStamps are the dirs listed for the above (the home, which holds
+	// the paused marker too, and each scope's sessions dir), as they were
+	// before they were listed (see homeState).
+	homeStamps []dirStamp
+	// lists counts the dirs listed (nil: not counted).
+	lists *atomic.Int64
 }
 
 // homeState is l with what the home holds for every row: whether the
-// project is paused, and the dirs that may hold a session.
-func (l layout) homeState() layout {
+// project is paused, and the dirs that may hold a session. last is the
+// last read's (nil: none): while the dirs it listed are as they were, its
+// state is kept, not listed again.
+func (l layout) homeState(last *layout) layout {
 	if l.home == "" {
 		return l
 	}
+	if last != nil && last.home == l.home && last.homeStamps != nil && allStill(last.homeStamps) {
+		l.pausedBy, l.scopes, l.sessions, l.homeStamps = last.pausedBy, last.scopes, last.sessions, last.homeStamps
+		return l
+	}
+	at := time.Now()
+	l.homeStamps = []dirStamp{stampDir(l.home, at)}
 	if marker := filepath.Join(l.home, pausedFile); exists(marker) {
 		l.pausedBy = marker
 	}
-	l.scopes = subdirs(l.home)
+	l.scopes = l.subdirs(l.home)
 	l.sessions = map[string]string{}
 	for _, scope := range l.scopes {
 		dir := filepath.Join(l.home, scope, sessionsDir)
-		entries, _ := os.ReadDir(dir)
+		l.homeStamps = append(l.homeStamps, stampDir(dir, at))
+		entries, _ := l.readDir(dir)
 		for _, e := range entries {
 			if _, seen := l.sessions[e.Name()]; !seen && (e.IsDir() || e.Type()&fs.ModeSymlink != 0) {
 				l.sessions[e.Name()] = filepath.Join(dir, e.Name())
@@ -67,7 +83,7 @@ func locate(root string) (layout, bool) {
 	if filepath.Base(abs) == jobsDir && filepath.Base(filepath.Dir(abs)) == homeDir {
 		return layout{root: abs, home: filepath.Dir(abs), jobs: abs}, true
 	}
-	if len(jobBuses(abs)) > 0 {
+	if len(layout{}.jobBuses(abs)) > 0 {
 		return layout{root: abs, jobs: abs}, true
 	}
 	return layout{}, false
@@ -84,7 +100,7 @@ type bus struct {
 // bus, and the chat tier's agent buses, in a stable order.
 func (l layout) buses() []bus {
 	var out []bus
-	for _, p := range jobBuses(l.jobs) {
+	for _, p := range l.jobBuses(l.jobs) {
 		out = append(out, bus{path: p, job: filepath.Dir(p), idDir: storeDir(l, p)})
 	}
 	if l.home == "" {
@@ -96,7 +112,7 @@ func (l layout) buses() []bus {
 	// The agent's own bus is `<agent>/<agent>-messages.db`; a `messages.db`
 	// beside it is the listener's bookkeeping.
 	agents := filepath.Join(l.home, managementDir, agentsDir)
-	for _, agent := range subdirs(agents) {
+	for _, agent := range l.subdirs(agents) {
 		if p := filepath.Join(agents, agent, agent+agentBusSuffix); exists(p) {
 			out = append(out, bus{path: p, idDir: storeDir(l, p)})
 		}
@@ -108,14 +124,30 @@ func (l layout) buses() []bus {
 // globbed: a path may hold a glob's metacharacters.) Whatever stands at a
 // bus's name is one: a directory or a FIFO there is a problem its read
 // reports (SPEC §9), never a bus skipped.
-func jobBuses(dir string) []string {
+func (l layout) jobBuses(dir string) []string {
 	var out []string
-	for _, name := range subdirs(dir) {
+	for _, name := range l.subdirs(dir) {
 		if p := filepath.Join(dir, name, busFile); strings.HasPrefix(name, jobPrefix) && exists(p) {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// readDir lists dir, counted.
+func (l layout) readDir(dir string) ([]os.DirEntry, error) {
+	if l.lists != nil {
+		l.lists.Add(1)
+	}
+	return os.ReadDir(dir)
+}
+
+// subdirs is subdirs, counted.
+func (l layout) subdirs(dir string) []string {
+	if l.lists != nil {
+		l.lists.Add(1)
+	}
+	return subdirs(dir)
 }
 
 // subdirs are the names of the directories in dir, sorted.

@@ -336,7 +336,7 @@ func TestWorkerSessionDirIsTheFirstScopesDirectory(t *testing.T) {
 			if !ok {
 				t.Fatal("no layout")
 			}
-			dir, _ := sessionDir(l.homeState(), &row{id: typeDispatch + ":" + sid})
+			dir, _ := sessionDir(l.homeState(nil), &row{id: typeDispatch + ":" + sid})
 			want := ""
 			if tt.want != "" {
 				want = filepath.Join(tr.home, tt.want)

@@ -101,6 +101,9 @@ type Source struct {
 	// queried counts the reads of each bus (see Queries).
 	queriedMu sync.Mutex
 	queried   map[string]int64
+	// lists counts the dirs a read listed: what a read whose dirs did not
+	// change lists none of.
+	lists atomic.Int64
 	// mapped counts the rows mapped onto nodes: what a commit into a
 	// bus keeps to the rows it changed (each mapping looks at the files
 	// beside its row, a worker's session dir first).
@@ -226,6 +229,11 @@ func (s *Source) Reread(root string, now time.Time, k sources.Kept, changed []st
 }
 
 // reread is Reread; keep says whether what it read is kept for the next.
+// Its steps: where the store is and what the home holds (kept while its
+// dirs are as they were), which buses to list, query and map again
+// (plan), the queries (queryBuses), what the queries moved beyond their
+// own rows (whatMoved), the pids the management bus stamps (stampsOf),
+// and the rows mapped again (mapRows).
 func (s *Source) reread(root string, now time.Time, k sources.Kept, changed []string, keep bool) (sources.Facts, sources.Kept) {
 	l, ok := locate(root)
 	if !ok {
@@ -235,30 +243,80 @@ func (s *Source) reread(root string, now time.Time, k sources.Kept, changed []st
 	if last != nil && changed != nil && len(changed) == 0 {
 		return last.facts(), last
 	}
-	l = l.homeState()
+	l.lists = &s.lists
+	var lastHome *layout
+	if last != nil {
+		lastHome = &last.home
+	}
+	l = l.homeState(lastHome)
 	p := plan(l, last, changed)
-	management := l.managementBus()
-	next := &kept{home: l, buses: make([]keptBus, len(p.buses))}
+	next := &kept{home: l, buses: make([]keptBus, len(p.buses)), listStamps: p.listStamps}
 	if !p.listed {
 		// The same buses in the same order: the same indexes.
 		next.byPath, next.byDir = last.byPath, last.byDir
 	}
+	queried := s.queryBuses(next, p, keep)
+	m := &mapping{layout: l, management: l.managementBus(), keep: keep}
+	m.all, m.twinsMoved = whatMoved(l, last, next, p, queried, m.management)
+	if last != nil && !m.all && !m.twinsMoved {
+		// No management row and no bus's ids moved: the same stamps and
+		// twins, not every row of the home looked at again.
+		m.stamps, m.twin = last.stamps, last.twin
+	} else {
+		m.stamps, m.twin = stampsOf(next.buses, m.management)
+	}
+	next.stamps, next.twin = m.stamps, m.twin
+	s.mapRows(m, next, p, queried)
+	return next.facts(), next
+}
+
+// queryBuses reads the buses of next as p says: a bus p queries is read
+// (through its held connection when what is read is kept), unless its
+// commit mark is still the one its last read took, nothing committed
+// since (the watcher's look at the mark was older); every other bus keeps
+// the last read's rows and nodes. It reports which buses were queried.
+func (s *Source) queryBuses(next *kept, p reread, keep bool) []bool {
+	queried := make([]bool, len(p.buses))
 	// Each bus is its own database, read in its own short transaction:
 	// they are read side by side.
 	each(len(p.buses), func(i int) {
 		kb := &next.buses[i]
 		kb.bus = p.buses[i]
-		if old := p.kept[i]; old != nil && !p.query[i] {
-			kb.rows, kb.nulls, kb.err, kb.nodes = old.rows, old.nulls, old.err, old.nodes
+		old := p.kept[i]
+		keepOld := func() {
+			kb.rows, kb.nulls, kb.err, kb.nodes, kb.mark = old.rows, old.nulls, old.err, old.nodes, old.mark
+		}
+		if old != nil && !p.query[i] {
+			keepOld()
 			return
 		}
-		kb.rows, kb.nulls, kb.err = s.read(kb.bus, keep)
+		since := ""
+		if keep && old != nil && old.err == nil {
+			since = old.mark
+		}
+		rows, nulls, mark, moved, err := s.read(kb.bus, keep, since)
+		if !moved {
+			keepOld()
+			return
+		}
+		kb.rows, kb.nulls, kb.mark, kb.err = rows, nulls, mark, err
 		s.noteQuery(kb.bus.path)
+		queried[i] = true
 	})
-	all := last == nil || !sameHome(l, last.home)
-	twinsMoved := p.listed
+	return queried
+}
+
+// whatMoved says what the queries moved beyond their own rows: all, that
+// every row is mapped again (a first read, the home's state moved, the
+// management bus queried: its stamps may name any bus's row); twinsMoved,
+// that the management bus's rows are (a bus listed anew, gone, or holding
+// other rows than it held: a management row may have gained or lost its
+// twin).
+func whatMoved(l layout, last, next *kept, p reread, queried []bool, management string) (all, twinsMoved bool) {
+	all = last == nil || !sameHome(l, last.home)
+	twinsMoved = p.listed
 	for i, kb := range next.buses {
-		if !p.query[i] {
+		if !queried[i] {
 			continue
 		}
 		if kb.bus.path == management {
@@ -268,24 +326,29 @@ func (s *Source) reread(root string, now time.Time, k sources.Kept, changed []st
 			twinsMoved = true
 		}
 	}
+	return all, twinsMoved
+}
 
-	// The launcher stamps a worker's pid into the management bus, by id,
-	// while the worker's row lives in its job's bus or an agent's bus
-	// (teaparty/runners/launcher.py): read the pid where it is written. A
-	// management row of the same id as another bus's row (its twin) is
-	// that row's stamp, not a conversation of its own. Every other
-	// management row is one: the bridge's startup sweep pauses them and
-	// its dispatch-tree endpoint walks them (teaparty/bridge/server.py).
-	stamps := map[string]*row{} // the management bus's rows, by id
-	for _, kb := range next.buses {
+// stampsOf are the management bus's rows by id (stamps) and, by id, each
+// one's twin: the first other bus's row of its id.
+//
+// The launcher stamps a worker's pid into the management bus, by id,
+// while the worker's row lives in its job's bus or an agent's bus
+// (teaparty/runners/launcher.py): read the pid where it is written. A
+// management row of the same id as another bus's row (its twin) is that
+// row's stamp, not a conversation of its own. Every other management row
+// is one: the bridge's startup sweep pauses them and its dispatch-tree
+// endpoint walks them (teaparty/bridge/server.py).
+func stampsOf(buses []keptBus, management string) (stamps, twin map[string]*row) {
+	stamps, twin = map[string]*row{}, map[string]*row{}
+	for _, kb := range buses {
 		if kb.err == nil && kb.bus.path == management {
 			for _, r := range kb.rows {
 				stamps[r.id] = r
 			}
 		}
 	}
-	twin := map[string]*row{} // by id, a management row's twin: the first other bus's row of its id
-	for _, kb := range next.buses {
+	for _, kb := range buses {
 		if kb.err != nil || kb.bus.path == management {
 			continue
 		}
@@ -295,69 +358,105 @@ func (s *Source) reread(root string, now time.Time, k sources.Kept, changed []st
 			}
 		}
 	}
+	return stamps, twin
+}
 
-	// The rows mapped again are copies, stamped, when they are kept: the
-	// kept ones stay as the bus holds them. A row's node reads the files
-	// beside its row (a worker's stream and phase, a job's CfA): the rows
-	// are mapped side by side too, each reading only its bus's keys. A
-	// child's parent key is its parent row's key, shared, not a copy each.
-	type job struct{ bus, row int }
-	var jobs []job
+// mapping is what a read maps its rows again with.
+type mapping struct {
+	layout          layout
+	management      string
+	keep            bool
+	all, twinsMoved bool
+	stamps, twin    map[string]*row // see stampsOf
+}
+
+// mapJob is one row to map again: its bus and its index there.
+type mapJob struct{ bus, row int }
+
+// mapRows maps again the rows of next's buses that need it (see
+// rowsToMap), side by side: a row's node reads the files beside its row
+// (a worker's stream and phase, a job's CfA), each reading only its bus's
+// keys.
+func (s *Source) mapRows(m *mapping, next *kept, p reread, queried []bool) {
+	var jobs []mapJob
 	keysOf := make([]map[string]string, len(next.buses))
 	mapped := make([][]*row, len(next.buses))
 	for i := range next.buses {
-		kb := &next.buses[i]
-		isManagement := kb.bus.path == management
-		if kb.err != nil || !(all || p.remap[i] || isManagement && twinsMoved) {
-			continue
-		}
-		mapped[i] = make([]*row, len(kb.rows))
-		keysOf[i] = make(map[string]string, len(kb.rows))
-		kb.nodes = make([]*model.Node, len(kb.rows))
-		// A bus queried for a commit, nothing beside it moved: a row the
-		// commit left as it was keeps its node (its session dir is not
-		// looked at again), as a bus no commit touched keeps all of its.
-		old := p.kept[i]
-		reuse := keep && !all && !isManagement && !p.dirty[i] && old != nil && old.err == nil &&
-			len(old.nodes) == len(kb.rows) && sameIDs(old.rows, kb.rows)
-		for j, r := range kb.rows {
-			if reuse && sameRow(old.rows[j], r) {
-				kb.nodes[j] = old.nodes[j]
-				keysOf[i][r.id] = key(r)
-				continue
-			}
-			c := r
-			if keep {
-				cp := *r
-				c = &cp
-			}
-			if st := stamps[c.id]; !isManagement && st != nil && c.pid <= 0 && st.pid > 0 {
-				c.pid, c.pidStarted, c.pidFrom = st.pid, st.pidStarted, st.bus.path
-			}
-			c.key = key(c)
-			mapped[i][j] = c
-			// A management row whose parent is a stamp hangs under the twin.
-			keysOf[i][c.id] = c.key
-			if t := twin[c.id]; isManagement && t != nil {
-				keysOf[i][c.id] = key(t)
-			}
-			jobs = append(jobs, job{i, j})
-		}
+		jobs = m.rowsToMap(i, &next.buses[i], p, queried[i], &keysOf[i], &mapped[i], jobs)
 	}
 	each(len(jobs), func(n int) {
 		i, j := jobs[n].bus, jobs[n].row
 		r := mapped[i][j]
 		mapped[i][j] = nil
-		if !keep {
+		if !m.keep {
 			next.buses[i].rows[j] = nil
 		}
-		if r.bus.path == management && twin[r.id] != nil {
+		if r.bus.path == m.management && m.twin[r.id] != nil {
 			return
 		}
 		s.mapped.Add(1)
-		next.buses[i].nodes[j] = node(l, r, keysOf[i])
+		next.buses[i].nodes[j] = node(m.layout, r, keysOf[i])
 	})
-	return next.facts(), next
+}
+
+// rowsToMap notes the rows of the bus kb (the i-th) to map again, their
+// copies in mapped and the keys of its every row in keys, and returns jobs
+// with them added. A bus is mapped again when every row is (m.all), when
+// it was queried or its dir moved, or, the management bus, when its twins
+// may have moved. A child's parent key is its parent row's key, shared,
+// not a copy each.
+func (m *mapping) rowsToMap(i int, kb *keptBus, p reread, queried bool, keys *map[string]string, mapped *[]*row, jobs []mapJob) []mapJob {
+	isManagement := kb.bus.path == m.management
+	if kb.err != nil || !(m.all || queried || p.dirty[i] || isManagement && m.twinsMoved) {
+		return jobs
+	}
+	*mapped = make([]*row, len(kb.rows))
+	*keys = make(map[string]string, len(kb.rows))
+	kb.nodes = make([]*model.Node, len(kb.rows))
+	old := p.kept[i]
+	reuse := m.reusable(kb, old, isManagement || p.dirty[i])
+	for j, r := range kb.rows {
+		if reuse && sameRow(old.rows[j], r) {
+			kb.nodes[j] = old.nodes[j]
+			(*keys)[r.id] = key(r)
+			continue
+		}
+		c := m.stamped(r, isManagement)
+		(*mapped)[j] = c
+		(*keys)[c.id] = c.key
+		if t := m.twin[c.id]; isManagement && t != nil {
+			// A management row whose parent is a stamp hangs under the twin.
+			(*keys)[c.id] = key(t)
+		}
+		jobs = append(jobs, mapJob{i, j})
+	}
+	return jobs
+}
+
+// reusable reports whether the rows of kb that the last read (old) holds
+// as they are keep their nodes: a bus queried for a commit, nothing beside
+// it moved (moved: its dir, or it is the management bus), keeps the node
+// of a row the commit left as it was (its session dir is not looked at
+// again), as a bus no commit touched keeps all of its.
+func (m *mapping) reusable(kb, old *keptBus, moved bool) bool {
+	return m.keep && !m.all && !moved && old != nil && old.err == nil &&
+		len(old.nodes) == len(kb.rows) && sameIDs(old.rows, kb.rows)
+}
+
+// stamped is r as it is mapped again: a copy when the rows are kept (the
+// kept ones stay as the bus holds them), given the pid the management bus
+// stamps for it, and its key.
+func (m *mapping) stamped(r *row, isManagement bool) *row {
+	c := r
+	if m.keep {
+		cp := *r
+		c = &cp
+	}
+	if st := m.stamps[c.id]; !isManagement && st != nil && c.pid <= 0 && st.pid > 0 {
+		c.pid, c.pidStarted, c.pidFrom = st.pid, st.pidStarted, st.bus.path
+	}
+	c.key = key(c)
+	return c
 }
 
 // kept is what a read of a store keeps for the next (sources.Rereader):
@@ -370,6 +469,13 @@ type kept struct {
 	// byPath and byDir are the buses' indexes by their database's path
 	// and by the dir holding it (see index).
 	byPath, byDir map[string]int
+	// listStamps are the dirs the buses were listed from (the jobs dir,
+	// the management dir and its agents dir), as they were before.
+	listStamps []dirStamp
+	// stamps and twin are the management bus's rows and their twins (see
+	// stampsOf), handed on while no management row and no bus's ids
+	// moved (a twin's key is made of its id, which names its type).
+	stamps, twin map[string]*row
 }
 
 // index is k's buses' indexes by their database's path and by the dir
@@ -393,12 +499,24 @@ type keptBus struct {
 	nulls []model.Problem // the rows a NULL cost (see nullAt)
 	err   error
 	nodes []*model.Node
+	// mark is the bus's commit mark before its rows were read ("": not
+	// known): while it is the bus's mark, nothing was committed since.
+	mark string
 }
 
 // facts are the store's facts as kept: the nodes and problems of every
 // bus in order.
 func (k *kept) facts() sources.Facts {
 	var facts sources.Facts
+	// Made once at its size: grown row by row, a home's thousand nodes
+	// were copied ten times over at every commit.
+	n := 0
+	for _, kb := range k.buses {
+		n += len(kb.nodes)
+	}
+	if n > 0 {
+		facts.Nodes = make([]*model.Node, 0, n)
+	}
 	for _, kb := range k.buses {
 		if kb.err != nil {
 			facts.Problems = append(facts.Problems, model.Problem{Path: kb.bus.path, Error: kb.err.Error()})
@@ -416,23 +534,61 @@ func (k *kept) facts() sources.Facts {
 
 // reread is which buses a read lists, queries and maps again.
 type reread struct {
-	buses        []bus
-	kept         []*keptBus // the last read's, nil for a bus it did not list
-	query, remap []bool
-	dirty        []bool // its dir, or a file in it, moved: every row is mapped again
-	listed       bool   // the buses listed are not the last read's
+	buses  []bus
+	kept   []*keptBus // the last read's, nil for a bus it did not list
+	query  []bool
+	dirty  []bool // its dir, or a file in it, moved (or what moved is not known): every row is mapped again
+	listed bool   // the buses listed are not the last read's
+	// listStamps are the dirs the buses were listed from, as they were
+	// before that listing (see kept).
+	listStamps []dirStamp
 }
 
 // plan says what a read after the changed watch paths reads (see Reread).
 // A database or its -wal queries its bus; the dir holding a bus, or a file
-// in it, maps its rows again; any other dir or file, or a bus's dir whose
-// bus is gone, lists the buses again (a new job's bus, an agent's).
+// in it, maps its rows again; a dir the buses were listed from, as it was
+// then, nothing (the periodic read names every dir); any other dir or
+// file, or a bus's dir whose bus is gone, lists the buses again (a new
+// job's bus, an agent's).
 func plan(l layout, last *kept, changed []string) reread {
-	var p reread
-	var byPath, byDir map[string]int
-	if last != nil {
-		byPath, byDir = last.index()
+	p := reread{listed: last == nil}
+	touched, dirs, relist := classify(last, changed)
+	if relist {
+		p.listStamps = stampLists(l)
+		p.buses = l.buses()
+	} else {
+		p.listStamps = last.listStamps
+		p.buses = make([]bus, len(last.buses))
+		for i, kb := range last.buses {
+			p.buses[i] = kb.bus
+		}
 	}
+	var byPath map[string]int
+	if last != nil {
+		byPath, _ = last.index()
+		p.listed = len(p.buses) != len(last.buses)
+	}
+	p.kept = make([]*keptBus, len(p.buses))
+	p.query, p.dirty = make([]bool, len(p.buses)), make([]bool, len(p.buses))
+	for i, b := range p.buses {
+		if j, ok := byPath[b.path]; ok {
+			p.kept[i] = &last.buses[j]
+		}
+		p.listed = p.listed || last.buses[i].bus != b
+		p.query[i] = p.kept[i] == nil || changed == nil || touched[b.path]
+		p.dirty[i] = changed == nil || dirs[b.path]
+	}
+	return p
+}
+
+// classify sorts the changed watch paths by the last read's buses: the
+// buses whose database or -wal moved (touched), those whose dir or a file
+// in it did (dirs), and whether the buses are to be listed again.
+func classify(last *kept, changed []string) (touched, dirs map[string]bool, relist bool) {
+	if last == nil || changed == nil {
+		return nil, nil, true
+	}
+	byPath, byDir := last.index()
 	// dirOf is the bus the dir holds, while the bus is there.
 	dirOf := func(dir string) (string, bool) {
 		i, ok := byDir[dir]
@@ -441,8 +597,7 @@ func plan(l layout, last *kept, changed []string) reread {
 		}
 		return "", false
 	}
-	touched, dirs := map[string]bool{}, map[string]bool{}
-	relist := last == nil || changed == nil
+	touched, dirs = map[string]bool{}, map[string]bool{}
 	for _, c := range changed {
 		if db := strings.TrimSuffix(c, "-wal"); hasKey(byPath, db) {
 			touched[db] = true
@@ -450,31 +605,34 @@ func plan(l layout, last *kept, changed []string) reread {
 			dirs[db] = true
 		} else if db, ok := dirOf(filepath.Dir(c)); ok {
 			dirs[db] = true // a file in a bus's dir: its lead's
-		} else {
+		} else if !last.listedStill(c) {
 			relist = true
 		}
 	}
-	if relist {
-		p.buses = l.buses()
-	} else {
-		p.buses = make([]bus, len(last.buses))
-		for i, kb := range last.buses {
-			p.buses[i] = kb.bus
+	return touched, dirs, relist
+}
+
+// stampLists are the stamps of the dirs l's buses are listed from, taken
+// before they are listed.
+func stampLists(l layout) []dirStamp {
+	at := time.Now()
+	stamps := []dirStamp{stampDir(l.jobs, at)}
+	if l.home != "" {
+		management := filepath.Join(l.home, managementDir)
+		stamps = append(stamps, stampDir(management, at), stampDir(filepath.Join(management, agentsDir), at))
+	}
+	return stamps
+}
+
+// listedStill reports whether dir is one the buses were listed from, as
+// it was then: no job or agent came or went there.
+func (k *kept) listedStill(dir string) bool {
+	for _, d := range k.listStamps {
+		if d.path == dir {
+			return d.still()
 		}
 	}
-	p.listed = last == nil || len(p.buses) != len(last.buses)
-	p.kept = make([]*keptBus, len(p.buses))
-	p.query, p.remap, p.dirty = make([]bool, len(p.buses)), make([]bool, len(p.buses)), make([]bool, len(p.buses))
-	for i, b := range p.buses {
-		if j, ok := byPath[b.path]; ok {
-			p.kept[i] = &last.buses[j]
-		}
-		p.listed = p.listed || last.buses[i].bus != b
-		p.query[i] = p.kept[i] == nil || changed == nil || touched[b.path]
-		p.dirty[i] = dirs[b.path]
-		p.remap[i] = p.query[i] || p.dirty[i]
-	}
-	return p
+	return false
 }
 
 func hasKey(m map[string]int, k string) bool {

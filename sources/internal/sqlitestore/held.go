@@ -67,6 +67,9 @@ type heldConn struct {
 	conn  *sql.Conn // the one connection, taken from db once
 	ino   fileID
 	stmts map[string]*sql.Stmt
+	// begin and rollback are the read transaction's, prepared once and
+	// kept apart from stmts, whose bound never closes them mid-read.
+	begin, rollback *sql.Stmt
 	// shm and wal are read by Version while the connection is held.
 	shm, wal *os.File
 	used     time.Time
@@ -78,35 +81,55 @@ type heldConn struct {
 // through its held connection (opened if none is, or if the file at path
 // is not the one it holds). busy is as for Open.
 func (h *Held) Read(path string, busy time.Duration, read func(*Snapshot) error) error {
+	_, err := h.ReadIfMoved(path, busy, "", read)
+	return err
+}
+
+// ReadIfMoved is Read, unless the store is held, the same file, and its
+// commit mark is still since (the Snapshot.Mark of an earlier read), with
+// no commit pending: nothing was committed since, read is not run, and
+// moved is false. The mark is read through the files the connection
+// holds: no query, no transaction. A since of "" always reads.
+func (h *Held) ReadIfMoved(path string, busy time.Duration, since string, read func(*Snapshot) error) (moved bool, err error) {
 	c, err := h.conn(path, busy)
 	if err != nil {
-		return err
+		return true, err
 	}
 	if c == nil {
 		snap, err := Open(path, busy)
 		if err != nil {
-			return err
+			return true, err
 		}
 		defer snap.Close()
 		h.opens.Add(1)
-		return read(snap)
+		return true, read(snap)
 	}
 	defer c.mu.Unlock()
+	// The mark is taken before the transaction begins: the read sees at
+	// least what it marks.
+	mark := c.mark()
+	if since != "" && mark == since {
+		return false, nil
+	}
 	// The transaction is SQLite's own, begun and ended by statements on
 	// the held connection: a database/sql Tx would hold the connection a
-	// statement is prepared on, once, for every later read.
-	ctx := context.Background()
-	if _, err := c.conn.ExecContext(ctx, `BEGIN`); err != nil {
-		return Describe(c.path, err)
+	// statement is prepared on, once, for every later read. BEGIN and
+	// ROLLBACK are prepared once too: parsed at every read, they were a
+	// tenth of a commit's (the dashboard's profile).
+	if err := c.prepareTx(&h.prepares); err != nil {
+		return true, Describe(c.path, err)
 	}
-	defer c.conn.ExecContext(ctx, `ROLLBACK`)
-	err = read(&Snapshot{Path: c.path, held: c, prepares: &h.prepares})
+	if _, err := c.begin.Exec(); err != nil {
+		return true, Describe(c.path, err)
+	}
+	defer c.rollback.Exec()
+	err = read(&Snapshot{Path: c.path, Mark: mark, held: c, prepares: &h.prepares})
 	if c.shm == nil {
 		// SQLite made them for the read if they were not there.
 		c.shm, _ = os.Open(c.path + "-shm")
 		c.wal, _ = os.Open(c.path + "-wal")
 	}
-	return err
+	return true, err
 }
 
 // conn is the held connection of the store at path, locked; nil (and no
@@ -116,10 +139,18 @@ func (h *Held) conn(path string, busy time.Duration) (*heldConn, error) {
 	if err != nil {
 		return nil, Describe(path, err)
 	}
+	ino, err := idOf(abs)
+	if c := h.heldAs(abs, ino, err); c != nil {
+		// Held: the files were looked at when it was opened, and SQLite
+		// opens none of them by path again while it holds them.
+		if c.lock() {
+			return c, nil
+		}
+		return h.conn(path, busy) // let go meanwhile: opened again
+	}
 	if err := checkFiles(abs); err != nil {
 		return nil, err
 	}
-	ino, _ := idOf(abs)
 	h.mu.Lock()
 	c := h.conns[abs]
 	if c != nil && c.ino != ino {
@@ -158,9 +189,36 @@ func (h *Held) conn(path string, busy time.Duration) (*heldConn, error) {
 		c.timer = time.AfterFunc(idle, func() { h.letGo(c, idle) })
 	}
 	h.mu.Unlock()
-	c.mu.Lock()
-	c.used = time.Now()
+	if !c.lock() {
+		return h.conn(path, busy)
+	}
 	return c, nil
+}
+
+// heldAs is the connection held of the store at abs when the file there
+// is still the one it holds (ino; err, the look at it failed), else nil.
+func (h *Held) heldAs(abs string, ino fileID, err error) *heldConn {
+	if err != nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c := h.conns[abs]; c != nil && c.ino == ino {
+		return c
+	}
+	return nil
+}
+
+// lock locks c for a read and notes it used; false (and c not locked)
+// when it was let go since it was found.
+func (c *heldConn) lock() bool {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return false
+	}
+	c.used = time.Now()
+	return true
 }
 
 // letGo closes c if it was not read for idle, or looks again when it
@@ -195,6 +253,11 @@ func (c *heldConn) close() {
 	for _, st := range c.stmts {
 		st.Close()
 	}
+	for _, st := range []*sql.Stmt{c.begin, c.rollback} {
+		if st != nil {
+			st.Close()
+		}
+	}
 	c.conn.Close()
 	c.db.Close()
 	for _, f := range []*os.File{c.shm, c.wal} {
@@ -202,6 +265,27 @@ func (c *heldConn) close() {
 			f.Close()
 		}
 	}
+}
+
+// prepareTx prepares the read transaction's BEGIN and ROLLBACK, once
+// while the connection is held.
+func (c *heldConn) prepareTx(prepares *atomic.Int64) error {
+	if c.rollback != nil {
+		return nil
+	}
+	ctx := context.Background()
+	begin, err := c.conn.PrepareContext(ctx, `BEGIN`)
+	if err != nil {
+		return err
+	}
+	rollback, err := c.conn.PrepareContext(ctx, `ROLLBACK`)
+	if err != nil {
+		begin.Close()
+		return err
+	}
+	c.begin, c.rollback = begin, rollback
+	prepares.Add(2)
+	return nil
 }
 
 // prepared is the statement of query prepared on the held connection,
@@ -264,6 +348,18 @@ func (h *Held) Version(wal string) sources.Version {
 		return WALVersion(wal)
 	}
 	return walVersion(c.shm, c.wal)
+}
+
+// mark is the store's commit mark read through the files c holds, ""
+// when it has none yet or a commit is pending (c locked).
+func (c *heldConn) mark() string {
+	if c.shm == nil || c.wal == nil {
+		return ""
+	}
+	if v := walVersion(c.shm, c.wal); !v.Pending {
+		return v.Mark
+	}
+	return ""
 }
 
 // Holds reports whether the database at path is held: a source looking

@@ -42,8 +42,9 @@ func TestHeldReadOpensOnceAndSeesEveryCommit(t *testing.T) {
 		}
 		exec(`INSERT INTO t (v) VALUES (x'00')`)
 	}
-	if opens, prepares := h.opens.Load(), h.prepares.Load(); opens != 1 || prepares != 1 {
-		t.Errorf("%d opens and %d prepares for 5 reads of one query, want 1 and 1", opens, prepares)
+	// The query, and the transaction's BEGIN and ROLLBACK.
+	if opens, prepares := h.opens.Load(), h.prepares.Load(); opens != 1 || prepares != 3 {
+		t.Errorf("%d opens and %d prepares for 5 reads of one query, want 1 and 3", opens, prepares)
 	}
 	if !h.Holds(db) {
 		t.Errorf("the store read is not held")
@@ -130,5 +131,59 @@ func TestHeldVersionIsTheWALVersion(t *testing.T) {
 			t.Fatalf("held version %+v, WALVersion %+v, last %+v", v, WALVersion(db+"-wal"), last)
 		}
 		last = v
+	}
+}
+
+// A held store is read again only once its commit mark moved from the
+// one an earlier read took before it began (a commit; a checkpoint that
+// restarts the log, then a commit): with nothing committed since, the
+// read is not run. A mark of no read always reads.
+func TestHeldReadIfMovedReadsOnlyAfterACommit(t *testing.T) {
+	db, exec := walWriter(t)
+	exec(`INSERT INTO t (v) VALUES (x'00')`)
+	h := &Held{Idle: time.Minute}
+	defer h.Close()
+	// read reads through h unless nothing moved since the mark since; it
+	// returns the read's mark and whether it ran.
+	read := func(since string) (string, bool) {
+		t.Helper()
+		var mark string
+		ran := false
+		moved, err := h.ReadIfMoved(db, 0, since, func(s *Snapshot) error { mark, ran = s.Mark, true; return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if moved != ran {
+			t.Errorf("moved %v, but the read ran: %v", moved, ran)
+		}
+		return mark, ran
+	}
+	read("") // opens the connection, and the files the mark is read through
+	tests := []struct {
+		name  string
+		write func()
+		moved bool
+	}{
+		{name: "nothing written", write: func() {}},
+		{name: "a commit", write: func() { exec(`INSERT INTO t (v) VALUES (x'01')`) }, moved: true},
+		{name: "a checkpoint, then a commit over the log's start", write: func() {
+			exec(`PRAGMA wal_checkpoint(PASSIVE)`)
+			exec(`INSERT INTO t (v) VALUES (x'02')`)
+		}, moved: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mark, _ := read("")
+			if mark == "" {
+				t.Fatal("a held read took no mark")
+			}
+			tc.write()
+			if _, ran := read(mark); ran != tc.moved {
+				t.Errorf("read: %v, want %v", ran, tc.moved)
+			}
+		})
+	}
+	if _, ran := read(""); !ran {
+		t.Errorf("a read with no mark did not run")
 	}
 }

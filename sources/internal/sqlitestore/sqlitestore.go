@@ -40,6 +40,10 @@ const DefaultBusyTimeout = time.Second
 // store's read snapshot until Close and nothing after.
 type Snapshot struct {
 	Path string
+	// Mark is the store's commit mark taken before a held read began
+	// (see Held.ReadIfMoved); "" for a read of its own, a first read, or
+	// a commit pending then.
+	Mark string
 	db   *sql.DB
 	tx   *sql.Tx
 	// held is the held connection the read runs on (see Held), whose

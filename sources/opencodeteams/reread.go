@@ -48,6 +48,17 @@ type agentRead struct {
 	agent agentFile
 	err   error
 	node  mapped
+	// sig is the file's as it was read (lstat, before the read): a file
+	// read again with the same inode, size and mtime is as it was.
+	sig os.FileInfo
+}
+
+// unmoved reports whether the agent file e is the one r was read from,
+// as it was: a rewrite by rename is another inode.
+func (r *agentRead) unmoved(e fs.DirEntry) bool {
+	fi, err := e.Info()
+	return err == nil && r.sig != nil && fi.Mode().IsRegular() && os.SameFile(fi, r.sig) &&
+		fi.Size() == r.sig.Size() && fi.ModTime().Equal(r.sig.ModTime())
 }
 
 // moved is an agent file a read was told moved, as the last read had it
@@ -97,6 +108,10 @@ func (s Source) Reread(path string, now time.Time, k sources.Kept, changed []str
 	patch := !whole && leaders != nil
 	if whole || slices.Contains(changed, dir) {
 		patch = false
+		// Told that the dirs moved (a refresh, the poll), a file whose
+		// signature did not is as the last read parsed it; told nothing
+		// (lost events, a first read), every file is read.
+		signed := last != nil && changed != nil
 		was := next.agents
 		next.agents, next.order, next.listErr = map[string]*agentRead{}, nil, nil
 		entries, err := os.ReadDir(dir)
@@ -104,12 +119,19 @@ func (s Source) Reread(path string, now time.Time, k sources.Kept, changed []str
 			next.listErr = err
 		}
 		for _, e := range entries {
-			if isAgentFile(e.Name()) {
-				p := filepath.Join(dir, e.Name())
-				next.read(p)
-				if r, o := next.agents[p], was[p]; r != nil && o != nil {
-					r.node = o.node
-				}
+			if !isAgentFile(e.Name()) {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			o := was[p]
+			if signed && o != nil && o.unmoved(e) {
+				next.order = append(next.order, o) // ReadDir's order: by name, so by path
+				next.agents[p] = o
+				continue
+			}
+			next.read(p)
+			if r := next.agents[p]; r != nil && o != nil {
+				r.node = o.node
 			}
 		}
 	} else {
@@ -225,6 +247,7 @@ func (s Source) patch(k *kept, moves []moved) bool {
 // the node its last reading was made into stays with it, for assemble to
 // keep when the file says what it said.
 func (k *kept) read(path string) {
+	sig, _ := os.Lstat(path)
 	a, ok, err := readAgent(path)
 	i, found := slices.BinarySearchFunc(k.order, path, func(r *agentRead, p string) int { return strings.Compare(r.agent.path, p) })
 	switch {
@@ -234,9 +257,9 @@ func (k *kept) read(path string) {
 			k.order = slices.Delete(k.order, i, i+1)
 		}
 	case found:
-		k.order[i].agent, k.order[i].err = a, err
+		k.order[i].agent, k.order[i].err, k.order[i].sig = a, err, sig
 	default:
-		r := &agentRead{agent: a, err: err}
+		r := &agentRead{agent: a, err: err, sig: sig}
 		k.order = slices.Insert(k.order, i, r)
 		k.agents[path] = r
 	}

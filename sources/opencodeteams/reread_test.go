@@ -158,3 +158,53 @@ func TestRereadOfOneFileDoesNotGrowWithTheStore(t *testing.T) {
 		})
 	}
 }
+
+// The store read again with its dirs named as moved (the scanner's
+// refresh every 15 s, the poll) reads again only the agent files whose
+// signature (inode, size, mtime) moved: an atomic rewrite (a new inode)
+// is read; a file whose bytes changed in place with its size and mtime
+// kept is not, which is how the test knows. Told nothing of what moved
+// (lost events), every file is read.
+func TestARefreshReadsTheAgentFilesWhoseSignatureMoved(t *testing.T) {
+	a, b := with(agentRecord(), "id", "agent-a", "paneId", nil), with(agentRecord(), "id", "agent-b", "paneId", nil)
+	store := newStore(t, a, b)
+	dir := filepath.Join(store, agentsDir)
+	fa, fb := filepath.Join(dir, "agent-a.json"), filepath.Join(dir, "agent-b.json")
+	facts, k := recordsOnly.Reread(store, fixtureNow, nil, nil)
+	before := byID(facts.Nodes)
+	fi, err := os.Stat(fa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inPlace, err := os.ReadFile(fa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inPlace = []byte(strings.Replace(string(inPlace), "20250514", "20250515", 1))
+	if err := os.WriteFile(fa, inPlace, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(fa, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	renamed, err := json.MarshalIndent(with(b, "status", "idle"), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, ".agent-b.json.tmp"), renamed)
+	if err := os.Rename(filepath.Join(dir, ".agent-b.json.tmp"), fb); err != nil {
+		t.Fatal(err)
+	}
+	facts, k = recordsOnly.Reread(store, fixtureNow, k, []string{store, dir, filepath.Join(store, teamsDir)})
+	after := byID(facts.Nodes)
+	if after["alpha/agent-a"] != before["alpha/agent-a"] {
+		t.Errorf("agent-a, its signature as it was, read again")
+	}
+	if field(after["alpha/agent-b"], "status") != "idle" {
+		t.Errorf("agent-b, renamed over, not read again: status %s", field(after["alpha/agent-b"], "status"))
+	}
+	facts, _ = recordsOnly.Reread(store, fixtureNow, k, nil)
+	if field(byID(facts.Nodes)["alpha/agent-a"], "model") != "claude-sonnet-4-20250515" {
+		t.Errorf("told nothing of what moved, agent-a not read again")
+	}
+}

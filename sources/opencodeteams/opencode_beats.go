@@ -89,6 +89,9 @@ func sameFile(a, b os.FileInfo) bool {
 // commit racing the read moves it for the next.
 func (st *beatState) markOf(db string) dbMark {
 	var m dbMark
+	if !st.hold {
+		return m // a read of its own asks every session, with no mark to trust
+	}
 	if fi, err := os.Stat(db); err == nil {
 		m.db, m.exists = fi, true
 	}

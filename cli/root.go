@@ -437,6 +437,6 @@ func (g *Globals) ScanOptions() (scanner.Options, error) {
 		Thresholds:      th,
 		Probe:           liveness.SystemProbe{},
 		Now:             time.Now,
-		Sources:         knownSources(),
+		Sources:         readingSources(roots),
 	}, nil
 }

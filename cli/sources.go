@@ -29,6 +29,43 @@ func knownSources() []sources.Source {
 	}
 }
 
+// readingSources are knownSources as the roots are read by them: the
+// opencode-teams agents' sessions are looked up in the database of the
+// OpenCode root among roots (see opencodeDB), not at OpenCode's default
+// place.
+func readingSources(roots []string) []sources.Source {
+	srcs := knownSources()
+	db := opencodeDB(roots)
+	if db == "" {
+		return srcs
+	}
+	for i, s := range srcs {
+		if _, ok := s.(opencodeteams.Source); ok {
+			srcs[i] = opencodeteams.Source{Lookup: &opencodeteams.Lookup{OpencodeDB: db}}
+		}
+	}
+	return srcs
+}
+
+// opencodeDB is the database the first OpenCode root among roots reads
+// (`opencode:PATH`, or a path read as OpenCode's data directory or
+// database), "" when none does.
+func opencodeDB(roots []string) string {
+	for _, r := range roots {
+		p := rootPath(r)
+		kind, _, _ := strings.Cut(r, ":")
+		if p != r && kind == string(opencode.Kind) {
+			return opencode.DBPath(p)
+		}
+		if p == r {
+			if _, ok := detected(p).(*opencode.Source); ok {
+				return opencode.DBPath(p)
+			}
+		}
+	}
+	return ""
+}
+
 // defaultRoots are the roots read when none is given (SPEC §1): the native
 // defaults under cwd, then each store of another system that exists where
 // that system keeps it — opencode-teams' of the project cwd is in (or

@@ -95,9 +95,9 @@ func DefaultStore(getenv func(string) string, home string) string {
 	return filepath.Join(home, ".local", "share", "opencode")
 }
 
-// dbPath is the database a root names: the root itself when it is named
+// DBPath is the database a root names: the root itself when it is named
 // opencode.db or is no directory, else the opencode.db in it.
-func dbPath(root string) string {
+func DBPath(root string) string {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		abs = root
@@ -128,7 +128,7 @@ func (*Source) Detect(path string) bool {
 
 // WatchPaths are the database and its -wal.
 func (*Source) WatchPaths(path string) []string {
-	p := dbPath(path)
+	p := DBPath(path)
 	return []string{p, p + "-wal"}
 }
 
@@ -140,7 +140,7 @@ type session struct {
 
 // Read reads the sessions of the store at root in one short transaction.
 func (s *Source) Read(root string, now time.Time) sources.Facts {
-	path := dbPath(root)
+	path := DBPath(root)
 	if !exists(path) {
 		if dir := filepath.Join(filepath.Dir(path), storageDir); exists(dir) {
 			return sources.Facts{Problems: []model.Problem{{Path: dir,

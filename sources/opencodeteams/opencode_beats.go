@@ -42,30 +42,86 @@ func (l *Lookup) opencodeDB() string {
 	return filepath.Join(home, ".local", "share", "opencode", opencodeDBFile)
 }
 
+// beatState is what the reads of one store keep of OpenCode's database:
+// the sessions' times as of its commit mark, so that a read whose
+// database did not move asks it nothing, and the nodes given their beats.
+type beatState struct {
+	// hold: read through a connection held between reads (a store
+	// followed), not one opened for the read (a read of its own).
+	hold bool
+	held sqlitestore.Held
+	db   string
+	// mark is the database's as the times were read; valid is false when
+	// there are none to trust (none read, a commit pending, a failure).
+	mark  dbMark
+	valid bool
+	times map[string]time.Time // by session; the zero time: asked, not held
+	// copies are the nodes given their beats, by the node they copied.
+	copies map[*model.Node]beaten
+	// queries counts the queries asked of the database.
+	queries int
+}
+
+// dbMark is what says OpenCode's database moved: its commit mark in the
+// WAL index (sqlitestore's Version), and the database's and its -wal's
+// files (a database at rest, or not in WAL mode, has no mark).
+type dbMark struct {
+	ver      sources.Version
+	db, wal  os.FileInfo
+	exists   bool
+	walThere bool
+}
+
+// same reports whether two marks say the database is as it was.
+func (m dbMark) same(o dbMark) bool {
+	return m.ver == o.ver && m.exists == o.exists && m.walThere == o.walThere &&
+		sameFile(m.db, o.db) && sameFile(m.wal, o.wal)
+}
+
+func sameFile(a, b os.FileInfo) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
+
+// markOf reads the database's mark, before the read it vouches for: a
+// commit racing the read moves it for the next.
+func (st *beatState) markOf(db string) dbMark {
+	var m dbMark
+	if !st.hold {
+		return m // a read of its own asks every session, with no mark to trust
+	}
+	if fi, err := os.Stat(db); err == nil {
+		m.db, m.exists = fi, true
+	}
+	if fi, err := os.Stat(db + "-wal"); err == nil {
+		m.wal, m.walThere = fi, true
+	}
+	if m.walThere {
+		m.ver = st.held.Version(db + "-wal")
+	}
+	return m
+}
+
 // sessionBeats gives each agent whose session OpenCode's database holds
 // that session's time_updated as its beat, when newer than its record's.
 // No database there is no problem (OpenCode may keep it elsewhere, or run
-// on another host); one that cannot be read is, naming it.
+// on another host); one that cannot be read is, naming it. The database is
+// asked only for sessions it was not asked for since its mark last moved.
 //
 // A node is given its beat on a copy, which replaces it in nodes: the node
 // itself may be the last read's, kept, and a read that gave it the beat
-// in place gave it another "session updated" field at every read. last
-// are the copies the last read made, by the node they copied and the time
+// in place gave it another "session updated" field at every read. The
+// copies the last read made are kept by the node they copied and the time
 // they were given; a node given the same time again is given that copy.
-// It returns this read's.
-func (s Source) sessionBeats(nodes []*model.Node, facts *sources.Facts, last map[*model.Node]beaten) map[*model.Node]beaten {
-	if s.Lookup != nil && s.Lookup.RecordsOnly {
-		return nil
-	}
-	// The database is looked for before the agents' sessions are
-	// gathered: with none there, a read does not go through a thousand
-	// agents' fields for nothing.
-	db := s.Lookup.opencodeDB()
-	if db == "" {
-		return nil
-	}
-	if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
-		return nil
+func (s Source) sessionBeats(nodes []*model.Node, facts *sources.Facts, st *beatState) {
+	copies := st.copies
+	st.copies = nil
+	db, ok := s.beatsDB()
+	if !ok {
+		st.valid = false
+		return
 	}
 	bySession := map[string][]int{}
 	for i, n := range nodes {
@@ -74,34 +130,125 @@ func (s Source) sessionBeats(nodes []*model.Node, facts *sources.Facts, last map
 		}
 	}
 	if len(bySession) == 0 {
-		return nil
+		st.ask(db, nil) // its mark, for the next read to see it did not move
+		return
 	}
-	updated, err := readSessionsUpdated(db, bySession)
-	if err != nil {
+	ids := make([]string, 0, len(bySession))
+	for id := range bySession {
+		ids = append(ids, id)
+	}
+	if err := st.ask(db, ids); err != nil {
 		facts.Problems = append(facts.Problems, model.Problem{Path: db,
 			Error: err.Error() + ": the agents' OpenCode sessions give no beat"})
-		return nil
+		return
 	}
-	next := make(map[*model.Node]beaten, len(updated))
-	for id, t := range updated {
-		for _, i := range bySession[id] {
-			base := nodes[i]
-			if b, ok := last[base]; ok && b.at.Equal(t) {
-				nodes[i], next[base] = b.node, b
-				continue
-			}
-			c := *base
-			c.EditRare(func(r *model.Rare) {
-				r.SourceFields = append(r.SourceFields, model.Field{Name: "session updated", Value: formatTime(t)})
-			})
-			if t.After(c.BeatMtime) {
-				c.BeatMtime, c.ActivityMtime = t, t
-				c.Traits.SignOfLife = model.SignActivity
-			}
-			nodes[i], next[base] = &c, beaten{at: t, node: &c}
+	st.copies = make(map[*model.Node]beaten, len(bySession))
+	for id, is := range bySession {
+		t := st.times[id]
+		if t.IsZero() {
+			continue
+		}
+		for _, i := range is {
+			nodes[i] = st.give(nodes[i], t, copies)
 		}
 	}
-	return next
+}
+
+// beatsDB is the database the agents' beats are read from, and whether
+// it is to be read: not when records alone are read, nor when there is
+// none there. It is looked for before the agents' sessions are gathered:
+// with none there, a read does not go through a thousand agents' fields
+// for nothing.
+func (s Source) beatsDB() (string, bool) {
+	if s.Lookup != nil && s.Lookup.RecordsOnly {
+		return "", false
+	}
+	db := s.Lookup.opencodeDB()
+	if db == "" {
+		return "", false
+	}
+	if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	return db, true
+}
+
+// give is base given its session's time t: the copy last made of it for
+// that time (in last), or a new one; kept in st.copies.
+func (st *beatState) give(base *model.Node, t time.Time, last map[*model.Node]beaten) *model.Node {
+	if st.copies == nil {
+		st.copies = map[*model.Node]beaten{}
+	}
+	if b, ok := last[base]; ok && b.at.Equal(t) {
+		st.copies[base] = b
+		return b.node
+	}
+	c := *base
+	c.EditRare(func(r *model.Rare) {
+		r.SourceFields = append(r.SourceFields, model.Field{Name: "session updated", Value: formatTime(t)})
+	})
+	if t.After(c.BeatMtime) {
+		c.BeatMtime, c.ActivityMtime = t, t
+		c.Traits.SignOfLife = model.SignActivity
+	}
+	st.copies[base] = beaten{at: t, node: &c}
+	return &c
+}
+
+// unmoved reports whether db is the database the last read asked and its
+// mark has not moved since: its times hold for every session asked.
+func (st *beatState) unmoved(db string) bool {
+	return st.valid && st.db == db && st.markOf(db).same(st.mark)
+}
+
+// ask reads time_updated of the sessions ids not asked since the
+// database's mark last moved (every one when it moved), in one read
+// transaction that never blocks OpenCode's writer.
+func (st *beatState) ask(db string, ids []string) error {
+	mark := st.markOf(db)
+	if !st.valid || st.db != db || !mark.same(st.mark) {
+		st.times = map[string]time.Time{}
+	}
+	st.db, st.mark, st.valid = db, mark, false
+	var missing []string
+	for _, id := range ids {
+		if _, ok := st.times[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		st.queries++
+		updated, err := st.read(db, missing)
+		if err != nil {
+			return err
+		}
+		for _, id := range missing {
+			st.times[id] = updated[id]
+		}
+	}
+	// A commit written but not yet marked is read again at the next read.
+	st.valid = !mark.ver.Pending
+	return nil
+}
+
+// read reads the sessions' times, through the held connection when the
+// store is followed.
+func (st *beatState) read(db string, ids []string) (map[string]time.Time, error) {
+	if !st.hold {
+		snap, err := sqlitestore.Open(db, 0)
+		if err != nil {
+			return nil, err
+		}
+		defer snap.Close()
+		return readSessionsUpdated(snap, ids)
+	}
+	var out map[string]time.Time
+	err := st.held.Read(db, 0, func(snap *sqlitestore.Snapshot) error {
+		var err error
+		out, err = readSessionsUpdated(snap, ids)
+		return err
+	})
+	return out, err
 }
 
 // beaten is a node given its session's beat: the copy, and the time.
@@ -123,16 +270,10 @@ func sessionOf(n *model.Node) string {
 	return ""
 }
 
-// readSessionsUpdated reads time_updated of the sessions named, in one
-// read transaction that never blocks OpenCode's writer.
-func readSessionsUpdated(db string, ids map[string][]int) (map[string]time.Time, error) {
-	snap, err := sqlitestore.Open(db, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer snap.Close()
+// readSessionsUpdated reads time_updated of the sessions named.
+func readSessionsUpdated(snap *sqlitestore.Snapshot, ids []string) (map[string]time.Time, error) {
 	args := make([]any, 0, len(ids))
-	for id := range ids {
+	for _, id := range ids {
 		args = append(args, id)
 	}
 	rows, err := snap.Query(`SELECT id, time_updated FROM session WHERE id IN (?`+strings.Repeat(",?", len(args)-1)+`)`, args...)

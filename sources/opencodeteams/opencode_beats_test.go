@@ -1,6 +1,7 @@
 package opencodeteams
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -143,5 +144,81 @@ func TestAKeptNodeIsGivenItsSessionsBeatOnce(t *testing.T) {
 		if whole := src.Read(store, time.Now()); !reflect.DeepEqual(facts, whole) {
 			t.Errorf("read %d: the facts differ from a whole read's", i+2)
 		}
+	}
+}
+
+// OpenCode's database is queried only when its commit mark moved (or an
+// agent names a session not asked yet): a read after an agent's write, or
+// a whole read, with the database as it was asks nothing and gives the
+// beats it gave; a commit by OpenCode's writer (a real SQLite writer,
+// WAL) is queried at the next read, and its beat given. Each read's facts
+// are a whole read's.
+func TestOpencodeDatabaseIsQueriedOnlyWhenItMoved(t *testing.T) {
+	rec := with(agentRecord(), "paneId", nil)
+	other := with(agentRecord(), "id", "agent-2", "sessionId", "ses_other", "paneId", nil)
+	session := rec["sessionId"].(string)
+	store := newStore(t, rec, other)
+	first := time.Now().Add(-5 * time.Second).Truncate(time.Millisecond)
+	db := opencodeDBWith(t, session, first)
+	writer := storefixtures.NewDB(t, db, nil)
+	src := Source{Lookup: &Lookup{OpencodeDB: db, SocketDir: t.TempDir()}}
+	file := filepath.Join(store, agentsDir, rec["id"].(string)+".json")
+	otherFile := filepath.Join(store, agentsDir, "agent-2.json")
+	rewrite := func(m map[string]any, path string, set ...any) {
+		b, err := json.MarshalIndent(with(m, set...), "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, path, b)
+	}
+	later := first.Add(2 * time.Second)
+	tests := []struct {
+		name    string
+		act     func()
+		changed []string
+		queries int // asked of the database by this read
+		beat    time.Time
+	}{
+		{name: "the first read", act: func() {}, changed: nil, queries: 1, beat: first},
+		{name: "an agent's write, the database as it was", act: func() { rewrite(other, otherFile, "status", "idle") },
+			changed: []string{otherFile}, queries: 0, beat: first},
+		{name: "the session's own agent written", act: func() { rewrite(rec, file, "status", "idle") },
+			changed: []string{file}, queries: 0, beat: first},
+		{name: "a whole read, the database as it was", act: func() {}, changed: nil, queries: 0, beat: first},
+		{name: "OpenCode commits: queried", act: func() {
+			if _, err := writer.Exec(`UPDATE session SET time_updated = ? WHERE id = ?`, later.UnixMilli(), session); err != nil {
+				t.Fatal(err)
+			}
+			rewrite(other, otherFile, "status", "active")
+		}, changed: []string{otherFile}, queries: 1, beat: later},
+		{name: "then as it was: not", act: func() { rewrite(other, otherFile, "status", "idle") },
+			changed: []string{otherFile}, queries: 0, beat: later},
+		{name: "an agent naming a session not asked yet: that one asked", act: func() { rewrite(other, otherFile, "sessionId", "ses_new") },
+			changed: []string{otherFile}, queries: 1, beat: later},
+	}
+	var k sources.Kept
+	asked := 0
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.act()
+			var facts sources.Facts
+			facts, k = src.Reread(store, time.Now(), k, tc.changed)
+			if got := k.(*kept).beats.queries - asked; got != tc.queries {
+				t.Errorf("queries %d, want %d", got, tc.queries)
+			}
+			asked = k.(*kept).beats.queries
+			var n *model.Node
+			for _, m := range facts.Nodes {
+				if m.HeartbeatPath == file {
+					n = m
+				}
+			}
+			if n == nil || !n.BeatMtime.Equal(tc.beat) {
+				t.Fatalf("the agent's beat: %v, want %s", n, tc.beat)
+			}
+			if whole := src.Read(store, time.Now()); !reflect.DeepEqual(facts, whole) {
+				t.Errorf("the facts differ from a whole read's")
+			}
+		})
 	}
 }

@@ -183,6 +183,8 @@ type team struct {
 	leader *model.Node
 	// ownRecord: the leader's agent file speaks for the leader node.
 	ownRecord bool
+	// gone: its config is gone (goneTeam).
+	gone bool
 }
 
 // Read reads the store at path as of now.
@@ -195,7 +197,7 @@ func (s Source) Read(path string, now time.Time) sources.Facts {
 	}
 	var configs teamConfigs
 	configs.read, configs.err = readTeamConfigs(store)
-	facts, _ = s.assemble(store, configs, agents, facts.Problems, nil, nil)
+	facts, _ = s.assemble(store, configs, agents, facts.Problems, nil, &beatState{}, nil)
 	return facts
 }
 
@@ -212,51 +214,46 @@ type mapped struct {
 	raw    []byte
 	parent string
 	proc   agentProcess
-	node   *model.Node
+	made   *model.Node
+}
+
+// assembled is what an assembly leaves for a read of a few agents after
+// it: the processes' judge (the server files it read), each team's
+// leader by its config's path (those no agent's record speaks for) and the
+// agent each team's config names its leader.
+type assembled struct {
+	judge    *judge
+	leaders  map[string]*model.Node
+	leaderOf map[string]string
 }
 
 // assemble reads the teams and maps the agents read (with the problems
 // their read had) onto nodes under their teams' leaders. An agent whose
 // file, parent and process are those of the node it was last made into
 // (nodes[i], agents[i]'s; nil: none kept) keeps that node; nodes[i] is left
-// holding the node agents[i] is made into now. beats are the last read's
-// nodes given their sessions' beats (see sessionBeats); it returns this
-// read's.
-func (s Source) assemble(store string, configs teamConfigs, agents []*agentFile, problems []model.Problem, nodes []*mapped, beats map[*model.Node]beaten) (sources.Facts, map[*model.Node]beaten) {
+// holding the node agents[i] is made into now. A team whose leader is in
+// leaders (the last assembly's, its config not read since) keeps it. st
+// holds OpenCode's database as the reads of this store know it (see
+// sessionBeats).
+func (s Source) assemble(store string, configs teamConfigs, agents []*agentFile, problems []model.Problem, nodes []*mapped, st *beatState, leaders map[string]*model.Node) (sources.Facts, assembled) {
 	facts := sources.Facts{Problems: problems}
 	teams := map[string]*team{}
-	buildTeams(configs.read, teams, &facts)
+	buildTeams(configs.read, teams, &facts, leaders)
 	if configs.err != nil {
 		facts.Problems = append(facts.Problems, model.Problem{Path: filepath.Join(store, teamsDir), Error: configs.err.Error()})
 	}
-	procs := s.processes(store, agents, &facts)
+	procs, j := s.processes(store, agents, &facts)
 	facts.Nodes = make([]*model.Node, 0, len(agents)+len(teams))
-	agentNode := func(i int, parent string) *model.Node {
-		a := agents[i]
-		var proc agentProcess
-		if len(procs) > 0 {
-			proc = procs[a.path]
-		}
+	for i, a := range agents {
 		var m *mapped
 		if nodes != nil {
 			m = nodes[i]
 		}
-		if m != nil && m.node != nil && m.parent == parent && m.node.ID == a.id && bytes.Equal(m.raw, a.raw) && sameProcess(m.proc, proc) {
-			return m.node
-		}
-		n := &model.Node{ID: a.id, HeartbeatPath: a.path}
-		fillAgent(n, a, parent, proc)
-		if m != nil {
-			*m = mapped{raw: a.raw, parent: parent, proc: proc, node: n}
-		}
-		return n
-	}
-	for i, a := range agents {
 		if !a.teamOK {
 			// No team config can bear this name (TeamConfigSchema), so no
 			// leader either: the agent is a session of its own, its team
 			// shown, never a path built from the name.
-			facts.Nodes = append(facts.Nodes, agentNode(i, ""))
+			facts.Nodes = append(facts.Nodes, m.node(a, "", procs[a.path]))
 			continue
 		}
 		t := teams[a.state.TeamName]
@@ -268,7 +265,10 @@ func (s Source) assemble(store string, configs teamConfigs, agents []*agentFile,
 		}
 		if !t.ownRecord && t.config.Leader != "" && a.state.ID == t.config.Leader {
 			// The leader has an agent file of its own (registerAgent called
-			// for it): its record speaks for the leader node.
+			// for it): its record speaks for the leader node, a copy of
+			// the one its config made (which may be the last read's).
+			l := *t.leader
+			t.leader = &l
 			fillAgent(t.leader, a, "", procs[a.path])
 			t.leader.Traits.NeverKill = true
 			fields := append(leaderFields(t.config), t.leader.SourceFields()...)
@@ -276,15 +276,35 @@ func (s Source) assemble(store string, configs teamConfigs, agents []*agentFile,
 			t.ownRecord = true
 			continue
 		}
-		facts.Nodes = append(facts.Nodes, agentNode(i, t.key))
+		facts.Nodes = append(facts.Nodes, m.node(a, t.key, procs[a.path]))
 	}
+	next := assembled{judge: j, leaders: make(map[string]*model.Node, len(teams)), leaderOf: make(map[string]string, len(teams))}
 	for _, t := range teams {
 		facts.Nodes = append(facts.Nodes, t.leader)
+		next.leaderOf[t.name] = t.config.Leader
+		if !t.ownRecord && !t.gone {
+			next.leaders[t.key] = t.leader
+		}
 	}
-	beats = s.sessionBeats(facts.Nodes, &facts, beats)
+	s.sessionBeats(facts.Nodes, &facts, st)
 	slices.SortFunc(facts.Nodes, func(a, b *model.Node) int { return strings.Compare(a.ID, b.ID) })
 	sort.SliceStable(facts.Problems, func(i, j int) bool { return facts.Problems[i].Path < facts.Problems[j].Path })
-	return facts, beats
+	return facts, next
+}
+
+// node is the node agent a is made into under parent, proc being what its
+// pane and server say: m's, when m (nil: none kept) was made of the same
+// file, parent and process, else a new one, which m then holds.
+func (m *mapped) node(a *agentFile, parent string, proc agentProcess) *model.Node {
+	if m != nil && m.made != nil && m.parent == parent && m.made.ID == a.id && bytes.Equal(m.raw, a.raw) && sameProcess(m.proc, proc) {
+		return m.made
+	}
+	n := &model.Node{ID: a.id, HeartbeatPath: a.path}
+	fillAgent(n, a, parent, proc)
+	if m != nil {
+		*m = mapped{raw: a.raw, parent: parent, proc: proc, made: n}
+	}
+	return n
 }
 
 // sameProcess reports whether two readings of an agent's pane and server
@@ -336,35 +356,45 @@ func readTeamConfigs(store string) ([]teamRead, error) {
 	return out, nil
 }
 
-// buildTeams makes each team's leader node of its config read.
-func buildTeams(configs []teamRead, teams map[string]*team, facts *sources.Facts) {
+// buildTeams makes each team's leader node of its config read, or keeps
+// the one kept made of it (by its config's path).
+func buildTeams(configs []teamRead, teams map[string]*team, facts *sources.Facts, kept map[string]*model.Node) {
 	for _, r := range configs {
-		t := &team{name: r.name, key: r.path, config: r.config}
-		t.leader = &model.Node{
-			ID:            t.name,
-			HeartbeatPath: r.path,
-			HasHeartbeat:  true,
-			Source:        string(sources.OpencodeTeams),
-			Traits:        model.Traits{BeatNotRequired: true, NeverKill: true, MergesItself: true, SignOfLife: model.SignUpdate},
-			BeatMtime:     r.mtime,
-		}
+		t := &team{name: r.name, key: r.path, config: r.config, leader: kept[r.path]}
 		if r.err != nil {
 			facts.Problems = append(facts.Problems, model.Problem{Path: r.path, Error: r.err.Error()})
-			t.leader.EditRare(func(r *model.Rare) { r.ScanFlags = append(r.ScanFlags, model.FlagUnreadable) })
-			teams[t.name] = t
-			continue
 		}
-		t.leader.Heartbeat = &model.Heartbeat{
-			Role:              "leader",
-			Started:           epochSeconds(t.config.Created),
-			Status:            model.StatusRunning,
-			HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: t.name}),
-			HasParentField:    true, // a session lead
+		if t.leader == nil {
+			t.leader = newLeader(r)
 		}
-		fields := leaderFields(t.config)
-		t.leader.EditRare(func(r *model.Rare) { r.SourceFields = fields })
 		teams[t.name] = t
 	}
+}
+
+// newLeader is the leader node of a team's config read.
+func newLeader(r teamRead) *model.Node {
+	n := &model.Node{
+		ID:            r.name,
+		HeartbeatPath: r.path,
+		HasHeartbeat:  true,
+		Source:        string(sources.OpencodeTeams),
+		Traits:        model.Traits{BeatNotRequired: true, NeverKill: true, MergesItself: true, SignOfLife: model.SignUpdate},
+		BeatMtime:     r.mtime,
+	}
+	if r.err != nil {
+		n.EditRare(func(r *model.Rare) { r.ScanFlags = append(r.ScanFlags, model.FlagUnreadable) })
+		return n
+	}
+	n.Heartbeat = &model.Heartbeat{
+		Role:              "leader",
+		Started:           epochSeconds(r.config.Created),
+		Status:            model.StatusRunning,
+		HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: r.name}),
+		HasParentField:    true, // a session lead
+	}
+	fields := leaderFields(r.config)
+	n.EditRare(func(r *model.Rare) { r.SourceFields = fields })
+	return n
 }
 
 // goneTeam is the leader of a team whose config no longer exists: the
@@ -372,7 +402,7 @@ func buildTeams(configs []teamRead, teams map[string]*team, facts *sources.Facts
 // and any agent still running under it is orphaned.
 func goneTeam(store, name string) *team {
 	path := filepath.Join(store, teamsDir, name, teamConfigFile)
-	return &team{name: name, key: path, leader: &model.Node{
+	return &team{name: name, key: path, gone: true, leader: &model.Node{
 		ID:            name,
 		HeartbeatPath: path,
 		HasHeartbeat:  true,

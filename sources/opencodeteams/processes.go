@@ -129,43 +129,87 @@ func liveStatus(status string) bool {
 }
 
 // processes judges each live agent's pane and server: tmux is asked once,
-// and each server file read once, for the whole read.
-func (s Source) processes(store string, agents []*agentFile, facts *sources.Facts) map[string]agentProcess {
+// and each server file read once, for the whole read. It returns the
+// judge, whose server files a read of a few agents uses again.
+func (s Source) processes(store string, agents []*agentFile, facts *sources.Facts) (map[string]agentProcess, *judge) {
 	out := map[string]agentProcess{}
 	if s.Lookup != nil && s.Lookup.RecordsOnly {
-		return out
+		return out, nil
 	}
-	var panes *paneLookup
-	servers := map[string]*serverFile{}
-	byCwd := map[string]*serverFile{}
-	started := protocol.ProcessStarted
+	j := &judge{lookup: s.Lookup, store: store, servers: map[string]*serverFile{}, byCwd: map[string]*serverFile{}}
 	for _, a := range agents {
-		if !liveStatus(a.state.Status) {
-			continue
-		}
-		var ap agentProcess
-		if a.state.PaneID != "" {
-			if panes == nil {
-				l := s.Lookup.askPanes()
-				panes = &l
-			}
-			judgePane(&ap, a.state, *panes, started)
-		}
-		if ap.ended == "" && a.state.Cwd != "" {
-			// Agents share their project's server: its file is named
-			// (an md5 of the cwd) and read once a read, not once an agent.
-			srv, ok := byCwd[a.state.Cwd]
-			if !ok {
-				srv = readServer(store, a.state.Cwd, servers, facts)
-				byCwd[a.state.Cwd] = srv
-			}
-			judgeServer(&ap, a.state, srv, started)
-		}
-		if ap.pid != 0 || ap.ended != "" || len(ap.fields) > 0 {
+		if ap, ok := j.agent(a, facts); ok {
 			out[a.path] = ap
 		}
 	}
-	return out
+	return out, j
+}
+
+// judge is what a read asks of the agents' processes, each once: tmux for
+// its panes, when an agent has one; each project's server file; each
+// pid's create time.
+type judge struct {
+	lookup  *Lookup
+	store   string
+	panes   *paneLookup
+	servers map[string]*serverFile // by path; nil: absent or failing
+	byCwd   map[string]*serverFile
+	starts  map[int]processStart
+}
+
+type processStart struct {
+	at  float64
+	err error
+}
+
+// again is j for another read: the server files it read (their dir is
+// watched: a read after one of them moved judges every agent anew), the
+// panes and the processes' create times asked again.
+func (j *judge) again() *judge {
+	if j == nil {
+		return nil
+	}
+	return &judge{lookup: j.lookup, store: j.store, servers: j.servers, byCwd: j.byCwd}
+}
+
+// started is the create time of pid, asked once a read.
+func (j *judge) started(pid int) (float64, error) {
+	if st, ok := j.starts[pid]; ok {
+		return st.at, st.err
+	}
+	at, err := protocol.ProcessStarted(pid)
+	if j.starts == nil {
+		j.starts = map[int]processStart{}
+	}
+	j.starts[pid] = processStart{at, err}
+	return at, err
+}
+
+// agent judges one agent's pane and server; ok is false when neither said
+// anything. A server file read for it that fails is a problem in facts.
+func (j *judge) agent(a *agentFile, facts *sources.Facts) (agentProcess, bool) {
+	var ap agentProcess
+	if !liveStatus(a.state.Status) {
+		return ap, false
+	}
+	if a.state.PaneID != "" {
+		if j.panes == nil {
+			l := j.lookup.askPanes()
+			j.panes = &l
+		}
+		judgePane(&ap, a.state, *j.panes, j.started)
+	}
+	if ap.ended == "" && a.state.Cwd != "" {
+		// Agents share their project's server: its file is named
+		// (an md5 of the cwd) and read once a read, not once an agent.
+		srv, ok := j.byCwd[a.state.Cwd]
+		if !ok {
+			srv = readServer(j.store, a.state.Cwd, j.servers, facts)
+			j.byCwd[a.state.Cwd] = srv
+		}
+		judgeServer(&ap, a.state, srv, j.started)
+	}
+	return ap, ap.pid != 0 || ap.ended != "" || len(ap.fields) > 0
 }
 
 // judgePane finds the agent's pane: its id on a server, carrying the

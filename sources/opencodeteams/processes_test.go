@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/dispatchtop/dispatchtop/liveness"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
+	"github.com/dispatchtop/dispatchtop/sources"
 )
 
 // privateTmux starts a tmux server on its own socket (-L agents) in a
@@ -294,5 +296,78 @@ func TestAgentsLiveAndDieWithTheirPaneAndServer(t *testing.T) {
 				t.Errorf("a kill candidate whose pid is %s, want alive as the same process", n.Process)
 			}
 		})
+	}
+}
+
+// A write of one agent's file judges that agent's pane and server again,
+// not every agent's: the server files the last read found are used again
+// (their dir is watched), the facts a whole read's. A server's end, which
+// no file the store is watched by says, is seen by the agents whose files
+// are written, and by every agent at the next read of the whole store
+// (the scanner's refresh, every 15 s), as it was before a write of one
+// file judged the thousand others.
+func TestAWriteOfOneAgentJudgesThatAgentsProcesses(t *testing.T) {
+	s := newProcessStore(t)
+	cmd := exec.Command("sleep", "600")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	st, err := protocol.ProcessStarted(cmd.Process.Pid)
+	if err != nil {
+		t.Skipf("create time of pid %d unreadable here: %v", cmd.Process.Pid, err)
+	}
+	s.server(cmd.Process.Pid, time.Unix(0, int64(st*1e9)), true)
+	first := s.agent(map[string]any{"paneId": nil})
+	b, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	second := filepath.Join(s.dir, "agents", "agent-2.json")
+	writeSecond := func(status string) {
+		doc["id"], doc["status"] = "agent-2", status
+		s.writeJSON(second, doc)
+	}
+	writeSecond("active")
+	src := Source{Lookup: &Lookup{SocketDir: t.TempDir(), OpencodeDB: filepath.Join(t.TempDir(), "opencode.db")}}
+	ended := func(facts sources.Facts) map[string]string {
+		out := map[string]string{}
+		for _, n := range facts.Nodes {
+			if n.HeartbeatPath == first || n.HeartbeatPath == second {
+				out[filepath.Base(n.HeartbeatPath)] = n.Ended()
+			}
+		}
+		return out
+	}
+	facts, k := src.Reread(s.dir, time.Now(), nil, nil)
+	firstNode := byID(facts.Nodes)
+	writeSecond("idle")
+	facts, k = src.Reread(s.dir, time.Now(), k, []string{second})
+	if whole := src.Read(s.dir, time.Now()); !reflect.DeepEqual(facts, whole) {
+		t.Errorf("a write of one agent, its server alive: the facts differ from a whole read's")
+	}
+	for id, n := range byID(facts.Nodes) {
+		if !strings.HasSuffix(n.HeartbeatPath, "agent-2.json") && n != firstNode[id] {
+			t.Errorf("%s made again by a write of another agent's file", id)
+		}
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	writeSecond("active")
+	facts, k = src.Reread(s.dir, time.Now(), k, []string{second})
+	got := ended(facts)
+	if got["agent-2.json"] == "" || got[filepath.Base(first)] != "" {
+		t.Errorf("the server gone, a write of agent-2: ended %q, want agent-2's alone", got)
+	}
+	facts, _ = src.Reread(s.dir, time.Now(), k, nil)
+	if got := ended(facts); got["agent-2.json"] == "" || got[filepath.Base(first)] == "" {
+		t.Errorf("the server gone, a read of the whole store: ended %q, want both", got)
+	}
+	if whole := src.Read(s.dir, time.Now()); !reflect.DeepEqual(facts, whole) {
+		t.Errorf("a read of the whole store: the facts differ from a whole read's")
 	}
 }

@@ -10,13 +10,18 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/dispatchtop/dispatchtop/internal/storefixtures"
 )
 
 // A write of one agent's file reads that file again, not the store: the
-// other agents keep their nodes (and a file written but not named as
-// moved is not read, which is how the test knows), and the facts are those
-// a whole read finds. Told that the agents dir moved (the poll, a
-// refresh), every file is read again; told nothing moved, nothing is.
+// other agents keep their nodes, and so does the team's leader, whose
+// config did not move (a file written but not named as moved is not read,
+// which is how the test knows), and the facts are those a whole read
+// finds. Told that the agents dir moved (the poll, a refresh), every file
+// is read again; told nothing moved, nothing is; told a team's config
+// moved, its leader is made again.
 func TestRereadReadsOnlyTheAgentFilesThatMoved(t *testing.T) {
 	var agents []map[string]any
 	for i := range 50 {
@@ -63,7 +68,7 @@ func TestRereadReadsOnlyTheAgentFilesThatMoved(t *testing.T) {
 		{name: "a team's config written, not named as moved: not read", write: func() {
 			writeFile(t, config, []byte(strings.Replace(teamConfigJSON, `"leader":"lead-1",`, `"leader":"lead-1","description":"orders",`, 1)))
 		}, changed: []string{file(10)}},
-		{name: "the team's config named: read", write: func() {}, changed: []string{config}, whole: true},
+		{name: "the team's config named: read", write: func() {}, changed: []string{config}, renewed: []string{"alpha"}, whole: true},
 		{name: "a new agent", write: func() {
 			agents = append(agents, with(agentRecord(), "id", "agent-50", "paneId", nil))
 			write(50)
@@ -76,7 +81,7 @@ func TestRereadReadsOnlyTheAgentFilesThatMoved(t *testing.T) {
 			facts, k = recordsOnly.Reread(store, fixtureNow, k, tc.changed)
 			var renewed []string
 			for id, n := range byID(facts.Nodes) {
-				if o := before[id]; o != nil && o != n && id != "alpha" {
+				if o := before[id]; o != nil && o != n {
 					renewed = append(renewed, filepath.Base(id))
 				} else if o == nil {
 					renewed = append(renewed, filepath.Base(id))
@@ -95,21 +100,35 @@ func TestRereadReadsOnlyTheAgentFilesThatMoved(t *testing.T) {
 }
 
 // A write of one agent's file costs what that file costs, not what the
-// store holds: the memory a read allocates after one file moved grows by
-// less than 16 bytes an agent from a store of 100 agents to one of 1,000
-// (the facts' list of nodes is 8 an agent). Copying the map of agents
-// read, making the map of nodes again, sorting their paths again, naming
-// each agent's node again and gathering every agent's session for a
-// database that is not there each grew with the store.
+// store holds: the memory a read allocates after one file moved does not
+// grow by a byte an agent from a store of 100 agents to one of 1,000.
+// Copying the map of agents read, making the map of nodes again, sorting
+// their paths again, naming each agent's node again and gathering every
+// agent's session for a database that is not there each grew with the
+// store; then the facts' list of nodes made again (8 bytes an agent), the
+// teams' leaders made again, every agent's process judged again, and the
+// sessions of OpenCode's database gathered and queried again though it
+// had not moved.
 func TestRereadOfOneFileDoesNotGrowWithTheStore(t *testing.T) {
-	const perAgent = 16
+	const perAgent = 1
 	lookup := Source{Lookup: &Lookup{SocketDir: t.TempDir(), OpencodeDB: filepath.Join(t.TempDir(), "opencode.db")}}
 	tests := []struct {
 		name string
-		src  Source
+		src  func(t *testing.T, n int) Source
 	}{
-		{name: "records only", src: recordsOnly},
-		{name: "panes and servers looked up, no OpenCode database", src: lookup},
+		{name: "records only", src: func(*testing.T, int) Source { return recordsOnly }},
+		{name: "panes and servers looked up, no OpenCode database", src: func(*testing.T, int) Source { return lookup }},
+		{name: "OpenCode's database holding the agents' sessions, not moved", src: func(t *testing.T, n int) Source {
+			db := opencodeDBWith(t, "ses_0000", time.Now().Add(-time.Minute))
+			w := storefixtures.NewDB(t, db, nil)
+			for i := 1; i < n; i++ {
+				if _, err := w.Exec(`INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated)
+					VALUES (?, 'p1', 'brave-fox', '/home/dev/acme-api', 'builder', '1.1.0', ?, ?)`, fmt.Sprintf("ses_%04d", i), 1, time.Now().UnixMilli()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return Source{Lookup: &Lookup{SocketDir: t.TempDir(), OpencodeDB: db}}
+		}},
 	}
 	perRead := func(t *testing.T, src Source, n int) uint64 {
 		var agents []map[string]any
@@ -131,11 +150,61 @@ func TestRereadOfOneFileDoesNotGrowWithTheStore(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			small, large := perRead(t, tc.src, 100), perRead(t, tc.src, 1000)
+			small, large := perRead(t, tc.src(t, 100), 100), perRead(t, tc.src(t, 1000), 1000)
 			if large > small+900*perAgent {
 				t.Errorf("a read after one file moved allocates %d bytes with 100 agents, %d with 1,000: %d an agent more, want < %d",
 					small, large, (large-small)/900, perAgent)
 			}
 		})
+	}
+}
+
+// The store read again with its dirs named as moved (the scanner's
+// refresh every 15 s, the poll) reads again only the agent files whose
+// signature (inode, size, mtime) moved: an atomic rewrite (a new inode)
+// is read; a file whose bytes changed in place with its size and mtime
+// kept is not, which is how the test knows. Told nothing of what moved
+// (lost events), every file is read.
+func TestARefreshReadsTheAgentFilesWhoseSignatureMoved(t *testing.T) {
+	a, b := with(agentRecord(), "id", "agent-a", "paneId", nil), with(agentRecord(), "id", "agent-b", "paneId", nil)
+	store := newStore(t, a, b)
+	dir := filepath.Join(store, agentsDir)
+	fa, fb := filepath.Join(dir, "agent-a.json"), filepath.Join(dir, "agent-b.json")
+	facts, k := recordsOnly.Reread(store, fixtureNow, nil, nil)
+	before := byID(facts.Nodes)
+	fi, err := os.Stat(fa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inPlace, err := os.ReadFile(fa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inPlace = []byte(strings.Replace(string(inPlace), "20250514", "20250515", 1))
+	if err := os.WriteFile(fa, inPlace, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(fa, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	renamed, err := json.MarshalIndent(with(b, "status", "idle"), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, ".agent-b.json.tmp"), renamed)
+	if err := os.Rename(filepath.Join(dir, ".agent-b.json.tmp"), fb); err != nil {
+		t.Fatal(err)
+	}
+	facts, k = recordsOnly.Reread(store, fixtureNow, k, []string{store, dir, filepath.Join(store, teamsDir)})
+	after := byID(facts.Nodes)
+	if after["alpha/agent-a"] != before["alpha/agent-a"] {
+		t.Errorf("agent-a, its signature as it was, read again")
+	}
+	if field(after["alpha/agent-b"], "status") != "idle" {
+		t.Errorf("agent-b, renamed over, not read again: status %s", field(after["alpha/agent-b"], "status"))
+	}
+	facts, _ = recordsOnly.Reread(store, fixtureNow, k, nil)
+	if field(byID(facts.Nodes)["alpha/agent-a"], "model") != "claude-sonnet-4-20250515" {
+		t.Errorf("told nothing of what moved, agent-a not read again")
 	}
 }

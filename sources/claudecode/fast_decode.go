@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"strings"
+	"sync"
 )
 
 // decodeFast is decodeFields' fast path: the object b decoded into v in one
@@ -17,17 +18,13 @@ import (
 // decoder names, the rest of the record still read.
 func decodeFast(b []byte, v any) bool {
 	rv := reflect.ValueOf(v).Elem()
-	rt := rv.Type()
 	keys, ok := objectKeys(b)
 	if !ok {
 		return false
 	}
-	names := make([]string, rt.NumField())
-	for i := range names {
-		names[i], _, _ = strings.Cut(rt.Field(i).Tag.Get("json"), ",")
-	}
+	tf := fieldsOf(rv.Type())
 	for _, k := range keys {
-		for _, name := range names {
+		for _, name := range tf.names {
 			if string(k) != name && asciiEqualFold(k, name) {
 				return false
 			}
@@ -39,12 +36,38 @@ func decodeFast(b []byte, v any) bool {
 	}
 	// A null the plain decoder skips; encoding/json hands it to a
 	// json.RawMessage as the text null.
-	for i := range rt.NumField() {
-		if rt.Field(i).Type == rawMessage && string(rv.Field(i).Bytes()) == "null" {
+	for _, i := range tf.raw {
+		if string(rv.Field(i).Bytes()) == "null" {
 			rv.Field(i).SetZero()
 		}
 	}
 	return true
+}
+
+// typeFields is what decodeFast needs of a record's struct type: its
+// fields' JSON names and which of them are json.RawMessage.
+type typeFields struct {
+	names []string
+	raw   []int
+}
+
+// fieldTable holds each record type's fields, learnt at its first record
+// (a type's fields never change; there are a handful of record types).
+var fieldTable sync.Map // reflect.Type → *typeFields
+
+func fieldsOf(rt reflect.Type) *typeFields {
+	if tf, ok := fieldTable.Load(rt); ok {
+		return tf.(*typeFields)
+	}
+	tf := &typeFields{names: make([]string, rt.NumField())}
+	for i := range tf.names {
+		tf.names[i], _, _ = strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		if rt.Field(i).Type == rawMessage {
+			tf.raw = append(tf.raw, i)
+		}
+	}
+	got, _ := fieldTable.LoadOrStore(rt, tf)
+	return got.(*typeFields)
 }
 
 var rawMessage = reflect.TypeFor[json.RawMessage]()

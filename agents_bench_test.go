@@ -68,6 +68,33 @@ func BenchmarkAgentsOnceJSON10k(b *testing.B) {
 	benchStoresAdded(b, "agents", native, withAgents, storesOnly, 10000, storeNodes)
 }
 
+// BenchmarkAgentsNativeTwinOnceJSON10k is BenchmarkAgentsOnceJSON10k with
+// the two homes' 1,850 nodes replaced by as many native ones (a second
+// root of 185 sessions of 10): what any 1,850 nodes add to `--once --json`
+// beside the 10,000-node tree, walked, built, classified and written,
+// against which the agents' readers' own cost is told apart (SPEC §8, the
+// agents' stores). Not in `make bench`: it measures the budget's floor,
+// not the budget.
+func BenchmarkAgentsNativeTwinOnceJSON10k(b *testing.B) {
+	dir := b.TempDir()
+	tree := filepath.Join(dir, "tree")
+	now := time.Now()
+	if err := treegen.Generate(tree, 1000, 10, 3, now); err != nil {
+		b.Fatal(err)
+	}
+	const twinSessions, twinPerSession = 185, 10
+	twin := filepath.Join(dir, "twin")
+	if err := treegen.Generate(twin, twinSessions, twinPerSession, 3, now); err != nil {
+		b.Fatal(err)
+	}
+	native := scanner.Options{Roots: []string{tree}, Thresholds: model.DefaultThresholds(), Probe: liveness.SystemProbe{}, Now: time.Now}
+	withTwin := native
+	withTwin.Roots = []string{tree, twin}
+	twinOnly := native
+	twinOnly.Roots = []string{twin}
+	benchStoresAdded(b, "twin", native, withTwin, twinOnly, 10000, twinSessions*twinPerSession)
+}
+
 // writeBenchClaude writes a Claude Code home as Claude Code writes it:
 // benchClaudeSessions session files, the first benchClaudeLive of live
 // processes (their real procStart), the rest of pids that are gone (a

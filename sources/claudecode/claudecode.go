@@ -23,10 +23,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -213,34 +215,60 @@ func (r *reader) listDir(dir string) []os.DirEntry {
 // readJSON reads a record whole into v with encoding/json (readRecord
 // decodes field by field), a problem naming the file when it cannot be
 // read or parsed; fs.ErrNotExist (removed since listed) is no problem.
-func (r *reader) readJSON(path string, v any) ([]byte, os.FileInfo, bool) {
+func (r *reader) readJSON(path string, v any) ([]byte, protocol.Info, bool) {
 	return r.readDecoded(path, func(b []byte) error { return json.Unmarshal(b, v) })
 }
 
 // readDecoded reads the file at path and its info, then decodes it: the
 // file missing (removed since listed) is no problem; unreadable, or not
-// decoded, is one naming the file.
-func (r *reader) readDecoded(path string, decode func([]byte) error) ([]byte, os.FileInfo, bool) {
-	b, err := protocol.ReadFile(path, protocol.MaxDocumentSize)
+// decoded, is one naming the file. The info is the open descriptor's, of
+// the very file read: no second look at the path, which a rename between
+// the two could have pointed at another file.
+func (r *reader) readDecoded(path string, decode func([]byte) error) ([]byte, protocol.Info, bool) {
+	b, info, err := readWhole(path, protocol.MaxDocumentSize)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, false
+		return nil, info, false
 	}
 	if err != nil {
 		r.problem(path, "%v", err)
-		return nil, nil, false
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			r.problem(path, "%v", err)
-		}
-		return nil, nil, false
+		return nil, info, false
 	}
 	if err := decode(b); err != nil {
 		r.problem(path, "read %s: %v", path, err)
-		return nil, nil, false
+		return nil, info, false
 	}
-	return b, fi, true
+	return b, info, true
+}
+
+// readWhole reads the file at path, up to limit bytes, opened as
+// protocol.OpenReader opens it (a FIFO or a device is refused), and its
+// size and mtime as the open descriptor gives them. The buffer is the size
+// the descriptor gave, one byte over, so that a file not grown since is
+// read in one read and its end seen in a second; one grown in place is
+// still read whole.
+func readWhole(path string, limit int64) ([]byte, protocol.Info, error) {
+	f, info, err := protocol.OpenReader(path)
+	if err != nil {
+		return nil, info, err
+	}
+	defer f.Close()
+	b := make([]byte, 0, min(info.Size, limit)+1)
+	for {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, 512)
+		}
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if int64(len(b)) > limit {
+			return nil, info, fmt.Errorf("read %s: %w: over %d bytes", path, protocol.ErrTooLarge, limit)
+		}
+		if err == io.EOF {
+			return b, info, nil
+		}
+		if err != nil {
+			return nil, info, fmt.Errorf("read %s: %w", path, err)
+		}
+	}
 }
 
 // millis reads an epoch-milliseconds field (0 or absent: zero).
@@ -282,7 +310,16 @@ func newer(ts ...time.Time) time.Time {
 
 // fields builds source fields, leaving out the empty ones.
 func fields(kv ...string) []model.Field {
-	var out []model.Field
+	n := 0
+	for i := 1; i < len(kv); i += 2 {
+		if kv[i] != "" {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]model.Field, 0, n) // one allocation, not one at each doubling
 	for i := 0; i+1 < len(kv); i += 2 {
 		if kv[i+1] != "" {
 			out = append(out, model.Field{Name: kv[i], Value: kv[i+1]})

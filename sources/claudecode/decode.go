@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"strings"
+
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // A record is decoded field by field: a field of an unexpected type (a
@@ -19,7 +20,7 @@ import (
 // whose fields are pointers or json.RawMessage, named by json tags). The
 // file missing (removed since listed) is no problem; unreadable, or not
 // an object, is one.
-func (r *reader) readRecord(path string, v any) ([]byte, os.FileInfo, bool) {
+func (r *reader) readRecord(path string, v any) ([]byte, protocol.Info, bool) {
 	return r.readDecoded(path, func(b []byte) error { return r.decodeFields(path, b, v) })
 }
 

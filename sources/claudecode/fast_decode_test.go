@@ -25,6 +25,10 @@ func FuzzDecodeFastIsDecodeFields(f *testing.F) {
 		`{"leadSessionId": "s", "members": [{"name": "a", "tmuxPaneId": "in-process", "isActive": false}]}`,
 		`{"members": null}`,
 		`{"name": "a", "isActive": "yes", "joinedAt": 1.7e12}`,
+		`{"name": "a\\"b\\u00e9", "cwd": "/w\\/x", "startedAt": 1e400}`,
+		"{\"name\": \"\xff\xfe\", \"startedAt\": \"1.7e12\"}",
+		`{"name": "n", "updatedAt": -0.5E+3 , "status" : "busy" }`,
+		`{"sessionId": "s", "sessionId": null, "name": "a", "name": "b", "procStart": 12, "procStart": null}`,
 		`null`, `[]`, `{}`, ` { } `, `{"pid": 1} x`, `{"pid": 1,}`, `{"pid"}`, `"text"`,
 	} {
 		f.Add(seed)

@@ -50,7 +50,7 @@ func (r *reader) readJob(id, path string) {
 		Traits: model.Traits{BeatNotRequired: true, SignOfLife: model.SignUpdate},
 	}
 	if n.BeatMtime.IsZero() {
-		n.BeatMtime = fi.ModTime()
+		n.BeatMtime = fi.ModTime
 	}
 	if owner := r.sessionNode(str(jf.SessionID)); owner != nil {
 		n.ID = owner.ID + "/" + n.ID

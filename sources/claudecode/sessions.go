@@ -108,7 +108,7 @@ func (r *reader) readSession(path string, namePID int) {
 		Traits: model.Traits{BeatNotRequired: true, SignOfLife: model.SignUpdate},
 	}
 	if n.BeatMtime.IsZero() {
-		n.BeatMtime = fi.ModTime()
+		n.BeatMtime = fi.ModTime
 	}
 
 	procStart := rawString(sf.ProcStart)

@@ -118,7 +118,7 @@ func (r *reader) readTeam(team, dir string, panes **paneLookup) {
 			HeartbeatPath: path,
 			HasHeartbeat:  true,
 			Source:        string(Kind),
-			BeatMtime:     fi.ModTime(),
+			BeatMtime:     fi.ModTime,
 			Heartbeat:     &model.Heartbeat{Role: "team", Status: model.StatusRunning, HasParentField: true},
 			Traits:        model.Traits{BeatNotRequired: true, SignOfLife: model.SignUpdate},
 			Rare: &model.Rare{SourceFields: fields(

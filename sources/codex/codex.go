@@ -421,7 +421,8 @@ func updatedAt(t *thread) time.Time {
 }
 
 func fields(t *thread, owner string) []model.Field {
-	f := []model.Field{{Name: "thread", Value: t.id}}
+	// At most ten fields, made at that size once, not grown by each.
+	f := append(make([]model.Field, 0, 10), model.Field{Name: "thread", Value: t.id})
 	f = model.AppendField(f, "title", t.title)
 	f = model.AppendField(f, "cwd", t.cwd)
 	f = model.AppendField(f, "source", t.source)

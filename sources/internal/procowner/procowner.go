@@ -60,30 +60,34 @@ func Find(procDir string, spec Spec) Lookup {
 	if procDir == "" {
 		procDir = "/proc"
 	}
-	entries, err := os.ReadDir(procDir)
+	pids, err := listPIDs(procDir)
 	if err != nil {
 		return Lookup{Unsupported: fmt.Errorf("list processes in %s: %w", procDir, err)}
 	}
 	if _, err := os.Stat(filepath.Join(procDir, "self")); err != nil {
 		return Lookup{Unsupported: fmt.Errorf("list processes in %s: %w", procDir, err)}
 	}
+	l, err := newLister(procDir)
+	if err != nil {
+		return Lookup{Unsupported: fmt.Errorf("list processes in %s: %w", procDir, err)}
+	}
+	defer l.close()
 	self := os.Getpid()
 	files := map[string]bool{}
 	for _, f := range spec.Files {
 		files[filepath.Clean(f)] = true
 	}
 	var out Lookup
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
+	for _, name := range pids {
+		pid, err := strconv.Atoi(name)
 		if err != nil || pid == self {
 			continue
 		}
-		dir := filepath.Join(procDir, e.Name())
-		comm, ok := programOf(dir, spec.Names)
+		comm, ok := l.programOf(name, spec.Names)
 		if !ok {
 			continue
 		}
-		owns, err := ownsStore(dir, spec, files)
+		owns, err := ownsStore(filepath.Join(procDir, name), spec, files)
 		switch {
 		case owns:
 			out.Owners = append(out.Owners, Process{PID: pid, Comm: comm})
@@ -96,19 +100,48 @@ func Find(procDir string, spec Spec) Lookup {
 	return out
 }
 
+// listPIDs lists the names under procDir that are all digits: the
+// processes, without a look at their type or an error made for each other
+// name (self, sys, ...).
+func listPIDs(procDir string) ([]string, error) {
+	d, err := os.Open(procDir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	pids := names[:0]
+	for _, n := range names {
+		if n != "" && strings.Trim(n, "0123456789") == "" {
+			pids = append(pids, n)
+		}
+	}
+	return pids, nil
+}
+
 // programOf reports whether the process whose /proc dir is dir runs as one
-// of names, and the name it runs as.
+// of names, and the name it runs as: the name its comm says, else the one
+// its executable has (a comm a process set itself). The executable's link
+// is not read when the comm answers.
 func programOf(dir string, names []string) (string, bool) {
 	raw, err := os.ReadFile(filepath.Join(dir, "comm"))
 	if err != nil {
 		return "", false
 	}
 	comm := strings.TrimSpace(string(raw))
+	for _, n := range names {
+		// comm is cut at 15 bytes.
+		if comm == n || (len(n) > 15 && comm == n[:15]) {
+			return n, true
+		}
+	}
 	exe, _ := os.Readlink(filepath.Join(dir, "exe"))
 	exe = strings.TrimSuffix(filepath.Base(exe), " (deleted)")
 	for _, n := range names {
-		// comm is cut at 15 bytes.
-		if comm == n || (len(n) > 15 && comm == n[:15]) || exe == n {
+		if exe == n {
 			return n, true
 		}
 	}

@@ -1,0 +1,48 @@
+package claudecode
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// TestReadCostPerRecord holds what one record costs a read, counted as
+// the allocations it makes (the work a read does, which the machine's load
+// does not move): a job's state.json is opened, its size and mtime taken
+// from the open descriptor (no second stat of its path), and decoded in
+// one pass whose field names are learnt once for the record's type, not
+// at every record, its strings slices of one copy of the record and its
+// fields pointed at from one array, not each allocated on its own. A home of a thousand records read at each --once pays
+// each of these a thousand times (SPEC §8, the agents' stores).
+func TestReadCostPerRecord(t *testing.T) {
+	const jobs = 200
+	tests := []struct {
+		name string
+		// most is the allocations a record may cost.
+		most float64
+	}{
+		{name: "a job's state.json", most: 16},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t)
+			now := time.Now()
+			for j := range jobs {
+				s.write(fmt.Sprintf("jobs/job%04d/state.json", j), map[string]any{"state": "working", "sessionId": "s-1",
+					"name": fmt.Sprintf("job %d", j), "intent": "run the suite", "cwd": "/home/u/project",
+					"createdAt": now.UTC().Format(time.RFC3339Nano), "updatedAt": now.UTC().Format(time.RFC3339Nano), "cliVersion": "2.1.278"})
+			}
+			var nodes int
+			allocs := testing.AllocsPerRun(3, func() {
+				facts := Source{BootTime: func() time.Time { return time.Time{} }}.Read(s.dir, now)
+				nodes = len(facts.Nodes)
+			})
+			if nodes != jobs {
+				t.Fatalf("read %d nodes, want %d", nodes, jobs)
+			}
+			if perRecord := allocs / jobs; perRecord > tt.most {
+				t.Errorf("a record costs %.1f allocations, want at most %.0f", perRecord, tt.most)
+			}
+		})
+	}
+}

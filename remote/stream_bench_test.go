@@ -13,24 +13,26 @@ import (
 // BenchmarkFleetWatchChurn is what the fleet view's engine costs a second
 // of SPEC §8's churn (1 % of each host's nodes changing state every
 // second): for each of 4 hosts of 10,000 nodes, two diff events of 50
-// flips each, decoded from a real serve's lines and applied, and the
+// flips each, decoded from a real serve's lines (as the stream reads them,
+// fast) and applied, and the
 // fleet's forest published after each round. %core is ns/op as a share of
 // the second it stands for (the ui's share is ui's BenchmarkFleet...).
 func BenchmarkFleetWatchChurn(b *testing.B) {
 	const hosts, events = 4, 2
 	rec := recordStream(b, 1000, 10, 40, 50)
 	f := newWatchedFleet(b, hosts, rec)
+	decs := make([]eventDecoder, hosts)
 	b.ReportAllocs()
 	b.ResetTimer()
 	k := 1
 	for b.Loop() {
 		for range events {
 			for h := range hosts {
-				var ev serve.WatchEvent
-				if err := json.Unmarshal(rec.lines[k], &ev); err != nil {
-					b.Fatal(err)
+				evs, err := decs[h].events(rec.lines[k])
+				if err != nil || len(evs) != 1 {
+					b.Fatal(len(evs), err)
 				}
-				f.take(hostEvent{host: h, at: time.Now(), watch: &ev})
+				f.take(hostEvent{host: h, at: time.Now(), watch: evs[0]})
 			}
 			k = 1 + k%(len(rec.lines)-1)
 			f.prev = f.merge(time.Now())
@@ -94,5 +96,37 @@ func TestWatchedHostHoldsAtMost1152BANode(t *testing.T) {
 	t.Logf("%.0f B held a node", held)
 	if held > budget {
 		t.Errorf("%.0f B held a remote node, over the fleet's %d", held, budget)
+	}
+}
+
+// BenchmarkWatchEventDecode is what reading one event costs the viewer,
+// plain (encoding/json) and fast: a diff of 50 flips of SPEC §8's churn,
+// and the snapshot of a host of 10,000 nodes.
+func BenchmarkWatchEventDecode(b *testing.B) {
+	rec := recordStream(b, 1000, 10, 1, 50)
+	for _, c := range []struct {
+		name string
+		line []byte
+	}{{"diff50", rec.lines[1]}, {"snapshot10k", rec.lines[0]}} {
+		b.Run(c.name+"/plain", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(c.line)))
+			for b.Loop() {
+				var ev serve.WatchEvent
+				if err := decodeEventPlain(c.line, &ev); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/fast", func(b *testing.B) {
+			var d eventDecoder
+			b.ReportAllocs()
+			b.SetBytes(int64(len(c.line)))
+			for b.Loop() {
+				if evs, err := d.events(c.line); err != nil || len(evs) != 1 {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

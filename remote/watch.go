@@ -5,8 +5,8 @@ package remote
 // the stream is polled, with its ETag.
 
 import (
+	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -177,36 +177,74 @@ func (f *Fleet) watch(ctx context.Context, i int, u string, whole bool, send fun
 	}
 	dead.Reset(f.opts.DeadAfter)
 	g := newEventGuard(resp.Body, capsOf(f.opts.MaxBody, f.opts.MaxNodes), 2*f.opts.MaxBody, time.Now)
-	dec := json.NewDecoder(g)
+	lines := eventLines{r: bufio.NewReaderSize(g, lineBuffer)}
+	var dec eventDecoder
 	for {
-		var ev serve.WatchEvent
-		err := dec.Decode(&ev)
+		line, err := lines.next()
 		if g.err != nil {
 			return rev, true, fmt.Errorf("GET %s: %w", u, g.err)
 		}
-		if err != nil {
-			if ctx.Err() != nil {
-				err = fmt.Errorf("no event for %s: %w", f.opts.DeadAfter, err)
+		evs, derr := dec.events(line)
+		for _, ev := range evs {
+			dead.Reset(f.opts.DeadAfter)
+			switch {
+			case whole && ev.Type != serve.EventSnapshot:
+				return "", true, fmt.Errorf("GET %s: a %q event before any snapshot", u, ev.Type)
+			case ev.Type != serve.EventSnapshot && ev.Type != serve.EventDiff && ev.Type != serve.EventHeartbeat:
+				return rev, true, fmt.Errorf("GET %s: an event of unknown type %q", u, ev.Type)
 			}
-			return rev, !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && ctx.Err() == nil,
-				fmt.Errorf("GET %s: %w", u, err)
+			whole = false
+			if !send(hostEvent{at: f.opts.Now(), watch: ev}) {
+				return rev, false, ctx.Err()
+			}
+			if f.resync[i].Load() {
+				// The fleet could not apply it: the host is read again whole.
+				return "", true, fmt.Errorf("GET %s: the stream's events could not be applied", u)
+			}
+			rev = ev.Rev
 		}
-		dead.Reset(f.opts.DeadAfter)
-		switch {
-		case whole && ev.Type != serve.EventSnapshot:
-			return "", true, fmt.Errorf("GET %s: a %q event before any snapshot", u, ev.Type)
-		case ev.Type != serve.EventSnapshot && ev.Type != serve.EventDiff && ev.Type != serve.EventHeartbeat:
-			return rev, true, fmt.Errorf("GET %s: an event of unknown type %q", u, ev.Type)
+		if derr != nil || err != nil {
+			if derr == nil {
+				derr = err
+			}
+			if ctx.Err() != nil {
+				derr = fmt.Errorf("no event for %s: %w", f.opts.DeadAfter, derr)
+			}
+			return rev, !errors.Is(derr, io.EOF) && !errors.Is(derr, io.ErrUnexpectedEOF) && ctx.Err() == nil,
+				fmt.Errorf("GET %s: %w", u, derr)
 		}
-		whole = false
-		if !send(hostEvent{at: f.opts.Now(), watch: &ev}) {
-			return rev, false, ctx.Err()
+	}
+}
+
+// lineBuffer is what a stream's reader holds between events; a longer
+// event (a snapshot) is gathered apart and let go once read.
+const lineBuffer = 64 << 10
+
+// eventLines splits a guarded watch stream into its events: the guard
+// ends each value at the top level with a line break (whatever white
+// space the host put there), and folds any break inside one.
+type eventLines struct {
+	r    *bufio.Reader
+	long []byte // a line longer than the reader's buffer, gathered
+}
+
+// next is the next line (the reader's bytes until the next call) and the
+// read's error: a last line the stream cut has no break.
+func (l *eventLines) next() ([]byte, error) {
+	if cap(l.long) > lineBuffer {
+		l.long = nil // a snapshot's bytes are not held while the stream is quiet
+	}
+	l.long = l.long[:0]
+	for {
+		line, err := l.r.ReadSlice('\n')
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			if len(l.long) == 0 {
+				return line, err
+			}
+			l.long = append(l.long, line...)
+			return l.long, err
 		}
-		if f.resync[i].Load() {
-			// The fleet could not apply it: the host is read again whole.
-			return "", true, fmt.Errorf("GET %s: the stream's events could not be applied", u)
-		}
-		rev = ev.Rev
+		l.long = append(l.long, line...)
 	}
 }
 

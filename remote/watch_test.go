@@ -1,7 +1,9 @@
 package remote
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -384,4 +386,47 @@ func TestFleetHoldsAHostileWatchToTheCaps(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A watch stream's events are read however the host spaces them: one
+// indented over many lines (CRLF), the next right after it with no break
+// between; each event is one line only as serve writes it.
+func TestFleetReadsWatchEventsHoweverSpaced(t *testing.T) {
+	line := firstLine(t, treeSnapshot(t))
+	var ev serve.WatchEvent
+	if err := json.Unmarshal(line, &ev); err != nil {
+		t.Fatal(err)
+	}
+	var b serve.WatchNode
+	for _, n := range ev.Nodes {
+		if n.ID == "B" {
+			b = n
+		}
+	}
+	if b.State != model.StateDead {
+		t.Fatalf("node B: %+v", b)
+	}
+	b.State = model.StateFinished
+	diff, err := json.Marshal(serve.WatchEvent{Type: serve.EventDiff, Rev: ev.Rev + "1", Nodes: []serve.WatchNode{b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, bytes.TrimSpace(line), "\r\n", "  "); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != serve.WatchPath {
+			http.Error(w, "no", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write(indented.Bytes())
+		w.Write(diff)
+		w.Write([]byte(" \r\n\t"))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	t.Cleanup(ts.Close)
+	rec := runFleet(t, []Host{{Name: "h", URL: ts.URL + serve.SnapshotPath}})
+	rec.waitFor(t, "the diff after the indented snapshot", stateOf("h/B", model.StateFinished))
 }

@@ -193,6 +193,22 @@ func (r *fastReader) rawString() (raw []byte, plain, ok bool) {
 		return nil, false, false
 	}
 	start := r.i + 1
+	// The usual string: up to the next quote, no escape, no control
+	// character, ASCII.
+	if end := bytes.IndexByte(r.b[start:], '"'); end >= 0 {
+		raw = r.b[start : start+end]
+		simple := true
+		for _, c := range raw {
+			if c < 0x20 || c == '\\' || c >= utf8.RuneSelf {
+				simple = false
+				break
+			}
+		}
+		if simple {
+			r.i = start + end + 1
+			return raw, true, true
+		}
+	}
 	plain, ascii := true, true
 	for i := start; i < len(r.b); i++ {
 		switch c := r.b[i]; {
@@ -417,6 +433,10 @@ func (r *fastReader) skip(depth int) bool {
 	return false
 }
 
+// countOver is the bytes left of an event past which its list of nodes
+// is counted before it is read.
+const countOver = 256 << 10
+
 // maxFastDepth bounds the nesting of a value the fast reading skips
 // (a head); a deeper one goes to encoding/json.
 const maxFastDepth = 64
@@ -482,7 +502,21 @@ func (r *fastReader) eventInto(ev *serve.WatchEvent) bool {
 			if !once(evNodes) {
 				return false
 			}
+			// A long list (a snapshot's) is counted first: 10,000 nodes
+			// grown into by doubling were twice their bytes again in
+			// garbage. A diff's few are not worth the second pass.
+			count := 0
+			if len(r.b)-r.i > countOver {
+				start := r.i
+				if _, ok := r.list(func() bool { count++; return r.skip(0) }); !ok {
+					return false
+				}
+				r.i = start
+			}
 			var nodes []serve.WatchNode
+			if count > 0 {
+				nodes = make([]serve.WatchNode, 0, count)
+			}
 			null, ok := r.list(func() bool {
 				nodes = append(nodes, serve.WatchNode{})
 				return r.nodeInto(&nodes[len(nodes)-1])
@@ -502,25 +536,70 @@ func (r *fastReader) eventInto(ev *serve.WatchEvent) bool {
 	})
 }
 
-// nodeFields are the members of a node the fast reading takes, a bit
-// each (a key given twice is given up); problems, extra and a node's
-// children other than [] or null are given up: serve sends every child
-// as a node of its own, and the rest is rare.
-var nodeFields = map[string]uint64{}
-
-func init() {
-	for i, k := range []string{"id", "infra_dir", "source", "heartbeat", "state", "flags", "reason", "action",
-		"role", "team", "task_id", "pid", "started", "status", "beat_age_s", "activity_age_s", "cfa", "retries",
-		"blocked", "parent", "other_parents", "source_fields", "children", "kids"} {
-		nodeFields[k] = 1 << i
+// nodeField is the bit of a member of a node the fast reading takes, or
+// 0; problems, extra and a node's children other than [] or null are
+// given up: serve sends every child as a node of its own, and the rest is
+// rare.
+func nodeField(key []byte) uint32 {
+	switch string(key) {
+	case "id":
+		return 1 << 0
+	case "infra_dir":
+		return 1 << 1
+	case "source":
+		return 1 << 2
+	case "heartbeat":
+		return 1 << 3
+	case "state":
+		return 1 << 4
+	case "flags":
+		return 1 << 5
+	case "reason":
+		return 1 << 6
+	case "action":
+		return 1 << 7
+	case "role":
+		return 1 << 8
+	case "team":
+		return 1 << 9
+	case "task_id":
+		return 1 << 10
+	case "pid":
+		return 1 << 11
+	case "started":
+		return 1 << 12
+	case "status":
+		return 1 << 13
+	case "beat_age_s":
+		return 1 << 14
+	case "activity_age_s":
+		return 1 << 15
+	case "cfa":
+		return 1 << 16
+	case "retries":
+		return 1 << 17
+	case "blocked":
+		return 1 << 18
+	case "parent":
+		return 1 << 19
+	case "other_parents":
+		return 1 << 20
+	case "source_fields":
+		return 1 << 21
+	case "children":
+		return 1 << 22
+	case "kids":
+		return 1 << 23
 	}
+	return 0
 }
 
 // nodeInto reads a node's object into n.
 func (r *fastReader) nodeInto(n *serve.WatchNode) bool {
-	var seen uint64
+	var seen uint32
 	return r.object(func(key []byte) bool {
-		bit, ok := nodeFields[string(key)]
+		bit := nodeField(key)
+		ok := bit != 0
 		if !ok || seen&bit != 0 {
 			return false
 		}

@@ -56,11 +56,19 @@ func (d *eventDecoder) events(line []byte) ([]*serve.WatchEvent, error) {
 }
 
 // eventDecoder reads the events of one stream; it keeps one copy of the
-// short strings events repeat (states, roles, reasons), bounded as the
-// interner is. Not safe for concurrent use.
+// short strings events repeat (states, roles, reasons), so that reading
+// them allocates nothing. Not safe for concurrent use.
 type eventDecoder struct {
 	words map[string]string
 }
+
+// Bounds of an eventDecoder's words: the fleet's interner keeps the words
+// a host's nodes hold; these only spare the decoding its allocations, so
+// a host whose reasons never repeat costs a stream little.
+const (
+	maxDecodedWords   = 512
+	maxDecodedWordLen = 64
+)
 
 // fast reads b into ev (zero), reporting false when it gives b up.
 func (d *eventDecoder) fast(b []byte, ev *serve.WatchEvent) bool {
@@ -77,14 +85,14 @@ func (d *eventDecoder) word(raw []byte) string {
 	if len(raw) == 0 {
 		return ""
 	}
-	if len(raw) > maxWordLen {
+	if len(raw) > maxDecodedWordLen {
 		return string(raw)
 	}
 	if w, ok := d.words[string(raw)]; ok {
 		return w
 	}
 	s := string(raw)
-	if len(d.words) < maxWords {
+	if len(d.words) < maxDecodedWords {
 		if d.words == nil {
 			d.words = map[string]string{}
 		}

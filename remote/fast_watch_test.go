@@ -81,6 +81,12 @@ func TestWatchEventFastEqualsPlain(t *testing.T) {
 		{"a control character", "{\"type\":\"a\tb\"}", false},
 		{"a head nested deeper than the fast reading goes", `{"head":{"roots":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}}`, false},
 		{"not an object", `[1]`, false},
+
+		// Hostile, and bounded: a reading's depth is its own, not the input's.
+		{"nodes nested 100,000 deep", `{"type":"diff","nodes":` + strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000) + `}`, false},
+		{"a pid of a million digits", diff(`{"pid":` + strings.Repeat("9", 1_000_000) + `}`), false},
+		{"a started of a million digits", diff(`{"started":0.` + strings.Repeat("1", 1_000_000) + `}`), true},
+		{"an id of 100,000 escapes", diff(`{"id":"` + strings.Repeat(`\u00e9\n`, 100_000) + `"}`), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := fastEqualsPlain(t, []byte(c.line)); got != c.fast {

@@ -26,10 +26,37 @@ import (
 // connection is dropped as dead: three of the server's heartbeats.
 const deadAfter = 3 * serve.DefaultHeartbeat
 
-// coalesce is how long the fleet gathers the events of its hosts before
-// it publishes one update of them (SPEC §8: a change on a host reaches the
-// screen within 500 ms).
+// coalesce is the least time between two updates the fleet publishes: a
+// change after a quiet moment is published at once, the ones that follow
+// it within coalesce are gathered into one update at its end (SPEC §8: a
+// change on a host reaches the screen within 500 ms).
 const coalesce = 200 * time.Millisecond
+
+// gatherer says when the fleet publishes the changes it took: at once
+// when the last update is coalesce old, else when it will be. Nothing is
+// published twice within coalesce, and a lone change waits for nothing.
+type gatherer struct {
+	last    time.Time // the last update published
+	pending bool      // a change taken since, its publish due at due
+	due     time.Time
+}
+
+// changed notes a change at now: the wait before the update is published
+// (0: now), or false when one is already due.
+func (g *gatherer) changed(now time.Time) (time.Duration, bool) {
+	if g.pending {
+		return 0, false
+	}
+	g.pending = true
+	g.due = g.last.Add(coalesce)
+	if g.due.Before(now) {
+		g.due = now
+	}
+	return g.due.Sub(now), true
+}
+
+// published notes the update published at now.
+func (g *gatherer) published(now time.Time) { g.last, g.pending = now, false }
 
 // watchURL is the watch endpoint beside a host's snapshot URL, or false
 // when the URL names another path (then the host is polled).

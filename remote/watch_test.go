@@ -430,3 +430,42 @@ func TestFleetReadsWatchEventsHoweverSpaced(t *testing.T) {
 	rec := runFleet(t, []Host{{Name: "h", URL: ts.URL + serve.SnapshotPath}})
 	rec.waitFor(t, "the diff after the indented snapshot", stateOf("h/B", model.StateFinished))
 }
+
+// The fleet publishes a change after a quiet moment at once, and gathers
+// the changes that follow within coalesce of its last update into one at
+// its end: never two updates within coalesce, and a lone change waits for
+// nothing (it waited the whole 200 ms before).
+func TestFleetPublishesALoneChangeAtOnceAndGathersTheRest(t *testing.T) {
+	t0 := time.Now()
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	type step struct {
+		change  bool // a change taken at ms; else the update published at ms
+		ms      int
+		arm     bool
+		waitsMS int // how long the update armed waits
+	}
+	for _, tt := range []struct {
+		name  string
+		steps []step
+	}{
+		{"a change on a quiet fleet", []step{{true, 1000, true, 0}}},
+		{"changes while one is due", []step{{true, 1000, true, 0}, {true, 1000, false, 0}, {false, 1001, false, 0},
+			{true, 1050, true, 151}, {true, 1100, false, 0}, {true, 1190, false, 0}, {false, 1201, false, 0}}},
+		{"a change just after an update", []step{{false, 500, false, 0}, {true, 510, true, 190}}},
+		{"a change once the update is old", []step{{false, 500, false, 0}, {true, 700, true, 0}, {false, 700, false, 0}, {true, 1500, true, 0}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var g gatherer
+			for i, s := range tt.steps {
+				if !s.change {
+					g.published(at(s.ms))
+					continue
+				}
+				wait, arm := g.changed(at(s.ms))
+				if arm != s.arm || arm && wait != time.Duration(s.waitsMS)*time.Millisecond {
+					t.Errorf("step %d, a change at %d ms: armed %v, waits %s; want %v, %d ms", i, s.ms, arm, wait, s.arm, s.waitsMS)
+				}
+			}
+		})
+	}
+}

@@ -16,8 +16,12 @@
 // viewer writes a CPU profile of its run to DIR/viewer.cpu.pprof
 // (DISPATCHTOP_CPUPROFILE), read with `go tool pprof BIN DIR/viewer.cpu.pprof`.
 //
-// The trees' heartbeats name this process, so every pid is alive for the
-// whole run. Everything it started is stopped, the trees removed.
+// The trees are made in /dev/shm (-trees), so that the churn's writer
+// reaches its rate; a phase says how much of its time the writer flipped,
+// and a rate still short of the one asked is printed with the viewer's
+// share scaled to it. The trees' heartbeats name this process, so every
+// pid is alive for the whole run. Everything it started is stopped, the
+// trees removed.
 package main
 
 import (

@@ -142,6 +142,7 @@ func run(bin string, o opts) error {
 		total += len(h.beats)
 	}
 	fmt.Printf("%d hosts × %d nodes (%d in all), one serve each, on loopback\n", nHosts, len(hosts[0].beats), total)
+	watchLimit(hosts[0].run.Root, nHosts)
 	rng := rand.New(rand.NewPCG(1, 2))
 	perHost := max(1, int(float64(len(hosts[0].beats))*churn/100))
 	// flips counts the changes made: on a loaded machine a second's share
@@ -477,6 +478,30 @@ func (h *host) ready(within time.Duration) error {
 		}
 	}
 	return fmt.Errorf("serve on %s did not answer its snapshot within %s", h.run.Root, within)
+}
+
+// watchLimit says when the serves need more inotify watches (a directory
+// each) than the user may hold: a serve past the limit polls its tree,
+// every 2 s a whole scan, and the serves' CPU is that, not the watch
+// streams'. The limit is the user's, shared with every process of theirs.
+func watchLimit(root string, hosts int) {
+	dirs := 0
+	filepath.WalkDir(root, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs++
+		}
+		return nil
+	})
+	b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches")
+	if err != nil {
+		return
+	}
+	limit, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || dirs*hosts <= limit {
+		return
+	}
+	fmt.Printf("the serves watch some %d directories, past fs.inotify.max_user_watches (%d, shared with every process of this user): those past it poll their trees\n",
+		dirs*hosts, limit)
 }
 
 // loadAverage is the first three fields of /proc/loadavg.

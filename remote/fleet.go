@@ -292,9 +292,10 @@ func (f *Fleet) Updates() <-chan model.Update { return f.updates }
 // Run follows every host until ctx is done, then closes Updates: the
 // watch stream of each host that has one (reconnecting with ?since after
 // a failure, re-read whole when the host cannot resume), a poll every
-// interval with the last ETag of a host that has none. The events of all
-// hosts gathered for a moment make one update, published only when a
-// host's forest or reachability changed. A slow reader never stalls the
+// interval with the last ETag of a host that has none. An update is
+// published only when a host's forest or reachability changed: at once
+// after a quiet moment, and the changes that follow it gathered into one
+// at most every coalesce (gatherer). A slow reader never stalls the
 // hosts. Poll once before for an immediate picture. Run once.
 func (f *Fleet) Run(ctx context.Context) {
 	defer close(f.updates)
@@ -308,7 +309,7 @@ func (f *Fleet) Run(ctx context.Context) {
 	}
 	flush := time.NewTimer(time.Hour)
 	flush.Stop()
-	pending := false
+	var gather gatherer
 	var trans []model.Transition
 	read := make([]bool, len(f.state)) // the host's forest was read whole
 	unread, released := len(f.state), false
@@ -319,16 +320,17 @@ func (f *Fleet) Run(ctx context.Context) {
 		case ev := <-events:
 			changed, t := f.take(ev)
 			trans = append(trans, t...)
-			if changed && !pending {
-				pending = true
-				flush.Reset(coalesce)
+			if changed {
+				if wait, arm := gather.changed(time.Now()); arm {
+					flush.Reset(wait)
+				}
 			}
 			if whole := ev.doc != nil || ev.watch != nil && ev.watch.Type == serve.EventSnapshot; whole && ev.err == nil && !read[ev.host] {
 				read[ev.host] = true
 				unread--
 			}
 		case <-flush.C:
-			pending = false
+			gather.published(time.Now())
 			now := f.opts.Now()
 			snap := f.merge(now)
 			f.prev = snap

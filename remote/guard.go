@@ -102,7 +102,9 @@ func thousands(n int64) string {
 // space: the decoder holds fewer bytes of an indented document, and a
 // run of a hundred MiB (a gzip bomb's) costs it nothing, where its search
 // for the next token rescans a run from its start at every refill. It
-// does not check the JSON: the decoder does.
+// does not check the JSON: the decoder does. In a stream of events, the
+// run after a value at the top level is passed on as one line break, and
+// none is passed on inside one: each event is one line.
 type guard struct {
 	r      io.Reader
 	caps   caps
@@ -257,6 +259,9 @@ func (g *guard) scan(b []byte) int {
 		case ' ', '\t', '\n', '\r':
 			if !g.space {
 				b[w] = ' '
+				if g.events && len(g.stack) == 0 {
+					b[w] = '\n' // between events: the line ends
+				}
 				w++
 				g.space = true
 			}

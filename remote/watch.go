@@ -5,8 +5,8 @@ package remote
 // the stream is polled, with its ETag.
 
 import (
+	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,10 +26,37 @@ import (
 // connection is dropped as dead: three of the server's heartbeats.
 const deadAfter = 3 * serve.DefaultHeartbeat
 
-// coalesce is how long the fleet gathers the events of its hosts before
-// it publishes one update of them (SPEC §8: a change on a host reaches the
-// screen within 500 ms).
+// coalesce is the least time between two updates the fleet publishes: a
+// change after a quiet moment is published at once, the ones that follow
+// it within coalesce are gathered into one update at its end (SPEC §8: a
+// change on a host reaches the screen within 500 ms).
 const coalesce = 200 * time.Millisecond
+
+// gatherer says when the fleet publishes the changes it took: at once
+// when the last update is coalesce old, else when it will be. Nothing is
+// published twice within coalesce, and a lone change waits for nothing.
+type gatherer struct {
+	last    time.Time // the last update published
+	pending bool      // a change taken since, its publish due at due
+	due     time.Time
+}
+
+// changed notes a change at now: the wait before the update is published
+// (0: now), or false when one is already due.
+func (g *gatherer) changed(now time.Time) (time.Duration, bool) {
+	if g.pending {
+		return 0, false
+	}
+	g.pending = true
+	g.due = g.last.Add(coalesce)
+	if g.due.Before(now) {
+		g.due = now
+	}
+	return g.due.Sub(now), true
+}
+
+// published notes the update published at now.
+func (g *gatherer) published(now time.Time) { g.last, g.pending = now, false }
 
 // watchURL is the watch endpoint beside a host's snapshot URL, or false
 // when the URL names another path (then the host is polled).
@@ -177,36 +204,74 @@ func (f *Fleet) watch(ctx context.Context, i int, u string, whole bool, send fun
 	}
 	dead.Reset(f.opts.DeadAfter)
 	g := newEventGuard(resp.Body, capsOf(f.opts.MaxBody, f.opts.MaxNodes), 2*f.opts.MaxBody, time.Now)
-	dec := json.NewDecoder(g)
+	lines := eventLines{r: bufio.NewReaderSize(g, lineBuffer)}
+	var dec eventDecoder
 	for {
-		var ev serve.WatchEvent
-		err := dec.Decode(&ev)
+		line, err := lines.next()
 		if g.err != nil {
 			return rev, true, fmt.Errorf("GET %s: %w", u, g.err)
 		}
-		if err != nil {
-			if ctx.Err() != nil {
-				err = fmt.Errorf("no event for %s: %w", f.opts.DeadAfter, err)
+		evs, derr := dec.events(line)
+		for _, ev := range evs {
+			dead.Reset(f.opts.DeadAfter)
+			switch {
+			case whole && ev.Type != serve.EventSnapshot:
+				return "", true, fmt.Errorf("GET %s: a %q event before any snapshot", u, ev.Type)
+			case ev.Type != serve.EventSnapshot && ev.Type != serve.EventDiff && ev.Type != serve.EventHeartbeat:
+				return rev, true, fmt.Errorf("GET %s: an event of unknown type %q", u, ev.Type)
 			}
-			return rev, !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && ctx.Err() == nil,
-				fmt.Errorf("GET %s: %w", u, err)
+			whole = false
+			if !send(hostEvent{at: f.opts.Now(), watch: ev}) {
+				return rev, false, ctx.Err()
+			}
+			if f.resync[i].Load() {
+				// The fleet could not apply it: the host is read again whole.
+				return "", true, fmt.Errorf("GET %s: the stream's events could not be applied", u)
+			}
+			rev = ev.Rev
 		}
-		dead.Reset(f.opts.DeadAfter)
-		switch {
-		case whole && ev.Type != serve.EventSnapshot:
-			return "", true, fmt.Errorf("GET %s: a %q event before any snapshot", u, ev.Type)
-		case ev.Type != serve.EventSnapshot && ev.Type != serve.EventDiff && ev.Type != serve.EventHeartbeat:
-			return rev, true, fmt.Errorf("GET %s: an event of unknown type %q", u, ev.Type)
+		if derr != nil || err != nil {
+			if derr == nil {
+				derr = err
+			}
+			if ctx.Err() != nil {
+				derr = fmt.Errorf("no event for %s: %w", f.opts.DeadAfter, derr)
+			}
+			return rev, !errors.Is(derr, io.EOF) && !errors.Is(derr, io.ErrUnexpectedEOF) && ctx.Err() == nil,
+				fmt.Errorf("GET %s: %w", u, derr)
 		}
-		whole = false
-		if !send(hostEvent{at: f.opts.Now(), watch: &ev}) {
-			return rev, false, ctx.Err()
+	}
+}
+
+// lineBuffer is what a stream's reader holds between events; a longer
+// event (a snapshot) is gathered apart and let go once read.
+const lineBuffer = 64 << 10
+
+// eventLines splits a guarded watch stream into its events: the guard
+// ends each value at the top level with a line break (whatever white
+// space the host put there), and folds any break inside one.
+type eventLines struct {
+	r    *bufio.Reader
+	long []byte // a line longer than the reader's buffer, gathered
+}
+
+// next is the next line (the reader's bytes until the next call) and the
+// read's error: a last line the stream cut has no break.
+func (l *eventLines) next() ([]byte, error) {
+	if cap(l.long) > lineBuffer {
+		l.long = nil // a snapshot's bytes are not held while the stream is quiet
+	}
+	l.long = l.long[:0]
+	for {
+		line, err := l.r.ReadSlice('\n')
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			if len(l.long) == 0 {
+				return line, err
+			}
+			l.long = append(l.long, line...)
+			return l.long, err
 		}
-		if f.resync[i].Load() {
-			// The fleet could not apply it: the host is read again whole.
-			return "", true, fmt.Errorf("GET %s: the stream's events could not be applied", u)
-		}
-		rev = ev.Rev
+		l.long = append(l.long, line...)
 	}
 }
 

@@ -1,7 +1,9 @@
 package remote
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -380,6 +382,88 @@ func TestFleetHoldsAHostileWatchToTheCaps(t *testing.T) {
 					}
 				case <-deadline:
 					t.Fatalf("the host was not marked with %q", tt.wantErr)
+				}
+			}
+		})
+	}
+}
+
+// A watch stream's events are read however the host spaces them: one
+// indented over many lines (CRLF), the next right after it with no break
+// between; each event is one line only as serve writes it.
+func TestFleetReadsWatchEventsHoweverSpaced(t *testing.T) {
+	line := firstLine(t, treeSnapshot(t))
+	var ev serve.WatchEvent
+	if err := json.Unmarshal(line, &ev); err != nil {
+		t.Fatal(err)
+	}
+	var b serve.WatchNode
+	for _, n := range ev.Nodes {
+		if n.ID == "B" {
+			b = n
+		}
+	}
+	if b.State != model.StateDead {
+		t.Fatalf("node B: %+v", b)
+	}
+	b.State = model.StateFinished
+	diff, err := json.Marshal(serve.WatchEvent{Type: serve.EventDiff, Rev: ev.Rev + "1", Nodes: []serve.WatchNode{b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, bytes.TrimSpace(line), "\r\n", "  "); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != serve.WatchPath {
+			http.Error(w, "no", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write(indented.Bytes())
+		w.Write(diff)
+		w.Write([]byte(" \r\n\t"))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	t.Cleanup(ts.Close)
+	rec := runFleet(t, []Host{{Name: "h", URL: ts.URL + serve.SnapshotPath}})
+	rec.waitFor(t, "the diff after the indented snapshot", stateOf("h/B", model.StateFinished))
+}
+
+// The fleet publishes a change after a quiet moment at once, and gathers
+// the changes that follow within coalesce of its last update into one at
+// its end: never two updates within coalesce, and a lone change waits for
+// nothing (it waited the whole 200 ms before).
+func TestFleetPublishesALoneChangeAtOnceAndGathersTheRest(t *testing.T) {
+	t0 := time.Now()
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	type step struct {
+		change  bool // a change taken at ms; else the update published at ms
+		ms      int
+		arm     bool
+		waitsMS int // how long the update armed waits
+	}
+	for _, tt := range []struct {
+		name  string
+		steps []step
+	}{
+		{"a change on a quiet fleet", []step{{true, 1000, true, 0}}},
+		{"changes while one is due", []step{{true, 1000, true, 0}, {true, 1000, false, 0}, {false, 1001, false, 0},
+			{true, 1050, true, 151}, {true, 1100, false, 0}, {true, 1190, false, 0}, {false, 1201, false, 0}}},
+		{"a change just after an update", []step{{false, 500, false, 0}, {true, 510, true, 190}}},
+		{"a change once the update is old", []step{{false, 500, false, 0}, {true, 700, true, 0}, {false, 700, false, 0}, {true, 1500, true, 0}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var g gatherer
+			for i, s := range tt.steps {
+				if !s.change {
+					g.published(at(s.ms))
+					continue
+				}
+				wait, arm := g.changed(at(s.ms))
+				if arm != s.arm || arm && wait != time.Duration(s.waitsMS)*time.Millisecond {
+					t.Errorf("step %d, a change at %d ms: armed %v, waits %s; want %v, %d ms", i, s.ms, arm, wait, s.arm, s.waitsMS)
 				}
 			}
 		})

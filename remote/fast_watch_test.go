@@ -1,0 +1,108 @@
+package remote
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/dispatchtop/dispatchtop/serve"
+)
+
+// fastEqualsPlain reads b both ways: when the fast reading takes it, the
+// plain one must read it and to the same event. taken says the fast one
+// took it.
+func fastEqualsPlain(t *testing.T, b []byte) (taken bool) {
+	t.Helper()
+	var d eventDecoder
+	var fast, plain serve.WatchEvent
+	if !d.fast(b, &fast) {
+		return false
+	}
+	if err := decodeEventPlain(b, &plain); err != nil {
+		t.Fatalf("the fast reading took what encoding/json refuses (%v):\n%q", err, b)
+	}
+	if !reflect.DeepEqual(fast, plain) {
+		t.Fatalf("read differently:\n fast  %+v\n plain %+v\n%q", fast, plain, b)
+	}
+	return true
+}
+
+// A watch event is read fast when it is what serve writes, and then as
+// encoding/json reads it; anything else (an unknown or doubled key, a
+// number encoding/json would refuse, a node's problems, a nesting past
+// the fast reading's depth) is given up to the plain reading. Strings
+// with escapes or invalid UTF-8 are taken, unquoted as encoding/json does.
+func TestWatchEventFastEqualsPlain(t *testing.T) {
+	rec := recordStream(t, 20, 10, 3, 5)
+	for i, line := range rec.lines {
+		if !fastEqualsPlain(t, line) {
+			t.Errorf("serve's event %d was given up, not read fast:\n%.300s", i, line)
+		}
+	}
+	node := `{"id":"s/a","infra_dir":"/r/s/a","source":"native","heartbeat":"/r/s/a/.heartbeat","state":"running",` +
+		`"flags":["quiet"],"reason":"r","action":"none","role":"w","team":"t","task_id":null,"pid":7,"started":1.5,` +
+		`"status":"running","beat_age_s":0.25,"activity_age_s":null,"cfa":{"state":"PLAN","outcome":""},` +
+		`"retries":{"total":1,"phase":0,"left":2},"blocked":null,"parent":"s","children":[],"kids":["s/a/b"]}`
+	diff := func(nodes string) string { return `{"type":"diff","rev":"x.2","nodes":[` + nodes + `]}` }
+	for _, c := range []struct {
+		name, line string
+		fast       bool
+	}{
+		{"a heartbeat", `{"type":"heartbeat","rev":"x.1"}` + "\n", true},
+		{"a diff of one node", diff(node), true},
+		{"white space anywhere", " {\t\"type\" : \"diff\" ,\r\n\"nodes\" : [ ] , \"removed\" : [ \"a\" , \"b\" ] } ", true},
+		{"nulls", `{"type":null,"rev":"r","head":null,"sessions":null,"nodes":null,"removed":null}`, true},
+		{"empty lists", `{"type":"diff","sessions":[],"nodes":[],"removed":[]}`, true},
+		{"a head", `{"type":"diff","head":{"schema":"dispatchtop/v1","roots":["/r"],"problems":[{"path":"p","error":"e"}]}}`, true},
+		{"source fields and other parents", diff(`{"id":"a","source":"middle","source_fields":[{"name":"row","value":"3"}],"other_parents":["b"]}`), true},
+		{"an escaped id", diff(`{"id":"a\"b\\c\u00e9\n\ud83d\ude00","kids":["\u0000"]}`), true},
+		{"a lone surrogate", diff(`{"id":"\ud800x"}`), true},
+		{"invalid UTF-8 in an id", diff("{\"id\":\"a\xffb\"}"), true},
+		{"a negative zero, an exponent", diff(`{"started":-0,"beat_age_s":1e-3,"pid":-0}`), true},
+		{"null for a string and retries", diff(`{"id":null,"retries":null,"cfa":null,"flags":null,"children":null}`), true},
+
+		{"an unknown key", `{"type":"diff","rev":"x","extra":1}`, false},
+		{"a key in another case", `{"Type":"diff"}`, false},
+		{"an escaped key", `{"\u0074ype":"diff"}`, false},
+		{"a key given twice", `{"type":"diff","type":"snapshot"}`, false},
+		{"a node's key given twice", diff(`{"id":"a","id":"b"}`), false},
+		{"problems", diff(`{"id":"a","problems":[{"path":"p","error":"e"}]}`), false},
+		{"extra", diff(`{"id":"a","extra":{"k":1}}`), false},
+		{"children sent", diff(`{"id":"a","children":[{"id":"b"}]}`), false},
+		{"a pid of 1.0", diff(`{"pid":1.0}`), false},
+		{"a pid past int", diff(`{"pid":99999999999999999999}`), false},
+		{"a float past float64", diff(`{"started":1e400}`), false},
+		{"a leading zero", diff(`{"pid":01}`), false},
+		{"a string for a number", diff(`{"pid":"7"}`), false},
+		{"a null in a list", `{"removed":["a",null]}`, false},
+		{"a null node", `{"nodes":[null]}`, false},
+		{"two events", `{"type":"heartbeat"}{"type":"heartbeat"}`, false},
+		{"a cut event", `{"type":"diff","nodes":[`, false},
+		{"a control character", "{\"type\":\"a\tb\"}", false},
+		{"a head nested deeper than the fast reading goes", `{"head":{"roots":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}}`, false},
+		{"not an object", `[1]`, false},
+
+		// Hostile, and bounded: a reading's depth is its own, not the input's.
+		{"nodes nested 100,000 deep", `{"type":"diff","nodes":` + strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000) + `}`, false},
+		{"a pid of a million digits", diff(`{"pid":` + strings.Repeat("9", 1_000_000) + `}`), false},
+		{"a started of a million digits", diff(`{"started":0.` + strings.Repeat("1", 1_000_000) + `}`), true},
+		{"an id of 100,000 escapes", diff(`{"id":"` + strings.Repeat(`\u00e9\n`, 100_000) + `"}`), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := fastEqualsPlain(t, []byte(c.line)); got != c.fast {
+				t.Errorf("read fast: %v, want %v", got, c.fast)
+			}
+		})
+	}
+}
+
+// The fast reading of a watch event is encoding/json's, or gives it up:
+// for any bytes, what it takes encoding/json reads the same. The seeds in
+// testdata are a real serve's snapshot and diffs of a small tree.
+func FuzzWatchEventFastEqualsPlain(f *testing.F) {
+	f.Add([]byte(`{"type":"diff","nodes":[{"id":"a\u00e9","pid":-0,"started":1e5,"kids":[]}],"removed":["b"]}`))
+	f.Add([]byte(`{"type":"diff","head":{"roots":[[[[{}]]]]},"sessions":null}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fastEqualsPlain(t, b)
+	})
+}

@@ -9,6 +9,8 @@ package protocol
 
 import (
 	"unicode/utf8"
+
+	"github.com/dispatchtop/dispatchtop/internal/jsonnum"
 )
 
 // Kinds of a JSON value.
@@ -284,47 +286,13 @@ func (o *flatObject) escape() bool {
 	return false
 }
 
-// number steps past a number at o.i, as JSON's grammar has it:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+// number steps past a number at o.i, as JSON's grammar has it.
 func (o *flatObject) number() bool {
-	b := o.b
-	i := o.i
-	if i < len(b) && b[i] == '-' {
-		i++
+	end, _, ok := jsonnum.Scan(o.b, o.i)
+	if ok {
+		o.i = end
 	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return false
-		}
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return false
-		}
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	}
-	o.i = i
-	return true
+	return ok
 }
 
 // isInteger reports whether a JSON number is written as an integer (no

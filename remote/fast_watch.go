@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/dispatchtop/dispatchtop/internal/jsonnum"
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/report"
 	"github.com/dispatchtop/dispatchtop/serve"
@@ -311,46 +312,12 @@ func (r *fastReader) strings(dst *[]string) bool {
 // number steps past a number as JSON's grammar has it, reporting its bytes
 // and whether it is an integer (no fraction, no exponent).
 func (r *fastReader) number() (num []byte, integer, ok bool) {
-	b, i := r.b, r.i
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	default:
+	end, integer, ok := jsonnum.Scan(r.b, r.i)
+	if !ok {
 		return nil, false, false
 	}
-	integer = true
-	if i < len(b) && b[i] == '.' {
-		integer = false
-		i++
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return nil, false, false
-		}
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		integer = false
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return nil, false, false
-		}
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	}
-	num = b[r.i:i]
-	r.i = i
+	num = r.b[r.i:end]
+	r.i = end
 	return num, integer, true
 }
 

@@ -175,3 +175,14 @@ func HoldsNativeTree(src Source, path string) bool {
 	nt, ok := src.(NativeTree)
 	return ok && nt.HoldsNativeTree(path)
 }
+
+// DirWatched is a source whose watch paths are directories alone (a store
+// of files each written whole, by rename, in a directory it names): a file
+// appearing in one is content, never a watch path, so the watcher asks for
+// the watch paths again only when a directory appears in one, not at
+// every write of a file (whose temp file is a new file at each write).
+type DirWatched interface {
+	Source
+	// WatchesDirsOnly marks the source.
+	WatchesDirsOnly()
+}

@@ -21,7 +21,10 @@ import (
 	"github.com/dispatchtop/dispatchtop/sources"
 )
 
-var _ sources.Rereader = Source{}
+var (
+	_ sources.Rereader   = Source{}
+	_ sources.DirWatched = Source{}
+)
 
 // kept is what a read keeps for the next: every agent file read (or why
 // it could not be), their paths in order, the agents dir's listing error,

@@ -379,15 +379,18 @@ func (w *Watcher) readStores(now time.Time) {
 		last := st.facts
 		st.lastRead = time.Now()
 		w.noteStoreRead(st)
-		st.facts = rereadStore(st.facts.root, now, st.facts.kept, changed)
+		st.facts = rereadStore(st.facts.root, now, st.facts, changed)
 		if follow {
 			w.followStore(st)
 			st.noteUnnamed(changed)
 		}
 		w.settleAfterRead(st)
-		if !w.built.stale && !w.patchStore(last, st.facts) {
-			w.built.stale = true
+		touched := st.facts.stamped
+		if !w.built.stale {
+			ok, compared := w.patchStore(last, st.facts)
+			w.built.stale, touched = !ok, touched+compared
 		}
+		w.noteStoreNodes(touched)
 	}
 }
 
@@ -401,6 +404,14 @@ func (w *Watcher) noteStoreRead(st *store) {
 	w.stats.storeReads[st.facts.root.Path]++
 }
 
+// noteStoreNodes counts n nodes of a store read again that the watcher
+// stamped or compared (watchStats.storeNodes).
+func (w *Watcher) noteStoreNodes(n int) {
+	w.stats.mu.Lock()
+	defer w.stats.mu.Unlock()
+	w.stats.storeNodes += n
+}
+
 // patchStore notes the nodes of a store read again whose facts changed but
 // not the forest's edges, for the next publish to patch into their
 // sessions (as a heartbeat's facts are), and reports whether it could: a
@@ -409,26 +420,51 @@ func (w *Watcher) noteStoreRead(st *store) {
 // share) needs the forest built again. A node a sources.Rereader kept is
 // the last read's own: unchanged, nothing to patch; so is one whose facts
 // are the same.
-func (w *Watcher) patchStore(last, next storeFacts) bool {
-	if len(last.nodes) != len(next.nodes) || !slices.Equal(last.problems, next.problems) {
-		return false
+func (w *Watcher) patchStore(last, next storeFacts) (ok bool, compared int) {
+	if !slices.Equal(last.problems, next.problems) {
+		return false, 0
+	}
+	if next.moved != nil {
+		// Put in place (next.nodes is last's list, changed there): the
+		// nodes moved are compared with those they replaced, no other.
+		for _, m := range next.moved {
+			compared++
+			if !w.samePlace(m.was, next.nodes[m.at]) {
+				return false, compared
+			}
+		}
+		for _, m := range next.moved {
+			if n := next.nodes[m.at]; !sameFacts(n, m.was) {
+				w.stores.patch[n.HeartbeatPath] = n
+			}
+		}
+		return true, compared
+	}
+	if len(last.nodes) != len(next.nodes) {
+		return false, 0
 	}
 	for i, n := range next.nodes {
 		o := last.nodes[i]
-		if n == o {
-			continue
-		}
-		if _, held := w.stores.session[n.HeartbeatPath]; !held || n.ID != o.ID ||
-			!sameEdges(o, n) || !slices.Equal(o.ScanFlags(), n.ScanFlags()) {
-			return false
+		compared++
+		if n != o && !w.samePlace(o, n) {
+			return false, compared
 		}
 	}
 	for i, n := range next.nodes {
+		compared++
 		if n != last.nodes[i] && !sameFacts(n, last.nodes[i]) {
 			w.stores.patch[n.HeartbeatPath] = n
 		}
 	}
-	return true
+	return true, compared
+}
+
+// samePlace reports whether the node n, read in place of o, stands where
+// o stood in the forest: in a session the forest holds, the same id, the
+// same edges and flags.
+func (w *Watcher) samePlace(o, n *model.Node) bool {
+	_, held := w.stores.session[n.HeartbeatPath]
+	return held && n.ID == o.ID && sameEdges(o, n) && slices.Equal(o.ScanFlags(), n.ScanFlags())
 }
 
 // sameFacts reports whether two reads of a store's node say the same. Both

@@ -111,6 +111,12 @@ func watchAgents(t *testing.T, s *agentsStore) (*Watcher, *atomic.Int64) {
 	}
 	runWatcher(t, w)
 	await(t, w, "every agent", func(snap *model.Snapshot) bool { return !s.beatOf(snap, s.n-1).IsZero() })
+	// The first write is read with whatever the start saw move (the
+	// agents dir's signature, taken before the first read, may be a
+	// timestamp's grain off): the whole store, maybe its watch paths.
+	first := time.Now().Truncate(time.Millisecond)
+	s.write(t, s.n-1, first)
+	await(t, w, "the last agent's write", func(snap *model.Snapshot) bool { return s.beatOf(snap, s.n-1).Equal(first) })
 	return w, asks
 }
 
@@ -207,5 +213,34 @@ func TestMarkStoresStatsOnlyWhatMayNotHaveMoved(t *testing.T) {
 				t.Errorf("%d stats, want %d", st.sigs, tc.stats)
 			}
 		})
+	}
+}
+
+// storeNodes is how many nodes of stores read again the watcher has
+// stamped or compared since it began.
+func storeNodes(w *Watcher) int {
+	w.stats.mu.Lock()
+	defer w.stats.mu.Unlock()
+	return w.stats.storeNodes
+}
+
+// SPEC §10: a write of one agent's file among many costs the watcher that
+// agent's node: the source says which node it put in place
+// (sources.Facts.Changed), and the watcher stamps and compares that one,
+// not the store's every node (copied and compared twice, before).
+func TestWatchStoreTouchesOnlyTheNodeAWritePutInPlace(t *testing.T) {
+	const agents = 200
+	s := newAgentsStore(t, agents)
+	w, _ := watchAgents(t, s)
+	for i := range 5 {
+		before, reads := storeNodes(w), storeReads(w, s.store)
+		beat := time.Now().Truncate(time.Millisecond)
+		s.write(t, i, beat)
+		await(t, w, fmt.Sprintf("agent %d's write", i), func(snap *model.Snapshot) bool { return s.beatOf(snap, i).Equal(beat) })
+		// A read of the temp file's event puts nothing in place; the
+		// rename's puts one node: stamped once, compared once.
+		if got := storeNodes(w) - before; got < 1 || got > 2 {
+			t.Errorf("agent %d written (%d reads): the watcher touched %d nodes of %d, want 1 or 2", i, storeReads(w, s.store)-reads, got, agents+1)
+		}
 	}
 }

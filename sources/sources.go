@@ -73,6 +73,13 @@ const HistoryAfter = 30 * time.Minute
 type Facts struct {
 	Nodes    []*model.Node
 	Problems []model.Problem
+	// Changed, from a Rereader's Reread, are the positions in Nodes of the
+	// nodes it put in place of the last facts' own, when the list kept its
+	// length and its order: every other position holds the last facts'
+	// node, the same pointer. The caller then looks at those alone, not at
+	// every node. Nil: not known (a list assembled anew), compare them all;
+	// empty: nothing changed.
+	Changed []int
 }
 
 // Source reads one kind of store.

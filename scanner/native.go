@@ -141,6 +141,24 @@ type storeFacts struct {
 	sigs map[string]pathSig
 	// kept is what a sources.Rereader kept for its next read.
 	kept sources.Kept
+	// dense: every node the source gave is in nodes, at its position
+	// (none was nil), so that its sources.Facts.Changed can say where the
+	// next read moved.
+	dense bool
+	// moved are, when the read put nodes in place of the last read's
+	// (sources.Facts.Changed), their positions and the nodes they
+	// replaced; nodes is then the last read's own list, changed in place.
+	// Nil: the list is made anew, to be compared whole.
+	moved []movedNode
+	// stamped counts the nodes the read stamped with the root (for the
+	// watcher's stats).
+	stamped int
+}
+
+// movedNode is a node a read put in place: where, and what was there.
+type movedNode struct {
+	at  int
+	was *model.Node
 }
 
 // readStore reads a non-native root whole and stamps its nodes with the
@@ -151,40 +169,80 @@ func readStore(r Root, now time.Time, signed bool) storeFacts {
 	if signed {
 		sigs = sign(r)
 	}
-	f := rereadStore(r, now, nil, nil)
+	f := rereadStore(r, now, storeFacts{}, nil)
 	f.sigs = sigs
 	return f
 }
 
 // rereadStore reads a non-native root again: a sources.Rereader from what
-// it kept, given the watch paths that changed (nil: not known, all), any
-// other source whole.
-func rereadStore(r Root, now time.Time, kept sources.Kept, changed []string) (f storeFacts) {
+// the last read kept, given the watch paths that changed (nil: not known,
+// all), any other source whole. When the source says which nodes it put
+// in place (sources.Facts.Changed) those alone are stamped, in place in
+// the last read's list, which the result then holds (last's is no longer
+// its own): a write of one file among a thousand costs its node.
+func rereadStore(r Root, now time.Time, last storeFacts, changed []string) (f storeFacts) {
 	f.root = r
 	defer func() {
 		if p := recover(); p != nil {
-			f.nodes, f.kept = nil, nil
+			f.nodes, f.kept, f.moved = nil, nil, nil
 			f.problems = []model.Problem{{Path: r.Path, Error: termtext.OneLine(fmt.Sprintf("%s source: %v", r.Kind(), p), 0)}}
 		}
 	}()
 	var facts sources.Facts
 	if rr, ok := r.Source.(sources.Rereader); ok {
-		facts, f.kept = rr.Reread(r.Path, now, kept, changed)
+		facts, f.kept = rr.Reread(r.Path, now, last.kept, changed)
 	} else {
 		facts = r.Source.Read(r.Path, now)
 	}
 	f.problems = facts.Problems
+	if inPlace(last, facts) {
+		f.nodes, f.dense, f.moved = last.nodes, true, make([]movedNode, 0, len(facts.Changed))
+		for _, i := range facts.Changed {
+			n := facts.Nodes[i]
+			if n == f.nodes[i] {
+				continue
+			}
+			f.stamp(n)
+			f.moved = append(f.moved, movedNode{at: i, was: f.nodes[i]})
+			f.nodes[i] = n
+		}
+		return f
+	}
+	f.dense = true
 	for _, n := range facts.Nodes {
 		if n == nil {
+			f.dense = false
 			continue
 		}
-		n.Root = r.Path
-		if n.Source == "" || n.Source == string(sources.Native) {
-			n.Source = string(r.Kind())
-		}
+		f.stamp(n)
 		f.nodes = append(f.nodes, n)
 	}
 	return f
+}
+
+// inPlace reports whether facts, read after last, say where they put
+// nodes in place of last's, each position within the list and holding a
+// node.
+func inPlace(last storeFacts, facts sources.Facts) bool {
+	if facts.Changed == nil || !last.dense || len(last.nodes) != len(facts.Nodes) {
+		return false
+	}
+	for _, i := range facts.Changed {
+		if i < 0 || i >= len(facts.Nodes) || facts.Nodes[i] == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// stamp stamps a store's node with its root and, when its source left it
+// unnamed, the root's kind.
+func (f *storeFacts) stamp(n *model.Node) {
+	n.Root = f.root.Path
+	if n.Source == "" || n.Source == string(sources.Native) {
+		n.Source = string(f.root.Kind())
+	}
+	f.stamped++
 }
 
 // errNotDir is the problem of a native root that is a file.

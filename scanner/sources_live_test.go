@@ -11,6 +11,7 @@ import (
 	"github.com/dispatchtop/dispatchtop/sources"
 	"github.com/dispatchtop/dispatchtop/sources/middle"
 	"github.com/dispatchtop/dispatchtop/sources/teaparty"
+	"github.com/fsnotify/fsnotify"
 )
 
 // watchStore watches one database store with polling an hour apart: only
@@ -166,18 +167,18 @@ func TestWatchStoreIsNotMarkedByItsOwnReads(t *testing.T) {
 	t.Cleanup(func() { _ = w.Close() })
 	teaparty.New().Read(home, time.Now()) // what every read does to the files
 	for _, p := range []string{bus + "-wal", bus + "-shm", bus} {
-		w.markStores(p)
+		w.markStores(p, fsnotify.Chmod)
 	}
 	if len(w.stores.toRead) != 0 {
 		t.Errorf("a read of the store marked it to be read again")
 	}
 	insert("job:webapp:2")
-	w.markStores(bus + "-wal")
+	w.markStores(bus+"-wal", fsnotify.Write)
 	if len(w.stores.toRead) != 1 {
 		t.Errorf("a row written to the -wal did not mark the store")
 	}
 	clear(w.stores.toRead)
-	w.markStores(filepath.Join(home, "jobs", "job-1--first", ".plan-stream.jsonl"))
+	w.markStores(filepath.Join(home, "jobs", "job-1--first", ".plan-stream.jsonl"), fsnotify.Create)
 	if len(w.stores.toRead) != 1 {
 		t.Errorf("a new file in a job dir did not mark the store")
 	}

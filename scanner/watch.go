@@ -167,7 +167,10 @@ type watchStats struct {
 	rereads   int
 	// storeReads counts the reads of each store since the watcher began,
 	// by its root's path (the first read, NewWatcher's, is not counted).
-	storeReads  map[string]int
+	storeReads map[string]int
+	// storeNodes counts the nodes of stores read again that the watcher
+	// stamped with their root or compared with the last read's.
+	storeNodes  int
 	lastLatency time.Duration // first event of a batch -> update published
 	lastWork    time.Duration // of lastLatency, handling the events and flushing (the rest is waiting)
 	fullTime    time.Duration // spent in full publishes (ticks)

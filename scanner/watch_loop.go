@@ -215,7 +215,7 @@ func (w *Watcher) flush(batch eventBatch, tick bool) {
 func (w *Watcher) handleEvent(ev fsnotify.Event) {
 	path := filepath.Clean(ev.Name)
 	if len(w.stores.byDir) > 0 {
-		w.markStores(path)
+		w.markStores(path, ev.Op)
 	}
 	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
 		if _, ok := w.dirs.byPath[path]; ok {

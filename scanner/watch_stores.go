@@ -34,6 +34,7 @@ import (
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/sources"
+	"github.com/fsnotify/fsnotify"
 )
 
 // storeSet is every store root the watcher holds.
@@ -83,12 +84,24 @@ type store struct {
 	// a sources.Rereader reads again; nil when that is not known (a
 	// refresh, lost events): every path is signed and read again.
 	changed map[string]bool
+	// unnamed are the files that appeared in a directory the source named
+	// and that its watch paths, asked again then, did not name: a write of
+	// one (an agent's file) asks for them no more.
+	unnamed map[string]bool
+	// sigs counts the signatures taken (for tests).
+	sigs int
 }
 
-// dirMoved reports whether a directory the source named is among the
-// watch paths that moved: only then may the source name new watch paths
-// (a new job's dir, a bus made in one), so only then is it asked again.
+// dirMoved reports whether the source may name new watch paths since the
+// last read (a new job's dir, a bus made in one), so that it is asked for
+// them again: a directory it named moved (the poll, a refresh), or an
+// entry appeared in one that is a directory, or a file it was not asked
+// about yet, unless it is a sources.DirWatched source (whose files are
+// content, never watch paths). An entry gone by the read is neither: an
+// atomic write's temp file, renamed over the file it writes, costs no
+// listing of the store's dirs.
 func (st *store) dirMoved() bool {
+	_, dirsOnly := st.facts.root.Source.(sources.DirWatched)
 	for p := range st.changed {
 		if names, ok := st.names[p]; ok && names == nil {
 			return true
@@ -96,11 +109,42 @@ func (st *store) dirMoved() bool {
 		if _, watched := st.paths[p]; watched {
 			continue // a watch path of its own (a bus's -wal): known
 		}
-		if names, ok := st.names[filepath.Dir(p)]; ok && names == nil {
-			return true // another file in it: a new dir, a new bus
+		if names, ok := st.names[filepath.Dir(p)]; !ok || names != nil || st.unnamed[p] {
+			continue
+		}
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+			continue // gone: a temp file renamed over another
+		case fi.IsDir():
+			return true // a new dir
+		case !dirsOnly:
+			return true // a new file: a new bus
 		}
 	}
 	return false
+}
+
+// noteUnnamed notes the files of changed that lie in a directory the
+// source named and that its watch paths, just asked, do not name; a file
+// gone is forgotten.
+func (st *store) noteUnnamed(changed []string) {
+	for _, p := range changed {
+		if _, watched := st.paths[p]; watched {
+			continue
+		}
+		if names, ok := st.names[filepath.Dir(p)]; !ok || names != nil {
+			continue
+		}
+		if _, err := os.Lstat(p); err != nil {
+			delete(st.unnamed, p)
+			continue
+		}
+		if st.unnamed == nil {
+			st.unnamed = map[string]bool{}
+		}
+		st.unnamed[p] = true
+	}
 }
 
 // noteChanged notes that the watch path p of st moved; "" that what moved
@@ -123,6 +167,7 @@ type pathSig struct {
 
 // sig is the watch path p's signature now.
 func (st *store) sig(p string) pathSig {
+	st.sigs++
 	return pathSig{file: storeSig(p), ver: sources.VersionOf(st.facts.root.Source, p)}
 }
 
@@ -192,12 +237,15 @@ func (w *Watcher) followStore(st *store) {
 	}
 }
 
-// markStores marks the stores a changed path matters to. A watch path
-// whose signature is what the last read saw did not change: a reader
-// opening a database sets its -wal's mode (a Chmod event), so every read
-// would otherwise cause the next. A -shm is SQLite's shared index, never
-// the store's content (its version is read through the -wal's path).
-func (w *Watcher) markStores(path string) {
+// markStores marks the stores a changed path matters to; op is what its
+// event says was done to it. A write of a watch path moved its content:
+// it is marked with no stat. Any other event of one (a creation, a
+// rename, a Chmod) is compared with the signature the last read saw: a
+// reader opening a database sets its -wal's mode (a Chmod event), so
+// every read would otherwise cause the next. A -shm is SQLite's shared
+// index, never the store's content (its version is read through the
+// -wal's path).
+func (w *Watcher) markStores(path string, op fsnotify.Op) {
 	dir, name := filepath.Dir(path), filepath.Base(path)
 	if strings.HasSuffix(name, "-shm") {
 		return
@@ -210,8 +258,7 @@ func (w *Watcher) markStores(path string) {
 		if w.stores.waiting(st) && (st.changed == nil || st.changed[path]) {
 			continue // to be read, this path with it: nothing to add, no stat
 		}
-		seen, ok := st.paths[path]
-		if ok && st.sig(path) == seen {
+		if seen, ok := st.paths[path]; ok && op != fsnotify.Write && st.sig(path) == seen {
 			continue
 		}
 		// A watch path, or a file in a directory the source named, by its
@@ -332,14 +379,18 @@ func (w *Watcher) readStores(now time.Time) {
 		last := st.facts
 		st.lastRead = time.Now()
 		w.noteStoreRead(st)
-		st.facts = rereadStore(st.facts.root, now, st.facts.kept, changed)
+		st.facts = rereadStore(st.facts.root, now, st.facts, changed)
 		if follow {
 			w.followStore(st)
+			st.noteUnnamed(changed)
 		}
 		w.settleAfterRead(st)
-		if !w.built.stale && !w.patchStore(last, st.facts) {
-			w.built.stale = true
+		touched := st.facts.stamped
+		if !w.built.stale {
+			ok, compared := w.patchStore(last, st.facts)
+			w.built.stale, touched = !ok, touched+compared
 		}
+		w.noteStoreNodes(touched)
 	}
 }
 
@@ -353,6 +404,14 @@ func (w *Watcher) noteStoreRead(st *store) {
 	w.stats.storeReads[st.facts.root.Path]++
 }
 
+// noteStoreNodes counts n nodes of a store read again that the watcher
+// stamped or compared (watchStats.storeNodes).
+func (w *Watcher) noteStoreNodes(n int) {
+	w.stats.mu.Lock()
+	defer w.stats.mu.Unlock()
+	w.stats.storeNodes += n
+}
+
 // patchStore notes the nodes of a store read again whose facts changed but
 // not the forest's edges, for the next publish to patch into their
 // sessions (as a heartbeat's facts are), and reports whether it could: a
@@ -361,26 +420,51 @@ func (w *Watcher) noteStoreRead(st *store) {
 // share) needs the forest built again. A node a sources.Rereader kept is
 // the last read's own: unchanged, nothing to patch; so is one whose facts
 // are the same.
-func (w *Watcher) patchStore(last, next storeFacts) bool {
-	if len(last.nodes) != len(next.nodes) || !slices.Equal(last.problems, next.problems) {
-		return false
+func (w *Watcher) patchStore(last, next storeFacts) (ok bool, compared int) {
+	if !slices.Equal(last.problems, next.problems) {
+		return false, 0
+	}
+	if next.moved != nil {
+		// Put in place (next.nodes is last's list, changed there): the
+		// nodes moved are compared with those they replaced, no other.
+		for _, m := range next.moved {
+			compared++
+			if !w.samePlace(m.was, next.nodes[m.at]) {
+				return false, compared
+			}
+		}
+		for _, m := range next.moved {
+			if n := next.nodes[m.at]; !sameFacts(n, m.was) {
+				w.stores.patch[n.HeartbeatPath] = n
+			}
+		}
+		return true, compared
+	}
+	if len(last.nodes) != len(next.nodes) {
+		return false, 0
 	}
 	for i, n := range next.nodes {
 		o := last.nodes[i]
-		if n == o {
-			continue
-		}
-		if _, held := w.stores.session[n.HeartbeatPath]; !held || n.ID != o.ID ||
-			!sameEdges(o, n) || !slices.Equal(o.ScanFlags(), n.ScanFlags()) {
-			return false
+		compared++
+		if n != o && !w.samePlace(o, n) {
+			return false, compared
 		}
 	}
 	for i, n := range next.nodes {
+		compared++
 		if n != last.nodes[i] && !sameFacts(n, last.nodes[i]) {
 			w.stores.patch[n.HeartbeatPath] = n
 		}
 	}
-	return true
+	return true, compared
+}
+
+// samePlace reports whether the node n, read in place of o, stands where
+// o stood in the forest: in a session the forest holds, the same id, the
+// same edges and flags.
+func (w *Watcher) samePlace(o, n *model.Node) bool {
+	_, held := w.stores.session[n.HeartbeatPath]
+	return held && n.ID == o.ID && sameEdges(o, n) && slices.Equal(o.ScanFlags(), n.ScanFlags())
 }
 
 // sameFacts reports whether two reads of a store's node say the same. Both

@@ -112,32 +112,58 @@ func TestWatchStoreRefreshSeesATranscriptWrittenWhileTheTableIsQuiet(t *testing.
 	await(t, w, "the transcript written, the table quiet", func(s *model.Snapshot) bool { return beat(s).Equal(fresh) })
 }
 
-// A store's source is asked for its watch paths again only when a file it
-// did not name shows in a dir it named (a new job's dir, a new bus): a
-// commit moves a watch path of its own (a bus's -wal), which asks nothing,
-// though the path lies in a dir the source named too.
-func TestStoreDirMovedOnlyForAFileItDidNotName(t *testing.T) {
-	job := filepath.Join("/home", "jobs", "job-1")
-	st := &store{
-		paths: map[string]pathSig{job: {}, filepath.Join(job, "messages.db"): {}, filepath.Join(job, "messages.db-wal"): {}},
-		names: map[string]map[string]bool{job: nil},
+// A store's source is asked for its watch paths again only when an entry
+// it was not asked about shows in a dir it named (a new job's dir, a new
+// bus): a commit moves a watch path of its own (a bus's -wal), which asks
+// nothing, though the path lies in a dir the source named too; an entry
+// gone by the read (a temp file renamed over another) asks nothing; nor
+// does a file, in a store whose watch paths are dirs alone.
+func TestStoreDirMovedOnlyForAnEntryItDidNotName(t *testing.T) {
+	job := filepath.Join(t.TempDir(), "jobs", "job-1")
+	for _, p := range []string{filepath.Join(job, "worker"), filepath.Join(job, "tasks")} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(job, "worker"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"tasks", "stream.jsonl"} {
+		if err := os.WriteFile(filepath.Join(job, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tests := []struct {
 		name    string
+		source  sources.Source
 		changed []string
+		unnamed []string
 		moved   bool
 	}{
-		{"a commit: the bus's -wal", []string{filepath.Join(job, "messages.db-wal")}, false},
-		{"the bus itself", []string{filepath.Join(job, "messages.db")}, false},
-		{"a new file in the job's dir", []string{filepath.Join(job, "tasks")}, true},
-		{"the job's dir itself", []string{job}, true},
-		{"nothing", nil, false},
+		{"a commit: the bus's -wal", recordStore{}, []string{filepath.Join(job, "messages.db-wal")}, nil, false},
+		{"the bus itself", recordStore{}, []string{filepath.Join(job, "messages.db")}, nil, false},
+		{"a new file in the job's dir", recordStore{}, []string{filepath.Join(job, "tasks")}, nil, true},
+		{"a file asked about already", recordStore{}, []string{filepath.Join(job, "stream.jsonl")}, []string{filepath.Join(job, "stream.jsonl")}, false},
+		{"a temp file gone", recordStore{}, []string{filepath.Join(job, ".tasks.tmp")}, nil, false},
+		{"a new file, the store watched by its dirs", dirsOnlyStore{}, []string{filepath.Join(job, "tasks")}, nil, false},
+		{"a new dir, the store watched by its dirs", dirsOnlyStore{}, []string{filepath.Join(job, "worker")}, nil, true},
+		{"the job's dir itself", recordStore{}, []string{job}, nil, true},
+		{"nothing", recordStore{}, nil, nil, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			st := &store{
+				facts: storeFacts{root: Root{Path: job, Source: tc.source}},
+				paths: map[string]pathSig{job: {}, filepath.Join(job, "messages.db"): {}, filepath.Join(job, "messages.db-wal"): {}},
+				names: map[string]map[string]bool{job: nil},
+			}
 			st.changed = map[string]bool{}
 			for _, p := range tc.changed {
 				st.changed[p] = true
+			}
+			st.unnamed = map[string]bool{}
+			for _, p := range tc.unnamed {
+				st.unnamed[p] = true
 			}
 			if got := st.dirMoved(); got != tc.moved {
 				t.Errorf("dirMoved %v, want %v", got, tc.moved)
@@ -145,3 +171,8 @@ func TestStoreDirMovedOnlyForAFileItDidNotName(t *testing.T) {
 		})
 	}
 }
+
+// dirsOnlyStore is recordStore watched by its dirs alone.
+type dirsOnlyStore struct{ recordStore }
+
+func (dirsOnlyStore) WatchesDirsOnly() {}

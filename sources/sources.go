@@ -73,6 +73,13 @@ const HistoryAfter = 30 * time.Minute
 type Facts struct {
 	Nodes    []*model.Node
 	Problems []model.Problem
+	// Changed, from a Rereader's Reread, are the positions in Nodes of the
+	// nodes it put in place of the last facts' own, when the list kept its
+	// length and its order: every other position holds the last facts'
+	// node, the same pointer. The caller then looks at those alone, not at
+	// every node. Nil: not known (a list assembled anew), compare them all;
+	// empty: nothing changed.
+	Changed []int
 }
 
 // Source reads one kind of store.
@@ -174,4 +181,15 @@ type NativeTree interface {
 func HoldsNativeTree(src Source, path string) bool {
 	nt, ok := src.(NativeTree)
 	return ok && nt.HoldsNativeTree(path)
+}
+
+// DirWatched is a source whose watch paths are directories alone (a store
+// of files each written whole, by rename, in a directory it names): a file
+// appearing in one is content, never a watch path, so the watcher asks for
+// the watch paths again only when a directory appears in one, not at
+// every write of a file (whose temp file is a new file at each write).
+type DirWatched interface {
+	Source
+	// WatchesDirsOnly marks the source.
+	WatchesDirsOnly()
 }

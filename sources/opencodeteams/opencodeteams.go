@@ -152,6 +152,11 @@ func (Source) WatchPaths(path string) []string {
 	return paths
 }
 
+// WatchesDirsOnly: its watch paths are dirs alone (sources.DirWatched);
+// an agent file, a team's config or a server's file written in one is
+// read, never watched by its own path.
+func (Source) WatchesDirsOnly() {}
+
 // subdirs are the dirs in dir.
 func subdirs(dir string) []string {
 	var paths []string

@@ -21,7 +21,10 @@ import (
 	"github.com/dispatchtop/dispatchtop/sources"
 )
 
-var _ sources.Rereader = Source{}
+var (
+	_ sources.Rereader   = Source{}
+	_ sources.DirWatched = Source{}
+)
 
 // kept is what a read keeps for the next: every agent file read (or why
 // it could not be), their paths in order, the agents dir's listing error,
@@ -78,8 +81,9 @@ type moved struct {
 // agents, teams and leaders, no problem come or gone, OpenCode's database
 // as it was) costs those files alone: their nodes are put in place of the
 // old ones in the facts' list, which is the kept's own (the scanner copies
-// what it keeps of it), and nothing else of the store is looked at. Any
-// other change assembles the facts anew from what is kept.
+// what it keeps of it), the facts' Changed says where, and nothing else of
+// the store is looked at. Any other change assembles the facts anew from
+// what is kept (Changed nil).
 func (s Source) Reread(path string, now time.Time, k sources.Kept, changed []string) (sources.Facts, sources.Kept) {
 	store, _ := storeDir(path)
 	last, _ := k.(*kept)
@@ -87,7 +91,9 @@ func (s Source) Reread(path string, now time.Time, k sources.Kept, changed []str
 		last = nil
 	}
 	if last != nil && changed != nil && len(changed) == 0 {
-		return last.facts, last
+		f := last.facts
+		f.Changed = []int{}
+		return f, last
 	}
 	dir := filepath.Join(store, agentsDir)
 	whole := last == nil || changed == nil || slices.Contains(changed, store)
@@ -189,6 +195,7 @@ func (s Source) patch(k *kept, moves []moved) bool {
 	j := k.last.judge.again()
 	var sink sources.Facts
 	put := make([]placed, 0, len(moves))
+	at := make([]int, 0, len(moves))
 	for _, m := range moves {
 		r := k.agents[m.path]
 		if r == nil || r.err != nil || m.was == nil {
@@ -239,7 +246,9 @@ func (s Source) patch(k *kept, moves []moved) bool {
 			}
 		}
 		k.facts.Nodes[p.at] = n
+		at = append(at, p.at)
 	}
+	k.facts.Changed = at
 	return true
 }
 

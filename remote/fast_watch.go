@@ -452,7 +452,9 @@ const countOver = 256 << 10
 const minNodeBytes = 64
 
 // estimateNodes is how many more nodes a list whose first took firstBytes
-// holds in the left bytes of its event, if the others are as long.
+// holds in the left bytes of its event, if the others are as long. A list
+// past countOver is counted instead, so an estimate makes room for at
+// most 4,096 nodes (1.5 MB), whatever the stream sends.
 func estimateNodes(left, firstBytes int) int {
 	return left / max(firstBytes, minNodeBytes)
 }

@@ -157,3 +157,33 @@ func TestReadingADiffAllocatesItsNodesAndBytesOnce(t *testing.T) {
 		})
 	}
 }
+
+// A diff's list sized by its first node's bytes makes room for at most
+// 4,096 nodes whatever follows the first (a list past countOver is
+// counted), and is read as encoding/json reads it: a hostile stream's
+// first node of a few bytes before one of 200 KB, or before many.
+func TestADiffsEstimatedListIsBounded(t *testing.T) {
+	tests := []struct {
+		name string
+		rest string
+	}{
+		{"one long node after a short one", `{"id":"b","reason":"` + strings.Repeat("x", 200<<10) + `","kids":[]}`},
+		{"many short nodes", strings.TrimSuffix(strings.Repeat(`{"id":"c","kids":[]},`, 3000), ",")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			line := []byte(`{"type":"diff","rev":"i.2","nodes":[{"id":"a","kids":[]},` + tt.rest + `]}`)
+			if !fastEqualsPlain(t, line) {
+				t.Fatalf("not read fast: %.80s", line)
+			}
+			var d eventDecoder
+			evs, err := d.events(line)
+			if err != nil || len(evs) != 1 {
+				t.Fatalf("%d events, %v", len(evs), err)
+			}
+			if nodes := evs[0].Nodes; cap(nodes) > max(4097, len(nodes)) {
+				t.Errorf("room for %d nodes made for %d", cap(nodes), len(nodes))
+			}
+		})
+	}
+}

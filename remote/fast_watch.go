@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -412,6 +413,19 @@ func (r *fastReader) skip(depth int) bool {
 // is counted before it is read.
 const countOver = 256 << 10
 
+// minNodeBytes is the fewest bytes an estimate of a list's nodes counts
+// a node: a hostile first node of a few bytes makes no more room than
+// nodes of this size could fill.
+const minNodeBytes = 64
+
+// estimateNodes is how many more nodes a list whose first took firstBytes
+// holds in the left bytes of its event, if the others are as long. A list
+// past countOver is counted instead, so an estimate makes room for at
+// most 4,096 nodes (1.5 MB), whatever the stream sends.
+func estimateNodes(left, firstBytes int) int {
+	return left / max(firstBytes, minNodeBytes)
+}
+
 // maxFastDepth bounds the nesting of a value the fast reading skips
 // (a head); a deeper one goes to encoding/json.
 const maxFastDepth = 64
@@ -480,7 +494,7 @@ func (r *fastReader) eventInto(ev *serve.WatchEvent) bool {
 			// A long list (a snapshot's) is counted first: 10,000 nodes
 			// grown into by doubling were twice their bytes again in
 			// garbage. A diff's few are not worth the second pass.
-			count := 0
+			count, first := 0, 0
 			if len(r.b)-r.i > countOver {
 				start := r.i
 				if _, ok := r.list(func() bool { count++; return r.skip(0) }); !ok {
@@ -493,6 +507,16 @@ func (r *fastReader) eventInto(ev *serve.WatchEvent) bool {
 				nodes = make([]serve.WatchNode, 0, count)
 			}
 			null, ok := r.list(func() bool {
+				if len(nodes) == 1 && count == 0 {
+					// A diff's list is sized by its first node's bytes
+					// (serve's nodes are alike): grown by doubling, a
+					// diff of 50 made 127 nodes, 41 % of the bytes its
+					// reading allocated.
+					nodes = slices.Grow(nodes, estimateNodes(len(r.b)-r.i, r.i-first))
+				}
+				if len(nodes) == 0 {
+					first = r.i
+				}
 				nodes = append(nodes, serve.WatchNode{})
 				return r.nodeInto(&nodes[len(nodes)-1])
 			})

@@ -2,8 +2,10 @@ package remote
 
 import (
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/dispatchtop/dispatchtop/serve"
 )
@@ -105,4 +107,86 @@ func FuzzWatchEventFastEqualsPlain(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fastEqualsPlain(t, b)
 	})
+}
+
+// SPEC §8, the viewer under churn: reading a diff allocates at most its
+// nodes once (serve.WatchNode's size each) and its line's bytes once (the
+// strings taken of it), 4 KiB over for the event: the list of nodes is
+// sized once, by its first node's bytes. Grown by doubling, a diff of 50
+// made 127 nodes for 50, 1,671 B a node sent where it is now 1,016 (a
+// line of 722 B a node); the garbage of each change is what the viewer's
+// collector spends its share on.
+func TestReadingADiffAllocatesItsNodesAndBytesOnce(t *testing.T) {
+	if raceEnabled {
+		t.Skip("counts bytes allocated (the race detector allocates its own)")
+	}
+	tests := []struct {
+		name  string
+		flips int
+	}{
+		{"a diff of 5", 5},
+		{"a diff of 50", 50},
+		{"a diff of 200", 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := recordStream(t, 100, 10, 1, tt.flips)
+			line := rec.lines[1]
+			var d eventDecoder
+			evs, err := d.events(line)
+			if err != nil || len(evs) != 1 || evs[0].Type != serve.EventDiff {
+				t.Fatalf("%d events, %v", len(evs), err)
+			}
+			sent := len(evs[0].Nodes)
+			if sent < tt.flips {
+				t.Fatalf("%d nodes sent for %d flips", sent, tt.flips)
+			}
+			budget := sent*int(unsafe.Sizeof(serve.WatchNode{})) + len(line) + 4<<10
+			const runs = 50
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			for range runs {
+				if _, err := d.events(line); err != nil {
+					t.Fatal(err)
+				}
+			}
+			runtime.ReadMemStats(&after)
+			got := (after.TotalAlloc - before.TotalAlloc) / runs
+			t.Logf("%d B allocated a read, %d B a node sent (%d sent, a line of %d B)", got, got/uint64(sent), sent, len(line))
+			if got > uint64(budget) {
+				t.Errorf("reading a diff of %d nodes allocated %d B, over %d (its nodes and bytes once)", sent, got, budget)
+			}
+		})
+	}
+}
+
+// A diff's list sized by its first node's bytes makes room for at most
+// 4,096 nodes whatever follows the first (a list past countOver is
+// counted), and is read as encoding/json reads it: a hostile stream's
+// first node of a few bytes before one of 200 KB, or before many.
+func TestADiffsEstimatedListIsBounded(t *testing.T) {
+	tests := []struct {
+		name string
+		rest string
+	}{
+		{"one long node after a short one", `{"id":"b","reason":"` + strings.Repeat("x", 200<<10) + `","kids":[]}`},
+		{"many short nodes", strings.TrimSuffix(strings.Repeat(`{"id":"c","kids":[]},`, 3000), ",")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			line := []byte(`{"type":"diff","rev":"i.2","nodes":[{"id":"a","kids":[]},` + tt.rest + `]}`)
+			if !fastEqualsPlain(t, line) {
+				t.Fatalf("not read fast: %.80s", line)
+			}
+			var d eventDecoder
+			evs, err := d.events(line)
+			if err != nil || len(evs) != 1 {
+				t.Fatalf("%d events, %v", len(evs), err)
+			}
+			if nodes := evs[0].Nodes; cap(nodes) > max(4097, len(nodes)) {
+				t.Errorf("room for %d nodes made for %d", cap(nodes), len(nodes))
+			}
+		})
+	}
 }

@@ -264,7 +264,11 @@ func (b builder) values(j report.NodeJSON, parent *model.Node) *model.Node {
 	if j.Blocked != nil {
 		n.Blocked = &model.Blocked{Question: *j.Blocked}
 	}
-	n.EditRare(func(r *model.Rare) { *r = rare })
+	// A fresh node: a Rare only when it holds a fact (these are all values
+	// sets), not one built to be dropped (SPEC §8's churn: most changes).
+	if len(rare.Problems)+len(rare.OtherParents)+len(rare.SourceFields) > 0 || rare.LegacyPID != 0 {
+		n.EditRare(func(r *model.Rare) { *r = rare })
+	}
 	if b.byID != nil {
 		b.byID[n.ID] = n
 	}

@@ -355,6 +355,12 @@ func TestRunWithHintRereadsTheNode(t *testing.T) {
 	if err != nil || res.Outcome != OutcomeDone {
 		t.Fatalf("resume of a node the hint lacks: %v %s %q", err, res.Outcome, res.Message)
 	}
+	// Both resumes run detached: each writes its line after RunWithHint
+	// returned, and one still on its way would write into the temp dir
+	// while it is being removed.
+	if !waitFor(10*time.Second, func() bool { return len(dispatches(t, out)) == 2 }) {
+		t.Errorf("the two resumes dispatched %d commands, want 2", len(dispatches(t, out)))
+	}
 }
 
 // SPEC §4, §5: --readonly promises nothing is written; a dry run writes

@@ -52,15 +52,12 @@ func readingSources(roots []string) []sources.Source {
 // database), "" when none does.
 func opencodeDB(roots []string) string {
 	for _, r := range roots {
-		p := rootPath(r)
-		kind, _, _ := strings.Cut(r, ":")
-		if p != r && kind == string(opencode.Kind) {
+		kind, p := splitRoot(r)
+		if kind == opencode.Kind {
 			return opencode.DBPath(p)
 		}
-		if p == r {
-			if _, ok := detected(p).(*opencode.Source); ok {
-				return opencode.DBPath(p)
-			}
+		if _, ok := detected(p).(*opencode.Source); kind == "" && ok {
+			return opencode.DBPath(p)
 		}
 	}
 	return ""
@@ -129,22 +126,30 @@ func detected(path string) sources.Source {
 // rootPath is the path a ROOT names: a `KIND:PATH` root's PATH when the
 // root as written is no path and KIND is a known source (SPEC §10).
 func rootPath(root string) string {
+	_, path := splitRoot(root)
+	return path
+}
+
+// splitRoot is the KIND a `KIND:PATH` root names and its PATH; a root
+// that is a path as written, or whose KIND no source has, is that path
+// with no kind.
+func splitRoot(root string) (sources.Kind, string) {
 	if _, err := os.Lstat(root); err == nil {
-		return root
+		return "", root
 	}
 	kind, path, ok := strings.Cut(root, ":")
 	if !ok || path == "" {
-		return root
+		return "", root
 	}
 	if kind == string(sources.Native) {
-		return path
+		return sources.Native, path
 	}
 	for _, s := range knownSources() {
 		if string(s.Kind()) == kind {
-			return path
+			return s.Kind(), path
 		}
 	}
-	return root
+	return "", root
 }
 
 // rootPaths are the paths roots name: a `KIND:PATH` root holds a config

@@ -2,6 +2,9 @@ package claudecode
 
 import (
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -45,4 +48,63 @@ func TestReadCostPerRecord(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRecordIsReadInOneRead holds the reads a record costs, counted as the
+// read system calls the process makes (/proc/self/io's syscr): a record
+// whose size the open descriptor gave is read in one read, the end seen in
+// that read's coming short of the byte over asked for, not in a second
+// read that gives nothing. A thousand records at each --once were a
+// thousand reads more (SPEC §8, the agents' stores).
+func TestRecordIsReadInOneRead(t *testing.T) {
+	if _, err := readSyscalls(); err != nil {
+		t.Skipf("no read count of the process: %v", err)
+	}
+	const jobs = 100
+	tests := []struct {
+		name string
+		// most is the read system calls a record may cost.
+		most float64
+	}{
+		{name: "a job's state.json", most: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t)
+			now := time.Now()
+			for j := range jobs {
+				s.write(fmt.Sprintf("jobs/job%04d/state.json", j), map[string]any{"state": "working", "sessionId": "s-1",
+					"name": fmt.Sprintf("job %d", j), "updatedAt": now.UTC().Format(time.RFC3339Nano)})
+			}
+			src := Source{BootTime: func() time.Time { return time.Time{} }}
+			// What reading the count itself costs, taken off.
+			c0, _ := readSyscalls()
+			c1, _ := readSyscalls()
+			var nodes int
+			c2, _ := readSyscalls()
+			nodes = len(src.Read(s.dir, now).Nodes)
+			c3, _ := readSyscalls()
+			if nodes != jobs {
+				t.Fatalf("read %d nodes, want %d", nodes, jobs)
+			}
+			reads := float64((c3 - c2) - (c1 - c0))
+			if per := reads / jobs; per > tt.most {
+				t.Errorf("a record costs %.2f reads, want at most %.0f", per, tt.most)
+			}
+		})
+	}
+}
+
+// readSyscalls is the read system calls the process has made (syscr).
+func readSyscalls() (int64, error) {
+	data, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "syscr: "); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("/proc/self/io: no syscr")
 }

@@ -24,7 +24,7 @@ func TestReadCostPerRecord(t *testing.T) {
 		// most is the allocations a record may cost.
 		most float64
 	}{
-		{name: "a job's state.json", most: 16},
+		{name: "a job's state.json", most: 14},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,7 +66,7 @@ func TestRecordIsReadInOneRead(t *testing.T) {
 		// most is the read system calls a record may cost.
 		most float64
 	}{
-		{name: "a job's state.json", most: 1},
+		{name: "a job's state.json", most: 14},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,6 +15,7 @@
 package codex
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -184,7 +185,7 @@ func (s *Source) read(path string) ([]*thread, error) {
 		return nil, err
 	}
 	defer snap.Close()
-	schema, rows, err := snap.SelectTable(threadsTable, requiredColumns, columns, "created_at, id", edgesTable)
+	schema, rows, err := snap.SelectTable(threadsTable, requiredColumns, columns, threadsOrder, edgesTable)
 	if err != nil {
 		return nil, err
 	}
@@ -203,12 +204,29 @@ func (s *Source) read(path string) ([]*thread, error) {
 	if err := rows.Err(); err != nil {
 		return nil, sqlitestore.Describe(snap.Path, err)
 	}
+	sortThreads(out)
 	if ecols := schema.Columns(edgesTable); ecols != nil {
 		if err := readEdges(snap, ecols, byID); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// threadsOrder is the threads' ORDER BY: none, sortThreads orders them.
+const threadsOrder = ""
+
+// sortThreads puts the threads in the order ORDER BY created_at, id
+// gives (integers, then TEXT of the BINARY collation: bytes), sorted here
+// rather than by SQLite, whose sorter cost a read of a thousand threads
+// some 1.4 ms of CPU before the first row (SPEC §8, the agents' stores).
+func sortThreads(ts []*thread) {
+	slices.SortFunc(ts, func(a, b *thread) int {
+		if c := cmp.Compare(a.created, b.created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
 }
 
 // readEdges takes each spawned child's edge: its parent and whether the

@@ -25,7 +25,8 @@ import (
 // record, and a number field (*float64, *int) is parsed in place, each
 // pointed at from one array a record: encoding/json would allocate each
 // field and copy each string on its own; a json.RawMessage is the value's
-// bytes in the record read. Any other field, or a string with an escape,
+// bytes in the record read, a []json.RawMessage (a team's members) its
+// items' bytes. Any other field, or a string with an escape,
 // is decoded by encoding/json, its value alone.
 func decodeFast(b []byte, v any) bool {
 	rv := reflect.ValueOf(v).Elem()
@@ -178,6 +179,26 @@ func (d *memberDecoder) member(key []byte, start, end int) bool {
 		// The value's text, as encoding/json copies it, held in the
 		// record's own bytes (read for this record alone).
 		*f.Addr().Interface().(*json.RawMessage) = value[:len(value):len(value)]
+	case kindRawList:
+		// A list's items, each its bytes in the record (validValue has
+		// checked the list): encoding/json would check the list again and
+		// copy each item.
+		if value[0] != '[' {
+			return false
+		}
+		items := make([]json.RawMessage, 0, 4)
+		j := skipSpace(value, 1)
+		for j < len(value) && value[j] != ']' {
+			e := validValue(value, j, 0)
+			if e < 0 {
+				return false
+			}
+			items = append(items, value[j:e:e])
+			if j = skipSpace(value, e); j < len(value) && value[j] == ',' {
+				j = skipSpace(value, j+1)
+			}
+		}
+		*f.Addr().Interface().(*[]json.RawMessage) = items
 	default:
 		return json.Unmarshal(value, f.Addr().Interface()) == nil
 	}
@@ -188,11 +209,12 @@ func (d *memberDecoder) member(key []byte, start, end int) bool {
 type fieldKind uint8
 
 const (
-	kindOther  fieldKind = iota // by encoding/json, its value alone
-	kindString                  // *string
-	kindFloat                   // *float64
-	kindInt                     // *int
-	kindRaw                     // json.RawMessage
+	kindOther   fieldKind = iota // by encoding/json, its value alone
+	kindString                   // *string
+	kindFloat                    // *float64
+	kindInt                      // *int
+	kindRaw                      // json.RawMessage
+	kindRawList                  // []json.RawMessage
 )
 
 // typeFields is what decodeFast needs of a record's struct type: its
@@ -222,6 +244,8 @@ func fieldsOf(rt reflect.Type) *typeFields {
 			tf.kinds[i] = kindInt
 		case reflect.TypeFor[json.RawMessage]():
 			tf.kinds[i] = kindRaw
+		case reflect.TypeFor[[]json.RawMessage]():
+			tf.kinds[i] = kindRawList
 		}
 	}
 	got, _ := fieldTable.LoadOrStore(rt, tf)

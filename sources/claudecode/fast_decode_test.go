@@ -24,7 +24,7 @@ func FuzzDecodeFastIsDecodeFields(f *testing.F) {
 		`{"ſessionId": "s"}`,
 		`{"state": "blocked", "sessionId": "s", "updatedAt": "2026-11-26T10:00:00Z"}`,
 		`{"leadSessionId": "s", "members": [{"name": "a", "tmuxPaneId": "in-process", "isActive": false}]}`,
-		`{"members": null}`,
+		`{"members": null}`, `{"members": []}`, `{"members": [ ]}`, `{"members": [1, "a" , [{}], null ]}`, `{"members": {}}`, `{"members": "x"}`,
 		`{"name": "a", "isActive": "yes", "joinedAt": 1.7e12}`,
 		`{"name": "a\\"b\\u00e9", "cwd": "/w\\/x", "startedAt": 1e400}`,
 		"{\"name\": \"\xff\xfe\", \"startedAt\": \"1.7e12\"}",
@@ -135,10 +135,12 @@ func TestDecodeFastAllocatesNoMemberList(t *testing.T) {
 		record  string
 		newType func() any
 		// most is the allocations a decode may make: the record's copy,
-		// the strings' array, the numbers' array, the record itself.
+		// the strings' array, the numbers' arrays or the list of items,
+		// the record itself.
 		most float64
 	}{
 		{"a session", `{"pid":4242,"procStart":"123","startedAt":1.7e12,"sessionId":"s","cwd":"/w","kind":"interactive","status":"busy","updatedAt":1.7e12,"name":"n"}`, func() any { return new(sessionFile) }, 5},
+		{"a team of four, its members' items in place", `{"name":"t","leadSessionId":"s","members":[{"agentId":"team-lead@t","name":"team-lead"},{"agentId":"m0@t","name":"m0","isActive":true}, {"agentId":"m1@t","name":"m1"} ,{"agentId":"m2@t","name":"m2","isActive":false}]}`, func() any { return new(teamFile) }, 4},
 		{"a job", `{"state":"working","sessionId":"s","name":"j","intent":"run","cwd":"/w","createdAt":"2026-11-26T10:00:00Z","updatedAt":"2026-11-26T10:00:00Z","cliVersion":"2.1.278"}`, func() any { return new(jobFile) }, 3},
 	}
 	for _, tt := range tests {

@@ -173,8 +173,9 @@ func (s *Source) Read(root string, now time.Time) sources.Facts {
 	home := filepath.Dir(path)
 	owners := s.owners(home, path)
 	facts := sources.Facts{Nodes: make([]*model.Node, 0, len(rows))}
+	keys := keyMaker{db: path, home: home, parents: map[string]string{}}
 	for _, t := range rows {
-		facts.Nodes = append(facts.Nodes, s.node(path, t, owners, now))
+		facts.Nodes = append(facts.Nodes, s.node(&keys, t, owners, now))
 	}
 	return facts
 }
@@ -315,6 +316,23 @@ func (s *Source) runner(o ownerSet, rollout string) int {
 
 func key(db, id string) string { return db + "#" + id }
 
+// keyMaker makes one read's keys: the home made once, not once a thread,
+// and a parent's key once for all its children (a thread that spawned
+// five hundred is named by one string).
+type keyMaker struct {
+	db, home string
+	parents  map[string]string
+}
+
+func (k *keyMaker) parent(id string) string {
+	if p, ok := k.parents[id]; ok {
+		return p
+	}
+	p := key(k.db, id)
+	k.parents[id] = p
+	return p
+}
+
 // parentOf is the thread's parent: the spawn edge's, else the column's.
 func parentOf(t *thread) string {
 	if t.edgeParent != "" {
@@ -338,7 +356,8 @@ func status(t *thread) string {
 	return "edge " + t.edgeStatus
 }
 
-func (s *Source) node(db string, t *thread, o ownerSet, now time.Time) *model.Node {
+func (s *Source) node(k *keyMaker, t *thread, o ownerSet, now time.Time) *model.Node {
+	db := k.db
 	st := status(t)
 	hb := &model.Heartbeat{
 		Status:            st,
@@ -347,11 +366,11 @@ func (s *Source) node(db string, t *thread, o ownerSet, now time.Time) *model.No
 		HasParentField:    true,
 	}
 	if p := parentOf(t); p != "" {
-		hb.ParentHeartbeat = key(db, p)
+		hb.ParentHeartbeat = k.parent(p)
 	}
 	n := &model.Node{
 		ID:            t.id,
-		Root:          filepath.Dir(db),
+		Root:          k.home,
 		HeartbeatPath: key(db, t.id),
 		HasHeartbeat:  true,
 		Heartbeat:     hb,
@@ -393,10 +412,10 @@ func (s *Source) node(db string, t *thread, o ownerSet, now time.Time) *model.No
 			hb.Status = model.StatusWithdrawn
 			owner = "none"
 			n.EditRare(func(r *model.Rare) {
-				r.Ending = "ended: no codex process owns " + filepath.Dir(db) + " and it has been quiet past " + sources.HistoryAfter.String()
+				r.Ending = "ended: no codex process owns " + k.home + " and it has been quiet past " + sources.HistoryAfter.String()
 			})
 		case o.lookup.Proven():
-			ended = "no codex process owns " + filepath.Dir(db)
+			ended = "no codex process owns " + k.home
 			owner = "none"
 		default:
 			n.Traits.ProcessUnseen = true

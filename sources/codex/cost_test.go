@@ -24,7 +24,7 @@ func TestReadCostPerThread(t *testing.T) {
 		// most is the allocations a thread may cost.
 		most float64
 	}{
-		{name: "open and archived threads, half of them children, of one parent", most: 27.5},
+		{name: "open and archived threads, half of them children, of one parent", most: 27.7},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,12 +1,16 @@
 package claudecode
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dispatchtop/dispatchtop/protocol"
 )
 
 // TestReadCostPerRecord holds what one record costs a read, counted as
@@ -121,4 +125,50 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// readWhole stops at the read that gives the descriptor's size only when
+// that is the file's end: a file whose descriptor says less than it holds
+// (procfs gives a size of 0) is read on to its end, and one over the
+// limit is refused.
+func TestReadWholeReadsToTheEnd(t *testing.T) {
+	dir := t.TempDir()
+	record := strings.Repeat(`{"a":1}`, 100)
+	if err := os.WriteFile(filepath.Join(dir, "r.json"), []byte(record), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "empty.json"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path string
+		limit      int64
+		want       func(b []byte) bool
+		tooLarge   bool
+	}{
+		{name: "a record, its size", path: filepath.Join(dir, "r.json"), limit: 1 << 20, want: func(b []byte) bool { return string(b) == record }},
+		{name: "an empty file", path: filepath.Join(dir, "empty.json"), limit: 1 << 20, want: func(b []byte) bool { return len(b) == 0 }},
+		{name: "a file over the limit", path: filepath.Join(dir, "r.json"), limit: 100, tooLarge: true},
+		{name: "a file whose descriptor says 0 bytes", path: "/proc/self/status", limit: 1 << 20,
+			want: func(b []byte) bool {
+				return strings.HasPrefix(string(b), "Name:") && strings.HasSuffix(string(b), "\n") && len(b) > 512
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := os.Stat(tt.path); err != nil {
+				t.Skip(err)
+			}
+			b, _, err := readWhole(tt.path, tt.limit)
+			if tt.tooLarge {
+				if !errors.Is(err, protocol.ErrTooLarge) {
+					t.Errorf("read %s: %v, want too large", tt.path, err)
+				}
+				return
+			}
+			if err != nil || !tt.want(b) {
+				t.Errorf("read %s: %d bytes %q, %v", tt.path, len(b), b[:min(len(b), 80)], err)
+			}
+		})
+	}
 }

@@ -281,6 +281,16 @@ func appendFloatPtr(b []byte, f *float64) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// plainASCII is htmlSafe of each ASCII byte, looked up: one load a byte of
+// every string written, where htmlSafe's six comparisons were a tenth of
+// writing a node.
+var plainASCII = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = htmlSafe(byte(c))
+	}
+	return t
+}()
+
 // htmlSafe: an ASCII byte written as it is in a string with HTML escaping
 // on: not a control character, a quote, a backslash, <, > or &.
 func htmlSafe(c byte) bool {
@@ -315,7 +325,7 @@ func appendString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			if htmlSafe(c) {
+			if plainASCII[c] {
 				i++
 				continue
 			}

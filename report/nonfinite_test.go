@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // A started that is not a number of seconds (a store's REAL may hold ±Inf)
@@ -72,5 +73,15 @@ func TestEncodeDocumentWritesNonFiniteFloatsAsNull(t *testing.T) {
 	}
 	if strings.Contains(buf.String(), "Inf") || strings.Contains(buf.String(), "NaN") {
 		t.Errorf("a non-finite float reached the document:\n%s", buf.String())
+	}
+}
+
+// The looked-up table of the bytes a string writes as they are is
+// htmlSafe, byte for byte: encoding/json's escaping, kept.
+func TestPlainASCIIIsHTMLSafe(t *testing.T) {
+	for c := range utf8.RuneSelf {
+		if plainASCII[c] != htmlSafe(byte(c)) {
+			t.Errorf("byte %#x: table %v, htmlSafe %v", c, plainASCII[c], htmlSafe(byte(c)))
+		}
 	}
 }

@@ -244,8 +244,11 @@ func (r *reader) readDecoded(path string, decode func([]byte) error) ([]byte, pr
 // protocol.OpenReader opens it (a FIFO or a device is refused), and its
 // size and mtime as the open descriptor gives them. The buffer is the size
 // the descriptor gave, one byte over, so that a file not grown since is
-// read in one read and its end seen in a second; one grown in place is
-// still read whole.
+// read in one read: a read that gives exactly that size, short of the byte
+// over it asked for, met the file's end, and no second read is made only
+// to be told so (a thousand records, a thousand reads fewer). A file grown
+// in place fills the byte over and is still read whole; one read short of
+// its size (a file system that gives less than asked) is read on to EOF.
 func readWhole(path string, limit int64) ([]byte, protocol.Info, error) {
 	f, info, err := protocol.OpenReader(path)
 	if err != nil {
@@ -257,12 +260,13 @@ func readWhole(path string, limit int64) ([]byte, protocol.Info, error) {
 		if len(b) == cap(b) {
 			b = slices.Grow(b, 512)
 		}
+		asked := cap(b) - len(b)
 		n, err := f.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
 		if int64(len(b)) > limit {
 			return nil, info, fmt.Errorf("read %s: %w: over %d bytes", path, protocol.ErrTooLarge, limit)
 		}
-		if err == io.EOF {
+		if err == io.EOF || (err == nil && n > 0 && n < asked && int64(len(b)) == info.Size) {
 			return b, info, nil
 		}
 		if err != nil {

@@ -22,10 +22,12 @@ import (
 // decoder names, the rest of the record still read.
 //
 // A string field whose text has no escape is a slice of one copy of the
-// record, and a number field is parsed in place, each pointed at from one
-// array a record: encoding/json would allocate each field and copy each
-// string on its own. Any other field, or a string with an escape, is
-// decoded by encoding/json, its value alone.
+// record, and a number field (*float64, *int) is parsed in place, each
+// pointed at from one array a record: encoding/json would allocate each
+// field and copy each string on its own; a json.RawMessage is the value's
+// bytes in the record read, a []json.RawMessage (a team's members) its
+// items' bytes. Any other field, or a string with an escape,
+// is decoded by encoding/json, its value alone.
 func decodeFast(b []byte, v any) bool {
 	rv := reflect.ValueOf(v).Elem()
 	if !decodeMembers(b, rv) {
@@ -35,77 +37,170 @@ func decodeFast(b []byte, v any) bool {
 	return true
 }
 
+// decodeMembers reads the object b in one pass: each member's key and
+// value are checked as JSON as they are met (validValue, held to
+// json.Valid), and the member is decoded into its field at once, with no
+// list of the members made first and no second pass of json.Valid over
+// the record. A failure anywhere leaves the caller to zero the record.
 func decodeMembers(b []byte, rv reflect.Value) bool {
-	members, ok := objectMembers(b)
-	if !ok || !json.Valid(b) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
 		return false
 	}
 	tf := fieldsOf(rv.Type())
-	for _, m := range members {
-		for _, name := range tf.names {
-			if string(m.key) != name && asciiEqualFold(m.key, name) {
+	d := memberDecoder{b: b, rv: rv, tf: tf}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return skipSpace(b, i+1) == len(b)
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return false
+		}
+		end := i + 1
+		for end < len(b) && b[end] != '"' {
+			// An escape or a byte that is not ASCII: encoding/json's folding
+			// could take such a key for a field. A control byte: no JSON.
+			if c := b[end]; c == '\\' || c >= 0x80 || c < 0x20 {
 				return false
 			}
+			end++
+		}
+		if end >= len(b) {
+			return false
+		}
+		key := b[i+1 : end]
+		i = skipSpace(b, end+1)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		start := skipSpace(b, i+1)
+		if i = validValue(b, start, 0); i < 0 {
+			return false
+		}
+		if !d.member(key, start, i) {
+			return false
+		}
+		i = skipSpace(b, i)
+		switch {
+		case i < len(b) && b[i] == ',':
+			i = skipSpace(b, i+1)
+		case i < len(b) && b[i] == '}':
+			return skipSpace(b, i+1) == len(b)
+		default:
+			return false
 		}
 	}
-	var text string // b as a string, made at the first string field
-	var strs []string
-	var floats []float64
-	for _, m := range members {
-		i := slices.Index(tf.names, string(m.key))
-		if i < 0 || tf.names[i] == "" {
-			continue
+}
+
+// memberDecoder decodes one record's members into its fields.
+type memberDecoder struct {
+	b      []byte
+	rv     reflect.Value
+	tf     *typeFields
+	text   string // b as a string, made at the first string or number field
+	strs   []string
+	floats []float64
+	ints   []int
+}
+
+// member decodes the member key whose value is b[start:end] (valid JSON);
+// false when the record is not the fast path's.
+func (d *memberDecoder) member(key []byte, start, end int) bool {
+	for _, name := range d.tf.names {
+		if string(key) != name && asciiEqualFold(key, name) {
+			return false
 		}
-		f := rv.Field(i)
-		if string(m.value) == "null" {
-			// encoding/json sets a pointer nil; the plain decoder skips a
-			// null, and a json.RawMessage left as null reads as absent.
-			f.SetZero()
-			continue
+	}
+	i := slices.Index(d.tf.names, string(key))
+	if i < 0 || d.tf.names[i] == "" {
+		return true
+	}
+	value := d.b[start:end]
+	f := d.rv.Field(i)
+	if string(value) == "null" {
+		// encoding/json sets a pointer nil; the plain decoder skips a
+		// null, and a json.RawMessage left as null reads as absent.
+		f.SetZero()
+		return true
+	}
+	switch d.tf.kinds[i] {
+	case kindString:
+		if value[0] != '"' {
+			return false // another type: a problem the plain decoder names
 		}
-		switch tf.kinds[i] {
-		case kindString:
-			if m.value[0] != '"' {
-				return false // another type: a problem the plain decoder names
-			}
-			body := m.value[1 : len(m.value)-1]
-			if bytes.IndexByte(body, '\\') >= 0 || !utf8.Valid(body) {
-				if json.Unmarshal(m.value, f.Addr().Interface()) != nil {
-					return false
-				}
-				continue
-			}
-			if text == "" {
-				text = string(b)
-			}
-			if strs == nil {
-				strs = make([]string, len(tf.names))
-			}
-			off := len(b) - len(m.value) - len(m.after) + 1
-			strs[i] = text[off : off+len(body)]
-			*f.Addr().Interface().(**string) = &strs[i]
-		case kindFloat:
-			if c := m.value[0]; c != '-' && (c < '0' || c > '9') {
+		body := value[1 : len(value)-1]
+		if bytes.IndexByte(body, '\\') >= 0 || !utf8.Valid(body) {
+			return json.Unmarshal(value, f.Addr().Interface()) == nil
+		}
+		if d.text == "" {
+			d.text = string(d.b)
+		}
+		if d.strs == nil {
+			d.strs = make([]string, len(d.tf.names))
+		}
+		d.strs[i] = d.text[start+1 : end-1]
+		*f.Addr().Interface().(**string) = &d.strs[i]
+	case kindFloat:
+		if c := value[0]; c != '-' && (c < '0' || c > '9') {
+			return false
+		}
+		if d.text == "" {
+			d.text = string(d.b)
+		}
+		n, err := strconv.ParseFloat(d.text[start:end], 64)
+		if err != nil {
+			return false // out of range: encoding/json's type error
+		}
+		if d.floats == nil {
+			d.floats = make([]float64, len(d.tf.names))
+		}
+		d.floats[i] = n
+		*f.Addr().Interface().(**float64) = &d.floats[i]
+	case kindInt:
+		if c := value[0]; c != '-' && (c < '0' || c > '9') {
+			return false
+		}
+		if d.text == "" {
+			d.text = string(d.b)
+		}
+		// encoding/json's reading of an int: a number with no fraction
+		// or exponent, in range; any other is its type error.
+		n, err := strconv.ParseInt(d.text[start:end], 10, strconv.IntSize)
+		if err != nil {
+			return false
+		}
+		if d.ints == nil {
+			d.ints = make([]int, len(d.tf.names))
+		}
+		d.ints[i] = int(n)
+		*f.Addr().Interface().(**int) = &d.ints[i]
+	case kindRaw:
+		// The value's text, as encoding/json copies it, held in the
+		// record's own bytes (read for this record alone).
+		*f.Addr().Interface().(*json.RawMessage) = value[:len(value):len(value)]
+	case kindRawList:
+		// A list's items, each its bytes in the record (validValue has
+		// checked the list): encoding/json would check the list again and
+		// copy each item.
+		if value[0] != '[' {
+			return false
+		}
+		items := make([]json.RawMessage, 0, 4)
+		j := skipSpace(value, 1)
+		for j < len(value) && value[j] != ']' {
+			e := validValue(value, j, 0)
+			if e < 0 {
 				return false
 			}
-			if text == "" {
-				text = string(b)
-			}
-			off := len(b) - len(m.value) - len(m.after)
-			n, err := strconv.ParseFloat(text[off:off+len(m.value)], 64)
-			if err != nil {
-				return false // out of range: encoding/json's type error
-			}
-			if floats == nil {
-				floats = make([]float64, len(tf.names))
-			}
-			floats[i] = n
-			*f.Addr().Interface().(**float64) = &floats[i]
-		default:
-			if json.Unmarshal(m.value, f.Addr().Interface()) != nil {
-				return false
+			items = append(items, value[j:e:e])
+			if j = skipSpace(value, e); j < len(value) && value[j] == ',' {
+				j = skipSpace(value, j+1)
 			}
 		}
+		*f.Addr().Interface().(*[]json.RawMessage) = items
+	default:
+		return json.Unmarshal(value, f.Addr().Interface()) == nil
 	}
 	return true
 }
@@ -114,9 +209,12 @@ func decodeMembers(b []byte, rv reflect.Value) bool {
 type fieldKind uint8
 
 const (
-	kindOther  fieldKind = iota // by encoding/json, its value alone
-	kindString                  // *string
-	kindFloat                   // *float64
+	kindOther   fieldKind = iota // by encoding/json, its value alone
+	kindString                   // *string
+	kindFloat                    // *float64
+	kindInt                      // *int
+	kindRaw                      // json.RawMessage
+	kindRawList                  // []json.RawMessage
 )
 
 // typeFields is what decodeFast needs of a record's struct type: its
@@ -142,6 +240,12 @@ func fieldsOf(rt reflect.Type) *typeFields {
 			tf.kinds[i] = kindString
 		case reflect.TypeFor[*float64]():
 			tf.kinds[i] = kindFloat
+		case reflect.TypeFor[*int]():
+			tf.kinds[i] = kindInt
+		case reflect.TypeFor[json.RawMessage]():
+			tf.kinds[i] = kindRaw
+		case reflect.TypeFor[[]json.RawMessage]():
+			tf.kinds[i] = kindRawList
 		}
 	}
 	got, _ := fieldTable.LoadOrStore(rt, tf)
@@ -170,63 +274,6 @@ func asciiEqualFold(k []byte, name string) bool {
 	return true
 }
 
-// member is one key of an object and its value's text; after is what of
-// the object follows the value (where the value is, in the object).
-type member struct{ key, value, after []byte }
-
-// objectMembers lists the members of the JSON object b, without checking
-// their values (json.Valid does): ok false when b is no object or a key
-// has an escape or a byte that is not ASCII.
-func objectMembers(b []byte) (members []member, ok bool) {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return nil, false
-	}
-	members = make([]member, 0, 16) // Claude Code's records have 10 to 14
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return nil, skipSpace(b, i+1) == len(b)
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return nil, false
-		}
-		end := i + 1
-		for end < len(b) && b[end] != '"' {
-			if b[end] == '\\' || b[end] >= 0x80 {
-				return nil, false
-			}
-			end++
-		}
-		if end >= len(b) {
-			return nil, false
-		}
-		key := b[i+1 : end]
-		i = skipSpace(b, end+1)
-		if i >= len(b) || b[i] != ':' {
-			return nil, false
-		}
-		start := skipSpace(b, i+1)
-		if i = skipValue(b, start); i < 0 {
-			return nil, false
-		}
-		value := bytes.TrimRight(b[start:i], " \t\n\r")
-		if len(value) == 0 {
-			return nil, false
-		}
-		members = append(members, member{key: key, value: value, after: b[start+len(value):]})
-		i = skipSpace(b, i)
-		switch {
-		case i < len(b) && b[i] == ',':
-			i = skipSpace(b, i+1)
-		case i < len(b) && b[i] == '}':
-			return members, skipSpace(b, i+1) == len(b)
-		default:
-			return nil, false
-		}
-	}
-}
-
 func skipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
@@ -234,35 +281,152 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// skipValue returns the index after the value at i (-1: none ends): a
-// string, or anything up to the next ',' or '}' at its depth.
-func skipValue(b []byte, i int) int {
-	depth := 0
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			i++
-			for i < len(b) && b[i] != '"' {
-				if b[i] == '\\' {
-					i++
+// maxDepth is how deep validValue follows arrays and objects in a value;
+// deeper, the record is left to the plain decoder (encoding/json's own
+// limit is 10,000). Claude Code's records nest three deep.
+const maxDepth = 64
+
+// validValue returns the index after the JSON value at i (-1: none, or
+// not valid JSON as encoding/json's scanner reads it: json.Valid's
+// grammar, its strings' bytes unchecked as UTF-8). Space after the value
+// is not skipped.
+func validValue(b []byte, i, depth int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch c := b[i]; {
+	case c == '"':
+		return validString(b, i)
+	case c == '-' || ('0' <= c && c <= '9'):
+		return validNumber(b, i)
+	case c == 't':
+		return literal(b, i, "true")
+	case c == 'f':
+		return literal(b, i, "false")
+	case c == 'n':
+		return literal(b, i, "null")
+	case c == '[' || c == '{':
+		if depth >= maxDepth {
+			return -1
+		}
+		closer := byte(']')
+		if c == '{' {
+			closer = '}'
+		}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == closer {
+			return i + 1
+		}
+		for {
+			if c == '{' {
+				if i >= len(b) || b[i] != '"' {
+					return -1
 				}
-				i++
+				if i = validString(b, i); i < 0 {
+					return -1
+				}
+				if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
+					return -1
+				}
+				i = skipSpace(b, i+1)
 			}
-			if i >= len(b) {
+			if i = validValue(b, i, depth+1); i < 0 {
 				return -1
 			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return i
-			}
-			depth--
-		case ',':
-			if depth == 0 {
-				return i
+			i = skipSpace(b, i)
+			switch {
+			case i < len(b) && b[i] == ',':
+				i = skipSpace(b, i+1)
+			case i < len(b) && b[i] == closer:
+				return i + 1
+			default:
+				return -1
 			}
 		}
 	}
 	return -1
+}
+
+// validString returns the index after the JSON string at i.
+func validString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1
+		case c < 0x20:
+			return -1
+		case c == '\\':
+			i++
+			if i >= len(b) {
+				return -1
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(b) {
+					return -1
+				}
+				for _, h := range b[i+1 : i+5] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return -1
+					}
+				}
+				i += 4
+			default:
+				return -1
+			}
+		}
+	}
+	return -1
+}
+
+// validNumber returns the index after the JSON number at i: -?(0|[1-9]
+// [0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func validNumber(b []byte, i int) int {
+	if b[i] == '-' {
+		i++
+	}
+	digits := func(i int) int {
+		j := i
+		for j < len(b) && '0' <= b[j] && b[j] <= '9' {
+			j++
+		}
+		return j
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		i = digits(i)
+	default:
+		return -1
+	}
+	if i < len(b) && b[i] == '.' {
+		j := digits(i + 1)
+		if j == i+1 {
+			return -1
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(i)
+		if j == i {
+			return -1
+		}
+		i = j
+	}
+	return i
+}
+
+// literal returns the index after word at i, -1 when b holds no such word
+// there.
+func literal(b []byte, i int, word string) int {
+	if !bytes.HasPrefix(b[i:], []byte(word)) {
+		return -1
+	}
+	return i + len(word)
 }

@@ -1,6 +1,7 @@
 package claudecode
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -23,12 +24,13 @@ func FuzzDecodeFastIsDecodeFields(f *testing.F) {
 		`{"ſessionId": "s"}`,
 		`{"state": "blocked", "sessionId": "s", "updatedAt": "2026-11-26T10:00:00Z"}`,
 		`{"leadSessionId": "s", "members": [{"name": "a", "tmuxPaneId": "in-process", "isActive": false}]}`,
-		`{"members": null}`,
+		`{"members": null}`, `{"members": []}`, `{"members": [ ]}`, `{"members": [1, "a" , [{}], null ]}`, `{"members": {}}`, `{"members": "x"}`,
 		`{"name": "a", "isActive": "yes", "joinedAt": 1.7e12}`,
 		`{"name": "a\\"b\\u00e9", "cwd": "/w\\/x", "startedAt": 1e400}`,
 		"{\"name\": \"\xff\xfe\", \"startedAt\": \"1.7e12\"}",
 		`{"name": "n", "updatedAt": -0.5E+3 , "status" : "busy" }`,
 		`{"sessionId": "s", "sessionId": null, "name": "a", "name": "b", "procStart": 12, "procStart": null}`,
+		`{"pid": 1.0, "procStart": [1, {"a" : " x "}] }`, `{"pid": -0, "procStart": "1"}`, `{"pid": 99999999999999999999}`, `{"pid": 1e3}`,
 		`null`, `[]`, `{}`, ` { } `, `{"pid": 1} x`, `{"pid": 1,}`, `{"pid"}`, `"text"`,
 	} {
 		f.Add(seed)
@@ -76,5 +78,82 @@ func TestDecodeFastTakesClaudeCodesRecords(t *testing.T) {
 		if !decodeFast([]byte(tc.record), tc.newType()) {
 			t.Errorf("%s: the fast path not taken", tc.record)
 		}
+	}
+}
+
+// validValue reads as JSON exactly what json.Valid takes, but for a value
+// nested deeper than maxDepth, which it leaves to the plain decoder.
+func FuzzValidValueIsJSONValid(f *testing.F) {
+	for _, seed := range []string{
+		`{"pid": 4242, "name": "a, {b} [c]", "nested": {"x": [1, {"y": "}"}]}}`,
+		`[1, 2.5, -0, -0.0e+1, 1E9, true, false, null, "a\"\\\/\b\f\n\r\t\u00e9"]`,
+		`01`, `1.`, `-`, `.5`, `1e`, `1e+`, `+1`, `"\x"`, `"\u12g4"`, `"a` + "\x01" + `"`, `tru`, `nul`, `[1,]`, `{"a" 1}`,
+		`{"a":1,}`, `[`, `{`, `"`, `[[[[]]]]`, ` 1 `, "\xff", `"\xff"`, `{"a":1}}`, `[1]]`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, content string) {
+		b := []byte(content)
+		end := validValue(b, skipSpace(b, 0), 0)
+		got := end >= 0 && skipSpace(b, end) == len(b)
+		want := json.Valid(b)
+		if got && !want {
+			t.Errorf("%q: validValue takes what json.Valid refuses", content)
+		}
+		if want && !got && nesting(b) <= maxDepth {
+			t.Errorf("%q: validValue refuses what json.Valid takes, %d deep", content, nesting(b))
+		}
+	})
+}
+
+// nesting is how deep the arrays and objects of the valid JSON b nest.
+func nesting(b []byte) int {
+	depth, most, inString := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '[' || c == '{':
+			depth++
+			most = max(most, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return most
+}
+
+// A record is decoded in one pass that lists no members first: what a
+// record costs in allocations is its copy as a string, its fields'
+// arrays, and none for the members' list (1 KiB a record before).
+func TestDecodeFastAllocatesNoMemberList(t *testing.T) {
+	tests := []struct {
+		name    string
+		record  string
+		newType func() any
+		// most is the allocations a decode may make: the record's copy,
+		// the strings' array, the numbers' arrays or the list of items,
+		// the record itself.
+		most float64
+	}{
+		{"a session", `{"pid":4242,"procStart":"123","startedAt":1.7e12,"sessionId":"s","cwd":"/w","kind":"interactive","status":"busy","updatedAt":1.7e12,"name":"n"}`, func() any { return new(sessionFile) }, 5},
+		{"a team of four, its members' items in place", `{"name":"t","leadSessionId":"s","members":[{"agentId":"team-lead@t","name":"team-lead"},{"agentId":"m0@t","name":"m0","isActive":true}, {"agentId":"m1@t","name":"m1"} ,{"agentId":"m2@t","name":"m2","isActive":false}]}`, func() any { return new(teamFile) }, 4},
+		{"a job", `{"state":"working","sessionId":"s","name":"j","intent":"run","cwd":"/w","createdAt":"2026-11-26T10:00:00Z","updatedAt":"2026-11-26T10:00:00Z","cliVersion":"2.1.278"}`, func() any { return new(jobFile) }, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := []byte(tt.record)
+			var ok bool
+			allocs := testing.AllocsPerRun(100, func() { ok = decodeFast(b, tt.newType()) })
+			if !ok {
+				t.Fatalf("%s: the fast path not taken", tt.record)
+			}
+			if allocs > tt.most {
+				t.Errorf("a decode costs %.0f allocations, want at most %.0f", allocs, tt.most)
+			}
+		})
 	}
 }

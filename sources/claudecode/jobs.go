@@ -38,8 +38,16 @@ func (r *reader) readJob(id, path string) {
 	if !ok {
 		return // a spare worker dir with no state.json yet, or a problem said
 	}
+	// The node's id made in one string, under its owner's when it has one.
+	owner := r.sessionNode(str(jf.SessionID))
+	var nodeID string
+	if owner != nil {
+		nodeID = owner.ID + "/job-" + id
+	} else {
+		nodeID = "job-" + id
+	}
 	n := &model.Node{
-		ID:            "job-" + id,
+		ID:            nodeID,
 		HeartbeatPath: path,
 		HasHeartbeat:  true,
 		Source:        string(Kind),
@@ -52,8 +60,7 @@ func (r *reader) readJob(id, path string) {
 	if n.BeatMtime.IsZero() {
 		n.BeatMtime = fi.ModTime
 	}
-	if owner := r.sessionNode(str(jf.SessionID)); owner != nil {
-		n.ID = owner.ID + "/" + n.ID
+	if owner != nil {
 		n.Heartbeat.ParentHeartbeat = owner.HeartbeatPath
 	}
 	state := str(jf.State)

@@ -15,6 +15,7 @@
 package codex
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -172,8 +173,9 @@ func (s *Source) Read(root string, now time.Time) sources.Facts {
 	home := filepath.Dir(path)
 	owners := s.owners(home, path)
 	facts := sources.Facts{Nodes: make([]*model.Node, 0, len(rows))}
+	keys := keyMaker{db: path, home: home, parents: map[string]string{}}
 	for _, t := range rows {
-		facts.Nodes = append(facts.Nodes, s.node(path, t, owners, now))
+		facts.Nodes = append(facts.Nodes, s.node(&keys, t, owners, now))
 	}
 	return facts
 }
@@ -184,7 +186,7 @@ func (s *Source) read(path string) ([]*thread, error) {
 		return nil, err
 	}
 	defer snap.Close()
-	schema, rows, err := snap.SelectTable(threadsTable, requiredColumns, columns, "created_at, id", edgesTable)
+	schema, rows, err := snap.SelectTable(threadsTable, requiredColumns, columns, threadsOrder, edgesTable)
 	if err != nil {
 		return nil, err
 	}
@@ -203,12 +205,29 @@ func (s *Source) read(path string) ([]*thread, error) {
 	if err := rows.Err(); err != nil {
 		return nil, sqlitestore.Describe(snap.Path, err)
 	}
+	sortThreads(out)
 	if ecols := schema.Columns(edgesTable); ecols != nil {
 		if err := readEdges(snap, ecols, byID); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// threadsOrder is the threads' ORDER BY: none, sortThreads orders them.
+const threadsOrder = ""
+
+// sortThreads puts the threads in the order ORDER BY created_at, id
+// gives (integers, then TEXT of the BINARY collation: bytes), sorted here
+// rather than by SQLite, whose sorter cost a read of a thousand threads
+// some 1.4 ms of CPU before the first row (SPEC §8, the agents' stores).
+func sortThreads(ts []*thread) {
+	slices.SortFunc(ts, func(a, b *thread) int {
+		if c := cmp.Compare(a.created, b.created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
 }
 
 // readEdges takes each spawned child's edge: its parent and whether the
@@ -297,6 +316,23 @@ func (s *Source) runner(o ownerSet, rollout string) int {
 
 func key(db, id string) string { return db + "#" + id }
 
+// keyMaker makes one read's keys: the home made once, not once a thread,
+// and a parent's key once for all its children (a thread that spawned
+// five hundred is named by one string).
+type keyMaker struct {
+	db, home string
+	parents  map[string]string
+}
+
+func (k *keyMaker) parent(id string) string {
+	if p, ok := k.parents[id]; ok {
+		return p
+	}
+	p := key(k.db, id)
+	k.parents[id] = p
+	return p
+}
+
 // parentOf is the thread's parent: the spawn edge's, else the column's.
 func parentOf(t *thread) string {
 	if t.edgeParent != "" {
@@ -320,7 +356,8 @@ func status(t *thread) string {
 	return "edge " + t.edgeStatus
 }
 
-func (s *Source) node(db string, t *thread, o ownerSet, now time.Time) *model.Node {
+func (s *Source) node(k *keyMaker, t *thread, o ownerSet, now time.Time) *model.Node {
+	db := k.db
 	st := status(t)
 	hb := &model.Heartbeat{
 		Status:            st,
@@ -329,11 +366,11 @@ func (s *Source) node(db string, t *thread, o ownerSet, now time.Time) *model.No
 		HasParentField:    true,
 	}
 	if p := parentOf(t); p != "" {
-		hb.ParentHeartbeat = key(db, p)
+		hb.ParentHeartbeat = k.parent(p)
 	}
 	n := &model.Node{
 		ID:            t.id,
-		Root:          filepath.Dir(db),
+		Root:          k.home,
 		HeartbeatPath: key(db, t.id),
 		HasHeartbeat:  true,
 		Heartbeat:     hb,
@@ -375,10 +412,10 @@ func (s *Source) node(db string, t *thread, o ownerSet, now time.Time) *model.No
 			hb.Status = model.StatusWithdrawn
 			owner = "none"
 			n.EditRare(func(r *model.Rare) {
-				r.Ending = "ended: no codex process owns " + filepath.Dir(db) + " and it has been quiet past " + sources.HistoryAfter.String()
+				r.Ending = "ended: no codex process owns " + k.home + " and it has been quiet past " + sources.HistoryAfter.String()
 			})
 		case o.lookup.Proven():
-			ended = "no codex process owns " + filepath.Dir(db)
+			ended = "no codex process owns " + k.home
 			owner = "none"
 		default:
 			n.Traits.ProcessUnseen = true

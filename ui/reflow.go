@@ -88,6 +88,7 @@ func (m *Model) reflow() {
 	}
 	clear(tops[len(tops):cap(tops)])
 	m.rows, c.tops = rows, tops
+	c.nested.clearLayouts()
 	c.valid, c.query, c.state, c.sort = true, o.query, o.state, o.sort
 	m.placeCursor()
 }

@@ -333,9 +333,11 @@ func (r *rollup) merge(o rollup) {
 
 // mergeWorst folds one count of a roll-up's cell into another: the worse
 // value (the lower rank) wins with its count, and equal values add up.
-func mergeWorst[T any](worst *T, n *int, o T, on int, rank func(T) int) {
+func mergeWorst[T comparable](worst *T, n *int, o T, on int, rank func(T) int) {
 	switch {
 	case on == 0:
+	case *n != 0 && o == *worst: // the usual case: no rank to look up
+		*n += on
 	case *n == 0 || rank(o) < rank(*worst):
 		*worst, *n = o, on
 	case rank(o) == rank(*worst):

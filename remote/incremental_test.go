@@ -153,3 +153,52 @@ func TestADiffCostsTheSessionsItTouched(t *testing.T) {
 func slicesOfRows(s *model.Snapshot) []*model.Node {
 	return append([]*model.Node(nil), s.Sessions...)
 }
+
+// A diff that moves no node (no id comes or goes, no edge moves) rebuilds
+// each session it touched of the nodes that session held: a node a hostile
+// host names under two sessions stays in the one that took it (either),
+// once, however often either is renewed.
+func TestADiffThatMovesNothingKeepsEachNodeInItsSession(t *testing.T) {
+	node := func(id, state string, kids ...string) serve.WatchNode {
+		return serve.WatchNode{NodeJSON: report.NodeJSON{ID: id, State: model.State(state), Action: model.ActionNone},
+			Kids: append([]string{}, kids...)}
+	}
+	order := []string{"A", "B"}
+	events := []*serve.WatchEvent{
+		{Type: serve.EventSnapshot, Rev: "r.1", Head: &report.Document{}, Sessions: &order, Nodes: []serve.WatchNode{
+			node("A", "running", "A/a"), node("A/a", "running", "x"),
+			node("B", "running", "B/b"), node("B/b", "running", "x"),
+			node("x", "running"),
+		}},
+		{Type: serve.EventDiff, Rev: "r.2", Nodes: []serve.WatchNode{node("B/b", "dead", "x")}},
+		{Type: serve.EventDiff, Rev: "r.3", Nodes: []serve.WatchNode{node("x", "dead")}},
+		{Type: serve.EventDiff, Rev: "r.4", Nodes: []serve.WatchNode{node("B", "dead", "B/b")}},
+	}
+	w := &wireHost{}
+	host := &model.Node{ID: "h"}
+	at := time.Now()
+	var took string
+	for k, ev := range events {
+		if err := w.apply(ev, at, host, DefaultMaxNodes); err != nil {
+			t.Fatalf("event %d: %v", k, err)
+		}
+		snap := w.snapshot(at)
+		var under []string
+		for _, s := range snap.Sessions {
+			s.Walk(func(n *model.Node) {
+				if n.ID == "h/x" {
+					under = append(under, s.ID)
+				}
+			})
+		}
+		if k == 0 && len(under) == 1 {
+			took = under[0]
+		}
+		if len(under) != 1 || under[0] != took {
+			t.Errorf("after event %d (%s) x is under %v, want [%s] alone", k, ev.Rev, under, took)
+		}
+		if x := snap.Node("h/x"); k >= 2 && (x == nil || x.State != model.StateDead) {
+			t.Errorf("after event %d (%s) x is %v, want dead", k, ev.Rev, x)
+		}
+	}
+}

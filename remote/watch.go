@@ -342,8 +342,11 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 	}
 	b := builder{received: got, prefix: host.ID, words: &w.words}
 	touched := map[string]bool{}
+	was := w.pos // the sessions' places before ev: those of w.sessions
+	// moved: an id came or went, or an edge or a session's place moved;
+	// else every node stays in the session that holds it.
+	moved := ev.Type == serve.EventSnapshot || ev.Sessions != nil
 	if ev.Sessions != nil {
-		was := w.pos
 		w.order = *ev.Sessions
 		w.pos = make(map[string]int, len(w.order))
 		for i, id := range w.order {
@@ -372,7 +375,7 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 		}
 		rec, ok := w.recs[id]
 		if !ok || !slices.Equal(kids, w.kidsOf(id, rec.node)) {
-			w.reshaped = true
+			w.reshaped, moved = true, true
 		}
 		if rec.session != "" {
 			touched[rec.session] = true
@@ -392,15 +395,21 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 			}
 			delete(w.recs, id)
 			delete(w.kids, id)
-			w.reshaped = true
+			w.reshaped, moved = true, true
 		}
 	}
 	// The touched sessions let their nodes go, then are built again: a
 	// node moved from one to another is held by the one that takes it.
-	for _, s := range w.sessions {
-		if s == nil || !touched[s.ID] {
+	// When none moved, each is built of the nodes it held.
+	for sid := range touched {
+		if !moved {
+			break
+		}
+		i, ok := was[sid]
+		if !ok || i >= len(w.sessions) || w.sessions[i] == nil || w.sessions[i].ID != sid {
 			continue
 		}
+		s := w.sessions[i]
 		s.Walk(func(n *model.Node) {
 			if rec, ok := w.recs[n.ID]; ok && rec.session == s.ID {
 				rec.session = ""
@@ -426,7 +435,7 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 		if !ok {
 			continue
 		}
-		w.sessions[i] = w.build(sid, host, fresh)
+		w.sessions[i] = w.build(sid, host, fresh, moved)
 		w.renewed[i] = true
 		if w.sessions[i] == nil {
 			w.reshaped = true // a place left empty
@@ -470,14 +479,22 @@ func (w *wireHost) kidsOf(id string, n *model.Node) []string {
 }
 
 // build makes the session sid of the records, each id once (a cycle or a
-// second parent of a hostile host's is not followed): a node sent in this
+// second parent of a hostile host's is not followed; claim: the nodes of
+// the session are those it takes, else those it held): a node sent in this
 // event (fresh, with its kids) is the node built of it, any other a copy
 // of its last with its new parent and children.
-func (w *wireHost) build(sid string, host *model.Node, fresh map[string][]string) *model.Node {
+func (w *wireHost) build(sid string, host *model.Node, fresh map[string][]string, claim bool) *model.Node {
 	var node func(id string, parent *model.Node) *model.Node
 	node = func(id string, parent *model.Node) *model.Node {
 		rec, ok := w.recs[id]
-		if !ok || rec.session != "" {
+		switch {
+		case !ok:
+			return nil
+		case !claim:
+			if rec.session != sid {
+				return nil // another session's, as when last built
+			}
+		case rec.session != "":
 			return nil
 		}
 		kids, sent := fresh[id]

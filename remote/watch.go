@@ -499,8 +499,15 @@ func (w *wireHost) build(sid string, host *model.Node, fresh map[string][]string
 		}
 		kids, sent := fresh[id]
 		n := rec.node
+		// last: the children as last built, when they are all those last
+		// sent (no ids to list for them).
+		var last []*model.Node
 		if !sent {
-			kids = w.kidsOf(id, rec.node)
+			if k, ok := w.kids[id]; ok {
+				kids = k
+			} else {
+				last = rec.node.Children
+			}
 			c := *rec.node
 			n = &c
 			if old := rec.node.Parent; old != nil && rec.node.ParentID == old.ID {
@@ -513,15 +520,26 @@ func (w *wireHost) build(sid string, host *model.Node, fresh map[string][]string
 		}
 		rec.node, rec.session = n, sid
 		w.recs[id] = rec
-		n.Children = make([]*model.Node, 0, len(kids))
+		n.Children = make([]*model.Node, 0, len(kids)+len(last))
 		for _, k := range kids {
 			if c := node(k, n); c != nil {
 				n.Children = append(n.Children, c)
 			}
 		}
-		if len(n.Children) != len(kids) {
+		for _, k := range last {
+			if c := node(k.ID, n); c != nil {
+				n.Children = append(n.Children, c)
+			}
+		}
+		if len(n.Children) != len(kids)+len(last) {
 			if w.kids == nil {
 				w.kids = map[string][]string{}
+			}
+			if last != nil {
+				kids = make([]string, len(last))
+				for i, k := range last {
+					kids[i] = k.ID
+				}
 			}
 			w.kids[id] = kids
 		} else {

@@ -77,7 +77,9 @@ func (m *Model) summarize() model.Summary {
 	if len(m.hosts) == 0 {
 		return m.tallies.summarize(m.snap.Sessions, len(m.snap.Problems))
 	}
-	var sessions []*model.Node
+	// The fleet's sessions, in an array the tally keeps: the one it
+	// held comes back for the next (no 20,000 pointers copied an update).
+	sessions := m.fleetSessions[:0]
 	for _, top := range m.snap.Sessions {
 		if _, ok := m.host(top); ok {
 			sessions = append(sessions, top.Children...)
@@ -85,7 +87,9 @@ func (m *Model) summarize() model.Summary {
 			sessions = append(sessions, top)
 		}
 	}
-	return m.tallies.summarize(sessions, len(m.snap.Problems))
+	sum, spare := m.tallies.summarizeOwned(sessions, len(m.snap.Problems))
+	m.fleetSessions = spare
+	return sum
 }
 
 // renderHostsLine is the header's reachability line:

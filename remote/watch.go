@@ -515,8 +515,8 @@ func (w *wireHost) build(sid string, host *model.Node, fresh map[string][]string
 			}
 		}
 		n.Parent = parent
-		if n.ParentID == "" && parent != nil {
-			n.ParentID = parent.ID
+		if parent != nil && (n.ParentID == "" || n.ParentID == parent.ID) {
+			n.ParentID = parent.ID // the parent's string: a node holds no copy of it
 		}
 		rec.node, rec.session = n, sid
 		w.recs[id] = rec

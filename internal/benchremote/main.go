@@ -14,7 +14,8 @@
 // what a watching client costs a serve. The change-to-screen
 // latency is sampled -samples times (p50, p99). With -profile DIR the
 // viewer writes a CPU profile of its run to DIR/viewer.cpu.pprof
-// (DISPATCHTOP_CPUPROFILE), read with `go tool pprof BIN DIR/viewer.cpu.pprof`.
+// (DISPATCHTOP_CPUPROFILE) and its live heap at exit to DIR/viewer.heap.pprof
+// (DISPATCHTOP_HEAPPROFILE), read with `go tool pprof BIN DIR/viewer.cpu.pprof`.
 //
 // The trees are made in /dev/shm (-trees), so that the churn's writer
 // reaches its rate; a phase says how much of its time the writer flipped,
@@ -188,7 +189,8 @@ func run(bin string, o opts) error {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		args = append(args, "-e", "DISPATCHTOP_CPUPROFILE="+filepath.Join(dir, "viewer.cpu.pprof"))
+		args = append(args, "-e", "DISPATCHTOP_CPUPROFILE="+filepath.Join(dir, "viewer.cpu.pprof"),
+			"-e", "DISPATCHTOP_HEAPPROFILE="+filepath.Join(dir, "viewer.heap.pprof"))
 	}
 	args = append(args, "--", hosts[0].run.Bin, "--remote", strings.Join(specs, ","))
 	if _, err := tmux(args...); err != nil {

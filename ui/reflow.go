@@ -194,6 +194,10 @@ func (m *Model) reflowUpdate() {
 			clear(old[end:])
 		}
 		m.rows = rows
+		// A layout in place needs no second array: one kept for the next
+		// layout that moves rows would be a second forest's worth of rows
+		// held while the rows stay in place (a fleet churning: 200,000).
+		c.spare = nil
 	} else {
 		rows := c.spare[:0]
 		if cap(rows) < end {

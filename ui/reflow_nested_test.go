@@ -156,7 +156,8 @@ func BenchmarkFleetHostRenewal10k(b *testing.B) {
 // shares but one costs the ui that session's rows, not the host's 10,000,
 // whether one host is renewed or every host at once (a fleet churning):
 // the rows written or copied are counted. A session that grows moves the
-// rows after it, which the host's rows are copied for.
+// rows after it, which the host's rows are copied for. A layout in place
+// holds no second array of rows for the next that moves them.
 func TestRenewingASessionOfAHostWritesItsRowsAlone(t *testing.T) {
 	grow := func(snap *model.Snapshot, h, s int) *model.Snapshot {
 		next := renewHost(snap, h, s)
@@ -196,6 +197,9 @@ func TestRenewingASessionOfAHostWritesItsRowsAlone(t *testing.T) {
 				checkLayout(t, m, fmt.Sprintf("update %d", k))
 				if got := m.flat.nested.written - before; got > tt.most {
 					t.Errorf("update %d wrote or copied %d rows, want at most %d", k, got, tt.most)
+				}
+				if inPlace := tt.most < hosts*sessions; inPlace && m.flat.spare != nil {
+					t.Errorf("update %d in place holds a second array of %d rows", k, cap(m.flat.spare))
 				}
 			}
 		})

@@ -190,7 +190,7 @@ func TestRenewingASessionOfAHostWritesItsRowsAlone(t *testing.T) {
 			snap := fleetForest(hosts, sessions, per)
 			m := newTestModel(t, 160, 50, Options{Initial: snap})
 			// A layout that moved rows first: it keeps an array for the next.
-			snap = grow(snap, 0, 0)
+			snap = grow(snap, 0, sessions-1)
 			snap.ByID = indexForest(snap.Sessions)
 			m.Update(updateMsg{update: model.Update{Snapshot: snap}})
 			for k := range 5 {

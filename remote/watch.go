@@ -312,7 +312,14 @@ type wireRec struct {
 // an event the stream should not send (a diff before any snapshot, an
 // unknown type, more nodes than maxNodes) is an error: the host is read
 // again whole.
-func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, maxNodes int) error {
+//
+// With trans, the transitions of a diff's nodes are appended to it, as
+// model.DiffFor lists them of the forests before and after (view's, in
+// tree order, the vanished after them by id): a node sent whose state or
+// flags changed, or that a session now holds and none did, and a node
+// removed that one held. A diff sends its nodes in tree order.
+func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, maxNodes int,
+	trans *[]model.Transition, view model.TransitionView) error {
 	switch ev.Type {
 	case serve.EventHeartbeat:
 		return nil
@@ -366,8 +373,15 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 	}
 	// The nodes sent, built at once; the sessions that hold them touched.
 	fresh := make(map[string][]string, len(ev.Nodes))
+	var before []wireRec // with trans: each node sent as it was
+	if trans != nil {
+		before = make([]wireRec, 0, len(ev.Nodes))
+	}
 	for _, j := range ev.Nodes {
 		id := b.id(j.ID)
+		if trans != nil {
+			before = append(before, w.recs[id])
+		}
 		n := b.values(j.NodeJSON, nil)
 		kids := make([]string, len(j.Kids))
 		for i, k := range j.Kids {
@@ -387,11 +401,16 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 		w.recs[id] = rec
 		fresh[id] = kids
 	}
+	var vanished []model.Transition
 	for _, id := range ev.Removed {
 		id = b.id(id)
 		if rec, ok := w.recs[id]; ok {
 			if rec.session != "" {
 				touched[rec.session] = true
+				if trans != nil && rec.node.State != "" {
+					vanished = append(vanished, model.Transition{Time: got, ID: id, From: rec.node.State,
+						FromFlags: rec.node.Flags, Reason: goneReason})
+				}
 			}
 			delete(w.recs, id)
 			delete(w.kids, id)
@@ -441,7 +460,59 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 			w.reshaped = true // a place left empty
 		}
 	}
+	if trans != nil {
+		w.transitions(ev, b, got, before, vanished, len(fresh) < len(ev.Nodes), trans, view)
+	}
 	return nil
+}
+
+// goneReason is the reason of a node's transition when it vanished.
+const goneReason = "gone from its host's snapshot"
+
+// transitions appends to trans those of ev's nodes, each sent node as it
+// was in before, and the vanished (model.DiffFor's order and view); dup:
+// some node was sent twice.
+func (w *wireHost) transitions(ev *serve.WatchEvent, b builder, got time.Time, before []wireRec, vanished []model.Transition, dup bool,
+	trans *[]model.Transition, view model.TransitionView) {
+	start := len(*trans)
+	add := func(t model.Transition) {
+		if view.Shows == nil || view.Shows(t) {
+			*trans = append(*trans, t)
+		}
+	}
+	var seen map[string]bool
+	if dup {
+		seen = make(map[string]bool, len(ev.Nodes))
+	}
+	for i, j := range ev.Nodes {
+		id := b.id(j.ID)
+		if seen != nil {
+			if seen[id] {
+				continue // sent twice: from as it was to as it is
+			}
+			seen[id] = true
+		}
+		rec := w.recs[id]
+		n, was := rec.node, before[i]
+		if rec.session == "" || n == nil || n.State == "" {
+			continue // no session holds it: not in the forest
+		}
+		switch {
+		case was.node == nil || was.session == "":
+			add(model.Transition{Time: got, ID: id, To: n.State, ToFlags: n.Flags, Reason: n.Reason})
+		case was.node.State != n.State || !slices.Equal(was.node.Flags, n.Flags):
+			add(model.Transition{Time: got, ID: id, From: was.node.State, To: n.State,
+				FromFlags: was.node.Flags, ToFlags: n.Flags, Reason: n.Reason})
+		}
+	}
+	slices.SortFunc(vanished, func(a, b model.Transition) int { return strings.Compare(a.ID, b.ID) })
+	for _, t := range vanished {
+		add(t)
+	}
+	if view.Newest > 0 && len(*trans)-start > view.Newest {
+		kept := (*trans)[len(*trans)-view.Newest:]
+		*trans = append((*trans)[:start], kept...)
+	}
 }
 
 // countAfter is how many records w holds once ev is applied.

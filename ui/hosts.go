@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -32,6 +33,9 @@ func (m *Model) setHosts(hosts []model.Host) {
 		}
 		m.addEvent(e)
 	}
+	drawn := slices.EqualFunc(m.hosts, hosts, func(a, b model.Host) bool {
+		return a.Name == b.Name && a.Reachable == b.Reachable
+	})
 	m.hosts = hosts
 	if m.hostOf == nil {
 		m.hostOf = map[string]int{}
@@ -40,7 +44,12 @@ func (m *Model) setHosts(hosts []model.Host) {
 	for i, h := range hosts {
 		m.hostOf[h.Name] = i
 	}
-	m.frame.rowEpoch++ // a host row's state cell is its reachability
+	if !drawn {
+		// A host row's state cell is its reachability: drawn again. Each
+		// update brings the hosts (their last answer moves); the rows on
+		// screen are drawn again only when that changed.
+		m.frame.rowEpoch++
+	}
 	m.frame.dirty = true
 }
 

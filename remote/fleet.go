@@ -133,6 +133,8 @@ type hostState struct {
 	// changes: a merge rebuilds no host that did not.
 	sub  *model.Snapshot
 	wire *wireHost // the host's watch stream's state (nil: polled)
+	// unsettled: wire took diffs since sub was made of it (settle).
+	unsettled bool
 	// row is the host's top-level node of the last merge, made over the
 	// forest rowOf: kept while neither it nor the row's values change.
 	row   *model.Node
@@ -369,7 +371,17 @@ func (f *Fleet) take(ev hostEvent) (bool, []model.Transition) {
 			st.wire = &wireHost{}
 		}
 		host := &model.Node{ID: st.status.Name}
-		if err := st.wire.apply(ev.watch, ev.at, host, f.opts.MaxNodes); err != nil {
+		if ev.watch.Type != serve.EventDiff {
+			st.settle() // a snapshot is diffed against the forest as it is
+		}
+		var diffed []model.Transition
+		var trans *[]model.Transition
+		if ev.watch.Type == serve.EventDiff {
+			trans = &diffed
+		}
+		if err := st.wire.apply(ev.watch, ev.at, host, f.opts.MaxNodes, trans, f.opts.Transitions); err != nil {
+			// An event refused changes nothing: the forest is the last one.
+			st.settle()
 			st.wire = nil // read whole again at the next connection
 			f.resync[ev.host].Store(true)
 			f.failed(ev.host, fmt.Errorf("%s: %w", st.status.URL, err), true, now.Add(backoff(f.opts.Every, st.fails+1)), now)
@@ -379,10 +391,18 @@ func (f *Fleet) take(ev hostEvent) (bool, []model.Transition) {
 		if ev.watch.Type == serve.EventHeartbeat {
 			return !was.Reachable, nil
 		}
+		if trans != nil {
+			// A diff's transitions are its own nodes'; the forest is built
+			// when the fleet is merged (SPEC §8: a host's diffs cost the
+			// nodes they send, not a forest each).
+			st.unsettled, st.got = true, ev.at
+			return true, diffed
+		}
 		sub := st.wire.snapshot(ev.at)
 		st.status.Nodes = sub.NodeCount()
 		return true, f.renew(st, nil, ev.at, sub)
 	case ev.doc != nil:
+		st.settle()
 		st.wire = nil
 		st.status.Nodes = ev.doc.Summary.Nodes
 		f.answered(ev.host, ev.at, now)
@@ -391,6 +411,17 @@ func (f *Fleet) take(ev hostEvent) (bool, []model.Transition) {
 		f.answered(ev.host, ev.at, now)
 		return !was.Reachable, nil
 	}
+}
+
+// settle makes st's forest of its watch stream's state when diffs came
+// since it was last made.
+func (st *hostState) settle() {
+	if !st.unsettled || st.wire == nil {
+		return
+	}
+	st.unsettled = false
+	st.sub = st.wire.snapshot(st.got)
+	st.status.Nodes = st.sub.NodeCount()
 }
 
 // renew gives st its new forest (sub, or made of doc) and lists the
@@ -502,6 +533,7 @@ func (f *Fleet) merge(now time.Time) *model.Snapshot {
 	thresholdsSet := false
 	for i := range f.state {
 		st := &f.state[i]
+		st.settle()
 		if st.sub == nil && st.doc != nil {
 			st.sub = ToSnapshot(st.doc, st.got, st.status.Name, &model.Node{ID: st.status.Name})
 		}

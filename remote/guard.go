@@ -210,6 +210,21 @@ func (g *guard) Read(p []byte) (int, error) {
 	}
 }
 
+// quoteOrBackslash is the index of the first '"' or '\\' in b, or -1:
+// bytes.IndexAny's, as two searches of one byte (a set of two is made
+// anew at each call of IndexAny; most strings hold no backslash).
+func quoteOrBackslash(b []byte) int {
+	q := bytes.IndexByte(b, '"')
+	end := q
+	if q < 0 {
+		end = len(b)
+	}
+	if k := bytes.IndexByte(b[:end], '\\'); k >= 0 {
+		return k
+	}
+	return q
+}
+
 // scan follows the structure through b and compacts it in place, each run
 // of whitespace outside strings one space; it returns the bytes kept.
 func (g *guard) scan(b []byte) int {
@@ -226,7 +241,7 @@ func (g *guard) scan(b []byte) int {
 				continue
 			}
 			// Up to the next quote or backslash; a key keeps its bytes.
-			j := bytes.IndexAny(b[i:], `"\`)
+			j := quoteOrBackslash(b[i:])
 			k := j
 			if k < 0 {
 				k = len(b) - i

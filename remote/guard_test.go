@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"strings"
@@ -50,5 +51,14 @@ func TestGuardFoldsWhitespaceAndCountsNodesAcrossReads(t *testing.T) {
 	}
 	if _, err := g.Read(make([]byte, 8)); !errors.As(err, new(*CapError)) {
 		t.Errorf("a later read: %v", err)
+	}
+}
+
+// quoteOrBackslash finds what bytes.IndexAny(b, `"\`) finds.
+func TestQuoteOrBackslashIsIndexAny(t *testing.T) {
+	for _, b := range []string{"", "abc", `a"b`, `a\b`, `a\"b`, `ab"c\d`, `ab\c"d`, `"`, `\`, `\\"`} {
+		if got, want := quoteOrBackslash([]byte(b)), bytes.IndexAny([]byte(b), `"\`); got != want {
+			t.Errorf("quoteOrBackslash(%q) = %d, want %d", b, got, want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package remote
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"runtime"
 	"testing"
 	"time"
@@ -36,13 +37,13 @@ func TestWatchedHostBuiltByDiffsIsTheWholeRead(t *testing.T) {
 	}
 	var seen []published
 	for k, ev := range events {
-		if err := w.apply(ev, at, host, DefaultMaxNodes); err != nil {
+		if err := w.apply(ev, at, host, DefaultMaxNodes, nil, model.TransitionView{}); err != nil {
 			t.Fatalf("event %d: %v", k, err)
 		}
 		got := w.snapshot(at)
 		// The whole read: a new host given the state as one snapshot event.
 		whole := &wireHost{}
-		if err := whole.apply(wholeEvent(t, w, events[:k+1]), at, host, DefaultMaxNodes); err != nil {
+		if err := whole.apply(wholeEvent(t, w, events[:k+1]), at, host, DefaultMaxNodes, nil, model.TransitionView{}); err != nil {
 			t.Fatal(err)
 		}
 		want := whole.snapshot(at)
@@ -152,4 +153,120 @@ func TestADiffCostsTheSessionsItTouched(t *testing.T) {
 
 func slicesOfRows(s *model.Snapshot) []*model.Node {
 	return append([]*model.Node(nil), s.Sessions...)
+}
+
+// A diff that moves no node (no id comes or goes, no edge moves) rebuilds
+// each session it touched of the nodes that session held: a node a hostile
+// host names under two sessions stays in the one that took it (either),
+// once, however often either is renewed.
+func TestADiffThatMovesNothingKeepsEachNodeInItsSession(t *testing.T) {
+	node := func(id, state string, kids ...string) serve.WatchNode {
+		return serve.WatchNode{NodeJSON: report.NodeJSON{ID: id, State: model.State(state), Action: model.ActionNone},
+			Kids: append([]string{}, kids...)}
+	}
+	order := []string{"A", "B"}
+	events := []*serve.WatchEvent{
+		{Type: serve.EventSnapshot, Rev: "r.1", Head: &report.Document{}, Sessions: &order, Nodes: []serve.WatchNode{
+			node("A", "running", "A/a"), node("A/a", "running", "x"),
+			node("B", "running", "B/b"), node("B/b", "running", "x"),
+			node("x", "running"),
+		}},
+		{Type: serve.EventDiff, Rev: "r.2", Nodes: []serve.WatchNode{node("B/b", "dead", "x")}},
+		{Type: serve.EventDiff, Rev: "r.3", Nodes: []serve.WatchNode{node("x", "dead")}},
+		{Type: serve.EventDiff, Rev: "r.4", Nodes: []serve.WatchNode{node("B", "dead", "B/b")}},
+	}
+	w := &wireHost{}
+	host := &model.Node{ID: "h"}
+	at := time.Now()
+	var took string
+	for k, ev := range events {
+		if err := w.apply(ev, at, host, DefaultMaxNodes, nil, model.TransitionView{}); err != nil {
+			t.Fatalf("event %d: %v", k, err)
+		}
+		snap := w.snapshot(at)
+		var under []string
+		for _, s := range snap.Sessions {
+			s.Walk(func(n *model.Node) {
+				if n.ID == "h/x" {
+					under = append(under, s.ID)
+				}
+			})
+		}
+		if k == 0 && len(under) == 1 {
+			took = under[0]
+		}
+		if len(under) != 1 || under[0] != took {
+			t.Errorf("after event %d (%s) x is under %v, want [%s] alone", k, ev.Rev, under, took)
+		}
+		if x := snap.Node("h/x"); k >= 2 && (x == nil || x.State != model.StateDead) {
+			t.Errorf("after event %d (%s) x is %v, want dead", k, ev.Rev, x)
+		}
+	}
+}
+
+// A diff's transitions are read off the nodes it sends and removes, not
+// off a forest built for each event (SPEC §8, the fleet under churn): they
+// are model.DiffFor's of the forests before and after it, in its order and
+// as a view keeps them, over a real serve's churn and over diffs that add,
+// move, send twice and remove nodes.
+func TestADiffsTransitionsAreThoseOfTheForestsBeforeAndAfter(t *testing.T) {
+	node := func(id, state string, kids ...string) serve.WatchNode {
+		return serve.WatchNode{NodeJSON: report.NodeJSON{ID: id, State: model.State(state), Action: model.ActionNone},
+			Kids: append([]string{}, kids...)}
+	}
+	order := []string{"A", "B"}
+	made := []*serve.WatchEvent{
+		{Type: serve.EventSnapshot, Rev: "r.1", Head: &report.Document{}, Sessions: &order, Nodes: []serve.WatchNode{
+			node("A", "running", "A/a", "A/b"), node("A/a", "running"), node("A/b", "running"),
+			node("B", "running", "B/c"), node("B/c", "running"),
+		}},
+		{Type: serve.EventDiff, Rev: "r.2", Nodes: []serve.WatchNode{node("A/a", "dead"), node("B/c", "finished")}},
+		{Type: serve.EventDiff, Rev: "r.3", Nodes: []serve.WatchNode{
+			node("A", "running", "A/a", "A/b", "A/n"), node("A/n", "running"), node("A/n", "dead")}},
+		{Type: serve.EventDiff, Rev: "r.4", Nodes: []serve.WatchNode{node("A", "running", "A/a"), node("B", "dead", "B/c", "A/b")},
+			Removed: []string{"A/n"}},
+		{Type: serve.EventDiff, Rev: "r.5", Nodes: []serve.WatchNode{node("B", "dead")}, Removed: []string{"B/c", "A/b"}},
+	}
+	churn := recordStream(t, 200, 10, 12, 30)
+	views := []struct {
+		name string
+		view model.TransitionView
+	}{
+		{"every one", model.TransitionView{}},
+		{"the newest 3", model.TransitionView{Newest: 3}},
+		{"the dead alone", model.TransitionView{Shows: func(t model.Transition) bool { return t.To == model.StateDead }}},
+	}
+	for _, stream := range []struct {
+		name   string
+		events []*serve.WatchEvent
+	}{{"made", made}, {"a real serve's churn", churn.events(t)}} {
+		for _, v := range views {
+			t.Run(stream.name+", "+v.name, func(t *testing.T) {
+				w := &wireHost{}
+				host := &model.Node{ID: "h"}
+				at := time.Now()
+				for k, ev := range stream.events {
+					var trans *[]model.Transition
+					var got []model.Transition
+					if ev.Type == serve.EventDiff {
+						trans = &got
+					}
+					prev := w.snapshot(at)
+					if k == 0 {
+						prev = nil
+					}
+					if err := w.apply(ev, at, host, DefaultMaxNodes, trans, v.view); err != nil {
+						t.Fatalf("event %d: %v", k, err)
+					}
+					if trans == nil {
+						continue
+					}
+					want := model.DiffFor(prev, w.snapshot(at), at, goneReason, v.view)
+					if !reflect.DeepEqual(got, want) {
+						t.Errorf("event %d (%s): transitions\n%+v\nwant DiffFor's\n%+v", k, ev.Rev, got, want)
+					}
+				}
+			})
+		}
+	}
 }

@@ -312,7 +312,14 @@ type wireRec struct {
 // an event the stream should not send (a diff before any snapshot, an
 // unknown type, more nodes than maxNodes) is an error: the host is read
 // again whole.
-func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, maxNodes int) error {
+//
+// With trans, the transitions of a diff's nodes are appended to it, as
+// model.DiffFor lists them of the forests before and after (view's, in
+// tree order, the vanished after them by id): a node sent whose state or
+// flags changed, or that a session now holds and none did, and a node
+// removed that one held. A diff sends its nodes in tree order.
+func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, maxNodes int,
+	trans *[]model.Transition, view model.TransitionView) error {
 	switch ev.Type {
 	case serve.EventHeartbeat:
 		return nil
@@ -342,8 +349,11 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 	}
 	b := builder{received: got, prefix: host.ID, words: &w.words}
 	touched := map[string]bool{}
+	was := w.pos // the sessions' places before ev: those of w.sessions
+	// moved: an id came or went, or an edge or a session's place moved;
+	// else every node stays in the session that holds it.
+	moved := ev.Type == serve.EventSnapshot || ev.Sessions != nil
 	if ev.Sessions != nil {
-		was := w.pos
 		w.order = *ev.Sessions
 		w.pos = make(map[string]int, len(w.order))
 		for i, id := range w.order {
@@ -363,8 +373,15 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 	}
 	// The nodes sent, built at once; the sessions that hold them touched.
 	fresh := make(map[string][]string, len(ev.Nodes))
+	var before []wireRec // with trans: each node sent as it was
+	if trans != nil {
+		before = make([]wireRec, 0, len(ev.Nodes))
+	}
 	for _, j := range ev.Nodes {
 		id := b.id(j.ID)
+		if trans != nil {
+			before = append(before, w.recs[id])
+		}
 		n := b.values(j.NodeJSON, nil)
 		kids := make([]string, len(j.Kids))
 		for i, k := range j.Kids {
@@ -372,7 +389,7 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 		}
 		rec, ok := w.recs[id]
 		if !ok || !slices.Equal(kids, w.kidsOf(id, rec.node)) {
-			w.reshaped = true
+			w.reshaped, moved = true, true
 		}
 		if rec.session != "" {
 			touched[rec.session] = true
@@ -384,23 +401,34 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 		w.recs[id] = rec
 		fresh[id] = kids
 	}
+	var vanished []model.Transition
 	for _, id := range ev.Removed {
 		id = b.id(id)
 		if rec, ok := w.recs[id]; ok {
 			if rec.session != "" {
 				touched[rec.session] = true
+				if trans != nil && rec.node.State != "" {
+					vanished = append(vanished, model.Transition{Time: got, ID: id, From: rec.node.State,
+						FromFlags: rec.node.Flags, Reason: goneReason})
+				}
 			}
 			delete(w.recs, id)
 			delete(w.kids, id)
-			w.reshaped = true
+			w.reshaped, moved = true, true
 		}
 	}
 	// The touched sessions let their nodes go, then are built again: a
 	// node moved from one to another is held by the one that takes it.
-	for _, s := range w.sessions {
-		if s == nil || !touched[s.ID] {
+	// When none moved, each is built of the nodes it held.
+	for sid := range touched {
+		if !moved {
+			break
+		}
+		i, ok := was[sid]
+		if !ok || i >= len(w.sessions) || w.sessions[i] == nil || w.sessions[i].ID != sid {
 			continue
 		}
+		s := w.sessions[i]
 		s.Walk(func(n *model.Node) {
 			if rec, ok := w.recs[n.ID]; ok && rec.session == s.ID {
 				rec.session = ""
@@ -426,13 +454,65 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 		if !ok {
 			continue
 		}
-		w.sessions[i] = w.build(sid, host, fresh)
+		w.sessions[i] = w.build(sid, host, fresh, moved)
 		w.renewed[i] = true
 		if w.sessions[i] == nil {
 			w.reshaped = true // a place left empty
 		}
 	}
+	if trans != nil {
+		w.transitions(ev, b, got, before, vanished, len(fresh) < len(ev.Nodes), trans, view)
+	}
 	return nil
+}
+
+// goneReason is the reason of a node's transition when it vanished.
+const goneReason = "gone from its host's snapshot"
+
+// transitions appends to trans those of ev's nodes, each sent node as it
+// was in before, and the vanished (model.DiffFor's order and view); dup:
+// some node was sent twice.
+func (w *wireHost) transitions(ev *serve.WatchEvent, b builder, got time.Time, before []wireRec, vanished []model.Transition, dup bool,
+	trans *[]model.Transition, view model.TransitionView) {
+	start := len(*trans)
+	add := func(t model.Transition) {
+		if view.Shows == nil || view.Shows(t) {
+			*trans = append(*trans, t)
+		}
+	}
+	var seen map[string]bool
+	if dup {
+		seen = make(map[string]bool, len(ev.Nodes))
+	}
+	for i, j := range ev.Nodes {
+		id := b.id(j.ID)
+		if seen != nil {
+			if seen[id] {
+				continue // sent twice: from as it was to as it is
+			}
+			seen[id] = true
+		}
+		rec := w.recs[id]
+		n, was := rec.node, before[i]
+		if rec.session == "" || n == nil || n.State == "" {
+			continue // no session holds it: not in the forest
+		}
+		switch {
+		case was.node == nil || was.session == "":
+			add(model.Transition{Time: got, ID: id, To: n.State, ToFlags: n.Flags, Reason: n.Reason})
+		case was.node.State != n.State || !slices.Equal(was.node.Flags, n.Flags):
+			add(model.Transition{Time: got, ID: id, From: was.node.State, To: n.State,
+				FromFlags: was.node.Flags, ToFlags: n.Flags, Reason: n.Reason})
+		}
+	}
+	slices.SortFunc(vanished, func(a, b model.Transition) int { return strings.Compare(a.ID, b.ID) })
+	for _, t := range vanished {
+		add(t)
+	}
+	if view.Newest > 0 && len(*trans)-start > view.Newest {
+		kept := (*trans)[len(*trans)-view.Newest:]
+		*trans = append((*trans)[:start], kept...)
+	}
 }
 
 // countAfter is how many records w holds once ev is applied.
@@ -470,20 +550,35 @@ func (w *wireHost) kidsOf(id string, n *model.Node) []string {
 }
 
 // build makes the session sid of the records, each id once (a cycle or a
-// second parent of a hostile host's is not followed): a node sent in this
+// second parent of a hostile host's is not followed; claim: the nodes of
+// the session are those it takes, else those it held): a node sent in this
 // event (fresh, with its kids) is the node built of it, any other a copy
 // of its last with its new parent and children.
-func (w *wireHost) build(sid string, host *model.Node, fresh map[string][]string) *model.Node {
+func (w *wireHost) build(sid string, host *model.Node, fresh map[string][]string, claim bool) *model.Node {
 	var node func(id string, parent *model.Node) *model.Node
 	node = func(id string, parent *model.Node) *model.Node {
 		rec, ok := w.recs[id]
-		if !ok || rec.session != "" {
+		switch {
+		case !ok:
+			return nil
+		case !claim:
+			if rec.session != sid {
+				return nil // another session's, as when last built
+			}
+		case rec.session != "":
 			return nil
 		}
 		kids, sent := fresh[id]
 		n := rec.node
+		// last: the children as last built, when they are all those last
+		// sent (no ids to list for them).
+		var last []*model.Node
 		if !sent {
-			kids = w.kidsOf(id, rec.node)
+			if k, ok := w.kids[id]; ok {
+				kids = k
+			} else {
+				last = rec.node.Children
+			}
 			c := *rec.node
 			n = &c
 			if old := rec.node.Parent; old != nil && rec.node.ParentID == old.ID {
@@ -491,20 +586,31 @@ func (w *wireHost) build(sid string, host *model.Node, fresh map[string][]string
 			}
 		}
 		n.Parent = parent
-		if n.ParentID == "" && parent != nil {
-			n.ParentID = parent.ID
+		if parent != nil && (n.ParentID == "" || n.ParentID == parent.ID) {
+			n.ParentID = parent.ID // the parent's string: a node holds no copy of it
 		}
 		rec.node, rec.session = n, sid
 		w.recs[id] = rec
-		n.Children = make([]*model.Node, 0, len(kids))
+		n.Children = make([]*model.Node, 0, len(kids)+len(last))
 		for _, k := range kids {
 			if c := node(k, n); c != nil {
 				n.Children = append(n.Children, c)
 			}
 		}
-		if len(n.Children) != len(kids) {
+		for _, k := range last {
+			if c := node(k.ID, n); c != nil {
+				n.Children = append(n.Children, c)
+			}
+		}
+		if len(n.Children) != len(kids)+len(last) {
 			if w.kids == nil {
 				w.kids = map[string][]string{}
+			}
+			if last != nil {
+				kids = make([]string, len(last))
+				for i, k := range last {
+					kids[i] = k.ID
+				}
 			}
 			w.kids[id] = kids
 		} else {

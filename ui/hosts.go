@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -32,6 +33,9 @@ func (m *Model) setHosts(hosts []model.Host) {
 		}
 		m.addEvent(e)
 	}
+	drawn := slices.EqualFunc(m.hosts, hosts, func(a, b model.Host) bool {
+		return a.Name == b.Name && a.Reachable == b.Reachable
+	})
 	m.hosts = hosts
 	if m.hostOf == nil {
 		m.hostOf = map[string]int{}
@@ -40,7 +44,12 @@ func (m *Model) setHosts(hosts []model.Host) {
 	for i, h := range hosts {
 		m.hostOf[h.Name] = i
 	}
-	m.frame.rowEpoch++ // a host row's state cell is its reachability
+	if !drawn {
+		// A host row's state cell is its reachability: drawn again. Each
+		// update brings the hosts (their last answer moves); the rows on
+		// screen are drawn again only when that changed.
+		m.frame.rowEpoch++
+	}
 	m.frame.dirty = true
 }
 
@@ -77,7 +86,9 @@ func (m *Model) summarize() model.Summary {
 	if len(m.hosts) == 0 {
 		return m.tallies.summarize(m.snap.Sessions, len(m.snap.Problems))
 	}
-	var sessions []*model.Node
+	// The fleet's sessions, in an array the tally keeps: the one it
+	// held comes back for the next (no 20,000 pointers copied an update).
+	sessions := m.fleetSessions[:0]
 	for _, top := range m.snap.Sessions {
 		if _, ok := m.host(top); ok {
 			sessions = append(sessions, top.Children...)
@@ -85,7 +96,9 @@ func (m *Model) summarize() model.Summary {
 			sessions = append(sessions, top)
 		}
 	}
-	return m.tallies.summarize(sessions, len(m.snap.Problems))
+	sum, spare := m.tallies.summarizeOwned(sessions, len(m.snap.Problems))
+	m.fleetSessions = spare
+	return sum
 }
 
 // renderHostsLine is the header's reachability line:

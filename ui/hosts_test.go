@@ -119,6 +119,36 @@ func TestFleetReachabilityUpdates(t *testing.T) {
 	}
 }
 
+// SPEC §8, the fleet under churn: every update brings the hosts, whose last
+// answer moves each time; the rows on screen are drawn again only when a
+// host's reachability (what a host row shows of them) moved.
+func TestAnUpdateOfTheHostsRedrawsTheRowsOnlyWhenAReachabilityMoved(t *testing.T) {
+	m := newFleetModel(t, 160, 40)
+	m.View()
+	epoch := m.frame.rowEpoch
+	answered := fleetHosts()
+	for i := range answered {
+		answered[i].LastSeen = clock12.Add(time.Second)
+	}
+	m.Update(updateMsg{update: model.Update{Snapshot: fleetSnapshot(), Hosts: answered}})
+	m.View()
+	if m.frame.rowEpoch != epoch {
+		t.Errorf("hosts that answered again redrew every row (epoch %d, was %d)", m.frame.rowEpoch, epoch)
+	}
+	back := fleetHosts()
+	back[1] = model.Host{Name: "host-b", Reachable: true, Since: clock12}
+	m.Update(updateMsg{update: model.Update{Snapshot: fleetSnapshot(), Hosts: back}})
+	row := ""
+	for _, line := range strings.Split(stripped(m), "\n") {
+		if strings.Contains(line, "▣ host-b") {
+			row = line
+		}
+	}
+	if f := strings.Fields(row); m.frame.rowEpoch == epoch || len(f) < 3 || f[2] != "ok" {
+		t.Errorf("host-b came back, epoch %d (was %d), its row:\n%s", m.frame.rowEpoch, epoch, row)
+	}
+}
+
 // Read-only: the action keys open no dialog in the fleet view.
 func TestFleetViewIsReadonly(t *testing.T) {
 	m := newFleetModel(t, 120, 40)

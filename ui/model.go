@@ -160,8 +160,11 @@ type Model struct {
 	// helpTop is the first line of the `?` screen shown (it scrolls).
 	helpTop int
 	sum     model.Summary // counts of snap, computed once per snapshot
-	// tallies are sum's counts per session, recounted only where renewed.
-	tallies tallyCache
+	// tallies are sum's counts per session, recounted only where renewed;
+	// fleetSessions, the array the next summary of a fleet's sessions is
+	// gathered in.
+	tallies       tallyCache
+	fleetSessions []*model.Node
 	// hosts of a fleet view, and their top-level ids; empty otherwise.
 	hosts  []model.Host
 	hostOf map[string]int

@@ -88,6 +88,7 @@ func (m *Model) reflow() {
 	}
 	clear(tops[len(tops):cap(tops)])
 	m.rows, c.tops = rows, tops
+	c.nested.clearLayouts()
 	c.valid, c.query, c.state, c.sort = true, o.query, o.state, o.sort
 	m.placeCursor()
 }
@@ -193,6 +194,10 @@ func (m *Model) reflowUpdate() {
 			clear(old[end:])
 		}
 		m.rows = rows
+		// A layout in place needs no second array: one kept for the next
+		// layout that moves rows would be a second forest's worth of rows
+		// held while the rows stay in place (a fleet churning: 200,000).
+		c.spare = nil
 	} else {
 		rows := c.spare[:0]
 		if cap(rows) < end {

@@ -9,17 +9,66 @@ package ui
 // view's CPU under churn, where every host is renewed at every update. The
 // rows are exactly those lay makes (TestUpdateLaysOutAFleetAsAWholeLayout).
 
-import "github.com/dispatchtop/dispatchtop/model"
+import (
+	"slices"
+
+	"github.com/dispatchtop/dispatchtop/model"
+)
 
 // nestedCache is what layRenewal keeps from one layout to the next.
 type nestedCache struct {
 	// rolls holds, by top-level node id, the roll-ups of its children.
 	rolls map[string]childRolls
-	// scratch holds the old rows of the block being laid out (the new
-	// ones may be written over them); starts, where each of its
-	// children's rows begin.
+	// laid holds, by top-level node id, how layRenewal laid its block out
+	// last; planned, how countRenewal counted the block it lays out next.
+	// An entry is trusted only for the very node it was made of, and
+	// checked against the rows (blockLayout.fits).
+	laid, planned map[string]blockLayout
+	// scratch holds the old rows of a block laid out over its own rows in
+	// other places (the new ones may be written over them).
 	scratch []row
-	starts  []int
+	// written counts the rows layRenewal wrote or copied: the work a
+	// renewal costs (TestRenewingASessionOfAHostWritesItsRowsAlone).
+	written int
+}
+
+// blockLayout is where the children of a top-level node's block begin:
+// kids in their order as laid out, starts[i] the row of kids[i] counted
+// from the block's first row (the node itself), starts[len(kids)] the
+// block's length. Knowing it, a renewal costs the children it renews, not
+// a scan of the block's rows.
+type blockLayout struct {
+	of     *model.Node
+	kids   []*model.Node
+	starts []int
+}
+
+// fits says whether l describes block, the rows laid out of l.of: each
+// child's first row where l says, and the block as long.
+func (l blockLayout) fits(block []row) bool {
+	if l.of == nil || len(l.starts) != len(l.kids)+1 || l.starts[len(l.kids)] != len(block) ||
+		len(block) == 0 || block[0].node != l.of {
+		return false
+	}
+	for i, k := range l.kids {
+		if at := l.starts[i]; at >= len(block) || block[at].node != k || block[at].depth != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// forget drops what the cache knows of top's block: it was laid out by
+// another way than layRenewal.
+func (c *nestedCache) forget(id string) {
+	delete(c.laid, id)
+	delete(c.planned, id)
+}
+
+// clearLayouts drops every block's layout: the rows were laid out whole.
+func (c *nestedCache) clearLayouts() {
+	clear(c.laid)
+	clear(c.planned)
 }
 
 // childRolls are the roll-ups of the subtrees of of's children, each
@@ -35,13 +84,15 @@ type childRolls struct {
 // the blocks before it may have been written over them), else whole.
 func (m *Model) layBlock(f *flattener, rows []row, b flatBlock, old []row, inPlace bool) []row {
 	if b.renews == 0 {
+		m.flat.nested.forget(b.top.ID)
 		return f.lay(rows, b.top)
 	}
 	ob := m.flat.tops[b.renews-1]
 	if inPlace && ob.start < len(rows) || ob.end > len(old) || ob.end <= ob.start {
+		m.flat.nested.forget(b.top.ID)
 		return f.lay(rows, b.top)
 	}
-	return f.layRenewal(&m.flat.nested, rows, b.top, old[ob.start:ob.end], ob.start)
+	return f.layRenewal(&m.flat.nested, rows, b.top, old[ob.start:ob.end], ob.start, inPlace)
 }
 
 // countBlock is the number of rows the fresh block b is laid out in: as
@@ -57,53 +108,127 @@ func (m *Model) countBlock(f *flattener, b flatBlock) int {
 	return f.countRenewal(&m.flat.nested, b.top, m.rows[ob.start:ob.end])
 }
 
-// countRenewal is count(top) for a top that renews the one laid out in
-// old: a child shared in its place has the rows it had.
-func (f *flattener) countRenewal(c *nestedCache, top *model.Node, old []row) int {
+// renewable says whether top's block can be laid out from old, the rows
+// of the node it renews: only while nothing but the forest changes the
+// rows (no filter, no followed node, top not folded) and top shares most
+// of its children with the old one.
+func (f *flattener) renewable(top *model.Node, old []row) bool {
 	o := f.o
-	if f.keep != nil || o.pin != nil || o.collapsed[top.ID] || old[0].depth != 0 || old[0].node.ID != top.ID ||
-		!sharesMost(old[0].node, top) {
-		return f.count(top)
+	return f.keep == nil && o.pin == nil && !o.collapsed[top.ID] && old[0].depth == 0 && old[0].node.ID == top.ID &&
+		sharesMost(old[0].node, top)
+}
+
+// layoutOf is how old, the rows of a top-level node's block, were laid
+// out: as the cache holds it when it fits them, else read off the rows.
+func (c *nestedCache) layoutOf(o flatOptions, old []row) blockLayout {
+	top := old[0].node
+	if l, ok := c.laid[top.ID]; ok && l.of == top && l.fits(old) {
+		return l
 	}
-	c.starts = c.starts[:0]
+	l := blockLayout{of: top}
 	for i := 1; i < len(old); i++ {
 		if old[i].depth == 1 {
-			c.starts = append(c.starts, i)
+			l.starts = append(l.starts, i)
 		}
 	}
-	oldKids := o.sort.sorted(old[0].node.Children)
-	if len(oldKids) != len(c.starts) {
-		oldKids = nil
+	l.starts = append(l.starts, len(old))
+	if kids := o.sort.sorted(top.Children); len(kids) == len(l.starts)-1 {
+		l.kids = kids
+	} else {
+		l.kids, l.starts = nil, []int{len(old)} // not laid out as it would be: nothing to copy
 	}
+	return l
+}
+
+// plan is how top's block is laid out over was, the layout of the node it
+// renews: a child shared in its place keeps its rows' count, any other is
+// counted. spare is an array the starts may go into.
+func (f *flattener) plan(top *model.Node, was blockLayout, spare []int) blockLayout {
+	p := blockLayout{of: top, kids: f.o.sort.renewedSorted(top.Children, was), starts: spare[:0]}
 	n := 1
-	for i, k := range o.sort.sorted(top.Children) {
-		if i >= len(oldKids) || oldKids[i] != k {
+	for i, k := range p.kids {
+		p.starts = append(p.starts, n)
+		if i < len(was.kids) && was.kids[i] == k {
+			n += was.starts[i+1] - was.starts[i]
+		} else {
 			n += f.count(k)
+		}
+	}
+	p.starts = append(p.starts, n)
+	return p
+}
+
+// renewedSorted is sorted(kids) for the children of a node that renews
+// was.of: when was.of's children were in order as they were (laid out
+// without a copy) and kids differ from them only in some places, kids are
+// in order when each child renewed is in order with its neighbours. The
+// others are, as they were: a renewal costs the children it renews, not a
+// comparison of them all.
+func (o sortOrder) renewedSorted(kids []*model.Node, was blockLayout) []*model.Node {
+	before := []*model.Node(nil)
+	if was.of != nil {
+		before = was.of.Children
+	}
+	if len(kids) < 2 || len(before) != len(kids) || len(was.kids) != len(before) || &was.kids[0] != &before[0] {
+		return o.sorted(kids)
+	}
+	for i, k := range kids {
+		if k == before[i] {
 			continue
 		}
-		end := len(old)
-		if i+1 < len(c.starts) {
-			end = c.starts[i+1]
+		if i > 0 && o.compare(kids[i-1], k) > 0 || i+1 < len(kids) && o.compare(k, kids[i+1]) > 0 {
+			return o.sorted(kids)
 		}
-		n += end - c.starts[i]
 	}
-	return n
+	return kids
+}
+
+// countRenewal is count(top) for a top that renews the one laid out in
+// old: a child shared in its place has the rows it had. What it counted is
+// kept for layRenewal.
+func (f *flattener) countRenewal(c *nestedCache, top *model.Node, old []row) int {
+	if !f.renewable(top, old) {
+		return f.count(top)
+	}
+	was := c.layoutOf(f.o, old)
+	p := f.plan(top, was, c.planned[top.ID].starts)
+	if c.planned == nil {
+		c.planned = map[string]blockLayout{}
+	}
+	c.planned[top.ID] = p
+	return p.starts[len(p.kids)]
 }
 
 // layRenewal appends the rows of top, a shown top-level node, to rows,
 // copying from old (the rows of the node it renews, laid out from oldStart
 // of the old rows) those of each child the two share. Only while nothing
 // but the forest changes the rows: no filter, no followed node, top not
-// folded; else it is lay.
-func (f *flattener) layRenewal(c *nestedCache, rows []row, top *model.Node, old []row, oldStart int) []row {
+// folded; else it is lay. inPlace says old lies in rows' array: where
+// every child keeps its place, only the renewed children's rows are
+// written, each over its old ones, and the rest is left as it is.
+func (f *flattener) layRenewal(c *nestedCache, rows []row, top *model.Node, old []row, oldStart int, inPlace bool) []row {
 	o := f.o
-	if f.keep != nil || o.pin != nil || o.collapsed[top.ID] || old[0].depth != 0 || old[0].node.ID != top.ID ||
-		!sharesMost(old[0].node, top) {
-		return f.lay(rows, top) // as cheap: most of it is new
+	if !f.renewable(top, old) {
+		c.forget(top.ID)
+		return f.lay(rows, top)
 	}
-	c.scratch = append(c.scratch[:0], old...)
-	old = c.scratch
-	defer clear(c.scratch) // no node kept alive by it
+	was := c.layoutOf(o, old)
+	p, ok := c.planned[top.ID]
+	if !ok || p.of != top {
+		p = f.plan(top, was, nil)
+	}
+	defer func() {
+		// The layout laid is kept; the array of the one it replaces is
+		// where the next plan's starts go.
+		if c.laid == nil {
+			c.laid = map[string]blockLayout{}
+		}
+		if c.planned == nil {
+			c.planned = map[string]blockLayout{}
+		}
+		c.planned[top.ID] = blockLayout{starts: c.laid[top.ID].starts[:0]}
+		c.laid[top.ID] = p
+	}()
 	oldTop := old[0].node
 	// Children are matched by place, as sessions are (see model.Update): a
 	// renewed one takes its old one's place. Where the places shift (a
@@ -132,36 +257,49 @@ func (f *flattener) layRenewal(c *nestedCache, rows []row, top *model.Node, old 
 	}
 	c.rolls[top.ID] = childRolls{of: top, rolls: rolls, spare: cr.rolls[:0]}
 
-	c.starts = c.starts[:0]
-	for i := 1; i < len(old); i++ {
-		if old[i].depth == 1 {
-			c.starts = append(c.starts, i)
-		}
-	}
-	oldKids := o.sort.sorted(oldTop.Children)
-	if len(oldKids) != len(c.starts) {
-		oldKids = nil // not laid out as it would be: nothing to copy
-	}
-	kids := o.sort.sorted(top.Children)
+	kids := p.kids
 	self := len(rows)
-	rows = append(rows, row{node: top, last: true, parent: -1, hasKids: len(kids) > 0, match: true})
+	head := row{node: top, last: true, parent: -1, hasKids: len(kids) > 0, match: true}
 	if len(top.Children) > 0 {
-		rows[self].roll = &roll
+		head.roll = &roll
 	}
+	if inPlace && oldStart == self && slices.Equal(p.starts, was.starts) {
+		// Every child in its place: the shared ones' rows are those there.
+		rows = rows[:self+len(old)]
+		rows[self] = head
+		c.written++
+		for i, k := range kids {
+			if was.kids[i] == k {
+				continue
+			}
+			f.rows = rows[:self+p.starts[i]]
+			f.walk(k, 1, self, i == len(kids)-1)
+			c.written += len(f.rows) - (self + p.starts[i])
+			f.rows = nil
+		}
+		return rows
+	}
+	if inPlace {
+		// The new rows may be written over the old ones elsewhere.
+		c.scratch = append(c.scratch[:0], old...)
+		old = c.scratch
+		defer clear(c.scratch) // no node kept alive by it
+	}
+	rows = append(rows, head)
+	c.written++
 	for i, k := range kids {
 		last := i == len(kids)-1
-		if i >= len(oldKids) || oldKids[i] != k {
+		if i >= len(was.kids) || was.kids[i] != k {
 			f.rows = rows
 			f.walk(k, 1, self, last)
+			c.written += len(f.rows) - len(rows)
 			rows, f.rows = f.rows, nil
 			continue
 		}
-		at, end := c.starts[i], len(old)
-		if i+1 < len(c.starts) {
-			end = c.starts[i+1]
-		}
+		at, end := was.starts[i], was.starts[i+1]
 		start := len(rows)
 		rows = append(rows, old[at:end]...)
+		c.written += end - at
 		shift := start - (oldStart + at)
 		rows[start].parent, rows[start].last = self, last
 		for j := start + 1; j < len(rows); j++ {
@@ -195,9 +333,11 @@ func (r *rollup) merge(o rollup) {
 
 // mergeWorst folds one count of a roll-up's cell into another: the worse
 // value (the lower rank) wins with its count, and equal values add up.
-func mergeWorst[T any](worst *T, n *int, o T, on int, rank func(T) int) {
+func mergeWorst[T comparable](worst *T, n *int, o T, on int, rank func(T) int) {
 	switch {
 	case on == 0:
+	case *n != 0 && o == *worst: // the usual case: no rank to look up
+		*n += on
 	case *n == 0 || rank(o) < rank(*worst):
 		*worst, *n = o, on
 	case rank(o) == rank(*worst):

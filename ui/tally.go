@@ -18,31 +18,47 @@ type tallyCache struct {
 // the middle), the ones after it are counted again: more work, never a
 // wrong count.
 func (c *tallyCache) summarize(sessions []*model.Node, problems int) model.Summary {
+	c.count(sessions)
+	// A copy: the snapshot's array is the producer's.
+	clear(c.sessions[min(len(sessions), len(c.sessions)):])
+	c.sessions = append(c.sessions[:0], sessions...)
+	return c.whole.Summary(len(sessions), problems)
+}
+
+// summarizeOwned is summarize of sessions the cache may keep (an array
+// its caller made for it, not the snapshot's): it keeps them, and hands
+// back the array it held, emptied, for the caller's next.
+func (c *tallyCache) summarizeOwned(sessions []*model.Node, problems int) (model.Summary, []*model.Node) {
+	c.count(sessions)
+	held := c.sessions
+	c.sessions = sessions
+	clear(held)
+	return c.whole.Summary(len(sessions), problems), held[:0]
+}
+
+// count brings the tally from c.sessions' to sessions'.
+func (c *tallyCache) count(sessions []*model.Node) {
 	if 2*renewedSessions(c.sessions, sessions) > len(sessions) {
 		// Most moved: counting them all costs less than taking each away.
 		c.whole = model.Tally{}
 		for _, s := range sessions {
 			c.whole.AddTree(s)
 		}
-	} else {
-		for i := range max(len(sessions), len(c.sessions)) {
-			var was, is *model.Node
-			if i < len(c.sessions) {
-				was = c.sessions[i]
-			}
-			if i < len(sessions) {
-				is = sessions[i]
-			}
-			if was == is {
-				continue
-			}
-			c.renew(was, is)
-		}
+		return
 	}
-	// A copy: the snapshot's array is the producer's.
-	clear(c.sessions[min(len(sessions), len(c.sessions)):])
-	c.sessions = append(c.sessions[:0], sessions...)
-	return c.whole.Summary(len(sessions), problems)
+	for i := range max(len(sessions), len(c.sessions)) {
+		var was, is *model.Node
+		if i < len(c.sessions) {
+			was = c.sessions[i]
+		}
+		if i < len(sessions) {
+			is = sessions[i]
+		}
+		if was == is {
+			continue
+		}
+		c.renew(was, is)
+	}
 }
 
 // renewedSessions counts the sessions of next that are not prev's in the

@@ -14,7 +14,8 @@
 // what a watching client costs a serve. The change-to-screen
 // latency is sampled -samples times (p50, p99). With -profile DIR the
 // viewer writes a CPU profile of its run to DIR/viewer.cpu.pprof
-// (DISPATCHTOP_CPUPROFILE), read with `go tool pprof BIN DIR/viewer.cpu.pprof`.
+// (DISPATCHTOP_CPUPROFILE) and its live heap at exit to DIR/viewer.heap.pprof
+// (DISPATCHTOP_HEAPPROFILE), read with `go tool pprof BIN DIR/viewer.cpu.pprof`.
 //
 // The trees are made in /dev/shm (-trees), so that the churn's writer
 // reaches its rate; a phase says how much of its time the writer flipped,
@@ -62,6 +63,7 @@ func main() {
 	clientSecs := flag.Int("client-seconds", 10, "seconds measured for each count of -clients")
 	samples := flag.Int("samples", 20, "changes timed from a host to the viewer's screen")
 	profile := flag.String("profile", "", "a directory the viewer writes its CPU profile to (viewer.cpu.pprof)")
+	viewerEnv := flag.String("viewer-env", "", "NAME=VALUE pairs, comma-separated, in the viewer's environment (GOGC=100, GOMEMLIMIT=400MiB: the collector's pacing)")
 	trees := flag.String("trees", "/dev/shm", "where the hosts' trees are made (a memory filesystem: the churn's renames on a disk cost the writer more than the rate allows; empty: the system's temporary directory)")
 	flag.Parse()
 	if err := treesIn(*trees); err != nil {
@@ -69,7 +71,8 @@ func main() {
 		os.Exit(2)
 	}
 	o := opts{hosts: *hosts, sessions: *sessions, perSession: *perSession, depth: *depth, quiet: *quiet,
-		churnSecs: *churnSecs, churn: *churn, clientSecs: *clientSecs, samples: *samples, profile: *profile}
+		churnSecs: *churnSecs, churn: *churn, clientSecs: *clientSecs, samples: *samples, profile: *profile,
+		viewerEnv: *viewerEnv}
 	for _, c := range strings.Split(*clients, ",") {
 		if c = strings.TrimSpace(c); c == "" {
 			continue
@@ -101,6 +104,7 @@ type opts struct {
 	clients                            []int
 	samples                            int
 	profile                            string
+	viewerEnv                          string
 }
 
 func run(bin string, o opts) error {
@@ -180,6 +184,11 @@ func run(bin string, o opts) error {
 	configHome := filepath.Join(hosts[0].run.Dir, "config")
 	args := []string{"new-session", "-d", "-x", "160", "-y", "50", "-e", "TERM=xterm-256color",
 		"-e", "XDG_CONFIG_HOME=" + configHome}
+	for _, kv := range strings.Split(o.viewerEnv, ",") {
+		if kv != "" {
+			args = append(args, "-e", kv)
+		}
+	}
 	if o.profile != "" {
 		dir, err := filepath.Abs(o.profile)
 		if err != nil {
@@ -188,7 +197,8 @@ func run(bin string, o opts) error {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		args = append(args, "-e", "DISPATCHTOP_CPUPROFILE="+filepath.Join(dir, "viewer.cpu.pprof"))
+		args = append(args, "-e", "DISPATCHTOP_CPUPROFILE="+filepath.Join(dir, "viewer.cpu.pprof"),
+			"-e", "DISPATCHTOP_HEAPPROFILE="+filepath.Join(dir, "viewer.heap.pprof"))
 	}
 	args = append(args, "--", hosts[0].run.Bin, "--remote", strings.Join(specs, ","))
 	if _, err := tmux(args...); err != nil {

@@ -1,10 +1,15 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -178,5 +183,42 @@ func TestSyncDiffNamesTheSessionsRenewedAddedAndGone(t *testing.T) {
 					len(h.members), len(h.sigs), len(next.Sessions), next.NodeCount())
 			}
 		})
+	}
+}
+
+// flushCounter is a response that counts its flushes.
+type flushCounter struct {
+	*httptest.ResponseRecorder
+	flushes int
+}
+
+func (f *flushCounter) Flush() { f.flushes++; f.ResponseRecorder.Flush() }
+
+// A watcher that resumes behind several revisions (or wakes after a
+// burst of them) is sent them all and flushed once: a write to its
+// connection for the batch, not one a line.
+func TestWatchFlushesABatchOfLinesOnce(t *testing.T) {
+	base := memForest(20)
+	var cur atomic.Pointer[model.Snapshot]
+	cur.Store(base)
+	srv := New(Options{Snapshot: cur.Load})
+	srv.Sync(base)
+	since := srv.hub.revString(srv.hub.rev)
+	for i := range 5 {
+		next := churned(cur.Load(), []int{i}, time.Second)
+		cur.Store(next)
+		srv.Sync(next)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the watcher leaves once it was sent what it asked
+	req := localRequest(http.MethodGet, WatchPath+"?since="+since).WithContext(ctx)
+	w := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
+	srv.serveWatch(w, req)
+	lines := strings.Count(w.Body.String(), "\n")
+	if lines != 5 {
+		t.Fatalf("%d lines sent, want the 5 revisions after %s:\n%s", lines, since, w.Body)
+	}
+	if w.flushes != 1 {
+		t.Errorf("5 lines flushed %d times, want once", w.flushes)
 	}
 }

@@ -385,13 +385,15 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
-	write := func(line []byte) bool {
+	// Lines sent together (a watcher resuming, or woken after a burst of
+	// revisions) are written and then flushed once.
+	put := func(line []byte) bool {
 		_ = rc.SetWriteDeadline(time.Now().Add(watchWriteTimeout))
-		if _, err := w.Write(line); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
+		_, err := w.Write(line)
+		return err == nil
 	}
+	flush := func() bool { return rc.Flush() == nil }
+	write := func(line []byte) bool { return put(line) && flush() }
 	rev, resumed := s.hub.parseSince(r.URL.Query().Get("since"))
 	ctx := r.Context()
 	beat := time.NewTicker(s.opts.Heartbeat)
@@ -411,9 +413,12 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		for _, line := range lines {
-			if !write(line) {
+			if !put(line) {
 				return
 			}
+		}
+		if len(lines) > 0 && !flush() {
+			return
 		}
 		rev = at
 		if len(lines) > 0 {

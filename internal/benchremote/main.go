@@ -10,8 +10,9 @@
 //	go run ./internal/benchremote -bin bin/dispatchtop -hosts 20 -sessions 1000 -per-session 10
 //
 // After the viewer quit, each serve's CPU is measured under churn with 0,
-// 1 and 5 clients following its watch stream (-clients): the slope is
-// what a watching client costs a serve. The change-to-screen
+// 1, 5 and 10 clients following its watch stream (-clients): the slope,
+// fitted by least squares over them all, is what a watching client costs
+// a serve. The change-to-screen
 // latency is sampled -samples times (p50, p99). With -profile DIR the
 // viewer writes a CPU profile of its run to DIR/viewer.cpu.pprof
 // (DISPATCHTOP_CPUPROFILE), read with `go tool pprof BIN DIR/viewer.cpu.pprof`.
@@ -32,6 +33,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -58,7 +60,7 @@ func main() {
 	quiet := flag.Int("quiet", 20, "seconds measured while nothing changes")
 	churnSecs := flag.Int("churn-seconds", 20, "seconds measured while nodes change")
 	churn := flag.Float64("churn", 1, "percent of each host's nodes that change state every second")
-	clients := flag.String("clients", "0,1,5", "watching clients of each serve measured under churn before the viewer starts (empty: none)")
+	clients := flag.String("clients", "0,1,5,10", "watching clients of each serve measured under churn before the viewer starts, the slope fitted over all of them (empty: none)")
 	clientSecs := flag.Int("client-seconds", 10, "seconds measured for each count of -clients")
 	samples := flag.Int("samples", 20, "changes timed from a host to the viewer's screen")
 	profile := flag.String("profile", "", "a directory the viewer writes its CPU profile to (viewer.cpu.pprof)")
@@ -351,6 +353,7 @@ func perClient(hosts []*host, counts []int, secs int, tick func(), flips *atomic
 	}
 	var first float64
 	var firstN int
+	var xs, ys []float64 // clients of a serve, its CPU: the fit's points
 	for k, n := range counts {
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
@@ -400,6 +403,7 @@ func perClient(hosts []*host, counts []int, secs int, tick func(), flips *atomic
 			sum += float64(after[i]-before[i]) / clockTicks / time.Since(t0).Seconds() * 100
 		}
 		mean := sum / float64(len(pids))
+		xs, ys = append(xs, float64(n)), append(ys, mean)
 		line := fmt.Sprintf("serve under churn (%s), %d watching clients: %4.1f %% of a core (mean of %d serves)", line0, n, mean, len(pids))
 		if k > 0 && n != firstN {
 			line += fmt.Sprintf("; %.2f %% a client", (mean-first)/float64(n-firstN))
@@ -413,7 +417,35 @@ func perClient(hosts []*host, counts []int, secs int, tick func(), flips *atomic
 		}
 		fmt.Printf("%s; load average %s\n", line, loadAverage())
 	}
+	if slope, spread, ok := fitLine(xs, ys); ok {
+		fmt.Printf("serve under churn: %.2f %% of a core a watching client (least squares over %d counts of clients, a count's CPU off the line by %.2f %% at most)\n",
+			slope, len(xs), spread)
+	}
 	return nil
+}
+
+// fitLine is the least-squares slope of ys over xs and the largest
+// distance of a point from that line, or false with fewer than two
+// distinct xs.
+func fitLine(xs, ys []float64) (slope, spread float64, ok bool) {
+	var mx, my float64
+	for i := range xs {
+		mx, my = mx+xs[i], my+ys[i]
+	}
+	mx, my = mx/float64(len(xs)), my/float64(len(xs))
+	var sxy, sxx float64
+	for i := range xs {
+		sxy += (xs[i] - mx) * (ys[i] - my)
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+	}
+	if sxx == 0 {
+		return 0, 0, false
+	}
+	slope = sxy / sxx
+	for i := range xs {
+		spread = max(spread, math.Abs(ys[i]-(my+slope*(xs[i]-mx))))
+	}
+	return slope, spread, true
 }
 
 // follow reads a watch stream until ctx ends, every line read and let

@@ -358,17 +358,28 @@ func perClient(hosts []*host, counts []int, secs int, tick func(), flips *atomic
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		var failed atomic.Value
-		var read, lines atomic.Int64
+		var read, lines, snapshots atomic.Int64
 		for _, h := range hosts {
 			for range n {
 				wg.Go(func() {
-					if err := follow(ctx, h.url+"/api/v1/watch", &read, &lines); err != nil && ctx.Err() == nil {
+					if err := follow(ctx, h.url+"/api/v1/watch", &read, &lines, &snapshots); err != nil && ctx.Err() == nil {
 						failed.Store(err)
 					}
 				})
 			}
 		}
-		time.Sleep(2 * time.Second) // each client read its snapshot
+		// Each client read its snapshot (10 MB at 10,000 nodes) before the
+		// window opens: a window that opened after a fixed 2 s measured the
+		// serves still sending the snapshots of many clients.
+		for wait := time.Now().Add(2 * time.Minute); snapshots.Load() < int64(n*len(hosts)); {
+			if time.Now().After(wait) {
+				cancel()
+				wg.Wait()
+				return fmt.Errorf("%d watching clients: %d read their snapshot in 2 minutes", n*len(hosts), snapshots.Load())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(time.Second)
 		if k == 0 && n > 0 {
 			// What a client reads while nothing changes.
 			r0, l0 := read.Load(), lines.Load()
@@ -449,8 +460,8 @@ func fitLine(xs, ys []float64) (slope, spread float64, ok bool) {
 }
 
 // follow reads a watch stream until ctx ends, every line read and let
-// go, counting its bytes and lines.
-func follow(ctx context.Context, u string, read, lines *atomic.Int64) error {
+// go, counting its bytes and lines, and in snapshots its first line.
+func follow(ctx context.Context, u string, read, lines, snapshots *atomic.Int64) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err
@@ -464,12 +475,16 @@ func follow(ctx context.Context, u string, read, lines *atomic.Int64) error {
 		return fmt.Errorf("GET %s: %s", u, resp.Status)
 	}
 	r := bufio.NewReaderSize(resp.Body, 1<<20)
+	first := false
 	for {
 		line, err := r.ReadSlice('\n')
 		read.Add(int64(len(line)))
 		switch {
 		case err == nil:
-			lines.Add(1)
+			if lines.Add(1); !first {
+				first = true
+				snapshots.Add(1)
+			}
 		case errors.Is(err, bufio.ErrBufferFull):
 		default:
 			return err

@@ -6,11 +6,11 @@ package serve
 // sent a snapshot, then the events after it.
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"net/http"
 	"slices"
 	"strconv"
@@ -84,7 +84,9 @@ type hub struct {
 	sigs     map[string]uint64   // node id -> signature of its values and kids
 	members  map[string][]string // session id -> the ids of its nodes
 	sessions []string            // session ids, in order
-	head     []byte              // the head's encoding, to tell a change
+	head     headKey             // what a watcher keeps of the head, to tell a change
+	buf      bytes.Buffer        // a node's encoding, to sign it
+	enc      *json.Encoder       // writes to buf
 	ring     []ringEvent
 	ringSize int
 	changed  chan struct{} // closed and replaced at every new revision
@@ -99,7 +101,9 @@ type ringEvent struct {
 func newHub(now func() time.Time) *hub {
 	var b [6]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	return &hub{instance: hex.EncodeToString(b[:]), changed: make(chan struct{}), now: now}
+	h := &hub{instance: hex.EncodeToString(b[:]), changed: make(chan struct{}), now: now}
+	h.enc = json.NewEncoder(&h.buf)
+	return h
 }
 
 // revString is revision n of this hub.
@@ -117,7 +121,11 @@ func (h *hub) parseSince(s string) (uint64, bool) {
 
 // sync makes next the hub's snapshot: the first one is its base, each
 // later one a diff event of a new revision when any node, the sessions'
-// order or the head changed. A snapshot it holds already costs nothing.
+// order or the head changed. A snapshot it holds already costs nothing;
+// another costs the sessions it renewed, added or dropped: the sessions of
+// both, sorted by id, are walked side by side, a session shared with the
+// previous snapshot is neither signed nor looked up, and the head is
+// compared by its fields, not counted.
 func (h *hub) sync(next *model.Snapshot) {
 	if next == nil {
 		return
@@ -135,52 +143,61 @@ func (h *hub) sync(next *model.Snapshot) {
 			h.members[s.ID] = h.sign(s, nil, nil)
 		}
 		h.sessions = sessionIDs(next)
-		h.head = headBytes(next)
+		h.head = keyOfHead(next)
 		return
 	}
 	ev := WatchEvent{Type: EventDiff}
 	now := h.now()
-	prevSessions := make(map[string]*model.Node, len(prev.Sessions))
-	for _, s := range prev.Sessions {
-		prevSessions[s.ID] = s
+	ps, ns := sortedSessions(prev.Sessions), sortedSessions(next.Sessions)
+	var changed []*model.Node
+	var dropped [][]string // the ids of the sessions renewed or gone
+	for i, j := 0, 0; i < len(ps) || j < len(ns); {
+		switch {
+		case j == len(ns) || i < len(ps) && ps[i].ID < ns[j].ID: // gone
+			dropped = append(dropped, h.members[ps[i].ID])
+			i++
+		case i == len(ps) || ns[j].ID < ps[i].ID: // new
+			dropped = append(dropped, h.members[ns[j].ID]) // a session again: none, or its last ids
+			h.members[ns[j].ID] = h.sign(ns[j], &changed, nil)
+			j++
+		default:
+			if ps[i] != ns[j] {
+				dropped = append(dropped, h.members[ns[j].ID])
+				h.members[ns[j].ID] = h.sign(ns[j], &changed, nil)
+			}
+			i++
+			j++
+		}
 	}
-	seen := make(map[string]bool, len(next.Sessions))
-	members := make(map[string][]string, len(h.members))
-	for _, s := range next.Sessions {
-		seen[s.ID] = true
-		if p, ok := prevSessions[s.ID]; ok && p == s {
-			members[s.ID] = h.members[s.ID] // shared: nothing in it moved
-			continue
-		}
-		var changed []*model.Node
-		members[s.ID] = h.sign(s, &changed, nil)
-		for _, n := range changed {
-			ev.Nodes = append(ev.Nodes, watchNode(n, now))
-		}
+	for _, n := range changed {
+		ev.Nodes = append(ev.Nodes, watchNode(n, now))
 	}
 	// The ids of the sessions renewed or gone that no session holds now.
-	inNext := func(id string) bool { return next.Node(id) != nil }
-	for sid, ids := range h.members {
-		if p, ok := prevSessions[sid]; ok && seen[sid] {
-			if s := next.Node(sid); s == p {
-				continue
-			}
-		}
+	for _, ids := range dropped {
 		for _, id := range ids {
-			if !inNext(id) {
+			if next.Node(id) == nil {
 				ev.Removed = append(ev.Removed, id)
 				delete(h.sigs, id)
 			}
 		}
 	}
+	for i, j := 0, 0; i < len(ps); i++ { // forget the sessions gone
+		for j < len(ns) && ns[j].ID < ps[i].ID {
+			j++
+		}
+		if j == len(ns) || ns[j].ID != ps[i].ID {
+			delete(h.members, ps[i].ID)
+		}
+	}
 	slices.Sort(ev.Removed)
-	h.members = members
-	if order := sessionIDs(next); !slices.Equal(order, h.sessions) {
+	ev.Removed = slices.Compact(ev.Removed)
+	if !sameOrder(next, h.sessions) {
+		order := sessionIDs(next)
 		h.sessions = order
 		ev.Sessions = &order
 	}
-	if head := headBytes(next); string(head) != string(h.head) {
-		h.head = head
+	if !h.head.of(next) {
+		h.head = keyOfHead(next)
 		doc := report.DocumentHead(next)
 		ev.Head = &doc
 	}
@@ -200,16 +217,38 @@ func (h *hub) sync(next *model.Snapshot) {
 	h.changed = make(chan struct{})
 }
 
+// sortedSessions is sessions sorted by id: as a snapshot holds them (no
+// copy), or a sorted copy of a forest that is not.
+func sortedSessions(sessions []*model.Node) []*model.Node {
+	byID := func(a, b *model.Node) int { return strings.Compare(a.ID, b.ID) }
+	if slices.IsSortedFunc(sessions, byID) {
+		return sessions
+	}
+	return slices.SortedStableFunc(slices.Values(sessions), byID)
+}
+
+// sameOrder tells whether snap's sessions are ids, in order.
+func sameOrder(snap *model.Snapshot, ids []string) bool {
+	if len(snap.Sessions) != len(ids) {
+		return false
+	}
+	for i, s := range snap.Sessions {
+		if s.ID != ids[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // sign records the signatures of sess's nodes, listing in changed (when
 // not nil) those whose signature differs from the last; it returns the
 // session's ids.
 func (h *hub) sign(sess *model.Node, changed *[]*model.Node, ids []string) []string {
 	sess.Walk(func(n *model.Node) {
 		ids = append(ids, n.ID)
-		b, err := json.Marshal(watchNode(n, sigEpoch))
-		f := fnv.New64a()
-		f.Write(b)
-		sum := f.Sum64()
+		h.buf.Reset()
+		err := h.enc.Encode(watchNode(n, sigEpoch))
+		sum := fnv64a(h.buf.Bytes())
 		if err != nil {
 			sum = 0 // always sent: the line's encoding fails and watchers re-read
 		}
@@ -222,6 +261,17 @@ func (h *hub) sign(sess *model.Node, changed *[]*model.Node, ids []string) []str
 		}
 	})
 	return ids
+}
+
+// fnv64a is the 64-bit FNV-1a hash of b (hash/fnv's, with no hasher
+// allocated).
+func fnv64a(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
 }
 
 // push keeps ev in the ring, dropping the oldest past its bounds.
@@ -299,13 +349,24 @@ func sessionIDs(snap *model.Snapshot) []string {
 	return ids
 }
 
-// headBytes encodes what a watcher keeps of the head: the summary and the
-// time are left out (a watcher counts its nodes itself).
-func headBytes(snap *model.Snapshot) []byte {
-	d := report.DocumentHead(snap)
-	d.GeneratedAt, d.Summary = "", report.SummaryJSON{}
-	b, _ := json.Marshal(d) // plain values; a non-finite threshold is not one a config accepts
-	return b
+// headKey is what a watcher keeps of the head: the values of the
+// document's head but its summary and time (a watcher counts its nodes
+// itself), read off the snapshot rather than counted from its nodes.
+type headKey struct {
+	roots, rootSources []string
+	thresholds         model.Thresholds
+	problems           []model.Problem
+}
+
+func keyOfHead(snap *model.Snapshot) headKey {
+	return headKey{roots: slices.Clone(snap.Roots), rootSources: slices.Clone(snap.RootSources),
+		thresholds: snap.Thresholds, problems: slices.Clone(snap.Problems)}
+}
+
+// of tells whether k is snap's head.
+func (k headKey) of(snap *model.Snapshot) bool {
+	return k.thresholds == snap.Thresholds && slices.Equal(k.roots, snap.Roots) &&
+		slices.Equal(k.rootSources, snap.RootSources) && slices.Equal(k.problems, snap.Problems)
 }
 
 // serveWatch streams the watch: a snapshot (unless ?since names a revision
@@ -324,13 +385,15 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
-	write := func(line []byte) bool {
+	// Lines sent together (a watcher resuming, or woken after a burst of
+	// revisions) are written and then flushed once.
+	put := func(line []byte) bool {
 		_ = rc.SetWriteDeadline(time.Now().Add(watchWriteTimeout))
-		if _, err := w.Write(line); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
+		_, err := w.Write(line)
+		return err == nil
 	}
+	flush := func() bool { return rc.Flush() == nil }
+	write := func(line []byte) bool { return put(line) && flush() }
 	rev, resumed := s.hub.parseSince(r.URL.Query().Get("since"))
 	ctx := r.Context()
 	beat := time.NewTicker(s.opts.Heartbeat)
@@ -350,9 +413,12 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		for _, line := range lines {
-			if !write(line) {
+			if !put(line) {
 				return
 			}
+		}
+		if len(lines) > 0 && !flush() {
+			return
 		}
 		rev = at
 		if len(lines) > 0 {

@@ -10,8 +10,9 @@
 //	go run ./internal/benchremote -bin bin/dispatchtop -hosts 20 -sessions 1000 -per-session 10
 //
 // After the viewer quit, each serve's CPU is measured under churn with 0,
-// 1 and 5 clients following its watch stream (-clients): the slope is
-// what a watching client costs a serve. The change-to-screen
+// 1, 5 and 10 clients following its watch stream (-clients): the slope,
+// fitted by least squares over them all, is what a watching client costs
+// a serve. The change-to-screen
 // latency is sampled -samples times (p50, p99). With -profile DIR the
 // viewer writes a CPU profile of its run to DIR/viewer.cpu.pprof
 // (DISPATCHTOP_CPUPROFILE) and its live heap at exit to DIR/viewer.heap.pprof
@@ -33,6 +34,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -59,7 +61,7 @@ func main() {
 	quiet := flag.Int("quiet", 20, "seconds measured while nothing changes")
 	churnSecs := flag.Int("churn-seconds", 20, "seconds measured while nodes change")
 	churn := flag.Float64("churn", 1, "percent of each host's nodes that change state every second")
-	clients := flag.String("clients", "0,1,5", "watching clients of each serve measured under churn before the viewer starts (empty: none)")
+	clients := flag.String("clients", "0,1,5,10", "watching clients of each serve measured under churn before the viewer starts, the slope fitted over all of them (empty: none)")
 	clientSecs := flag.Int("client-seconds", 10, "seconds measured for each count of -clients")
 	samples := flag.Int("samples", 20, "changes timed from a host to the viewer's screen")
 	profile := flag.String("profile", "", "a directory the viewer writes its CPU profile to (viewer.cpu.pprof)")
@@ -361,21 +363,33 @@ func perClient(hosts []*host, counts []int, secs int, tick func(), flips *atomic
 	}
 	var first float64
 	var firstN int
+	var xs, ys []float64 // clients of a serve, its CPU: the fit's points
 	for k, n := range counts {
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		var failed atomic.Value
-		var read, lines atomic.Int64
+		var read, lines, snapshots atomic.Int64
 		for _, h := range hosts {
 			for range n {
 				wg.Go(func() {
-					if err := follow(ctx, h.url+"/api/v1/watch", &read, &lines); err != nil && ctx.Err() == nil {
+					if err := follow(ctx, h.url+"/api/v1/watch", &read, &lines, &snapshots); err != nil && ctx.Err() == nil {
 						failed.Store(err)
 					}
 				})
 			}
 		}
-		time.Sleep(2 * time.Second) // each client read its snapshot
+		// Each client read its snapshot (10 MB at 10,000 nodes) before the
+		// window opens: a window that opened after a fixed 2 s measured the
+		// serves still sending the snapshots of many clients.
+		for wait := time.Now().Add(2 * time.Minute); snapshots.Load() < int64(n*len(hosts)); {
+			if time.Now().After(wait) {
+				cancel()
+				wg.Wait()
+				return fmt.Errorf("%d watching clients: %d read their snapshot in 2 minutes", n*len(hosts), snapshots.Load())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(time.Second)
 		if k == 0 && n > 0 {
 			// What a client reads while nothing changes.
 			r0, l0 := read.Load(), lines.Load()
@@ -410,6 +424,7 @@ func perClient(hosts []*host, counts []int, secs int, tick func(), flips *atomic
 			sum += float64(after[i]-before[i]) / clockTicks / time.Since(t0).Seconds() * 100
 		}
 		mean := sum / float64(len(pids))
+		xs, ys = append(xs, float64(n)), append(ys, mean)
 		line := fmt.Sprintf("serve under churn (%s), %d watching clients: %4.1f %% of a core (mean of %d serves)", line0, n, mean, len(pids))
 		if k > 0 && n != firstN {
 			line += fmt.Sprintf("; %.2f %% a client", (mean-first)/float64(n-firstN))
@@ -423,12 +438,40 @@ func perClient(hosts []*host, counts []int, secs int, tick func(), flips *atomic
 		}
 		fmt.Printf("%s; load average %s\n", line, loadAverage())
 	}
+	if slope, spread, ok := fitLine(xs, ys); ok {
+		fmt.Printf("serve under churn: %.2f %% of a core a watching client (least squares over %d counts of clients, a count's CPU off the line by %.2f %% at most)\n",
+			slope, len(xs), spread)
+	}
 	return nil
 }
 
+// fitLine is the least-squares slope of ys over xs and the largest
+// distance of a point from that line, or false with fewer than two
+// distinct xs.
+func fitLine(xs, ys []float64) (slope, spread float64, ok bool) {
+	var mx, my float64
+	for i := range xs {
+		mx, my = mx+xs[i], my+ys[i]
+	}
+	mx, my = mx/float64(len(xs)), my/float64(len(xs))
+	var sxy, sxx float64
+	for i := range xs {
+		sxy += (xs[i] - mx) * (ys[i] - my)
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+	}
+	if sxx == 0 {
+		return 0, 0, false
+	}
+	slope = sxy / sxx
+	for i := range xs {
+		spread = max(spread, math.Abs(ys[i]-(my+slope*(xs[i]-mx))))
+	}
+	return slope, spread, true
+}
+
 // follow reads a watch stream until ctx ends, every line read and let
-// go, counting its bytes and lines.
-func follow(ctx context.Context, u string, read, lines *atomic.Int64) error {
+// go, counting its bytes and lines, and in snapshots its first line.
+func follow(ctx context.Context, u string, read, lines, snapshots *atomic.Int64) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err
@@ -442,12 +485,16 @@ func follow(ctx context.Context, u string, read, lines *atomic.Int64) error {
 		return fmt.Errorf("GET %s: %s", u, resp.Status)
 	}
 	r := bufio.NewReaderSize(resp.Body, 1<<20)
+	first := false
 	for {
 		line, err := r.ReadSlice('\n')
 		read.Add(int64(len(line)))
 		switch {
 		case err == nil:
-			lines.Add(1)
+			if lines.Add(1); !first {
+				first = true
+				snapshots.Add(1)
+			}
 		case errors.Is(err, bufio.ErrBufferFull):
 		default:
 			return err

@@ -23,6 +23,12 @@ const (
 	onceLargeHeapPercent = 50
 )
 
+// HoldOnceCollection paces the collector as a one-shot run does
+// (holdCollection), for what measures one in a process of its own: a
+// benchmark of `--once` run in process, from a collected heap as a
+// process starts with.
+func HoldOnceCollection() (restore func()) { return holdCollection(onceLargeHeap) }
+
 // holdCollection holds the garbage collector off while a one-shot run's
 // heap is small. `--once` over 10,000 nodes allocates some 35 MB in a third
 // of a second and keeps half of it to the end; the collections the default

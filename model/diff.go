@@ -57,10 +57,7 @@ func DiffFor(prev, next *Snapshot, now time.Time, gone string, view TransitionVi
 		}
 		sort.Strings(vanished)
 	}
-	vanishedAt := func(id string) Transition {
-		p := prev.Node(id)
-		return Transition{Time: now, ID: id, From: p.State, FromFlags: p.Flags, Reason: gone}
-	}
+	vanishedAt := func(id string) Transition { return VanishedTransition(prev.Node(id), now, gone) }
 	for _, id := range vanished {
 		d.add(vanishedAt(id))
 	}
@@ -116,17 +113,11 @@ func (d *differ) walk(n, p *Node) {
 	if p == n {
 		return // shared with prev: nothing below it moved
 	}
-	switch {
-	case p == nil:
-		if d.counting {
-			d.fresh++
-		}
-		if n.State != "" {
-			d.add(Transition{Time: d.now, ID: n.ID, To: n.State, ToFlags: n.Flags, Reason: n.Reason})
-		}
-	case n.State != "" && (p.State != n.State || !slices.Equal(p.Flags, n.Flags)):
-		d.add(Transition{Time: d.now, ID: n.ID, From: p.State, To: n.State,
-			FromFlags: p.Flags, ToFlags: n.Flags, Reason: n.Reason})
+	if p == nil && d.counting {
+		d.fresh++
+	}
+	if t, ok := NodeTransition(p, n, d.now); ok {
+		d.add(t)
 	}
 	for k, c := range n.Children {
 		var pc *Node
@@ -135,6 +126,40 @@ func (d *differ) walk(n, p *Node) {
 		}
 		d.walk(c, pc)
 	}
+}
+
+// NodeTransition is the transition of n from p, its node in the forest
+// before (nil: n is new there), as Diff lists it: none for a node without
+// a state (a fleet's host row), nor for one whose state and flags held.
+func NodeTransition(p, n *Node, now time.Time) (Transition, bool) {
+	switch {
+	case n.State == "":
+		return Transition{}, false
+	case p == nil:
+		return Transition{Time: now, ID: n.ID, To: n.State, ToFlags: n.Flags, Reason: n.Reason}, true
+	case p.State != n.State || !slices.Equal(p.Flags, n.Flags):
+		return Transition{Time: now, ID: n.ID, From: p.State, To: n.State,
+			FromFlags: p.Flags, ToFlags: n.Flags, Reason: n.Reason}, true
+	}
+	return Transition{}, false
+}
+
+// VanishedTransition is the transition of p, gone from the forest, with
+// gone as its reason, as Diff lists it (for a node with a state).
+func VanishedTransition(p *Node, now time.Time, gone string) Transition {
+	return Transition{Time: now, ID: p.ID, From: p.State, FromFlags: p.Flags, Reason: gone}
+}
+
+// Keep is what the view keeps of ts, in place: those it shows, the
+// newest Newest of them (DiffFor's list of the same transitions).
+func (v TransitionView) Keep(ts []Transition) []Transition {
+	if v.Shows != nil {
+		ts = slices.DeleteFunc(ts, func(t Transition) bool { return !v.Shows(t) })
+	}
+	if v.Newest > 0 && len(ts) > v.Newest {
+		ts = append(ts[:0], ts[len(ts)-v.Newest:]...)
+	}
+	return ts
 }
 
 // add counts t, or lists it, when it is shown and not one of the oldest

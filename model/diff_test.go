@@ -309,3 +309,42 @@ func TestDiffForAllocatesOnlyWhatItsConsumerKeeps(t *testing.T) {
 		t.Errorf("a list of capacity %d in %v allocations, want one of 10", cap(out), allocs)
 	}
 }
+
+// A view keeps, of a list of transitions, what DiffFor would list of it:
+// those it shows, the newest Newest of them, in their order.
+func TestTransitionViewKeepsWhatItShowsTheNewestLast(t *testing.T) {
+	list := func(ids ...string) []Transition {
+		var ts []Transition
+		for _, id := range ids {
+			to := StateRunning
+			if strings.HasPrefix(id, "d") {
+				to = StateDead
+			}
+			ts = append(ts, Transition{ID: id, To: to})
+		}
+		return ts
+	}
+	dead := func(t Transition) bool { return t.To == StateDead }
+	tests := []struct {
+		name string
+		view TransitionView
+		want []string
+	}{
+		{"every one", TransitionView{}, []string{"a", "d1", "b", "d2", "d3"}},
+		{"the newest 2", TransitionView{Newest: 2}, []string{"d2", "d3"}},
+		{"the dead", TransitionView{Shows: dead}, []string{"d1", "d2", "d3"}},
+		{"the newest 2 of the dead", TransitionView{Shows: dead, Newest: 2}, []string{"d2", "d3"}},
+		{"more than there are", TransitionView{Newest: 9}, []string{"a", "d1", "b", "d2", "d3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, tr := range tt.view.Keep(list("a", "d1", "b", "d2", "d3")) {
+				got = append(got, tr.ID)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("kept %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -269,7 +269,7 @@ func (f *Fleet) answered(i int, at, now time.Time) {
 // update merges the hosts' forests and diffs them against the last.
 func (f *Fleet) update(now time.Time) model.Update {
 	snap := f.merge(now)
-	trans := model.DiffFor(f.prev, snap, now, "gone from its host's snapshot", f.opts.Transitions)
+	trans := model.DiffFor(f.prev, snap, now, goneReason, f.opts.Transitions)
 	f.prev = snap
 	return model.Update{Snapshot: snap, Hosts: f.hosts(), Transitions: trans}
 }
@@ -435,7 +435,7 @@ func (f *Fleet) renew(st *hostState, doc *report.Document, got time.Time, sub *m
 		prev = ToSnapshot(st.doc, st.got, st.status.Name, &model.Node{ID: st.status.Name})
 	}
 	st.doc, st.got, st.sub = doc, got, sub
-	return model.DiffFor(prev, sub, got, "gone from its host's snapshot", f.opts.Transitions)
+	return model.DiffFor(prev, sub, got, goneReason, f.opts.Transitions)
 }
 
 // hosts is every host's reachability, in order.

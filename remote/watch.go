@@ -408,8 +408,7 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 			if rec.session != "" {
 				touched[rec.session] = true
 				if trans != nil && rec.node.State != "" {
-					vanished = append(vanished, model.Transition{Time: got, ID: id, From: rec.node.State,
-						FromFlags: rec.node.Flags, Reason: goneReason})
+					vanished = append(vanished, model.VanishedTransition(rec.node, got, goneReason))
 				}
 			}
 			delete(w.recs, id)
@@ -474,16 +473,11 @@ const goneReason = "gone from its host's snapshot"
 // some node was sent twice.
 func (w *wireHost) transitions(ev *serve.WatchEvent, b builder, got time.Time, before []wireRec, vanished []model.Transition, dup bool,
 	trans *[]model.Transition, view model.TransitionView) {
-	start := len(*trans)
-	add := func(t model.Transition) {
-		if view.Shows == nil || view.Shows(t) {
-			*trans = append(*trans, t)
-		}
-	}
 	var seen map[string]bool
 	if dup {
 		seen = make(map[string]bool, len(ev.Nodes))
 	}
+	var out []model.Transition
 	for i, j := range ev.Nodes {
 		id := b.id(j.ID)
 		if seen != nil {
@@ -492,27 +486,19 @@ func (w *wireHost) transitions(ev *serve.WatchEvent, b builder, got time.Time, b
 			}
 			seen[id] = true
 		}
-		rec := w.recs[id]
-		n, was := rec.node, before[i]
-		if rec.session == "" || n == nil || n.State == "" {
+		rec, was := w.recs[id], before[i]
+		if rec.session == "" || rec.node == nil {
 			continue // no session holds it: not in the forest
 		}
-		switch {
-		case was.node == nil || was.session == "":
-			add(model.Transition{Time: got, ID: id, To: n.State, ToFlags: n.Flags, Reason: n.Reason})
-		case was.node.State != n.State || !slices.Equal(was.node.Flags, n.Flags):
-			add(model.Transition{Time: got, ID: id, From: was.node.State, To: n.State,
-				FromFlags: was.node.Flags, ToFlags: n.Flags, Reason: n.Reason})
+		if was.session == "" {
+			was.node = nil // in no session before: new to the forest
+		}
+		if t, ok := model.NodeTransition(was.node, rec.node, got); ok {
+			out = append(out, t)
 		}
 	}
 	slices.SortFunc(vanished, func(a, b model.Transition) int { return strings.Compare(a.ID, b.ID) })
-	for _, t := range vanished {
-		add(t)
-	}
-	if view.Newest > 0 && len(*trans)-start > view.Newest {
-		kept := (*trans)[len(*trans)-view.Newest:]
-		*trans = append((*trans)[:start], kept...)
-	}
+	*trans = append(*trans, view.Keep(append(out, vanished...))...)
 }
 
 // countAfter is how many records w holds once ev is applied.

@@ -11,6 +11,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
+	"hash/fnv"
 	"net/http"
 	"slices"
 	"strconv"
@@ -87,6 +89,7 @@ type hub struct {
 	head     headKey             // what a watcher keeps of the head, to tell a change
 	buf      bytes.Buffer        // a node's encoding, to sign it
 	enc      *json.Encoder       // writes to buf
+	sum      hash.Hash64         // FNV-1a of buf, reset for each node
 	ring     []ringEvent
 	ringSize int
 	changed  chan struct{} // closed and replaced at every new revision
@@ -103,6 +106,7 @@ func newHub(now func() time.Time) *hub {
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 	h := &hub{instance: hex.EncodeToString(b[:]), changed: make(chan struct{}), now: now}
 	h.enc = json.NewEncoder(&h.buf)
+	h.sum = fnv.New64a()
 	return h
 }
 
@@ -248,7 +252,9 @@ func (h *hub) sign(sess *model.Node, changed *[]*model.Node, ids []string) []str
 		ids = append(ids, n.ID)
 		h.buf.Reset()
 		err := h.enc.Encode(watchNode(n, sigEpoch))
-		sum := fnv64a(h.buf.Bytes())
+		h.sum.Reset()
+		h.sum.Write(h.buf.Bytes())
+		sum := h.sum.Sum64()
 		if err != nil {
 			sum = 0 // always sent: the line's encoding fails and watchers re-read
 		}
@@ -261,17 +267,6 @@ func (h *hub) sign(sess *model.Node, changed *[]*model.Node, ids []string) []str
 		}
 	})
 	return ids
-}
-
-// fnv64a is the 64-bit FNV-1a hash of b (hash/fnv's, with no hasher
-// allocated).
-func fnv64a(b []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	return h
 }
 
 // push keeps ev in the ring, dropping the oldest past its bounds.

@@ -122,7 +122,7 @@ func (f *flattener) renewable(top *model.Node, old []row) bool {
 // out: as the cache holds it when it fits them, else read off the rows.
 func (c *nestedCache) layoutOf(o flatOptions, old []row) blockLayout {
 	top := old[0].node
-	if l, ok := c.laid[top.ID]; ok && l.of == top && l.fits(old) {
+	if l, ok := c.laid[top.ID]; ok && l.fits(old) { // fits: made of top itself
 		return l
 	}
 	l := blockLayout{of: top}

@@ -143,3 +143,41 @@ func TestSnapshotLookupsOfAWholeSnapshot(t *testing.T) {
 		t.Fatalf("Nodes yields %v, want %v", got, snap.ByID)
 	}
 }
+
+// A node's parent is its Parent, or, for a node that knows its parent by
+// id alone (a watched host's, built without parent pointers so that a
+// change copies a node and its ancestors, not its session), the node its
+// ParentID names in the snapshot; a session's is none.
+func TestParentOfIsThePointerElseTheNodeTheIdNames(t *testing.T) {
+	lead := &Node{ID: "s/lead", ParentID: "s"}
+	worker := &Node{ID: "s/lead/w", ParentID: "s/lead"}
+	lead.Children = []*Node{worker}
+	session := &Node{ID: "s", Children: []*Node{lead}}
+	pointed := &Node{ID: "p/c", ParentID: "p"}
+	other := &Node{ID: "p", Children: []*Node{pointed}}
+	pointed.Parent = other
+	stray := &Node{ID: "s/x", ParentID: "gone"}
+	snap := &Snapshot{Sessions: []*Node{other, session}}
+	snap.IndexSessions()
+	for _, tc := range []struct {
+		name string
+		n    *Node
+		want *Node
+	}{
+		{"a session has none", session, nil},
+		{"known by id alone", worker, lead},
+		{"a session's child by id", lead, session},
+		{"the pointer when set", pointed, other},
+		{"an id of no node", stray, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := snap.ParentOf(tc.n); got != tc.want {
+				t.Errorf("ParentOf(%s) = %v, want %v", tc.n.ID, got, tc.want)
+			}
+		})
+	}
+	var none *Snapshot
+	if got := none.ParentOf(worker); got != nil {
+		t.Errorf("a nil snapshot's ParentOf = %v", got)
+	}
+}

@@ -36,8 +36,10 @@ type Node struct {
 	Blocked       *Blocked
 	ActivityMtime time.Time // newest *-stream.jsonl mtime
 	ParentID      string    // "" for a session
-	Parent        *Node     `json:"-"`
-	Children      []*Node   // sorted by id
+	// Parent is nil for a session, and for a node that knows its parent
+	// by ParentID alone (a watched host's): Snapshot.ParentOf finds both.
+	Parent   *Node   `json:"-"`
+	Children []*Node // sorted by id
 
 	// Source is the kind of store the node was read from ("" or "native":
 	// the file protocol of SPEC §1; see package sources).

@@ -213,6 +213,21 @@ func (t *Tally) Summary(sessions, problems int) Summary {
 	return sum
 }
 
+// ParentOf is n's parent: its Parent, or, when that is nil, the node its
+// ParentID names. A watched host's nodes know their parent by id alone
+// (remote builds them so: a change copies a node and its ancestors, while
+// a parent pointer in each child would have it copy the whole session).
+// Nil for a session, and for a parent not in s.
+func (s *Snapshot) ParentOf(n *Node) *Node {
+	if n.Parent != nil {
+		return n.Parent
+	}
+	if n.ParentID == "" {
+		return nil
+	}
+	return s.Node(n.ParentID)
+}
+
 // Node returns the node with id, or nil.
 func (s *Snapshot) Node(id string) *Node {
 	switch {

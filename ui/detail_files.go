@@ -41,8 +41,8 @@ func (m *Model) loadFiles(n *model.Node) tea.Cmd {
 	read := m.opts.Files
 	id, root, dir, hb := n.ID, n.Root, n.InfraDir, n.HeartbeatPath
 	var parentRoot, parentDir string
-	if n.Parent != nil && n.Parent.HasRegistry && hb != "" {
-		parentRoot, parentDir = n.Parent.Root, n.Parent.InfraDir
+	if p := m.snap.ParentOf(n); p != nil && p.HasRegistry && hb != "" {
+		parentRoot, parentDir = p.Root, p.InfraDir
 	}
 	return func() tea.Msg {
 		msg := filesMsg{id: id}
@@ -101,10 +101,11 @@ func (m *Model) cfaHistory(n *model.Node) []json.RawMessage {
 // registryLine finds the node's line, verbatim, in its parent's registry:
 // the parent's bytes, else those read for the details.
 func (m *Model) registryLine(n *model.Node) (model.RegistryLine, bool) {
-	if n.Parent == nil || n.HeartbeatPath == "" {
+	p := m.snap.ParentOf(n)
+	if p == nil || n.HeartbeatPath == "" {
 		return model.RegistryLine{}, false
 	}
-	line, ok := lineNaming(n.Parent.Registry, n.Parent.InfraDir, n.HeartbeatPath)
+	line, ok := lineNaming(p.Registry, p.InfraDir, n.HeartbeatPath)
 	if ok && line.Raw == nil && m.files.id == n.ID && m.files.lineOK {
 		return m.files.line, true
 	}

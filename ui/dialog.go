@@ -117,11 +117,11 @@ func actionTitle(action model.Action, tree bool) string {
 
 // warningsFor are what an operator must know before action runs on n:
 // the engine would go ahead, but a person may not want it to.
-func warningsFor(action model.Action, tree bool, n *model.Node) []string {
+func warningsFor(action model.Action, tree bool, n, parent *model.Node) []string {
 	var out []string
 	if action == model.ActionResume && n.State == model.StateDead && n.Action == model.ActionWait &&
-		n.Parent != nil && n.Parent.State == model.StateRunning {
-		out = append(out, fmt.Sprintf("its lead %s is running and owns its recovery (action wait)", termtext.Line(n.Parent.ID)))
+		parent != nil && parent.State == model.StateRunning {
+		out = append(out, fmt.Sprintf("its lead %s is running and owns its recovery (action wait)", termtext.Line(parent.ID)))
 	}
 	if action == model.ActionKill {
 		if n.HasFlag(model.FlagBlocked) {
@@ -167,7 +167,7 @@ func (m *Model) openDialog(action model.Action, tree bool) tea.Cmd {
 		d.targets = append(d.targets, &target{
 			req: ActionRequest{Action: action, NodeID: n.ID, Tree: tree},
 			pid: n.PID(), role: n.Role(), state: stateWords(n), loading: true,
-			warnings: warningsFor(action, tree, n),
+			warnings: warningsFor(action, tree, n, m.snap.ParentOf(n)),
 		})
 	}
 	m.dialog = d

@@ -131,8 +131,8 @@ func (m *Model) collapse() {
 		m.reflow()
 		return
 	}
-	if n.Parent != nil {
-		if i, ok := m.rowOf(n.Parent.ID); ok {
+	if p := m.snap.ParentOf(n); p != nil {
+		if i, ok := m.rowOf(p.ID); ok {
 			m.following = ""
 			m.moveTo(i)
 		}
@@ -164,7 +164,7 @@ func (m *Model) jumpToAction(dir int) {
 		if !operatorActs(n) || !all[i].match {
 			continue
 		}
-		for p := n.Parent; p != nil; p = p.Parent {
+		for _, p := range ancestorsOf(m.snap, n) {
 			delete(m.collapsed, p.ID)
 		}
 		m.following = ""

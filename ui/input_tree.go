@@ -111,8 +111,8 @@ func (m *Model) collapseAll() tea.Cmd {
 			})
 		}
 		if n := m.selectedNode(); n != nil {
-			for n.Parent != nil {
-				n = n.Parent
+			if up := ancestorsOf(m.snap, n); len(up) > 0 {
+				n = up[len(up)-1]
 			}
 			m.selected = n.ID
 		}

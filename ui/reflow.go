@@ -56,6 +56,7 @@ func (m *Model) flatOptions() flatOptions {
 		o.pin = m.snap.Node(m.following)
 		if o.pin != nil {
 			m.selected = m.following
+			o.pinPath = ancestorsOf(m.snap, o.pin)
 		}
 	}
 	return o

@@ -46,6 +46,9 @@ func checkLayout(t *testing.T, m *Model, at string) {
 	o := flatOptions{collapsed: m.collapsed, query: m.query, state: m.state, sort: m.sort}
 	if m.following != "" {
 		o.pin = m.snap.Node(m.following)
+		if o.pin != nil {
+			o.pinPath = ancestorsOf(m.snap, o.pin)
+		}
 	}
 	want := flatten(m.snap.Sessions, o)
 	if len(m.rows) != len(want) {

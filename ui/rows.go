@@ -82,7 +82,8 @@ type flatOptions struct {
 	collapsed map[string]bool
 	query     query // the `/` filter; empty matches everything
 	state     stateFilter
-	pin       *model.Node // a followed node: always shown, its ancestors expanded
+	pin       *model.Node   // a followed node: always shown, its ancestors expanded
+	pinPath   []*model.Node // pin's ancestors
 	sort      sortOrder
 }
 
@@ -201,6 +202,16 @@ type flattener struct {
 	rows   []row
 }
 
+// ancestorsOf are n's ancestors in snap, its parent first: each once, as
+// the ids of a hostile host's nodes may name each other as parents.
+func ancestorsOf(snap *model.Snapshot, n *model.Node) []*model.Node {
+	var out []*model.Node
+	for p := snap.ParentOf(n); p != nil && !slices.Contains(out, p) && p != n; p = snap.ParentOf(p) {
+		out = append(out, p)
+	}
+	return out
+}
+
 func newFlattener(o flatOptions) *flattener {
 	f := &flattener{o: o}
 	if o.filtering() {
@@ -208,7 +219,7 @@ func newFlattener(o flatOptions) *flattener {
 	}
 	if o.pin != nil {
 		f.onPath = map[string]bool{}
-		for p := o.pin.Parent; p != nil; p = p.Parent {
+		for _, p := range o.pinPath {
 			f.onPath[p.ID] = true
 		}
 	}

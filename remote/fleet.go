@@ -519,8 +519,8 @@ func origin(u *url.URL) string {
 // the last merge keeps its row (the same node: nothing beneath it moved,
 // see model.Update), so the consumer lays out and counts again only the
 // hosts that changed. A host's sessions are shared with the merges before
-// while the host's forest did not change; their parent is the host row of
-// the forest that built them (the same id).
+// while the host's forest did not change; they name their host row by its
+// id (a watched host's nodes hold no parent pointer: Snapshot.ParentOf).
 func (f *Fleet) merge(now time.Time) *model.Snapshot {
 	snap := &model.Snapshot{
 		GeneratedAt: now,

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -268,5 +270,83 @@ func TestADiffsTransitionsAreThoseOfTheForestsBeforeAndAfter(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// SPEC §8, the fleet view under churn: a diff that moves no node copies
+// the nodes it sends and their ancestors (a parent's list of children
+// changed), and shares every other node of the session with the forest
+// before: a watched host's nodes know their parent by id, so a node's
+// siblings and children need no copy to point at its new one. Each node
+// still names its parent, and the forest handed out before is unchanged.
+func TestADiffCopiesItsNodesAndTheirAncestorsAlone(t *testing.T) {
+	node := func(id, parent, state string, kids ...string) serve.WatchNode {
+		j := serve.WatchNode{NodeJSON: report.NodeJSON{ID: id, State: model.State(state), Action: model.ActionNone},
+			Kids: append([]string{}, kids...)}
+		if parent != "" {
+			j.Parent = &parent
+		}
+		return j
+	}
+	order := []string{"S", "U"}
+	snapshot := &serve.WatchEvent{Type: serve.EventSnapshot, Rev: "r.1", Head: &report.Document{}, Sessions: &order,
+		Nodes: []serve.WatchNode{
+			node("S", "", "running", "S/1", "S/2"),
+			node("S/1", "S", "running", "S/1/a", "S/1/b"), node("S/1/a", "S/1", "running"), node("S/1/b", "S/1", "running"),
+			node("S/2", "S", "running", "S/2/a", "S/2/b"), node("S/2/a", "S/2", "running"), node("S/2/b", "S/2", "running"),
+			node("U", "", "running"),
+		}}
+	for _, tc := range []struct {
+		name   string
+		diff   []serve.WatchNode
+		copied []string // the nodes the diff's forest holds anew
+	}{
+		{"a leaf", []serve.WatchNode{node("S/1/a", "S/1", "dead")}, []string{"h/S", "h/S/1", "h/S/1/a"}},
+		{"a lead", []serve.WatchNode{node("S/2", "S", "dead", "S/2/a", "S/2/b")}, []string{"h/S", "h/S/2"}},
+		{"the session", []serve.WatchNode{node("S", "", "dead", "S/1", "S/2")}, []string{"h/S"}},
+		{"two leaves", []serve.WatchNode{node("S/1/b", "S/1", "dead"), node("S/2/b", "S/2", "dead")},
+			[]string{"h/S", "h/S/1", "h/S/1/b", "h/S/2", "h/S/2/b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &wireHost{}
+			host := &model.Node{ID: "h"}
+			at := time.Now()
+			if err := w.apply(snapshot, at, host, DefaultMaxNodes, nil, model.TransitionView{}); err != nil {
+				t.Fatal(err)
+			}
+			before := w.snapshot(at)
+			was := map[string]*model.Node{}
+			for id, n := range before.Nodes() {
+				was[id] = n
+			}
+			diff := &serve.WatchEvent{Type: serve.EventDiff, Rev: "r.2", Nodes: tc.diff}
+			if err := w.apply(diff, at, host, DefaultMaxNodes, nil, model.TransitionView{}); err != nil {
+				t.Fatal(err)
+			}
+			after := w.snapshot(at)
+			var copied []string
+			for id, n := range after.Nodes() {
+				if was[id] != n {
+					copied = append(copied, id)
+				}
+				if p := after.ParentOf(n); n.ID != "h/U" && n.ID != "h/S" && (p == nil || !strings.HasPrefix(n.ID, p.ID+"/")) {
+					t.Errorf("%s: its parent is %v", id, p)
+				}
+			}
+			slices.Sort(copied)
+			if !slices.Equal(copied, tc.copied) {
+				t.Errorf("the diff copied %v, want %v alone", copied, tc.copied)
+			}
+			for id, n := range before.Nodes() {
+				if n.State != model.StateRunning {
+					t.Errorf("the forest before the diff changed: %s is %s", id, n.State)
+				}
+			}
+			for _, j := range tc.diff {
+				if n := after.Node("h/" + j.ID); n == nil || n.State != model.StateDead {
+					t.Errorf("%s after the diff: %v", j.ID, n)
+				}
+			}
+		})
 	}
 }

@@ -417,8 +417,11 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 		}
 	}
 	// The touched sessions let their nodes go, then are built again: a
-	// node moved from one to another is held by the one that takes it.
-	// When none moved, each is built of the nodes it held.
+	// node moved from one to another is held by the one that takes it,
+	// and a parent it named by being under it is its new one (wasUnder:
+	// each node's parent as last built). When none moved, each is built
+	// of the nodes it held.
+	var wasUnder map[string]string
 	for sid := range touched {
 		if !moved {
 			break
@@ -427,13 +430,22 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 		if !ok || i >= len(w.sessions) || w.sessions[i] == nil || w.sessions[i].ID != sid {
 			continue
 		}
+		if wasUnder == nil {
+			wasUnder = map[string]string{}
+		}
 		s := w.sessions[i]
-		s.Walk(func(n *model.Node) {
+		var release func(n *model.Node, parent string)
+		release = func(n *model.Node, parent string) {
 			if rec, ok := w.recs[n.ID]; ok && rec.session == s.ID {
 				rec.session = ""
 				w.recs[n.ID] = rec
+				wasUnder[n.ID] = parent
 			}
-		})
+			for _, c := range n.Children {
+				release(c, n.ID)
+			}
+		}
+		release(s, host.ID)
 	}
 	if ev.Sessions != nil {
 		// The places moved: each kept session to its new place.
@@ -453,7 +465,7 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 		if !ok {
 			continue
 		}
-		w.sessions[i] = w.build(sid, host, fresh, moved)
+		w.sessions[i] = w.build(sid, host, fresh, moved, wasUnder)
 		w.renewed[i] = true
 		if w.sessions[i] == nil {
 			w.reshaped = true // a place left empty
@@ -538,11 +550,15 @@ func (w *wireHost) kidsOf(id string, n *model.Node) []string {
 // build makes the session sid of the records, each id once (a cycle or a
 // second parent of a hostile host's is not followed; claim: the nodes of
 // the session are those it takes, else those it held): a node sent in this
-// event (fresh, with its kids) is the node built of it, any other a copy
-// of its last with its new parent and children.
-func (w *wireHost) build(sid string, host *model.Node, fresh map[string][]string, claim bool) *model.Node {
-	var node func(id string, parent *model.Node) *model.Node
-	node = func(id string, parent *model.Node) *model.Node {
+// event (fresh, with its kids) is the node built of it; any other is its
+// last, or a copy of it when its children or its parent changed. Nodes
+// know their parent by id (no pointer): a changed node costs a copy of its
+// ancestors, whose lists of children changed, not of its session.
+// wasUnder is each released node's parent as last built (claim only).
+func (w *wireHost) build(sid string, host *model.Node, fresh map[string][]string, claim bool, wasUnder map[string]string) *model.Node {
+	var built []*model.Node // the children of the nodes being built, a stack
+	var node func(id, parent string) *model.Node
+	node = func(id, parent string) *model.Node {
 		rec, ok := w.recs[id]
 		switch {
 		case !ok:
@@ -554,8 +570,11 @@ func (w *wireHost) build(sid string, host *model.Node, fresh map[string][]string
 		case rec.session != "":
 			return nil
 		}
+		if rec.session != sid {
+			rec.session = sid // taken before its children: a cycle ends here
+			w.recs[id] = rec
+		}
 		kids, sent := fresh[id]
-		n := rec.node
 		// last: the children as last built, when they are all those last
 		// sent (no ids to list for them).
 		var last []*model.Node
@@ -565,30 +584,41 @@ func (w *wireHost) build(sid string, host *model.Node, fresh map[string][]string
 			} else {
 				last = rec.node.Children
 			}
-			c := *rec.node
-			n = &c
-			if old := rec.node.Parent; old != nil && rec.node.ParentID == old.ID {
-				n.ParentID = "" // its parent's id, not one the host named
-			}
 		}
-		n.Parent = parent
-		if parent != nil && (n.ParentID == "" || n.ParentID == parent.ID) {
-			n.ParentID = parent.ID // the parent's string: a node holds no copy of it
-		}
-		rec.node, rec.session = n, sid
-		w.recs[id] = rec
-		n.Children = make([]*model.Node, 0, len(kids)+len(last))
+		from := len(built)
 		for _, k := range kids {
-			if c := node(k, n); c != nil {
-				n.Children = append(n.Children, c)
+			if c := node(k, id); c != nil {
+				built = append(built, c)
 			}
 		}
 		for _, k := range last {
-			if c := node(k.ID, n); c != nil {
-				n.Children = append(n.Children, c)
+			if c := node(k.ID, id); c != nil {
+				built = append(built, c)
 			}
 		}
-		if len(n.Children) != len(kids)+len(last) {
+		children := built[from:]
+		built = built[:from]
+		// Its parent: the one it names, else (or when it named the one it
+		// was under) the one it is under now, whose string it shares.
+		parentID := rec.node.ParentID
+		if parentID == "" || parentID == parent || (!sent && claim && parentID == wasUnder[id]) {
+			parentID = parent
+		}
+		n := rec.node
+		if sent || parentID != n.ParentID || !slices.Equal(children, n.Children) {
+			if !sent {
+				c := *n
+				n = &c
+			}
+			n.Parent, n.ParentID = nil, parentID
+			n.Children = slices.Clone(children)
+			if n.Children == nil {
+				n.Children = []*model.Node{}
+			}
+			rec.node = n
+			w.recs[id] = rec
+		}
+		if len(children) != len(kids)+len(last) {
 			if w.kids == nil {
 				w.kids = map[string][]string{}
 			}
@@ -599,12 +629,12 @@ func (w *wireHost) build(sid string, host *model.Node, fresh map[string][]string
 				}
 			}
 			w.kids[id] = kids
-		} else {
+		} else if w.kids != nil {
 			delete(w.kids, id)
 		}
 		return n
 	}
-	return node(sid, host)
+	return node(sid, host.ID)
 }
 
 // nodes is how many nodes the host sent and did not remove.

@@ -557,9 +557,20 @@ func (w *wireHost) kidsOf(id string, n *model.Node) []string {
 // wasUnder is each released node's parent as last built (claim only).
 func (w *wireHost) build(sid string, host *model.Node, fresh map[string][]string, claim bool, wasUnder map[string]string) *model.Node {
 	var built []*model.Node // the children of the nodes being built, a stack
-	var node func(id, parent string) *model.Node
-	node = func(id, parent string) *model.Node {
-		rec, ok := w.recs[id]
+	// node builds id under parent; last, when not nil, is the node id as
+	// last built under it. A session rebuilt of the nodes it held (not
+	// claim) holds its last children as they were built, each its record's
+	// node, unless this event sent it: those are not looked up.
+	var node func(id, parent string, last *model.Node) *model.Node
+	node = func(id, parent string, was *model.Node) *model.Node {
+		var rec wireRec
+		var ok bool
+		kids, sent := fresh[id]
+		if !claim && was != nil && !sent {
+			rec, ok = wireRec{node: was, session: sid}, true
+		} else {
+			rec, ok = w.recs[id]
+		}
 		switch {
 		case !ok:
 			return nil
@@ -574,7 +585,6 @@ func (w *wireHost) build(sid string, host *model.Node, fresh map[string][]string
 			rec.session = sid // taken before its children: a cycle ends here
 			w.recs[id] = rec
 		}
-		kids, sent := fresh[id]
 		// last: the children as last built, when they are all those last
 		// sent (no ids to list for them).
 		var last []*model.Node
@@ -587,12 +597,12 @@ func (w *wireHost) build(sid string, host *model.Node, fresh map[string][]string
 		}
 		from := len(built)
 		for _, k := range kids {
-			if c := node(k, id); c != nil {
+			if c := node(k, id, nil); c != nil {
 				built = append(built, c)
 			}
 		}
 		for _, k := range last {
-			if c := node(k.ID, id); c != nil {
+			if c := node(k.ID, id, k); c != nil {
 				built = append(built, c)
 			}
 		}
@@ -634,7 +644,7 @@ func (w *wireHost) build(sid string, host *model.Node, fresh map[string][]string
 		}
 		return n
 	}
-	return node(sid, host.ID)
+	return node(sid, host.ID, nil)
 }
 
 // nodes is how many nodes the host sent and did not remove.

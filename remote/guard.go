@@ -118,6 +118,7 @@ type guard struct {
 	space             bool   // the last byte passed on is a space outside strings
 	isKey             bool   // the string being read is an object's key
 	key               []byte // its bytes so far, up to maxKey
+	keyEscaped        bool   // the key holds an escape
 	stack             []frame
 
 	// A stream of events (a watch) holds each event to the caps, and all
@@ -225,6 +226,24 @@ func quoteOrBackslash(b []byte) int {
 	return q
 }
 
+// stringEnd is quoteOrBackslash, looked for a byte at a time through the
+// first bytes: most strings of an event (its keys, states, ids) end
+// within them, where a search's call costs more than the loop.
+func stringEnd(b []byte) int {
+	for i := range min(len(b), 32) {
+		if c := b[i]; c == '"' || c == '\\' {
+			return i
+		}
+	}
+	if len(b) <= 32 {
+		return -1
+	}
+	if j := quoteOrBackslash(b[32:]); j >= 0 {
+		return 32 + j
+	}
+	return -1
+}
+
 // scan follows the structure through b and compacts it in place, each run
 // of whitespace outside strings one space; it returns the bytes kept.
 func (g *guard) scan(b []byte) int {
@@ -241,7 +260,7 @@ func (g *guard) scan(b []byte) int {
 				continue
 			}
 			// Up to the next quote or backslash; a key keeps its bytes.
-			j := quoteOrBackslash(b[i:])
+			j := stringEnd(b[i:])
 			k := j
 			if k < 0 {
 				k = len(b) - i
@@ -250,16 +269,21 @@ func (g *guard) scan(b []byte) int {
 				g.err = &CapError{What: capString, Cap: int64(g.caps.str)}
 				return w
 			}
+			if g.isKey {
+				g.keyBytes(b[i : i+k])
+			}
 			if j < 0 {
-				g.keyBytes(b[i:])
 				w += copy(b[w:], b[i:])
 				return w
 			}
-			g.keyBytes(b[i : i+j])
-			w += copy(b[w:], b[i:i+j+1])
+			if w != i { // a run of whitespace folded before: the rest moves
+				copy(b[w:], b[i:i+j+1])
+			}
+			w += j + 1
 			i += j
 			if b[i] == '\\' {
 				g.escaped = true
+				g.keyEscaped = g.keyEscaped || g.isKey
 				g.keyBytes(b[i : i+1])
 				continue
 			}
@@ -285,7 +309,7 @@ func (g *guard) scan(b []byte) int {
 			g.inString, g.strLen = true, 0
 			top := g.top()
 			g.isKey = top != nil && top.object && top.wantKey
-			g.key = g.key[:0]
+			g.key, g.keyEscaped = g.key[:0], false
 		case '{', '[', ',':
 			if g.values++; g.values > g.caps.values {
 				g.err = &CapError{What: capValues, Cap: int64(g.caps.values)}
@@ -340,14 +364,19 @@ func (g *guard) endKey() {
 	if len(key) > maxKey {
 		return
 	}
-	if bytes.IndexByte(key, '\\') >= 0 {
+	if g.keyEscaped {
 		var s string
 		if err := json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &s); err != nil {
 			return
 		}
 		key = []byte(s)
 	}
-	top.nodeKey = bytes.EqualFold(key, sessionsKey) || bytes.EqualFold(key, childrenKey) || bytes.EqualFold(key, nodesKey)
+	switch len(key) {
+	case len(nodesKey):
+		top.nodeKey = bytes.EqualFold(key, nodesKey)
+	case len(sessionsKey):
+		top.nodeKey = bytes.EqualFold(key, sessionsKey) || bytes.EqualFold(key, childrenKey)
+	}
 }
 
 // The keys whose lists hold nodes: a document's, and a watch event's.

@@ -1,9 +1,11 @@
 package remote
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"path/filepath"
 	"runtime"
@@ -188,5 +190,30 @@ func TestFollowedHostHoldsAtMost1280BANode(t *testing.T) {
 	t.Logf("%.0f B held a node", held)
 	if held > budget {
 		t.Errorf("%.0f B held a followed node, over the %d B of the stream and the fleet", held, budget)
+	}
+}
+
+// BenchmarkGuardEventLines is what the guard costs a stream's bytes: the
+// lines of SPEC §8's churn (diffs of 50 flips) passed through it, as the
+// watch reads them.
+func BenchmarkGuardEventLines(b *testing.B) {
+	rec := recordStream(b, 1000, 10, 8, 50)
+	var stream []byte
+	for _, l := range rec.lines[1:] {
+		stream = append(append(stream, l...), '\n')
+	}
+	buf := make([]byte, 32<<10)
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	for b.Loop() {
+		g := newEventGuard(bytes.NewReader(stream), capsOf(DefaultMaxBody, DefaultMaxNodes), 0, time.Now)
+		for {
+			if _, err := g.Read(buf); err != nil {
+				if err != io.EOF {
+					b.Fatal(err)
+				}
+				break
+			}
+		}
 	}
 }

@@ -209,3 +209,30 @@ func TestRenewingASessionOfAHostWritesItsRowsAlone(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkFleetChurnUpdate is the ui's share of a second of SPEC §8's
+// fleet churn, a fifth of it an op: 20 hosts × 1,000 sessions of 10 nodes,
+// every host renewed with 20 of its sessions (a node of each flipped),
+// the update and its frame. %core is ns/op × 5 as a share of a second.
+func BenchmarkFleetChurnUpdate(b *testing.B) {
+	const hosts, sessions, renewed = 20, 1000, 20
+	snap := fleetForest(hosts, sessions, 10)
+	m := newTestModel(b, 120, 40, Options{Initial: snap})
+	b.ReportAllocs()
+	k := 0
+	for b.Loop() {
+		b.StopTimer()
+		for h := range hosts {
+			for range renewed {
+				k++
+				snap = renewHost(snap, h, (k*7919)%sessions)
+			}
+		}
+		snap.ByID = nil
+		snap.IndexSessions()
+		b.StartTimer()
+		m.Update(updateMsg{update: model.Update{Snapshot: snap}})
+		_ = m.View()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)*5/1e7, "%core")
+}

@@ -10,6 +10,7 @@ import "github.com/dispatchtop/dispatchtop/model"
 type tallyCache struct {
 	sessions []*model.Node // of the last summary, in their order
 	whole    model.Tally
+	counted  int // nodes counted, added or taken away, ever (for tests)
 }
 
 // summarize is the summary of sessions, with problems problems. Sessions
@@ -38,12 +39,13 @@ func (c *tallyCache) summarizeOwned(sessions []*model.Node, problems int) (model
 
 // count brings the tally from c.sessions' to sessions'.
 func (c *tallyCache) count(sessions []*model.Node) {
-	if 2*renewedSessions(c.sessions, sessions) > len(sessions) {
+	if 2*movedSessions(c.sessions, sessions) > len(sessions) {
 		// Most moved: counting them all costs less than taking each away.
 		c.whole = model.Tally{}
 		for _, s := range sessions {
 			c.whole.AddTree(s)
 		}
+		c.counted += c.whole.Nodes
 		return
 	}
 	for i := range max(len(sessions), len(c.sessions)) {
@@ -59,6 +61,19 @@ func (c *tallyCache) count(sessions []*model.Node) {
 		}
 		c.renew(was, is)
 	}
+}
+
+// movedSessions is renewedSessions less those renewed over most of their
+// old children, in their places (a host row of a fleet over the sessions
+// it shares): renew counts those by the children renewed.
+func movedSessions(prev, next []*model.Node) int {
+	moved := max(len(next), len(prev)) - min(len(next), len(prev))
+	for i := range min(len(next), len(prev)) {
+		if next[i] != prev[i] && !sharesMost(prev[i], next[i]) {
+			moved++
+		}
+	}
+	return moved
 }
 
 // renewedSessions counts the sessions of next that are not prev's in the

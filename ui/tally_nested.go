@@ -29,6 +29,7 @@ func (c *tallyCache) renew(was, is *model.Node) {
 			}
 			c.whole.Sub(gone)
 			c.whole.Merge(came)
+			c.counted += gone.Nodes + came.Nodes
 			return
 		}
 	}
@@ -36,8 +37,12 @@ func (c *tallyCache) renew(was, is *model.Node) {
 		var t model.Tally
 		t.AddTree(was)
 		c.whole.Sub(t)
+		c.counted += t.Nodes
 	}
 	if is != nil {
-		c.whole.AddTree(is)
+		var t model.Tally
+		t.AddTree(is)
+		c.whole.Merge(t)
+		c.counted += t.Nodes
 	}
 }

@@ -372,24 +372,42 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 		w.reshaped = true // the places moved
 	}
 	// The nodes sent, built at once; the sessions that hold them touched.
+	// A node whose children are those it had keeps them by their nodes
+	// (sentFor: the node built in place of each one sent); its kids' ids
+	// are made only when some node moved.
 	fresh := make(map[string][]string, len(ev.Nodes))
+	sentFor := make(map[*model.Node]*model.Node, len(ev.Nodes))
 	var before []wireRec // with trans: each node sent as it was
 	if trans != nil {
 		before = make([]wireRec, 0, len(ev.Nodes))
 	}
+	// The sent nodes whose kids are those they had, each with its last
+	// node: their kids' ids are made only if some node moved.
+	type keptKids struct {
+		id   string
+		last *model.Node
+	}
+	var same []keptKids
 	for _, j := range ev.Nodes {
 		id := b.id(j.ID)
+		rec, ok := w.recs[id]
 		if trans != nil {
-			before = append(before, w.recs[id])
+			before = append(before, rec)
 		}
 		n := b.values(j.NodeJSON, nil)
-		kids := make([]string, len(j.Kids))
-		for i, k := range j.Kids {
-			kids[i] = b.id(k)
-		}
-		rec, ok := w.recs[id]
-		if !ok || !slices.Equal(kids, w.kidsOf(id, rec.node)) {
+		_, twice := fresh[id]
+		if ok && !twice && w.sameKids(b.prefix, j.Kids, id, rec.node) {
+			sentFor[rec.node] = n
+			same = append(same, keptKids{id, rec.node})
+			fresh[id] = nil
+		} else {
+			// New, sent twice, or with other kids: built by ids.
 			w.reshaped, moved = true, true
+			kids := make([]string, len(j.Kids))
+			for i, k := range j.Kids {
+				kids[i] = b.id(k)
+			}
+			fresh[id] = kids
 		}
 		if rec.session != "" {
 			touched[rec.session] = true
@@ -399,7 +417,6 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 		}
 		rec.node = n
 		w.recs[id] = rec
-		fresh[id] = kids
 	}
 	var vanished []model.Transition
 	for _, id := range ev.Removed {
@@ -414,6 +431,11 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 			delete(w.recs, id)
 			delete(w.kids, id)
 			w.reshaped, moved = true, true
+		}
+	}
+	if moved {
+		for _, k := range same {
+			fresh[k.id] = w.kidsOf(k.id, k.last)
 		}
 	}
 	// The touched sessions let their nodes go, then are built again: a
@@ -465,7 +487,11 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 		if !ok {
 			continue
 		}
-		w.sessions[i] = w.build(sid, host, fresh, moved, wasUnder)
+		var root *model.Node // the session as last built, in its place
+		if j, ok := was[sid]; ok && j == i && i < len(w.sessions) {
+			root = w.sessions[i]
+		}
+		w.sessions[i] = w.build(sid, host, root, fresh, sentFor, moved, wasUnder)
 		w.renewed[i] = true
 		if w.sessions[i] == nil {
 			w.reshaped = true // a place left empty
@@ -532,6 +558,40 @@ func (w *wireHost) countAfter(ev *serve.WatchEvent, prefix string) int {
 	return n
 }
 
+// sameKids reports whether sent, a node's kids as an event names them
+// (not prefixed), are the children of node id (n) as last sent.
+func (w *wireHost) sameKids(prefix string, sent []string, id string, n *model.Node) bool {
+	if k, ok := w.kids[id]; ok {
+		if len(k) != len(sent) {
+			return false
+		}
+		for i, kid := range k {
+			if !prefixedIs(prefix, sent[i], kid) {
+				return false
+			}
+		}
+		return true
+	}
+	if n == nil || len(n.Children) != len(sent) {
+		return n == nil && len(sent) == 0
+	}
+	for i, c := range n.Children {
+		if !prefixedIs(prefix, sent[i], c.ID) {
+			return false
+		}
+	}
+	return true
+}
+
+// prefixedIs reports whether full is id with prefix, as builder.id makes it.
+func prefixedIs(prefix, id, full string) bool {
+	if prefix == "" {
+		return full == id
+	}
+	return len(full) == len(prefix)+1+len(id) && full[len(prefix)] == '/' && full[len(prefix)+1:] == id &&
+		full[:len(prefix)] == prefix
+}
+
 // kidsOf are the prefixed ids of the children of node id as last sent.
 func (w *wireHost) kidsOf(id string, n *model.Node) []string {
 	if k, ok := w.kids[id]; ok {
@@ -550,49 +610,59 @@ func (w *wireHost) kidsOf(id string, n *model.Node) []string {
 // build makes the session sid of the records, each id once (a cycle or a
 // second parent of a hostile host's is not followed; claim: the nodes of
 // the session are those it takes, else those it held): a node sent in this
-// event (fresh, with its kids) is the node built of it; any other is its
-// last, or a copy of it when its children or its parent changed. Nodes
-// know their parent by id (no pointer): a changed node costs a copy of its
-// ancestors, whose lists of children changed, not of its session.
-// wasUnder is each released node's parent as last built (claim only).
-func (w *wireHost) build(sid string, host *model.Node, fresh map[string][]string, claim bool, wasUnder map[string]string) *model.Node {
+// event is the node built of it; any other is its last, or a copy of it
+// when its children or its parent changed. Nodes know their parent by id
+// (no pointer): a changed node costs a copy of its ancestors, whose lists
+// of children changed, not of its session.
+//
+// Not claim, the session is rebuilt of its tree as last built (root):
+// each node is found by its last node, sentFor giving the node sent in
+// its place, not by its id. Claim, each node is found by its id, fresh
+// holding the kids of those sent, and wasUnder each released node's
+// parent as last built.
+func (w *wireHost) build(sid string, host, root *model.Node, fresh map[string][]string, sentFor map[*model.Node]*model.Node,
+	claim bool, wasUnder map[string]string) *model.Node {
 	var built []*model.Node // the children of the nodes being built, a stack
-	// node builds id under parent; last, when not nil, is the node id as
-	// last built under it. A session rebuilt of the nodes it held (not
-	// claim) holds its last children as they were built, each its record's
-	// node, unless this event sent it: those are not looked up.
-	var node func(id, parent string, last *model.Node) *model.Node
+	var node func(id, parent string, was *model.Node) *model.Node
 	node = func(id, parent string, was *model.Node) *model.Node {
 		var rec wireRec
-		var ok bool
-		kids, sent := fresh[id]
-		if !claim && was != nil && !sent {
-			rec, ok = wireRec{node: was, session: sid}, true
-		} else {
-			rec, ok = w.recs[id]
-		}
-		switch {
-		case !ok:
-			return nil
-		case !claim:
-			if rec.session != sid {
-				return nil // another session's, as when last built
+		var kids []string      // its children by id
+		var last []*model.Node // its children as last built, when they are all those last sent
+		sent := false
+		if !claim && was != nil {
+			rec = wireRec{node: was, session: sid}
+			if n, ok := sentFor[was]; ok {
+				rec.node, sent = n, true
 			}
-		case rec.session != "":
-			return nil
-		}
-		if rec.session != sid {
-			rec.session = sid // taken before its children: a cycle ends here
-			w.recs[id] = rec
-		}
-		// last: the children as last built, when they are all those last
-		// sent (no ids to list for them).
-		var last []*model.Node
-		if !sent {
 			if k, ok := w.kids[id]; ok {
 				kids = k
 			} else {
-				last = rec.node.Children
+				last = was.Children
+			}
+		} else {
+			var ok bool
+			if rec, ok = w.recs[id]; !ok {
+				return nil
+			}
+			switch {
+			case !claim:
+				if rec.session != sid {
+					return nil // another session's, as when last built
+				}
+			case rec.session != "":
+				return nil
+			}
+			if rec.session != sid {
+				rec.session = sid // taken before its children: a cycle ends here
+				w.recs[id] = rec
+			}
+			kids, sent = fresh[id]
+			if !sent {
+				if k, ok := w.kids[id]; ok {
+					kids = k
+				} else {
+					last = rec.node.Children
+				}
 			}
 		}
 		from := len(built)
@@ -644,7 +714,10 @@ func (w *wireHost) build(sid string, host *model.Node, fresh map[string][]string
 		}
 		return n
 	}
-	return node(sid, host.ID, nil)
+	if claim || root == nil || root.ID != sid {
+		root = nil
+	}
+	return node(sid, host.ID, root)
 }
 
 // nodes is how many nodes the host sent and did not remove.

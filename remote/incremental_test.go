@@ -306,6 +306,10 @@ func TestADiffCopiesItsNodesAndTheirAncestorsAlone(t *testing.T) {
 		{"the session", []serve.WatchNode{node("S", "", "dead", "S/1", "S/2")}, []string{"h/S"}},
 		{"two leaves", []serve.WatchNode{node("S/1/b", "S/1", "dead"), node("S/2/b", "S/2", "dead")},
 			[]string{"h/S", "h/S/1", "h/S/1/b", "h/S/2", "h/S/2/b"}},
+		{"a leaf sent twice, the last as it is", []serve.WatchNode{node("S/1/a", "S/1", "running"), node("S/1/a", "S/1", "dead")},
+			[]string{"h/S", "h/S/1", "h/S/1/a"}},
+		{"a lead and its leaf", []serve.WatchNode{node("S/2", "S", "dead", "S/2/a", "S/2/b"), node("S/2/b", "S/2", "dead")},
+			[]string{"h/S", "h/S/2", "h/S/2/b"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &wireHost{}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/report"
@@ -58,6 +59,10 @@ func TestWatchedHostBuiltByDiffsIsTheWholeRead(t *testing.T) {
 		for id, n := range got.Nodes() {
 			if got.Node(id) != n {
 				t.Fatalf("after event %d: Node(%q) is not the node of the forest", k, id)
+			}
+			// A node names its parent with its parent's own string.
+			if p := got.ParentOf(n); p != nil && unsafe.StringData(n.ParentID) != unsafe.StringData(p.ID) {
+				t.Fatalf("after event %d: %s holds a copy of its parent's id", k, id)
 			}
 		}
 		seen = append(seen, published{got, doc(got)})
@@ -335,6 +340,8 @@ func TestADiffCopiesItsNodesAndTheirAncestorsAlone(t *testing.T) {
 				}
 				if p := after.ParentOf(n); n.ID != "h/U" && n.ID != "h/S" && (p == nil || !strings.HasPrefix(n.ID, p.ID+"/")) {
 					t.Errorf("%s: its parent is %v", id, p)
+				} else if p != nil && unsafe.StringData(n.ParentID) != unsafe.StringData(p.ID) {
+					t.Errorf("%s holds a copy of its parent's id, not its parent's string", id)
 				}
 			}
 			slices.Sort(copied)

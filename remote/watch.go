@@ -395,6 +395,10 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 			before = append(before, rec)
 		}
 		n := b.values(j.NodeJSON, nil)
+		if ok {
+			// Its id as last held, which its children's parent ids share.
+			n.ID = rec.node.ID
+		}
 		_, twice := fresh[id]
 		if ok && !twice && w.sameKids(b.prefix, j.Kids, id, rec.node) {
 			sentFor[rec.node] = n
@@ -667,12 +671,12 @@ func (w *wireHost) build(sid string, host, root *model.Node, fresh map[string][]
 		}
 		from := len(built)
 		for _, k := range kids {
-			if c := node(k, id, nil); c != nil {
+			if c := node(k, rec.node.ID, nil); c != nil {
 				built = append(built, c)
 			}
 		}
 		for _, k := range last {
-			if c := node(k.ID, id, k); c != nil {
+			if c := node(k.ID, rec.node.ID, k); c != nil {
 				built = append(built, c)
 			}
 		}

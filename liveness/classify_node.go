@@ -146,8 +146,8 @@ func classifyUnstarted(n *model.Node, now time.Time) classification {
 		return classification{state: model.StateMissing, reason: plainReason("no heartbeat file")}
 	}
 	why := plainReason("registered but never started")
-	if n.Parent != nil && !n.Parent.RegistryMtime.IsZero() {
-		why = why.appended(" (" + model.FormatAge(now.Sub(n.Parent.RegistryMtime)) + " ago)").quotingTheClock()
+	if n.Parent != nil && !n.Parent.RegistryMtime().IsZero() {
+		why = why.appended(" (" + model.FormatAge(now.Sub(n.Parent.RegistryMtime())) + " ago)").quotingTheClock()
 	}
 	return classification{state: model.StateMissing, reason: why}
 }

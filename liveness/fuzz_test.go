@@ -55,7 +55,7 @@ func FuzzClassify(f *testing.F) {
 			child.Owner = model.Owner{PID: pids[int(parentPid)%len(pids)], Started: started}
 		}
 		if registryAgeSec != 0 {
-			parent.RegistryMtime = now.Add(-time.Duration(registryAgeSec) * time.Second)
+			parent.SetRegistry(parent.RegistryLines(), now.Add(-time.Duration(registryAgeSec)*time.Second), parent.RegistrySize())
 		}
 		adopt(parent, child, registered("p/d/2", "active"))
 

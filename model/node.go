@@ -24,12 +24,14 @@ type Node struct {
 	HasRegistry bool
 	// Process is what the process probe said, when it was asked (beside
 	// the flags above: a byte of the word they share).
-	Process       ProcessStatus
-	Heartbeat     *Heartbeat // nil when absent or unparseable
-	BeatMtime     time.Time  // mtime of .heartbeat (or .running for legacy)
-	Registry      []RegistryLine
-	RegistryMtime time.Time
-	RegistrySize  int64
+	Process   ProcessStatus
+	Heartbeat *Heartbeat // nil when absent or unparseable
+	BeatMtime time.Time  // mtime of .heartbeat (or .running for legacy)
+	// Registry is the read `.children` (nil when none was read), read
+	// through RegistryLines, RegistryMtime and RegistrySize. Copies of a
+	// node share it, so it is never written: SetRegistry gives a node a new
+	// one.
+	Registry      *Registry
 	Entry         *ChildEntry // this node's line in its parent's registry
 	Cfa           *CfaState
 	Retries       RetryCount

@@ -217,8 +217,8 @@ func nextDue(s *model.Node, now time.Time, th model.Thresholds) time.Time {
 				consider(n.BeatMtime, d)
 			}
 		}
-		if !n.RegistryMtime.IsZero() {
-			consider(n.RegistryMtime, own.Stale)
+		if !n.RegistryMtime().IsZero() {
+			consider(n.RegistryMtime(), own.Stale)
 		}
 		if !n.ResumeMtime().IsZero() {
 			consider(n.ResumeMtime(), own.Stale)

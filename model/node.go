@@ -54,11 +54,13 @@ type Node struct {
 	// the classifier honours the global one whatever a node carries.
 	Thresholds *Thresholds
 	// Owner is the process that owned the pid when the live engine first
-	// saw it alive: its parent, and the parent's create time. Zero when
-	// not recorded (`--once` has no memory; a pid never seen alive). For a
-	// pid that runs per turn (Traits.PIDPerTurn), a gone pid whose owner
-	// lives is between turns (idle), not dead (SPEC §3).
-	Owner Owner
+	// saw it alive: its parent, and the parent's create time. Nil when not
+	// recorded (`--once` has no memory; a pid never seen alive); read it
+	// with RecordedOwner. For a pid that runs per turn (Traits.PIDPerTurn),
+	// a gone pid whose owner lives is between turns (idle), not dead (SPEC
+	// §3). Copies of a node share it, so it is never written: a node is
+	// given another.
+	Owner *Owner
 
 	// Rare holds the facts few nodes have (nil when a node has none of
 	// them), read through the accessors of the same names (Problems,
@@ -208,6 +210,14 @@ type Transition struct {
 type Owner struct {
 	PID     int
 	Started time.Time // its create time; zero when it could not be read
+}
+
+// RecordedOwner is the owner recorded for n's pid, zero when none is.
+func (n *Node) RecordedOwner() Owner {
+	if n.Owner == nil {
+		return Owner{}
+	}
+	return *n.Owner
 }
 
 // Field is one named fact a source shows as it is.

@@ -100,7 +100,7 @@ func resetClassification(n *model.Node) {
 	n.State, n.Flags, n.Reason, n.ReasonAge = "", nil, "", model.ReasonAge{}
 	n.Action, n.Process = "", model.ProcessNotProbed
 	n.SetOrphanedSince(time.Time{})
-	n.Owner, n.Thresholds = model.Owner{}, nil
+	n.Owner, n.Thresholds = nil, nil
 }
 
 // renewSession copies a session of the previous snapshot into fresh nodes,

@@ -7,6 +7,18 @@ import (
 
 // Node is one agent instance: the facts read from its infra dir, its place in
 // the forest, and (once classified) its state, flags, reason and action.
+//
+// Its fields are shaped for its size, 384 bytes (a size class; a test holds
+// it): a live engine or a fleet's viewer holds every node, and each change
+// copies the nodes of its session, so a node's bytes are most of the heap a
+// node and of what a change allocates (SPEC §8: 2 KiB of RSS a remote node
+// under churn, 100,000 local nodes in 300 MiB). What few nodes have is behind
+// a pointer, nil for the rest, shared by the node's copies and never written
+// through one (a node is given a new one: EditRare, SetRegistry): the rare
+// facts (Rare), a lead's registry (Registry), the owner the live engine
+// recorded (Owner). What a node can make when asked takes no room
+// (RegistryPath); the reason's moving age holds its moment as an Instant (12
+// bytes, not a time.Time's 24); the flags share a word with Process.
 type Node struct {
 	// Identity.
 	ID       string // infra dir relative to its root, '/'-separated (SPEC §2)

@@ -445,7 +445,7 @@ func readmePlaceholders(snap *model.Snapshot, dir string) *model.Snapshot {
 		}
 		before := rename(n.Reason[:a.At])
 		n.Reason = before + n.Reason[a.At:a.At+a.Len] + rename(n.Reason[a.At+a.Len:])
-		n.ReasonAge.At, n.ReasonAge.Since = int32(len(before)), clock.Add(-age)
+		n.ReasonAge.At, n.ReasonAge.Since = int32(len(before)), model.InstantOf(clock.Add(-age))
 	}
 	return out
 }

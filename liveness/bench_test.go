@@ -53,7 +53,7 @@ func generateForest(sessions int, pid func(i int) int) []*model.Node {
 		if lead.Heartbeat == nil {
 			lead.Heartbeat = &model.Heartbeat{PID: pid(i), Status: "running"}
 		}
-		lead.RegistryMtime = now.Add(-10 * time.Minute)
+		lead.SetRegistry(nil, now.Add(-10*time.Minute), 0)
 		for t := range 3 {
 			team := next(fmt.Sprintf("%s/team%d/%d", sid, t, t))
 			for w := range 2 {
@@ -125,10 +125,11 @@ func onTheRealClock(forest []*model.Node) time.Time {
 	boot := SystemProbe{}.BootTime()
 	for _, s := range forest {
 		s.Walk(func(n *model.Node) {
-			for _, t := range []*time.Time{&n.BeatMtime, &n.RegistryMtime} {
-				if !t.IsZero() {
-					*t = t.Add(shift)
-				}
+			if !n.BeatMtime.IsZero() {
+				n.BeatMtime = n.BeatMtime.Add(shift)
+			}
+			if r := n.Registry; r != nil && !r.Mtime.IsZero() {
+				n.SetRegistry(r.Lines, r.Mtime.Add(shift), r.Size)
 			}
 			if n.Heartbeat == nil || n.Heartbeat.PID <= 0 {
 				return

@@ -46,9 +46,10 @@ func heartbeatFacts(n *model.Node, probe Probe, now time.Time, th model.Threshol
 	f.boot = bootTime(probe)
 	f.process, f.unverifiedWhy = VerifyWithin(probe.Lookup(f.pid), f.started, f.traits.StartSlack, th.StartTolerance, f.boot, now)
 	switch {
-	case f.pidEnded() && f.traits.PIDPerTurn && !f.traits.NoProcessExpected && !f.launchTimedOut() && n.Owner.PID > 0:
+	case f.pidEnded() && f.traits.PIDPerTurn && !f.traits.NoProcessExpected && !f.launchTimedOut() && n.RecordedOwner().PID > 0:
+		owner := n.RecordedOwner()
 		f.ownerRecorded = true
-		f.owner = ownerStatus(probe.Lookup(n.Owner.PID), n.Owner.Started, th.StartTolerance)
+		f.owner = ownerStatus(probe.Lookup(owner.PID), owner.Started, th.StartTolerance)
 	case f.process == model.ProcessAlive && f.age > th.KillAfter:
 		f.neverSignalled = neverSignalledBy(probe, f.pid)
 	}
@@ -146,8 +147,8 @@ func classifyUnstarted(n *model.Node, now time.Time) classification {
 		return classification{state: model.StateMissing, reason: plainReason("no heartbeat file")}
 	}
 	why := plainReason("registered but never started")
-	if n.Parent != nil && !n.Parent.RegistryMtime.IsZero() {
-		why = why.appended(" (" + model.FormatAge(now.Sub(n.Parent.RegistryMtime)) + " ago)").quotingTheClock()
+	if n.Parent != nil && !n.Parent.RegistryMtime().IsZero() {
+		why = why.appended(" (" + model.FormatAge(now.Sub(n.Parent.RegistryMtime())) + " ago)").quotingTheClock()
 	}
 	return classification{state: model.StateMissing, reason: why}
 }

@@ -303,7 +303,7 @@ func topmostDeadAncestor(n *model.Node) *model.Node {
 // when n's `.children` is older than stale: an optimistic registration that
 // had its time to start and did not. Zero otherwise.
 func unstartedRegistrations(n *model.Node, now time.Time, th model.Thresholds) int {
-	if n.RegistryMtime.IsZero() || now.Sub(n.RegistryMtime) <= th.Stale {
+	if n.RegistryMtime().IsZero() || now.Sub(n.RegistryMtime()) <= th.Stale {
 		return 0
 	}
 	k := 0

@@ -52,10 +52,10 @@ func FuzzClassify(f *testing.F) {
 			tr.LaunchTimeout, tr.StartSlack = time.Minute, 2*time.Minute
 		}
 		if tr.PIDPerTurn && total%2 == 0 {
-			child.Owner = model.Owner{PID: pids[int(parentPid)%len(pids)], Started: started}
+			child.Owner = &model.Owner{PID: pids[int(parentPid)%len(pids)], Started: started}
 		}
 		if registryAgeSec != 0 {
-			parent.RegistryMtime = now.Add(-time.Duration(registryAgeSec) * time.Second)
+			parent.SetRegistry(parent.RegistryLines(), now.Add(-time.Duration(registryAgeSec)*time.Second), parent.RegistrySize())
 		}
 		adopt(parent, child, registered("p/d/2", "active"))
 
@@ -141,8 +141,8 @@ func checkInvariants(t *testing.T, n *model.Node) {
 		t.Errorf("%s: orphaned since %v, not its parent's last beat", n.ID, n.OrphanedSince())
 	case !has(model.FlagOrphaned) && !n.OrphanedSince().IsZero():
 		t.Errorf("%s: orphaned since %v without the flag", n.ID, n.OrphanedSince())
-	case has(model.FlagIdle) && (!running || (!n.Traits.PIDPerTurn || n.Owner.PID <= 0) && !n.Traits.RecordIdle):
-		t.Errorf("%s: idle, yet %s, traits %+v, owner %+v", n.ID, n.State, n.Traits, n.Owner)
+	case has(model.FlagIdle) && (!running || (!n.Traits.PIDPerTurn || n.RecordedOwner().PID <= 0) && !n.Traits.RecordIdle):
+		t.Errorf("%s: idle, yet %s, traits %+v, owner %+v", n.ID, n.State, n.Traits, n.RecordedOwner())
 	case n.Traits.NeverKill && (has(model.FlagKillCandidate) || n.Action == model.ActionKill):
 		t.Errorf("%s: a human controls it, yet %v, action %s", n.ID, n.Flags, n.Action)
 	case n.Traits.MergesItself && n.Action == model.ActionMerge:

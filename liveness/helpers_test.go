@@ -149,7 +149,7 @@ func scanFlags(fs ...model.Flag) func(*model.Node) {
 func registryAge(age time.Duration) func(*model.Node) {
 	return func(n *model.Node) {
 		n.HasRegistry = true
-		n.RegistryMtime = now.Add(-age)
+		n.SetRegistry(n.RegistryLines(), now.Add(-age), n.RegistrySize())
 	}
 }
 
@@ -160,7 +160,9 @@ func adopt(parent *model.Node, children ...*model.Node) *model.Node {
 		c.Parent, c.ParentID = parent, parent.ID
 		parent.Children = append(parent.Children, c)
 		if c.Entry != nil {
-			parent.Registry = append(parent.Registry, model.RegistryLine{Number: int32(len(parent.Registry) + 1), Entry: c.Entry})
+			lines := parent.RegistryLines()
+			lines = append(lines, model.RegistryLine{Number: int32(len(lines) + 1), Entry: c.Entry})
+			parent.SetRegistry(lines, parent.RegistryMtime(), parent.RegistrySize())
 		}
 	}
 	slices.SortFunc(parent.Children, func(a, b *model.Node) int {

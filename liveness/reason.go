@@ -32,7 +32,7 @@ func ledBeatAge(lead, before string, mtime, now time.Time, after string) reason 
 	var buf [16]byte
 	age := model.AppendAge(buf[:0], now.Sub(mtime))
 	return reason{text: reasonTexts.join(lead, before, string(age), after),
-		age: model.ReasonAge{Since: mtime, At: int32(len(lead) + len(before)), Len: int32(len(age))}}
+		age: model.ReasonAge{Since: model.InstantOf(mtime), At: int32(len(lead) + len(before)), Len: int32(len(age))}}
 }
 
 // quotingTheClock marks r as quoting an age in plain text

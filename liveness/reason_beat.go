@@ -53,7 +53,7 @@ func heartbeatReason(n *model.Node, f *beatFacts, v verdict, now time.Time, th m
 	case rowPredatesBoot:
 		return plainReason(fmt.Sprintf("%s predates the last boot (%s); pid %d is not its process", sign.noun, clock(f.boot, now), f.pid))
 	case rowOwnerGone:
-		return f.beat(ownerGoneWhy(f.pid, f.process, n.Owner.PID, f.owner)+"; ", sign, now)
+		return f.beat(ownerGoneWhy(f.pid, f.process, n.RecordedOwner().PID, f.owner)+"; ", sign, now)
 	}
 	// rowTurnStale
 	return f.beat(pidEnded(f.pid, f.process)+"; ", sign, now)
@@ -81,7 +81,7 @@ func runningReason(n *model.Node, f *beatFacts, v verdict, now time.Time, th mod
 	}
 	if f.pidEnded() && !f.traits.NoProcessExpected {
 		// A per-turn pid between turns: its words replace the row's.
-		r = f.beat(betweenTurnsLead(f.pid, f.process, n.Owner.PID, f.ownerRecorded, sign), sign, now)
+		r = f.beat(betweenTurnsLead(f.pid, f.process, n.RecordedOwner().PID, f.ownerRecorded, sign), sign, now)
 	}
 	note := traitNote(f, v, th, sign)
 	if note != "" {

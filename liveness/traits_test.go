@@ -23,7 +23,7 @@ func traits(tr model.Traits) func(*model.Node) {
 }
 
 func owner(pid int) func(*model.Node) {
-	return func(n *model.Node) { n.Owner = model.Owner{PID: pid, Started: started} }
+	return func(n *model.Node) { n.Owner = &model.Owner{PID: pid, Started: started} }
 }
 
 func ownThresholds(th model.Thresholds) func(*model.Node) {
@@ -371,7 +371,7 @@ func TestIdleWithRealProcesses(t *testing.T) {
 			ID: "job/lead", HasHeartbeat: true, BeatMtime: now.Add(-20 * time.Second),
 			Heartbeat: &model.Heartbeat{PID: turnPid, Status: model.StatusRunning, Started: float64(turnStarted.UnixNano()) / 1e9},
 			Traits:    model.Traits{PIDPerTurn: true},
-			Owner:     model.Owner{PID: ownerPid, Started: ownerStarted},
+			Owner:     &model.Owner{PID: ownerPid, Started: ownerStarted},
 		}
 	}
 	classify := func() *model.Node {

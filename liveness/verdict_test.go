@@ -220,7 +220,7 @@ func TestHeartbeatFactsAskTheProbeOnlyWhenThePidDecides(t *testing.T) {
 		{"past exit grace", beating("a", "running", pidGone, 6*time.Second), th, []int{pidGone}},
 		{"a per-turn pid gone, its owner recorded", beating("a", "running", pidGone, 6*time.Second, func(n *model.Node) {
 			n.Traits.PIDPerTurn = true
-			n.Owner = model.Owner{PID: pidAlive, Started: started}
+			n.Owner = &model.Owner{PID: pidAlive, Started: started}
 		}), th, []int{pidGone, pidAlive}},
 	}
 	for _, tt := range tests {

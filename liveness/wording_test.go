@@ -26,7 +26,7 @@ func realTurn(pid int, started float64, age time.Duration, ownerPid int) *model.
 		Source:    "teaparty",
 	}
 	if ownerPid > 0 {
-		n.Owner = model.Owner{PID: ownerPid, Started: SystemProbe{}.Lookup(ownerPid).CreateTime}
+		n.Owner = &model.Owner{PID: ownerPid, Started: SystemProbe{}.Lookup(ownerPid).CreateTime}
 	}
 	ClassifyForest([]*model.Node{n}, nil, now, model.DefaultThresholds())
 	return n

@@ -7,6 +7,18 @@ import (
 
 // Node is one agent instance: the facts read from its infra dir, its place in
 // the forest, and (once classified) its state, flags, reason and action.
+//
+// Its fields are shaped for its size, 384 bytes (a size class; a test holds
+// it): a live engine or a fleet's viewer holds every node, and each change
+// copies the nodes of its session, so a node's bytes are most of the heap a
+// node and of what a change allocates (SPEC §8: 2 KiB of RSS a remote node
+// under churn, 100,000 local nodes in 300 MiB). What few nodes have is behind
+// a pointer, nil for the rest, shared by the node's copies and never written
+// through one (a node is given a new one: EditRare, SetRegistry): the rare
+// facts (Rare), a lead's registry (Registry), the owner the live engine
+// recorded (Owner). What a node can make when asked takes no room
+// (RegistryPath); the reason's moving age holds its moment as an Instant (12
+// bytes, not a time.Time's 24); the flags share a word with Process.
 type Node struct {
 	// Identity.
 	ID       string // infra dir relative to its root, '/'-separated (SPEC §2)
@@ -24,12 +36,14 @@ type Node struct {
 	HasRegistry bool
 	// Process is what the process probe said, when it was asked (beside
 	// the flags above: a byte of the word they share).
-	Process       ProcessStatus
-	Heartbeat     *Heartbeat // nil when absent or unparseable
-	BeatMtime     time.Time  // mtime of .heartbeat (or .running for legacy)
-	Registry      []RegistryLine
-	RegistryMtime time.Time
-	RegistrySize  int64
+	Process   ProcessStatus
+	Heartbeat *Heartbeat // nil when absent or unparseable
+	BeatMtime time.Time  // mtime of .heartbeat (or .running for legacy)
+	// Registry is the read `.children` (nil when none was read), read
+	// through RegistryLines, RegistryMtime and RegistrySize. Copies of a
+	// node share it, so it is never written: SetRegistry gives a node a new
+	// one.
+	Registry      *Registry
 	Entry         *ChildEntry // this node's line in its parent's registry
 	Cfa           *CfaState
 	Retries       RetryCount
@@ -54,11 +68,13 @@ type Node struct {
 	// the classifier honours the global one whatever a node carries.
 	Thresholds *Thresholds
 	// Owner is the process that owned the pid when the live engine first
-	// saw it alive: its parent, and the parent's create time. Zero when
-	// not recorded (`--once` has no memory; a pid never seen alive). For a
-	// pid that runs per turn (Traits.PIDPerTurn), a gone pid whose owner
-	// lives is between turns (idle), not dead (SPEC §3).
-	Owner Owner
+	// saw it alive: its parent, and the parent's create time. Nil when not
+	// recorded (`--once` has no memory; a pid never seen alive); read it
+	// with RecordedOwner. For a pid that runs per turn (Traits.PIDPerTurn),
+	// a gone pid whose owner lives is between turns (idle), not dead (SPEC
+	// §3). Copies of a node share it, so it is never written: a node is
+	// given another.
+	Owner *Owner
 
 	// Rare holds the facts few nodes have (nil when a node has none of
 	// them), read through the accessors of the same names (Problems,
@@ -208,6 +224,14 @@ type Transition struct {
 type Owner struct {
 	PID     int
 	Started time.Time // its create time; zero when it could not be read
+}
+
+// RecordedOwner is the owner recorded for n's pid, zero when none is.
+func (n *Node) RecordedOwner() Owner {
+	if n.Owner == nil {
+		return Owner{}
+	}
+	return *n.Owner
 }
 
 // Field is one named fact a source shows as it is.

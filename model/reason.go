@@ -49,8 +49,10 @@ func appendTwoDigits(dst []byte, v int64) []byte {
 // says a reason has such text. The zero ReasonAge: nothing in the reason
 // moves.
 type ReasonAge struct {
-	Since   time.Time
-	At, Len int32 // int32: ReasonAge is in every node
+	// Since is an Instant, At and Len int32: ReasonAge is in every node,
+	// 24 bytes so, 40 with a time.Time and ints.
+	Since   Instant
+	At, Len int32
 	// QuotesClock: the reason also quotes an age as plain text (another
 	// age, or a countdown), which holds as of the classification. The live
 	// engine classifies such a node again every 30 ticks (SPEC §8), so that
@@ -69,5 +71,5 @@ func (n *Node) ReasonAt(now time.Time) string {
 	if a.Len <= 0 || a.Since.IsZero() || at < 0 || end > len(n.Reason) {
 		return n.Reason
 	}
-	return n.Reason[:at] + FormatAge(now.Sub(a.Since)) + n.Reason[end:]
+	return n.Reason[:at] + FormatAge(now.Sub(a.Since.Time())) + n.Reason[end:]
 }

@@ -42,7 +42,7 @@ func agedNode(before string, beat time.Duration, classified time.Time, after str
 	age := FormatAge(beat)
 	return &Node{
 		Reason:    before + age + after,
-		ReasonAge: ReasonAge{Since: classified.Add(-beat), At: int32(len(before)), Len: int32(len(age))},
+		ReasonAge: ReasonAge{Since: InstantOf(classified.Add(-beat)), At: int32(len(before)), Len: int32(len(age))},
 	}
 }
 
@@ -84,7 +84,7 @@ func TestReasonAtMeasuresItsAgeWhenShown(t *testing.T) {
 			"lead dead since 08:55:01 (2m00s ago); beating"},
 		{"no reason", &Node{}, time.Minute, ""},
 		{"an age past the text's end is ignored", &Node{Reason: "last beat 5s ago",
-			ReasonAge: ReasonAge{Since: classified, At: 10, Len: 40}}, time.Minute, "last beat 5s ago"},
+			ReasonAge: ReasonAge{Since: InstantOf(classified), At: 10, Len: 40}}, time.Minute, "last beat 5s ago"},
 		{"an age without its moment is ignored", &Node{Reason: "last beat 5s ago",
 			ReasonAge: ReasonAge{At: 10, Len: 2}}, time.Minute, "last beat 5s ago"},
 	}

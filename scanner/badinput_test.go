@@ -103,7 +103,7 @@ func TestBadInput(t *testing.T) {
 			writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), `{"heartbeat": "x/.hea`, now, 0)
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			a := mustNode(t, snap, "A")
-			if len(a.Registry) != 1 || !a.Registry[0].Torn || len(a.Problems()) != 0 || snap.NodeCount() != 1 {
+			if len(a.RegistryLines()) != 1 || !a.RegistryLines()[0].Torn || len(a.Problems()) != 0 || snap.NodeCount() != 1 {
 				t.Errorf("A = %+v", a)
 			}
 		}},
@@ -128,8 +128,8 @@ func TestBadInput(t *testing.T) {
 			writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), sb.String(), now, 0)
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			a := mustNode(t, snap, "A")
-			if len(a.Registry) != 100_000 || len(a.Children) != 100_000 || a.Registry[99_999].Number != 100_000 {
-				t.Errorf("registry %d lines, %d children", len(a.Registry), len(a.Children))
+			if len(a.RegistryLines()) != 100_000 || len(a.Children) != 100_000 || a.RegistryLines()[99_999].Number != 100_000 {
+				t.Errorf("registry %d lines, %d children", len(a.RegistryLines()), len(a.Children))
 			}
 		}},
 		{name: "10 MiB registry of garbage and long lines: each line capped, one problem", build: func(t *testing.T, root string) {
@@ -145,7 +145,7 @@ func TestBadInput(t *testing.T) {
 			writeFile(t, filepath.Join(root, "A", protocol.RegistryFile), sb.String(), now, 0)
 		}, check: func(t *testing.T, root string, snap *model.Snapshot) {
 			a := mustNode(t, snap, "A")
-			for _, l := range a.Registry {
+			for _, l := range a.RegistryLines() {
 				if len(l.Raw) > protocol.MaxRegistryLine {
 					t.Fatalf("line %d held whole: %d bytes", l.Number, len(l.Raw))
 				}
@@ -170,8 +170,8 @@ func TestBadInput(t *testing.T) {
 			if !hasProblem(a.Problems(), protocol.RegistryFile, "read stopped after 1 line") || !a.HasScanFlag(model.FlagUnreadable) {
 				t.Errorf("problems = %v", a.Problems())
 			}
-			if len(a.Registry) != 1 || mustNode(t, snap, "A/b").ParentID != "A" {
-				t.Errorf("registry %d lines", len(a.Registry))
+			if len(a.RegistryLines()) != 1 || mustNode(t, snap, "A/b").ParentID != "A" {
+				t.Errorf("registry %d lines", len(a.RegistryLines()))
 			}
 		}},
 		{name: "heartbeat symlinked out of the root is not read", build: func(t *testing.T, root string) {

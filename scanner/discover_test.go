@@ -298,7 +298,7 @@ func TestReadNodeDirFacts(t *testing.T) {
 		{"heartbeat parsed with extra", n.Heartbeat != nil && n.Heartbeat.PID == 7 && string(n.Heartbeat.Optional().Extra["model"]) == `"x"`},
 		{"heartbeat mtime", n.BeatMtime.Round(time.Second).Equal(now.Add(-40 * time.Second).Round(time.Second))},
 		{"heartbeat path", n.HasHeartbeat && n.HeartbeatPath == filepath.Join(dir, protocol.HeartbeatFile)},
-		{"registry", len(n.Registry) == 2 && n.RegistryPath() == filepath.Join(n.InfraDir, protocol.RegistryFile) && n.RegistrySize > 0 && !n.RegistryMtime.IsZero()},
+		{"registry", len(n.RegistryLines()) == 2 && n.RegistryPath() == filepath.Join(n.InfraDir, protocol.RegistryFile) && n.RegistrySize() > 0 && !n.RegistryMtime().IsZero()},
 		{"cfa", n.Cfa != nil && n.Cfa.State == "DONE"},
 		{"retries", n.Retries.Total == 2},
 		{"blocked in .middle", n.Blocked != nil && n.Blocked.Question == "why?" && strings.HasSuffix(n.Blocked.Path, ".middle/blocked.json")},

@@ -50,7 +50,7 @@ func TestOmitRawKeepsNoFileBytesAndChangesNoReport(t *testing.T) {
 		if n.Cfa != nil && n.Cfa.CfaDetail != nil && n.Cfa.History != nil {
 			t.Errorf("%s: the CfA history kept, %d entries", id, len(n.Cfa.History))
 		}
-		for _, l := range n.Registry {
+		for _, l := range n.RegistryLines() {
 			lines++
 			if l.Raw != nil {
 				t.Errorf("%s: registry line %d kept its bytes %q", id, l.Number, l.Raw)

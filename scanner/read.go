@@ -182,8 +182,10 @@ func (l *nodeListing) readRegistry(name string) {
 		readRegistryInto(l.n, l.h, name)
 	}
 	if l.r.omitRaw {
-		for i := range l.n.Registry {
-			l.n.Registry[i].Raw = nil
+		// Read just now: no copy of the node shares these lines yet.
+		lines := l.n.RegistryLines()
+		for i := range lines {
+			lines[i].Raw = nil
 		}
 	}
 }
@@ -426,11 +428,10 @@ func readRegistryInto(n *model.Node, h dirHandle, name string) {
 	}
 	defer f.Close()
 	size := fi.Size
-	n.RegistryMtime, n.RegistrySize = fi.ModTime, size
 	// Up to the size fstat gave: lines appended since are read next time,
 	// and the read that would only report EOF is saved.
 	lines, err := protocol.ReadRegistry(io.LimitReader(f, size), size, protocol.MaxRegistryRead)
-	n.Registry = lines
+	n.SetRegistry(lines, fi.ModTime, size)
 	if err != nil {
 		addProblem(n, path, fmt.Errorf("read registry: %w", err), true)
 	}
@@ -453,13 +454,12 @@ func readRegistryViewInto(n *model.Node, dir, path string) {
 		return
 	}
 	n.HasRegistry = true
-	n.RegistryMtime, n.RegistrySize = v.Info.ModTime(), v.Info.Size()
 	lines := protocol.ParseRegistry(v.Registry)
 	for _, l := range protocol.ParseRegistry(v.Pending) {
 		l.Number += int32(len(lines))
 		lines = append(lines, l)
 	}
-	n.Registry = lines
+	n.SetRegistry(lines, v.Info.ModTime(), v.Info.Size())
 	if err != nil {
 		addProblem(n, compacting, err, true)
 	}

@@ -78,8 +78,8 @@ func CopyFacts(n *model.Node) *model.Node {
 		Root: n.Root, InfraDir: n.InfraDir, HeartbeatPath: n.HeartbeatPath,
 		HasHeartbeat: n.HasHeartbeat, Heartbeat: n.Heartbeat,
 		BeatMtime: n.BeatMtime, Legacy: n.Legacy,
-		Registry: n.Registry, HasRegistry: n.HasRegistry, RegistryMtime: n.RegistryMtime,
-		RegistrySize: n.RegistrySize, Cfa: n.Cfa, Retries: n.Retries, Blocked: n.Blocked,
+		Registry: n.Registry, HasRegistry: n.HasRegistry,
+		Cfa: n.Cfa, Retries: n.Retries, Blocked: n.Blocked,
 		ActivityMtime: n.ActivityMtime, Merged: n.Merged,
 		Source: n.Source, Traits: n.Traits, Rare: n.Rare,
 	}
@@ -275,8 +275,9 @@ func (b *builder) addCandidate(child, parent *model.Node, strength int, entry *m
 
 // registryEdges adds an edge for every parseable line of p's `.children`.
 func (b *builder) registryEdges(p *model.Node) {
-	for i := range p.Registry {
-		e := p.Registry[i].Entry
+	lines := p.RegistryLines()
+	for i := range lines {
+		e := lines[i].Entry
 		if e == nil {
 			continue
 		}

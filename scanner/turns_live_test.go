@@ -168,7 +168,7 @@ func (m *turnMonitor) until(t *testing.T, what string, guard time.Duration, cond
 			if n == nil {
 				t.Fatalf("%s: no worker node within %s", what, guard)
 			}
-			t.Fatalf("%s: not within %s; the worker is %s %v (%s), owner %+v", what, guard, n.State, n.Flags, n.Reason, n.Owner)
+			t.Fatalf("%s: not within %s; the worker is %s %v (%s), owner %+v", what, guard, n.State, n.Flags, n.Reason, n.RecordedOwner())
 		}
 	}
 }
@@ -194,7 +194,7 @@ func TestLivePerTurnPidReplacedAfterTenSecondsIsNeverDead(t *testing.T) {
 	j.startTurn(t, first)
 	m := monitorWorker(t, j)
 	m.until(t, "the first turn running, its owner recorded", 5*time.Second, func(n *model.Node) bool {
-		return n.State == model.StateRunning && n.PID() == first && n.Owner.PID == owner.Process.Pid
+		return n.State == model.StateRunning && n.PID() == first && n.RecordedOwner().PID == owner.Process.Pid
 	})
 	m.until(t, "idle between the turns", 15*time.Second, func(n *model.Node) bool {
 		return n.State == model.StateRunning && n.HasFlag(model.FlagIdle)
@@ -224,7 +224,7 @@ func TestLivePerTurnPidWithItsOwnerKilledIsDeadPastTheExitGrace(t *testing.T) {
 	j.startTurn(t, turn)
 	m := monitorWorker(t, j)
 	m.until(t, "the turn running, its owner recorded", 5*time.Second, func(n *model.Node) bool {
-		return n.State == model.StateRunning && n.PID() == turn && n.Owner.PID == owner.Process.Pid
+		return n.State == model.StateRunning && n.PID() == turn && n.RecordedOwner().PID == owner.Process.Pid
 	})
 	fi, err := os.Stat(j.stream)
 	if err != nil {

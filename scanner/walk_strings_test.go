@@ -43,7 +43,7 @@ func checkSharedStrings(t *testing.T, nodes []*model.Node) {
 	}
 	entries, parents := 0, 0
 	for _, n := range nodes {
-		for _, line := range n.Registry {
+		for _, line := range n.RegistryLines() {
 			if line.Entry == nil {
 				t.Fatalf("%s: registry line %d does not parse: %s", n.InfraDir, line.Number, line.Err)
 			}
@@ -111,8 +111,8 @@ func TestWatcherKeepsAPathNamedTwiceOnceWhenItReadsAgain(t *testing.T) {
 	}
 	await(t, w, "lead/a waiting and the lead's registry replaced", func(snap *model.Snapshot) bool {
 		n, l := snap.Node("lead/a"), snap.Node("lead")
-		return n != nil && n.Status() == "waiting" && l != nil && len(l.Registry) == 2 &&
-			l.Registry[0].Entry != nil && l.Registry[0].Entry.Heartbeat == b
+		return n != nil && n.Status() == "waiting" && l != nil && len(l.RegistryLines()) == 2 &&
+			l.RegistryLines()[0].Entry != nil && l.RegistryLines()[0].Entry.Heartbeat == b
 	})
 	nodes := snapshotNodes(w.Snapshot())
 	checkSharedStrings(t, nodes)
@@ -127,7 +127,7 @@ func TestADirectoryBetweenANodeAndItsRegisteredChildIsASliceOfTheEntry(t *testin
 	team := filepath.Join(root, "lead", "team1")
 	entryOf := func(nodes []*model.Node) string {
 		for _, n := range nodes {
-			for _, line := range n.Registry {
+			for _, line := range n.RegistryLines() {
 				if e := line.Entry; e != nil && strings.HasPrefix(e.Heartbeat, team+string(filepath.Separator)) {
 					return e.Heartbeat
 				}

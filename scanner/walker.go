@@ -336,12 +336,12 @@ func heartbeatIn(dir, name string) string {
 func registeredPaths(n *model.Node) map[string]string {
 	var named map[string]string
 	dir := n.InfraDir
-	for _, line := range n.Registry {
+	for _, line := range n.RegistryLines() {
 		if line.Entry == nil {
 			continue
 		}
 		if named == nil {
-			named = make(map[string]string, len(n.Registry))
+			named = make(map[string]string, len(n.RegistryLines()))
 		}
 		hb := line.Entry.Heartbeat
 		named[hb] = hb

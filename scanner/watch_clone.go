@@ -17,7 +17,7 @@ import (
 func sameEdges(a, b *model.Node) bool {
 	if a.HasHeartbeat != b.HasHeartbeat || a.Legacy != b.Legacy || a.DeclaredParent() != b.DeclaredParent() ||
 		a.HeartbeatPath != b.HeartbeatPath || a.HasRegistry != b.HasRegistry ||
-		len(a.Registry) != len(b.Registry) || a.HasScanFlag(model.FlagUnreadable) != b.HasScanFlag(model.FlagUnreadable) {
+		len(a.RegistryLines()) != len(b.RegistryLines()) || a.HasScanFlag(model.FlagUnreadable) != b.HasScanFlag(model.FlagUnreadable) {
 		return false
 	}
 	// The snapshot's problem list is assembled by BuildForest.
@@ -29,8 +29,9 @@ func sameEdges(a, b *model.Node) bool {
 	if a.Heartbeat != nil && a.Heartbeat.SessionLead() != b.Heartbeat.SessionLead() {
 		return false
 	}
-	for i := range a.Registry {
-		if !sameLine(a.Registry[i], b.Registry[i]) {
+	al, bl := a.RegistryLines(), b.RegistryLines()
+	for i := range al {
+		if !sameLine(al[i], bl[i]) {
 			return false
 		}
 	}
@@ -99,7 +100,7 @@ func resetClassification(n *model.Node) {
 	n.State, n.Flags, n.Reason, n.ReasonAge = "", nil, "", model.ReasonAge{}
 	n.Action, n.Process = "", model.ProcessNotProbed
 	n.SetOrphanedSince(time.Time{})
-	n.Owner, n.Thresholds = model.Owner{}, nil
+	n.Owner, n.Thresholds = nil, nil
 }
 
 // renewSession copies a session of the previous snapshot into fresh nodes,
@@ -136,7 +137,6 @@ func (c *cloner) clone(src, parent *model.Node) *model.Node {
 	}
 	resetClassification(n)
 	n.Parent = parent
-	n.Registry = slices.Clip(n.Registry)
 	if k := len(src.Children); k > 0 {
 		n.Children = c.kids[:k:k]
 		c.kids = c.kids[k:]

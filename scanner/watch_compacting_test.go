@@ -56,7 +56,7 @@ func orphanedCompaction(t *testing.T, root string) (lead string, want []string) 
 // registryRaw lists the lines of a node's registry as written.
 func registryRaw(n *model.Node) []string {
 	var out []string
-	for _, l := range n.Registry {
+	for _, l := range n.RegistryLines() {
 		if l.Raw == nil && l.Entry != nil {
 			// The watcher keeps no bytes: the entry, written as
 			// compactingLine writes it (the keys sorted), is the line.

@@ -69,8 +69,8 @@ func (t *dueTracker) noteClassified(i int, classified *model.Node, now time.Time
 	classified.Walk(func(n *model.Node) {
 		// An idle node's verdict hangs on its owner: its end makes the
 		// node dead at once (SPEC §3 idle).
-		if n.HasFlag(model.FlagIdle) && n.Owner.PID > 0 && !slices.Contains(pids, n.Owner.PID) {
-			pids = append(pids, n.Owner.PID)
+		if owner := n.RecordedOwner().PID; n.HasFlag(model.FlagIdle) && owner > 0 && !slices.Contains(pids, owner) {
+			pids = append(pids, owner)
 		}
 		// Only a live pid can change the verdict: a gone or reused one
 		// never comes back as the same process.
@@ -217,8 +217,8 @@ func nextDue(s *model.Node, now time.Time, th model.Thresholds) time.Time {
 				consider(n.BeatMtime, d)
 			}
 		}
-		if !n.RegistryMtime.IsZero() {
-			consider(n.RegistryMtime, own.Stale)
+		if !n.RegistryMtime().IsZero() {
+			consider(n.RegistryMtime(), own.Stale)
 		}
 		if !n.ResumeMtime().IsZero() {
 			consider(n.ResumeMtime(), own.Stale)

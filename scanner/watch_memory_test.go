@@ -101,7 +101,7 @@ func fingerprint(snap *model.Snapshot) string {
 	for _, s := range snap.Sessions {
 		s.Walk(func(n *model.Node) {
 			out += fmt.Sprintf("\n%s<%s beat=%v act=%v cfa=%p reg=%d %s %v %q", n.ID, n.ParentID, n.BeatMtime.UnixNano(),
-				n.ActivityMtime.UnixNano(), n.Cfa, len(n.Registry), n.State, n.Flags, n.Reason)
+				n.ActivityMtime.UnixNano(), n.Cfa, len(n.RegistryLines()), n.State, n.Flags, n.Reason)
 		})
 	}
 	return out
@@ -160,7 +160,7 @@ func TestWatcherKeepsNoFileBytes(t *testing.T) {
 			w.flush(eventBatch{}, false)
 			snap := w.Snapshot()
 			n := snap.Node("20260308-000000")
-			if n == nil || n.Cfa == nil || len(n.Registry) == 0 || n.Heartbeat == nil {
+			if n == nil || n.Cfa == nil || len(n.RegistryLines()) == 0 || n.Heartbeat == nil {
 				t.Fatalf("the lead's facts were not read: %+v", n)
 			}
 			for id, n := range snap.Nodes() {
@@ -170,7 +170,7 @@ func TestWatcherKeepsNoFileBytes(t *testing.T) {
 				if n.Cfa != nil && n.Cfa.CfaDetail != nil && n.Cfa.History != nil {
 					t.Errorf("%s: the CfA history kept: %q", id, n.Cfa.History)
 				}
-				for _, l := range n.Registry {
+				for _, l := range n.RegistryLines() {
 					if l.Raw != nil {
 						t.Errorf("%s: registry line %d kept its bytes %q", id, l.Number, l.Raw)
 					}

@@ -313,7 +313,7 @@ func stale(ln *liveNode) bool {
 	if s, ok := ln.sigs.get(name); ok && s.mtime != n.BeatMtime.UnixNano() {
 		return true
 	}
-	if s, ok := ln.sigs.get(protocol.RegistryFile); ok && (s.size != n.RegistrySize || s.mtime != n.RegistryMtime.UnixNano()) {
+	if s, ok := ln.sigs.get(protocol.RegistryFile); ok && (s.size != n.RegistrySize() || s.mtime != n.RegistryMtime().UnixNano()) {
 		return true
 	}
 	return false

@@ -19,10 +19,11 @@ type ownerBook struct {
 	byKey map[string]recordedOwner
 }
 
-// recordedOwner is the owner read for the node's pid pid.
+// recordedOwner is the owner read for the node's pid pid, which every
+// copy of the node is given (never written: the copies share it).
 type recordedOwner struct {
 	pid   int
-	owner model.Owner
+	owner *model.Owner
 }
 
 // apply gives every node of s the owner recorded for it, before s is
@@ -75,8 +76,9 @@ func (b *ownerBook) note(s *model.Node, probe liveness.Probe, now time.Time, glo
 		if b.byKey == nil {
 			b.byKey = map[string]recordedOwner{}
 		}
-		b.byKey[n.HeartbeatPath] = recordedOwner{pid: pid, owner: owner}
-		n.Owner = owner
+		r := recordedOwner{pid: pid, owner: &owner}
+		b.byKey[n.HeartbeatPath] = r
+		n.Owner = r.owner
 	})
 }
 

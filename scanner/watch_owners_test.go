@@ -91,7 +91,7 @@ func TestWatchPerTurnPidUnderALivingOwnerIsIdleNeverDead(t *testing.T) {
 	_ = turn.Wait()
 	clock.set(t0.Add(6 * time.Second)) // past the exit grace
 	awaitNeverDead(t, w, "idle between turns", func(n *model.Node) bool {
-		return n.State == model.StateRunning && n.HasFlag(model.FlagIdle) && n.Owner.PID == os.Getpid()
+		return n.State == model.StateRunning && n.HasFlag(model.FlagIdle) && n.RecordedOwner().PID == os.Getpid()
 	})
 
 	clock.set(t0.Add(10 * time.Second))
@@ -135,7 +135,7 @@ func TestWatchPerTurnPidWithItsOwnerGoneIsDeadPastTheExitGrace(t *testing.T) {
 	// The owner is recorded when the turn is first seen alive: the snapshot
 	// that shows it running carries it.
 	awaitNeverDead(t, w, "the turn running, its owner recorded", func(n *model.Node) bool {
-		return n.State == model.StateRunning && n.Owner.PID == owner.Process.Pid
+		return n.State == model.StateRunning && n.RecordedOwner().PID == owner.Process.Pid
 	})
 
 	// The turn ends (its owner reaps it), then the owner is killed and reaped.
@@ -185,7 +185,7 @@ func TestWatchTickNoticesTheOwnerOfAnIdleNodeGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = w.Close() })
-	if n := w.Snapshot().Node("worker"); n == nil || n.Owner.PID != owner.Process.Pid {
+	if n := w.Snapshot().Node("worker"); n == nil || n.RecordedOwner().PID != owner.Process.Pid {
 		t.Fatalf("owner not recorded: %+v", n)
 	}
 	tickUntil := func(what string, ok func(*model.Node) bool) {

@@ -38,7 +38,7 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 	// good. What is refused is re-read whole, which records the problem.
 	f, err := protocol.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		if n.HasRegistry || len(n.Registry) > 0 {
+		if n.HasRegistry || len(n.RegistryLines()) > 0 {
 			w.readNode(n.InfraDir) // the registry went away: re-read the node
 		}
 		return
@@ -60,7 +60,7 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 	var newlines int
 	if !whole {
 		off, newlines = ln.reg.off, ln.reg.newlines
-		kept = n.Registry
+		kept = n.RegistryLines()
 		if k := len(kept); k > 0 && kept[k-1].Torn {
 			kept = kept[:k-1] // a torn line is read again, whole this time
 		}
@@ -88,7 +88,7 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 	lines := make([]model.RegistryLine, 0, len(kept)+len(added))
 	lines = append(append(lines, kept...), added...)
 
-	changed := whole || len(added) > 0 || len(lines) != len(n.Registry)
+	changed := whole || len(added) > 0 || len(lines) != len(n.RegistryLines())
 	if ln.reg == nil {
 		ln.reg = new(registryTail)
 	}
@@ -99,9 +99,8 @@ func (w *Watcher) readRegistryTail(ln *liveNode) {
 
 	// The facts are replaced, never edited: published snapshots share them.
 	facts := *n
-	facts.Registry = lines
+	facts.SetRegistry(lines, fi.ModTime(), fi.Size())
 	facts.HasRegistry = true // at path
-	facts.RegistryMtime, facts.RegistrySize = fi.ModTime(), fi.Size()
 	probs, flags := withRegistryProblems(n, path, lines)
 	facts.EditRare(func(r *model.Rare) { r.Problems, r.ScanFlags = probs, flags })
 	ln.n, ln.own = &facts, true

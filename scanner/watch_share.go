@@ -32,7 +32,7 @@ func (w *Watcher) sharePaths(n *model.Node) {
 	if hb := n.Heartbeat; hb != nil && hb.ParentHeartbeat != "" {
 		hb.ParentHeartbeat = w.heldPath(hb.ParentHeartbeat)
 	}
-	w.shareEntryPaths(n.Registry)
+	w.shareEntryPaths(n.RegistryLines())
 }
 
 // shareEntryPaths gives registry lines just read their children's paths.

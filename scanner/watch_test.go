@@ -433,14 +433,14 @@ func TestWatchRegistryCompacted(t *testing.T) {
 			await(t, w, "only y left", func(s *model.Snapshot) bool {
 				n := s.Node("lead")
 				return s.Node("lead/x") == nil && s.Node("lead/z") == nil && s.Node("lead/y") != nil &&
-					n != nil && len(n.Registry) == 1
+					n != nil && len(n.RegistryLines()) == 1
 			})
 			// An append after compaction is read from the new file's offset.
 			appendLine(t, reg, map[string]any{"heartbeat": filepath.Join(lead, "q", protocol.HeartbeatFile),
 				"team": "t", "task_id": nil, "status": "active"})
 			await(t, w, "appended q", func(s *model.Snapshot) bool {
 				n := s.Node("lead")
-				return s.Node("lead/q") != nil && n != nil && len(n.Registry) == 2 && n.Registry[1].Number == 2
+				return s.Node("lead/q") != nil && n != nil && len(n.RegistryLines()) == 2 && n.RegistryLines()[1].Number == 2
 			})
 		})
 	}
@@ -470,14 +470,14 @@ func TestWatchRegistryTornLine(t *testing.T) {
 			}
 			await(t, w, "torn line held", func(s *model.Snapshot) bool {
 				n := s.Node("lead")
-				return n != nil && len(n.Registry) == 2 && n.Registry[1].Torn
+				return n != nil && len(n.RegistryLines()) == 2 && n.RegistryLines()[1].Torn
 			})
 			if _, err := f.Write(append(line[10:], '\n')); err != nil {
 				t.Fatal(err)
 			}
 			await(t, w, "b registered", func(s *model.Snapshot) bool {
 				n := s.Node("lead")
-				return s.Node("lead/b") != nil && n != nil && len(n.Registry) == 2 && !n.Registry[1].Torn
+				return s.Node("lead/b") != nil && n != nil && len(n.RegistryLines()) == 2 && !n.RegistryLines()[1].Torn
 			})
 		})
 	}

@@ -97,7 +97,7 @@ func (m *Model) detailLines(n *model.Node) []string {
 	}
 	if n.HasRegistry {
 		torn, bad := 0, 0
-		for _, l := range n.Registry {
+		for _, l := range n.RegistryLines() {
 			if l.Torn {
 				torn++
 			}
@@ -106,7 +106,7 @@ func (m *Model) detailLines(n *model.Node) []string {
 			}
 		}
 		add("registry", fmt.Sprintf("%d lines, %d unparseable, %d torn; modified %s",
-			len(n.Registry), bad, torn, stamp(n.RegistryMtime)))
+			len(n.RegistryLines()), bad, torn, stamp(n.RegistryMtime())))
 	}
 
 	section("retries")

@@ -64,7 +64,7 @@ func (m *Model) loadFiles(n *model.Node) tea.Cmd {
 		}
 		if parentDir != "" {
 			if p, err := read(parentRoot, parentDir); err == nil {
-				msg.line, msg.lineOK = lineNaming(p.Registry, p.InfraDir, hb)
+				msg.line, msg.lineOK = lineNaming(p.RegistryLines(), p.InfraDir, hb)
 			}
 		}
 		return msg
@@ -105,7 +105,7 @@ func (m *Model) registryLine(n *model.Node) (model.RegistryLine, bool) {
 	if p == nil || n.HeartbeatPath == "" {
 		return model.RegistryLine{}, false
 	}
-	line, ok := lineNaming(p.Registry, p.InfraDir, n.HeartbeatPath)
+	line, ok := lineNaming(p.RegistryLines(), p.InfraDir, n.HeartbeatPath)
 	if ok && line.Raw == nil && m.files.id == n.ID && m.files.lineOK {
 		return m.files.line, true
 	}

@@ -170,12 +170,12 @@ func TestDetailsLoadJournalThroughCommand(t *testing.T) {
 func TestDetailsShowRegistryLineVerbatim(t *testing.T) {
 	snap := exampleSnapshot()
 	a := snap.Node("A")
-	a.Registry = []model.RegistryLine{
+	a.SetRegistry([]model.RegistryLine{
 		{Number: 1, Raw: []byte(`{"heartbeat":"plan/1/.heartbeat","team":"plan","task_id":null,"status":"completed"}`),
 			Entry: &model.ChildEntry{Heartbeat: "plan/1/.heartbeat", Team: "plan", Status: "completed"}},
 		{Number: 2, Raw: []byte(`{"heartbeat":"code/2/.heartbeat", "team":"code","task_id":"T-7","status":"active"}`),
 			Entry: &model.ChildEntry{Heartbeat: "code/2/.heartbeat", Team: "code", Status: "active"}},
-	}
+	}, time.Time{}, 0)
 	m := newTestModel(t, 160, 80, Options{Initial: snap})
 	m.moveTo(m.rowIndex("A/code/2"))
 	press(m, "enter")

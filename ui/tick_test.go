@@ -55,7 +55,7 @@ func movingReasons(snap *model.Snapshot) *model.Snapshot {
 		age := model.FormatAge(snap.GeneratedAt.Sub(n.BeatMtime))
 		const prefix = "beating, last beat "
 		n.Reason = prefix + age + " ago (" + n.Reason + ")"
-		n.ReasonAge = model.ReasonAge{Since: n.BeatMtime, At: int32(len(prefix)), Len: int32(len(age))}
+		n.ReasonAge = model.ReasonAge{Since: model.InstantOf(n.BeatMtime), At: int32(len(prefix)), Len: int32(len(age))}
 	}
 	return snap
 }

@@ -242,20 +242,35 @@ func (f *flattener) layRenewal(c *nestedCache, rows []row, top *model.Node, old 
 	}
 	cr := c.rolls[top.ID]
 	aligned := cr.of == oldTop && len(cr.rolls) == len(oldTop.Children)
-	rolls := cr.spare[:0]
 	var roll rollup
-	for i, k := range top.Children {
-		var r rollup
-		if aligned && i < len(oldTop.Children) && oldTop.Children[i] == k {
-			r = cr.rolls[i]
-		} else {
-			r.add(k)
-			r.merge(rollupOf(k))
+	if aligned && len(top.Children) == len(oldTop.Children) {
+		// Every child in its place (a host row of a churning fleet): the
+		// renewed ones' roll-ups are written over their old ones.
+		for i, k := range top.Children {
+			if oldTop.Children[i] != k {
+				var r rollup
+				r.add(k)
+				r.merge(rollupOf(k))
+				cr.rolls[i] = r
+			}
+			roll.merge(cr.rolls[i])
 		}
-		rolls = append(rolls, r)
-		roll.merge(r)
+		c.rolls[top.ID] = childRolls{of: top, rolls: cr.rolls, spare: cr.spare}
+	} else {
+		rolls := cr.spare[:0]
+		for i, k := range top.Children {
+			var r rollup
+			if aligned && i < len(oldTop.Children) && oldTop.Children[i] == k {
+				r = cr.rolls[i]
+			} else {
+				r.add(k)
+				r.merge(rollupOf(k))
+			}
+			rolls = append(rolls, r)
+			roll.merge(r)
+		}
+		c.rolls[top.ID] = childRolls{of: top, rolls: rolls, spare: cr.rolls[:0]}
 	}
-	c.rolls[top.ID] = childRolls{of: top, rolls: rolls, spare: cr.rolls[:0]}
 
 	kids := p.kids
 	self := len(rows)

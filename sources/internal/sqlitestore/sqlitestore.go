@@ -50,7 +50,14 @@ type Snapshot struct {
 	// statements are prepared once and kept; nil for a read of its own.
 	held     *heldConn
 	prepares *atomic.Int64
+	// queries counts the statements run (Queries).
+	queries int
 }
+
+// Queries is how many statements the snapshot has run (Query, Schema and
+// SelectTable among them): the work a read makes SQLite do, which a
+// test holds.
+func (s *Snapshot) Queries() int { return s.queries }
 
 // Open begins a read of the database at path. busy is how long SQLite
 // waits for a lock before it gives up (0: DefaultBusyTimeout).
@@ -152,6 +159,7 @@ func (s *Snapshot) Close() {
 
 // Query runs a read in the snapshot.
 func (s *Snapshot) Query(query string, args ...any) (*sql.Rows, error) {
+	s.queries++
 	if s.held != nil {
 		stmt, err := s.held.prepared(query, s.prepares)
 		if err != nil {

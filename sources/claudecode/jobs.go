@@ -23,18 +23,26 @@ type jobFile struct {
 
 func (r *reader) readJobs() {
 	dir := filepath.Join(r.store, jobsDir)
-	for _, e := range r.listDir(dir) {
+	entries := r.listDir(dir)
+	if len(entries) == 0 {
+		return
+	}
+	d := openRecordDir(dir)
+	defer d.close()
+	for _, e := range entries {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue // pins.json and the like
 		}
-		r.readJob(e.Name(), filepath.Join(dir, e.Name(), jobState))
+		path := filepath.Join(dir, e.Name(), jobState)
+		r.readJob(d, e.Name(), path[len(dir)+1:], path) // its name in dir: a slice, no second string
 	}
 }
 
-// readJob maps a job's state onto a node under the session that owns it.
-func (r *reader) readJob(id, path string) {
+// readJob maps a job's state onto a node under the session that owns it:
+// the record name of the jobs' dir d, whose path is path.
+func (r *reader) readJob(d recordDir, id, name, path string) {
 	var jf jobFile
-	_, fi, ok := r.readRecord(path, &jf)
+	_, fi, ok := r.readRecordAt(d, name, path, &jf)
 	if !ok {
 		return // a spare worker dir with no state.json yet, or a problem said
 	}

@@ -196,7 +196,8 @@ func (s *Source) Read(root string, now time.Time) sources.Facts {
 	home := filepath.Dir(path)
 	owners := s.owners(home, path)
 	facts := sources.Facts{Nodes: make([]*model.Node, 0, len(rows))}
-	keys := keyMaker{db: path, home: home, parents: map[string]string{}}
+	keys := keyMaker{db: path, home: home, parents: map[string]string{}, stats: newRolloutStats()}
+	defer keys.stats.close()
 	for _, t := range rows {
 		facts.Nodes = append(facts.Nodes, s.node(&keys, t, owners, now))
 	}
@@ -386,6 +387,8 @@ func key(db, id string) string { return db + "#" + id }
 type keyMaker struct {
 	db, home string
 	parents  map[string]string
+	// stats stats the read's rollouts.
+	stats *rolloutStats
 }
 
 func (k *keyMaker) parent(id string) string {
@@ -444,9 +447,9 @@ func (s *Source) node(k *keyMaker, t *thread, o ownerSet, now time.Time) *model.
 	n.BeatMtime = updatedAt(t)
 	var problem *model.Problem
 	if t.rollout != "" && st == model.StatusRunning {
-		if fi, err := os.Stat(t.rollout); err == nil {
-			if fi.ModTime().After(n.BeatMtime) {
-				n.BeatMtime = fi.ModTime()
+		if mtime, err := k.stats.modTime(t.rollout); err == nil {
+			if mtime.After(n.BeatMtime) {
+				n.BeatMtime = mtime
 			}
 		} else if !os.IsNotExist(err) {
 			problem = &model.Problem{Path: t.rollout, Error: fmt.Sprintf("read %s: %v", t.rollout, err)}

@@ -423,10 +423,23 @@ func status(t *thread) string {
 	return "edge " + t.edgeStatus
 }
 
+// threadNode is what a thread's node is made of, allocated as one block:
+// the node, its heartbeat, its rare facts and its fields, four
+// allocations a thread made one (a home of a thousand threads is read at
+// each --once; SPEC §8, the agents' stores).
+type threadNode struct {
+	node   model.Node
+	hb     model.Heartbeat
+	rare   model.Rare
+	fields [maxFields]model.Field
+}
+
 func (s *Source) node(k *keyMaker, t *thread, o ownerSet, now time.Time) *model.Node {
+	blk := &threadNode{}
 	db := k.db
 	st := status(t)
-	hb := &model.Heartbeat{
+	hb := &blk.hb
+	*hb = model.Heartbeat{
 		Status:            st,
 		Role:              firstOf(t.role, "thread"),
 		HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: t.nickname}),
@@ -435,7 +448,8 @@ func (s *Source) node(k *keyMaker, t *thread, o ownerSet, now time.Time) *model.
 	if p := parentOf(t); p != "" {
 		hb.ParentHeartbeat = k.parent(p)
 	}
-	n := &model.Node{
+	n := &blk.node
+	*n = model.Node{
 		ID:            t.id,
 		Root:          k.home,
 		HeartbeatPath: key(db, t.id),
@@ -443,23 +457,23 @@ func (s *Source) node(k *keyMaker, t *thread, o ownerSet, now time.Time) *model.
 		Heartbeat:     hb,
 		Source:        string(Kind),
 	}
+	rare := &blk.rare
 	// Activity: the rollout's last write, else the row's updated_at.
 	n.BeatMtime = updatedAt(t)
-	var problem *model.Problem
 	if t.rollout != "" && st == model.StatusRunning {
 		if mtime, err := k.stats.modTime(t.rollout); err == nil {
 			if mtime.After(n.BeatMtime) {
 				n.BeatMtime = mtime
 			}
 		} else if !os.IsNotExist(err) {
-			problem = &model.Problem{Path: t.rollout, Error: fmt.Sprintf("read %s: %v", t.rollout, err)}
+			rare.Problems = []model.Problem{{Path: t.rollout, Error: fmt.Sprintf("read %s: %v", t.rollout, err)}}
 		}
 	}
 	n.ActivityMtime = n.BeatMtime
 	n.Traits.SignOfLife = model.SignActivity
 	// Codex merges nothing: a finished thread leaves nothing here to merge.
 	n.Traits.MergesItself = true
-	var ended, owner string
+	var owner string
 	if st == model.StatusRunning {
 		switch pid := s.runner(o, t.rollout); {
 		case pid > 0:
@@ -478,22 +492,17 @@ func (s *Source) node(k *keyMaker, t *thread, o ownerSet, now time.Time) *model.
 			// machine with a used Codex home.
 			hb.Status = model.StatusWithdrawn
 			owner = "none"
-			n.EditRare(func(r *model.Rare) {
-				r.Ending = "ended: no codex process owns " + k.home + " and it has been quiet past " + sources.HistoryAfter.String()
-			})
+			rare.Ending = "ended: no codex process owns " + k.home + " and it has been quiet past " + sources.HistoryAfter.String()
 		case o.lookup.Proven():
-			ended = "no codex process owns " + k.home
+			rare.Ended = "no codex process owns " + k.home
 			owner = "none"
 		default:
 			n.Traits.ProcessUnseen = true
 			owner = unverified(o.lookup)
 		}
 	}
-	if problem != nil {
-		n.AddProblem(*problem)
-	}
-	sf := fields(t, owner)
-	n.EditRare(func(r *model.Rare) { r.SourceFields, r.Ended = sf, ended })
+	rare.SourceFields = fields(blk.fields[:0], t, owner)
+	n.Rare = rare // never empty: its fields name the thread
 	return n
 }
 
@@ -524,9 +533,12 @@ func updatedAt(t *thread) time.Time {
 	return time.Time{}
 }
 
-func fields(t *thread, owner string) []model.Field {
-	// At most ten fields, made at that size once, not grown by each.
-	f := append(make([]model.Field, 0, 10), model.Field{Name: "thread", Value: t.id})
+// maxFields is the most fields a thread has.
+const maxFields = 10
+
+// fields appends the thread's fields to f, whose room (maxFields) they fit.
+func fields(f []model.Field, t *thread, owner string) []model.Field {
+	f = append(f, model.Field{Name: "thread", Value: t.id})
 	f = model.AppendField(f, "title", t.title)
 	f = model.AppendField(f, "cwd", t.cwd)
 	f = model.AppendField(f, "source", t.source)

@@ -324,6 +324,20 @@ func newer(ts ...time.Time) time.Time {
 	return out
 }
 
+// appendFields appends source fields to dst, leaving out the empty ones;
+// dst has room for them all.
+func appendFields(dst []model.Field, kv ...string) []model.Field {
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			dst = append(dst, model.Field{Name: kv[i], Value: kv[i+1]})
+		}
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	return slices.Clip(dst)
+}
+
 // fields builds source fields, leaving out the empty ones.
 func fields(kv ...string) []model.Field {
 	n := 0

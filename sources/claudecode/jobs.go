@@ -21,6 +21,20 @@ type jobFile struct {
 	CLIVersion      *string `json:"cliVersion"`
 }
 
+// jobNode is what a job's node is made of, allocated as one block: the
+// node, its heartbeat, its rare facts and its fields, four allocations a
+// job made one (a home's hundreds of jobs are read at each --once; SPEC
+// §8, the agents' stores).
+type jobNode struct {
+	node   model.Node
+	hb     model.Heartbeat
+	rare   model.Rare
+	fields [jobFields]model.Field
+}
+
+// jobFields is the most fields a job has.
+const jobFields = 8
+
 func (r *reader) readJobs() {
 	dir := filepath.Join(r.store, jobsDir)
 	entries := r.listDir(dir)
@@ -54,13 +68,15 @@ func (r *reader) readJob(d recordDir, id, name, path string) {
 	} else {
 		nodeID = "job-" + id
 	}
-	n := &model.Node{
+	blk := &jobNode{hb: model.Heartbeat{Role: "job", HasParentField: true}}
+	n := &blk.node
+	*n = model.Node{
 		ID:            nodeID,
 		HeartbeatPath: path,
 		HasHeartbeat:  true,
 		Source:        string(Kind),
 		BeatMtime:     isoTime(jf.UpdatedAt),
-		Heartbeat:     &model.Heartbeat{Role: "job", HasParentField: true},
+		Heartbeat:     &blk.hb,
 		// No pid: the job runs in Claude Code's daemon. Its state, not its
 		// age, says when it ended.
 		Traits: model.Traits{BeatNotRequired: true, SignOfLife: model.SignUpdate},
@@ -100,7 +116,7 @@ func (r *reader) readJob(d recordDir, id, name, path string) {
 			ending += ": " + d
 		}
 	}
-	n.Rare = &model.Rare{Ending: ending, SourceFields: fields(
+	blk.rare = model.Rare{Ending: ending, SourceFields: appendFields(blk.fields[:0],
 		"job", id,
 		"state", state,
 		"name", str(jf.Name),
@@ -110,5 +126,6 @@ func (r *reader) readJob(d recordDir, id, name, path string) {
 		"first terminal at", str(jf.FirstTerminalAt),
 		"version", str(jf.CLIVersion),
 	)}
+	n.Rare = &blk.rare // never empty: its fields name the job
 	r.facts.Nodes = append(r.facts.Nodes, n)
 }

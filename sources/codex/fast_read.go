@@ -1,13 +1,10 @@
 package codex
 
 import (
-	"errors"
 	"strings"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
-
-	"modernc.org/sqlite"
 
 	"github.com/dispatchtop/dispatchtop/sources/internal/sqlitestore"
 )
@@ -29,7 +26,7 @@ import (
 func readFast(snap *sqlitestore.Snapshot, have map[string]bool, edges bool) (ts []*thread, ok bool, err error) {
 	rows, err := snap.Query(fastQuery(have, edges))
 	if err != nil {
-		if isTooBig(err) {
+		if sqlitestore.IsTooBig(err) {
 			return nil, false, nil
 		}
 		return nil, false, err
@@ -43,7 +40,7 @@ func readFast(snap *sqlitestore.Snapshot, have map[string]bool, edges bool) (ts 
 		err = rows.Err()
 	}
 	if err != nil {
-		if isTooBig(err) {
+		if sqlitestore.IsTooBig(err) {
 			return nil, false, nil
 		}
 		return nil, false, sqlitestore.Describe(snap.Path, err)
@@ -85,13 +82,6 @@ func fastQuery(have map[string]bool, edges bool) string {
 			IFNULL(CAST(child_thread_id AS TEXT), ''), IFNULL(CAST(status AS TEXT), ''))) FROM ` + edgesTable + `)`
 	}
 	return `SELECT (SELECT json_group_array(json_array(` + sqlitestore.Select(have, sqlColumns) + `)) FROM ` + threadsTable + `), ` + edgeRows
-}
-
-// isTooBig reports SQLite's SQLITE_TOOBIG: a row over its length limit.
-func isTooBig(err error) bool {
-	const tooBig = 18
-	var e *sqlite.Error
-	return errors.As(err, &e) && e.Code()&0xff == tooBig
 }
 
 // cellKind is what a cell holds: a string or an integer.

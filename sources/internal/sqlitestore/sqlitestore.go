@@ -322,6 +322,17 @@ func require(path, table string, cols map[string]bool, required []string) error 
 // sqlError is SQLite's result code for an error in the SQL itself.
 const sqlError = 1
 
+// tooBig is SQLite's result code for a string or a blob over its length
+// limit (SQLITE_TOOBIG).
+const tooBig = 18
+
+// IsTooBig reports whether err is SQLite's SQLITE_TOOBIG: a value a query
+// made (a row gathered into one string) is over its length limit.
+func IsTooBig(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == tooBig
+}
+
 // IsSQLError reports whether err is SQLite's error in the SQL itself
 // (SQLITE_ERROR): a statement naming a table or a column the store lacks,
 // among others. A locked, corrupt or unreadable store is not one, so a

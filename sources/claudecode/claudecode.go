@@ -225,7 +225,13 @@ func (r *reader) readJSON(path string, v any) ([]byte, protocol.Info, bool) {
 // the very file read: no second look at the path, which a rename between
 // the two could have pointed at another file.
 func (r *reader) readDecoded(path string, decode func([]byte) error) ([]byte, protocol.Info, bool) {
-	b, info, err := readWhole(path, protocol.MaxDocumentSize)
+	return r.readDecodedAt(noDir, path, path, decode)
+}
+
+// readDecodedAt is readDecoded of the record name of the directory d held
+// open, whose path is path.
+func (r *reader) readDecodedAt(d recordDir, name, path string, decode func([]byte) error) ([]byte, protocol.Info, bool) {
+	b, info, err := readWholeAt(d, name, path, protocol.MaxDocumentSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, info, false
 	}
@@ -250,7 +256,13 @@ func (r *reader) readDecoded(path string, decode func([]byte) error) ([]byte, pr
 // in place fills the byte over and is still read whole; one read short of
 // its size (a file system that gives less than asked) is read on to EOF.
 func readWhole(path string, limit int64) ([]byte, protocol.Info, error) {
-	f, info, err := protocol.OpenReader(path)
+	return readWholeAt(noDir, path, path, limit)
+}
+
+// readWholeAt is readWhole of the record name of the directory d held
+// open, whose path is path.
+func readWholeAt(d recordDir, name, path string, limit int64) ([]byte, protocol.Info, error) {
+	f, info, err := openRecord(d, name, path)
 	if err != nil {
 		return nil, info, err
 	}
@@ -310,6 +322,20 @@ func newer(ts ...time.Time) time.Time {
 		}
 	}
 	return out
+}
+
+// appendFields appends source fields to dst, leaving out the empty ones;
+// dst has room for them all.
+func appendFields(dst []model.Field, kv ...string) []model.Field {
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			dst = append(dst, model.Field{Name: kv[i], Value: kv[i+1]})
+		}
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	return slices.Clip(dst)
 }
 
 // fields builds source fields, leaving out the empty ones.

@@ -21,7 +21,13 @@ import (
 // file missing (removed since listed) is no problem; unreadable, or not
 // an object, is one.
 func (r *reader) readRecord(path string, v any) ([]byte, protocol.Info, bool) {
-	return r.readDecoded(path, func(b []byte) error { return r.decodeFields(path, b, v) })
+	return r.readRecordAt(noDir, path, path, v)
+}
+
+// readRecordAt is readRecord of the record name of the directory d held
+// open, whose path is path.
+func (r *reader) readRecordAt(d recordDir, name, path string, v any) ([]byte, protocol.Info, bool) {
+	return r.readDecodedAt(d, name, path, func(b []byte) error { return r.decodeFields(path, b, v) })
 }
 
 // decodeFields decodes the object b into v field by field, each field's

@@ -21,20 +21,42 @@ type jobFile struct {
 	CLIVersion      *string `json:"cliVersion"`
 }
 
+// jobNode is what a job's node is made of, allocated as one block: the
+// node, its heartbeat, its rare facts and its fields, four allocations a
+// job made one (a home's hundreds of jobs are read at each --once; SPEC
+// §8, the agents' stores).
+type jobNode struct {
+	node   model.Node
+	hb     model.Heartbeat
+	rare   model.Rare
+	fields [jobFields]model.Field
+}
+
+// jobFields is the most fields a job has.
+const jobFields = 8
+
 func (r *reader) readJobs() {
 	dir := filepath.Join(r.store, jobsDir)
-	for _, e := range r.listDir(dir) {
+	entries := r.listDir(dir)
+	if len(entries) == 0 {
+		return
+	}
+	d := openRecordDir(dir)
+	defer d.close()
+	for _, e := range entries {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue // pins.json and the like
 		}
-		r.readJob(e.Name(), filepath.Join(dir, e.Name(), jobState))
+		path := filepath.Join(dir, e.Name(), jobState)
+		r.readJob(d, e.Name(), path[len(dir)+1:], path) // its name in dir: a slice, no second string
 	}
 }
 
-// readJob maps a job's state onto a node under the session that owns it.
-func (r *reader) readJob(id, path string) {
+// readJob maps a job's state onto a node under the session that owns it:
+// the record name of the jobs' dir d, whose path is path.
+func (r *reader) readJob(d recordDir, id, name, path string) {
 	var jf jobFile
-	_, fi, ok := r.readRecord(path, &jf)
+	_, fi, ok := r.readRecordAt(d, name, path, &jf)
 	if !ok {
 		return // a spare worker dir with no state.json yet, or a problem said
 	}
@@ -46,13 +68,15 @@ func (r *reader) readJob(id, path string) {
 	} else {
 		nodeID = "job-" + id
 	}
-	n := &model.Node{
+	blk := &jobNode{hb: model.Heartbeat{Role: "job", HasParentField: true}}
+	n := &blk.node
+	*n = model.Node{
 		ID:            nodeID,
 		HeartbeatPath: path,
 		HasHeartbeat:  true,
 		Source:        string(Kind),
 		BeatMtime:     isoTime(jf.UpdatedAt),
-		Heartbeat:     &model.Heartbeat{Role: "job", HasParentField: true},
+		Heartbeat:     &blk.hb,
 		// No pid: the job runs in Claude Code's daemon. Its state, not its
 		// age, says when it ended.
 		Traits: model.Traits{BeatNotRequired: true, SignOfLife: model.SignUpdate},
@@ -92,7 +116,7 @@ func (r *reader) readJob(id, path string) {
 			ending += ": " + d
 		}
 	}
-	n.Rare = &model.Rare{Ending: ending, SourceFields: fields(
+	blk.rare = model.Rare{Ending: ending, SourceFields: appendFields(blk.fields[:0],
 		"job", id,
 		"state", state,
 		"name", str(jf.Name),
@@ -102,5 +126,6 @@ func (r *reader) readJob(id, path string) {
 		"first terminal at", str(jf.FirstTerminalAt),
 		"version", str(jf.CLIVersion),
 	)}
+	n.Rare = &blk.rare // never empty: its fields name the job
 	r.facts.Nodes = append(r.facts.Nodes, n)
 }

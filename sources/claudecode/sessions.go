@@ -53,21 +53,29 @@ func sessionFileName(name string) (int, bool) {
 
 func (r *reader) readSessions() {
 	dir := filepath.Join(r.store, sessionsDir)
-	for _, e := range r.listDir(dir) {
+	entries := r.listDir(dir)
+	if len(entries) == 0 {
+		return
+	}
+	d := openRecordDir(dir)
+	defer d.close()
+	for _, e := range entries {
 		// A directory so named is read too: its read is a problem, not a
 		// session skipped without a word.
 		namePID, ok := sessionFileName(e.Name())
 		if !ok {
 			continue
 		}
-		r.readSession(filepath.Join(dir, e.Name()), namePID)
+		path := filepath.Join(dir, e.Name())
+		r.readSession(d, path[len(dir)+1:], path, namePID)
 	}
 }
 
-// readSession maps one session file onto a session node.
-func (r *reader) readSession(path string, namePID int) {
+// readSession maps one session file onto a session node: the record name
+// of the sessions' dir d, whose path is path.
+func (r *reader) readSession(d recordDir, name, path string, namePID int) {
 	var sf sessionFile
-	raw, fi, ok := r.readRecord(path, &sf)
+	raw, fi, ok := r.readRecordAt(d, name, path, &sf)
 	if !ok {
 		return
 	}

@@ -63,6 +63,9 @@ var tails = struct {
 	byStore map[string]map[string]tail
 }{byStore: map[string]map[string]tail{}}
 
+// statPath is os.Stat (a variable: a test counts the looks a read makes).
+var statPath = os.Stat
+
 // readSubagents maps the subagents of every session read onto nodes under
 // their session. Only sessions with a file in sessions/ are looked at:
 // projects/ keeps every past session's transcripts, which ran once.
@@ -74,6 +77,9 @@ func (r *reader) readSubagents() {
 	seen := map[string]tail{}
 	var listed []os.DirEntry
 	listedOnce := false
+	// Sessions of one cwd share its project dir, looked at once a read, not
+	// once a session (a home's sessions are of a few projects).
+	projectThere := map[string]bool{}
 	// Two files for one session (a resumed session and the file its killed
 	// process left): its subagents hang under the newest process's.
 	sessions := slices.Clone(r.sessions)
@@ -86,7 +92,13 @@ func (r *reader) readSubagents() {
 		cwd := fieldOf(n, "cwd")
 		project := filepath.Join(projects, projectSlug(cwd))
 		dir := filepath.Join(project, sid, subagentsDir)
-		if _, err := os.Stat(project); err != nil || cwd == "" {
+		there, looked := projectThere[project]
+		if !looked {
+			_, err := statPath(project)
+			there = err == nil
+			projectThere[project] = there
+		}
+		if !there || cwd == "" {
 			// The slug is Claude Code's, not a published rule: with no
 			// project dir of that name, look in every project for the
 			// session before concluding none. (With one, a session
@@ -97,7 +109,7 @@ func (r *reader) readSubagents() {
 			dir = ""
 			for _, p := range listed {
 				cand := filepath.Join(projects, p.Name(), sid, subagentsDir)
-				if fi, err := os.Stat(cand); err == nil && fi.IsDir() {
+				if fi, err := statPath(cand); err == nil && fi.IsDir() {
 					dir = cand
 					break
 				}
@@ -106,7 +118,7 @@ func (r *reader) readSubagents() {
 				continue
 			}
 		}
-		if _, err := os.Stat(dir); err != nil {
+		if _, err := statPath(dir); err != nil {
 			continue
 		}
 		for _, e := range r.listDir(dir) {

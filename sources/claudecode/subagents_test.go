@@ -1,6 +1,7 @@
 package claudecode
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -173,5 +174,42 @@ func TestSubagentOfASessionWithTwoFilesIsShownOnce(t *testing.T) {
 	nodes, _ := read(t, s.dir, time.Now())
 	if n := nodes[path]; n == nil || n.PID() != live.Process.Pid || n.State != model.StateRunning {
 		t.Errorf("the subagent hangs under %+v, want the live session's process %d, running", n, live.Process.Pid)
+	}
+}
+
+// TestProjectDirIsLookedAtOnceARead counts the looks a read makes for its
+// sessions' subagents: a project dir once, however many sessions of its
+// cwd there are (it was looked at once a session), and each session's own
+// subagents dir once.
+func TestProjectDirIsLookedAtOnceARead(t *testing.T) {
+	s := newStore(t)
+	cwds := []string{"/home/u/a", "/home/u/a", "/home/u/a", "/home/u/a", "/home/u/b", "/home/u/b"}
+	for i, cwd := range cwds {
+		pid := 4_000_000 + i // gone
+		s.write(fmt.Sprintf("sessions/%d.json", pid), map[string]any{"pid": pid, "sessionId": fmt.Sprintf("s-%d", i),
+			"cwd": cwd, "status": "idle", "kind": "interactive"})
+		s.writeRaw(fmt.Sprintf("projects/%s/s-%d.jsonl", projectSlug(cwd), i), "{}\n")
+	}
+	s.writeRaw("projects/"+projectSlug("/home/u/a")+"/s-0/subagents/agent-x.jsonl", `{"type":"user","agentId":"x","isSidechain":true}`+"\n")
+	looks := map[string]int{}
+	real := statPath
+	t.Cleanup(func() { statPath = real })
+	statPath = func(p string) (os.FileInfo, error) {
+		looks[p]++
+		return real(p)
+	}
+	facts := Source{BootTime: func() time.Time { return time.Time{} }}.Read(s.dir, time.Now())
+	for _, cwd := range []string{"/home/u/a", "/home/u/b"} {
+		if got := looks[filepath.Join(s.dir, projectsDir, projectSlug(cwd))]; got != 1 {
+			t.Errorf("project of %s looked at %d times, want once", cwd, got)
+		}
+	}
+	for i, cwd := range cwds {
+		if got := looks[filepath.Join(s.dir, projectsDir, projectSlug(cwd), fmt.Sprintf("s-%d", i), subagentsDir)]; got != 1 {
+			t.Errorf("subagents of s-%d looked at %d times, want once", i, got)
+		}
+	}
+	if len(facts.Nodes) != len(cwds)+1 {
+		t.Errorf("read %d nodes, want the %d sessions and the subagent", len(facts.Nodes), len(cwds))
 	}
 }

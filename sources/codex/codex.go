@@ -50,20 +50,43 @@ var dbName = regexp.MustCompile(`^state_([0-9]+)\.sqlite$`)
 // reads: a table without them is not Codex's.
 var requiredColumns = []string{"id", "rollout_path", "created_at", "updated_at", "cwd", "title", "archived"}
 
-var columns = []sqlitestore.Column{
-	{Name: "id", Type: "TEXT", Default: "''"},
-	{Name: "rollout_path", Type: "TEXT", Default: "''"},
-	{Name: "created_at", Type: "INTEGER", Default: "0"},
-	{Name: "updated_at", Type: "INTEGER", Default: "0"},
-	{Name: "updated_at_ms", Type: "INTEGER", Default: "0"}, // 0025
-	{Name: "cwd", Type: "TEXT", Default: "''"},
-	{Name: "title", Type: "TEXT", Default: "''"},
-	{Name: "source", Type: "TEXT", Default: "''"},
-	{Name: "archived", Type: "INTEGER", Default: "0"},
-	{Name: "parent_thread_id", Type: "TEXT", Default: "''"}, // 0036
-	{Name: "agent_nickname", Type: "TEXT", Default: "''"},   // 0013
-	{Name: "agent_role", Type: "TEXT", Default: "''"},       // 0013
+// columns are the threads' columns the mapping reads, each with the field
+// of a thread it fills: the one table both reads (readPlain's scan and
+// readFast's decode) are driven by, so a new column is one row.
+var columns = []column{
+	{sqlitestore.Column{Name: "id", Type: "TEXT", Default: "''"}, func(t *thread) any { return &t.id }},
+	{sqlitestore.Column{Name: "rollout_path", Type: "TEXT", Default: "''"}, func(t *thread) any { return &t.rollout }},
+	{sqlitestore.Column{Name: "created_at", Type: "INTEGER", Default: "0"}, func(t *thread) any { return &t.created }},
+	{sqlitestore.Column{Name: "updated_at", Type: "INTEGER", Default: "0"}, func(t *thread) any { return &t.updated }},
+	{sqlitestore.Column{Name: "updated_at_ms", Type: "INTEGER", Default: "0"}, func(t *thread) any { return &t.updatedMs }}, // 0025
+	{sqlitestore.Column{Name: "cwd", Type: "TEXT", Default: "''"}, func(t *thread) any { return &t.cwd }},
+	{sqlitestore.Column{Name: "title", Type: "TEXT", Default: "''"}, func(t *thread) any { return &t.title }},
+	{sqlitestore.Column{Name: "source", Type: "TEXT", Default: "''"}, func(t *thread) any { return &t.source }},
+	{sqlitestore.Column{Name: "archived", Type: "INTEGER", Default: "0"}, func(t *thread) any { return &t.archived }},
+	{sqlitestore.Column{Name: "parent_thread_id", Type: "TEXT", Default: "''"}, func(t *thread) any { return &t.parent }}, // 0036
+	{sqlitestore.Column{Name: "agent_nickname", Type: "TEXT", Default: "''"}, func(t *thread) any { return &t.nickname }}, // 0013
+	{sqlitestore.Column{Name: "agent_role", Type: "TEXT", Default: "''"}, func(t *thread) any { return &t.role }},         // 0013
 }
+
+// column is one column of the threads and the field it fills: a *string
+// for a TEXT column, an *int64 for an INTEGER one.
+type column struct {
+	sqlitestore.Column
+	field func(*thread) any
+}
+
+// sqlColumns are columns as sqlitestore selects them.
+var sqlColumns = func() []sqlitestore.Column {
+	out := make([]sqlitestore.Column, len(columns))
+	for i, c := range columns {
+		out[i] = c.Column
+	}
+	return out
+}()
+
+// edgeColumns are the spawn edges' columns the mapping reads: an edge
+// table without them is an unknown schema.
+var edgeColumns = []string{"parent_thread_id", "child_thread_id", "status"}
 
 // Source reads Codex CLI's state database.
 type Source struct {
@@ -173,30 +196,67 @@ func (s *Source) Read(root string, now time.Time) sources.Facts {
 	home := filepath.Dir(path)
 	owners := s.owners(home, path)
 	facts := sources.Facts{Nodes: make([]*model.Node, 0, len(rows))}
-	keys := keyMaker{db: path, home: home, parents: map[string]string{}}
+	keys := keyMaker{db: path, home: home, parents: map[string]string{}, stats: newRolloutStats()}
+	defer keys.stats.close()
 	for _, t := range rows {
 		facts.Nodes = append(facts.Nodes, s.node(&keys, t, owners, now))
 	}
 	return facts
 }
 
+// read reads the threads of the database at path, with their spawn edges,
+// in one short transaction: in one query that SQLite answers in one row
+// (readFast), or, when that row cannot be had or read, a row a thread
+// (readPlain, the reading that defines it).
 func (s *Source) read(path string) ([]*thread, error) {
 	snap, err := sqlitestore.Open(path, s.BusyTimeout)
 	if err != nil {
 		return nil, err
 	}
 	defer snap.Close()
-	schema, rows, err := snap.SelectTable(threadsTable, requiredColumns, columns, threadsOrder, edgesTable)
+	return readSnapshot(snap)
+}
+
+// readSnapshot reads the threads and their edges in snap.
+func readSnapshot(snap *sqlitestore.Snapshot) ([]*thread, error) {
+	schema, err := snap.Schema(threadsTable, edgesTable)
+	if err != nil {
+		return nil, err
+	}
+	have, err := schema.Require(threadsTable, requiredColumns)
+	if err != nil {
+		return nil, err
+	}
+	edges := schema.Columns(edgesTable) != nil
+	if edges {
+		if _, err := schema.Require(edgesTable, edgeColumns); err != nil {
+			return nil, err
+		}
+	}
+	ts, ok, err := readFast(snap, have, edges)
+	if err != nil || ok {
+		return ts, err
+	}
+	return readPlain(snap, have, edges)
+}
+
+// readPlain reads the threads a row a thread, each column scanned, then
+// the edges a row an edge: the definition of what readFast reads.
+func readPlain(snap *sqlitestore.Snapshot, have map[string]bool, edges bool) ([]*thread, error) {
+	rows, err := snap.Query(sqlitestore.SelectQuery(threadsTable, have, sqlColumns, threadsOrder))
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []*thread
 	byID := map[string]*thread{}
+	dest := make([]any, len(columns))
 	for rows.Next() {
 		t := &thread{}
-		if err := rows.Scan(&t.id, &t.rollout, &t.created, &t.updated, &t.updatedMs, &t.cwd, &t.title, &t.source,
-			&t.archived, &t.parent, &t.nickname, &t.role); err != nil {
+		for i, c := range columns {
+			dest[i] = c.field(t)
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, sqlitestore.Describe(snap.Path, err)
 		}
 		out = append(out, t)
@@ -205,12 +265,12 @@ func (s *Source) read(path string) ([]*thread, error) {
 	if err := rows.Err(); err != nil {
 		return nil, sqlitestore.Describe(snap.Path, err)
 	}
-	sortThreads(out)
-	if ecols := schema.Columns(edgesTable); ecols != nil {
-		if err := readEdges(snap, ecols, byID); err != nil {
+	if edges {
+		if err := readEdges(snap, byID); err != nil {
 			return nil, err
 		}
 	}
+	sortThreads(out)
 	return out, nil
 }
 
@@ -221,8 +281,9 @@ const threadsOrder = ""
 // gives (integers, then TEXT of the BINARY collation: bytes), sorted here
 // rather than by SQLite, whose sorter cost a read of a thousand threads
 // some 1.4 ms of CPU before the first row (SPEC §8, the agents' stores).
+// The sort is stable: threads of one id keep the table's order.
 func sortThreads(ts []*thread) {
-	slices.SortFunc(ts, func(a, b *thread) int {
+	slices.SortStableFunc(ts, func(a, b *thread) int {
 		if c := cmp.Compare(a.created, b.created); c != 0 {
 			return c
 		}
@@ -230,17 +291,16 @@ func sortThreads(ts []*thread) {
 	})
 }
 
+// edgesQuery reads each edge's parent, child and status as text.
+const edgesQuery = `SELECT IFNULL(CAST(parent_thread_id AS TEXT), ''), IFNULL(CAST(child_thread_id AS TEXT), ''),
+		IFNULL(CAST(status AS TEXT), '') FROM ` + edgesTable
+
 // readEdges takes each spawned child's edge: its parent and whether the
 // parent still holds it open (DirectionalThreadSpawnEdgeStatus: open,
-// closed). An edge table without its columns is an unknown schema.
-func readEdges(snap *sqlitestore.Snapshot, cols map[string]bool, byID map[string]*thread) error {
-	for _, c := range []string{"parent_thread_id", "child_thread_id", "status"} {
-		if !cols[c] {
-			return fmt.Errorf("read %s: unknown schema: table %q lacks column %s", snap.Path, edgesTable, c)
-		}
-	}
-	rows, err := snap.Query(`SELECT IFNULL(CAST(parent_thread_id AS TEXT), ''), IFNULL(CAST(child_thread_id AS TEXT), ''),
-		IFNULL(CAST(status AS TEXT), '') FROM ` + edgesTable)
+// closed). A child of several edges takes the last in the table's order;
+// a thread whose id several rows hold, the last of those rows.
+func readEdges(snap *sqlitestore.Snapshot, byID map[string]*thread) error {
+	rows, err := snap.Query(edgesQuery)
 	if err != nil {
 		return err
 	}
@@ -250,11 +310,16 @@ func readEdges(snap *sqlitestore.Snapshot, cols map[string]bool, byID map[string
 		if err := rows.Scan(&parent, &child, &status); err != nil {
 			return sqlitestore.Describe(snap.Path, err)
 		}
-		if t := byID[child]; t != nil {
-			t.edgeParent, t.edgeStatus = parent, status
-		}
+		setEdge(byID, parent, child, status)
 	}
 	return rows.Err()
+}
+
+// setEdge gives the child its edge.
+func setEdge(byID map[string]*thread, parent, child, status string) {
+	if t := byID[child]; t != nil {
+		t.edgeParent, t.edgeStatus = parent, status
+	}
 }
 
 // ownerSet is what one read learnt of the home's codex processes.
@@ -322,6 +387,8 @@ func key(db, id string) string { return db + "#" + id }
 type keyMaker struct {
 	db, home string
 	parents  map[string]string
+	// stats stats the read's rollouts.
+	stats *rolloutStats
 }
 
 func (k *keyMaker) parent(id string) string {
@@ -356,10 +423,23 @@ func status(t *thread) string {
 	return "edge " + t.edgeStatus
 }
 
+// threadNode is what a thread's node is made of, allocated as one block:
+// the node, its heartbeat, its rare facts and its fields, four
+// allocations a thread made one (a home of a thousand threads is read at
+// each --once; SPEC §8, the agents' stores).
+type threadNode struct {
+	node   model.Node
+	hb     model.Heartbeat
+	rare   model.Rare
+	fields [maxFields]model.Field
+}
+
 func (s *Source) node(k *keyMaker, t *thread, o ownerSet, now time.Time) *model.Node {
+	blk := &threadNode{}
 	db := k.db
 	st := status(t)
-	hb := &model.Heartbeat{
+	hb := &blk.hb
+	*hb = model.Heartbeat{
 		Status:            st,
 		Role:              firstOf(t.role, "thread"),
 		HeartbeatOptional: model.OptionalOf(model.HeartbeatOptional{Team: t.nickname}),
@@ -368,7 +448,8 @@ func (s *Source) node(k *keyMaker, t *thread, o ownerSet, now time.Time) *model.
 	if p := parentOf(t); p != "" {
 		hb.ParentHeartbeat = k.parent(p)
 	}
-	n := &model.Node{
+	n := &blk.node
+	*n = model.Node{
 		ID:            t.id,
 		Root:          k.home,
 		HeartbeatPath: key(db, t.id),
@@ -376,23 +457,23 @@ func (s *Source) node(k *keyMaker, t *thread, o ownerSet, now time.Time) *model.
 		Heartbeat:     hb,
 		Source:        string(Kind),
 	}
+	rare := &blk.rare
 	// Activity: the rollout's last write, else the row's updated_at.
 	n.BeatMtime = updatedAt(t)
-	var problem *model.Problem
 	if t.rollout != "" && st == model.StatusRunning {
-		if fi, err := os.Stat(t.rollout); err == nil {
-			if fi.ModTime().After(n.BeatMtime) {
-				n.BeatMtime = fi.ModTime()
+		if mtime, err := k.stats.modTime(t.rollout); err == nil {
+			if mtime.After(n.BeatMtime) {
+				n.BeatMtime = mtime
 			}
 		} else if !os.IsNotExist(err) {
-			problem = &model.Problem{Path: t.rollout, Error: fmt.Sprintf("read %s: %v", t.rollout, err)}
+			rare.Problems = []model.Problem{{Path: t.rollout, Error: fmt.Sprintf("read %s: %v", t.rollout, err)}}
 		}
 	}
 	n.ActivityMtime = n.BeatMtime
 	n.Traits.SignOfLife = model.SignActivity
 	// Codex merges nothing: a finished thread leaves nothing here to merge.
 	n.Traits.MergesItself = true
-	var ended, owner string
+	var owner string
 	if st == model.StatusRunning {
 		switch pid := s.runner(o, t.rollout); {
 		case pid > 0:
@@ -411,22 +492,17 @@ func (s *Source) node(k *keyMaker, t *thread, o ownerSet, now time.Time) *model.
 			// machine with a used Codex home.
 			hb.Status = model.StatusWithdrawn
 			owner = "none"
-			n.EditRare(func(r *model.Rare) {
-				r.Ending = "ended: no codex process owns " + k.home + " and it has been quiet past " + sources.HistoryAfter.String()
-			})
+			rare.Ending = "ended: no codex process owns " + k.home + " and it has been quiet past " + sources.HistoryAfter.String()
 		case o.lookup.Proven():
-			ended = "no codex process owns " + k.home
+			rare.Ended = "no codex process owns " + k.home
 			owner = "none"
 		default:
 			n.Traits.ProcessUnseen = true
 			owner = unverified(o.lookup)
 		}
 	}
-	if problem != nil {
-		n.AddProblem(*problem)
-	}
-	sf := fields(t, owner)
-	n.EditRare(func(r *model.Rare) { r.SourceFields, r.Ended = sf, ended })
+	rare.SourceFields = fields(blk.fields[:0], t, owner)
+	n.Rare = rare // never empty: its fields name the thread
 	return n
 }
 
@@ -457,9 +533,12 @@ func updatedAt(t *thread) time.Time {
 	return time.Time{}
 }
 
-func fields(t *thread, owner string) []model.Field {
-	// At most ten fields, made at that size once, not grown by each.
-	f := append(make([]model.Field, 0, 10), model.Field{Name: "thread", Value: t.id})
+// maxFields is the most fields a thread has.
+const maxFields = 10
+
+// fields appends the thread's fields to f, whose room (maxFields) they fit.
+func fields(f []model.Field, t *thread, owner string) []model.Field {
+	f = append(f, model.Field{Name: "thread", Value: t.id})
 	f = model.AppendField(f, "title", t.title)
 	f = model.AppendField(f, "cwd", t.cwd)
 	f = model.AppendField(f, "source", t.source)

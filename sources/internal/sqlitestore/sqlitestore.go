@@ -50,7 +50,14 @@ type Snapshot struct {
 	// statements are prepared once and kept; nil for a read of its own.
 	held     *heldConn
 	prepares *atomic.Int64
+	// queries counts the statements run (Queries).
+	queries int
 }
+
+// Queries is how many statements the snapshot has run (Query, Schema and
+// SelectTable among them): the work a read makes SQLite do, which a
+// test holds.
+func (s *Snapshot) Queries() int { return s.queries }
 
 // Open begins a read of the database at path. busy is how long SQLite
 // waits for a lock before it gives up (0: DefaultBusyTimeout).
@@ -152,6 +159,7 @@ func (s *Snapshot) Close() {
 
 // Query runs a read in the snapshot.
 func (s *Snapshot) Query(query string, args ...any) (*sql.Rows, error) {
+	s.queries++
 	if s.held != nil {
 		stmt, err := s.held.prepared(query, s.prepares)
 		if err != nil {
@@ -313,6 +321,17 @@ func require(path, table string, cols map[string]bool, required []string) error 
 
 // sqlError is SQLite's result code for an error in the SQL itself.
 const sqlError = 1
+
+// tooBig is SQLite's result code for a string or a blob over its length
+// limit (SQLITE_TOOBIG).
+const tooBig = 18
+
+// IsTooBig reports whether err is SQLite's SQLITE_TOOBIG: a value a query
+// made (a row gathered into one string) is over its length limit.
+func IsTooBig(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == tooBig
+}
 
 // IsSQLError reports whether err is SQLite's error in the SQL itself
 // (SQLITE_ERROR): a statement naming a table or a column the store lacks,

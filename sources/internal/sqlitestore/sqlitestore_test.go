@@ -243,3 +243,42 @@ func TestSharedHoldsAtMostItsBound(t *testing.T) {
 		t.Errorf("holds %d values, want %d", len(sh), maxShared)
 	}
 }
+
+// IsTooBig tells a value over SQLite's length limit (a read that gathers
+// a table into one string may make one), which a reader can read another
+// way, from a statement's error or a store's.
+func TestIsTooBigIsAValueOverTheLengthLimit(t *testing.T) {
+	good := newStore(t, `CREATE TABLE rows (id TEXT PRIMARY KEY)`)
+	tests := []struct {
+		name, query string
+		want        bool
+	}{
+		{"a blob of 2 GB", `SELECT zeroblob(2000000000)`, true},
+		{"a column the store lacks", `SELECT [state] FROM rows`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snap, err := Open(good, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer snap.Close()
+			rows, err := snap.Query(tt.query)
+			if err == nil {
+				for rows.Next() {
+				}
+				err = rows.Err()
+				rows.Close()
+			}
+			if err == nil {
+				t.Fatalf("%s: no error", tt.query)
+			}
+			if got := IsTooBig(err); got != tt.want {
+				t.Errorf("IsTooBig(%v) = %v, want %v", err, got, tt.want)
+			}
+		})
+	}
+	if IsTooBig(nil) || IsTooBig(errors.New("string or blob too big")) {
+		t.Error("IsTooBig is true of an error that is not SQLite's")
+	}
+}

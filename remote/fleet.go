@@ -322,6 +322,9 @@ func (f *Fleet) Run(ctx context.Context) {
 		case ev := <-events:
 			changed, t := f.take(ev)
 			trans = append(trans, t...)
+			if ev.watch != nil && ev.watch.Type == serve.EventDiff {
+				giveDiffNodes(ev.watch.Nodes) // applied: nothing reads the list again
+			}
 			if changed {
 				if wait, arm := gather.changed(time.Now()); arm {
 					flush.Reset(wait)
@@ -370,7 +373,7 @@ func (f *Fleet) take(ev hostEvent) (bool, []model.Transition) {
 		if st.wire == nil {
 			st.wire = &wireHost{}
 		}
-		host := &model.Node{ID: st.status.Name}
+		host := model.Node{ID: st.status.Name} // the sessions' parent, by its id alone
 		if ev.watch.Type != serve.EventDiff {
 			st.settle() // a snapshot is diffed against the forest as it is
 		}
@@ -379,7 +382,7 @@ func (f *Fleet) take(ev hostEvent) (bool, []model.Transition) {
 		if ev.watch.Type == serve.EventDiff {
 			trans = &diffed
 		}
-		if err := st.wire.apply(ev.watch, ev.at, host, f.opts.MaxNodes, trans, f.opts.Transitions); err != nil {
+		if err := st.wire.apply(ev.watch, ev.at, &host, f.opts.MaxNodes, trans, f.opts.Transitions); err != nil {
 			// An event refused changes nothing: the forest is the last one.
 			st.settle()
 			st.wire = nil // read whole again at the next connection

@@ -193,28 +193,35 @@ func TestADiffsEstimatedListIsBounded(t *testing.T) {
 
 // SPEC §8, the fleet view under churn: a diff's list of nodes is read into
 // the list of one the fleet applied and handed back, its nodes cleared; a
-// snapshot's list is never kept for that.
+// snapshot's list is never kept for that. (The pool may drop what it is
+// given, as it does at random under the race detector: a few tries.)
 func TestADiffIsReadIntoTheListOfOneApplied(t *testing.T) {
 	rec := recordStream(t, 20, 5, 2, 4)
 	var d eventDecoder
-	evs, err := d.events(rec.lines[1])
-	if err != nil || len(evs) != 1 || evs[0].Type != serve.EventDiff || len(evs[0].Nodes) == 0 {
-		t.Fatalf("fixture: %v %v", evs, err)
+	reused := false
+	for try := 0; try < 20 && !reused; try++ {
+		evs, err := d.events(rec.lines[1])
+		if err != nil || len(evs) != 1 || evs[0].Type != serve.EventDiff || len(evs[0].Nodes) == 0 {
+			t.Fatalf("fixture: %v %v", evs, err)
+		}
+		applied := evs[0].Nodes
+		giveDiffNodes(applied)
+		if applied[:1][0].ID != "" {
+			t.Fatalf("a list handed back keeps its nodes: %q", applied[:1][0].ID)
+		}
+		evs, err = d.events(rec.lines[2])
+		if err != nil || len(evs) != 1 || len(evs[0].Nodes) == 0 {
+			t.Fatalf("second diff: %v %v", evs, err)
+		}
+		reused = &evs[0].Nodes[0] == &applied[:1][0]
 	}
-	applied := evs[0].Nodes
-	giveDiffNodes(applied)
-	if applied[:1][0].ID != "" {
-		t.Errorf("a list handed back keeps its nodes: %q", applied[:1][0].ID)
+	if !reused {
+		t.Errorf("the next diff's nodes were read into a new list, 20 times")
 	}
-	evs, err = d.events(rec.lines[2])
-	if err != nil || len(evs) != 1 || len(evs[0].Nodes) == 0 {
-		t.Fatalf("second diff: %v %v", evs, err)
-	}
-	if &evs[0].Nodes[0] != &applied[:1][0] {
-		t.Errorf("the next diff's nodes were read into a new list")
-	}
-	giveDiffNodes(make([]serve.WatchNode, 0, maxPooledNodes+1))
-	if got := takeDiffNodes(); cap(got) > maxPooledNodes {
-		t.Errorf("a list of %d nodes was kept", cap(got))
+	for range 20 {
+		giveDiffNodes(make([]serve.WatchNode, 0, maxPooledNodes+1))
+		if got := takeDiffNodes(); cap(got) > maxPooledNodes {
+			t.Fatalf("a list of %d nodes was kept", cap(got))
+		}
 	}
 }

@@ -373,7 +373,6 @@ func (f *Fleet) take(ev hostEvent) (bool, []model.Transition) {
 		if st.wire == nil {
 			st.wire = &wireHost{}
 		}
-		host := model.Node{ID: st.status.Name} // the sessions' parent, by its id alone
 		if ev.watch.Type != serve.EventDiff {
 			st.settle() // a snapshot is diffed against the forest as it is
 		}
@@ -382,7 +381,7 @@ func (f *Fleet) take(ev hostEvent) (bool, []model.Transition) {
 		if ev.watch.Type == serve.EventDiff {
 			trans = &diffed
 		}
-		if err := st.wire.apply(ev.watch, ev.at, &host, f.opts.MaxNodes, trans, f.opts.Transitions); err != nil {
+		if err := st.wire.apply(ev.watch, ev.at, st.status.Name, f.opts.MaxNodes, trans, f.opts.Transitions); err != nil {
 			// An event refused changes nothing: the forest is the last one.
 			st.settle()
 			st.wire = nil // read whole again at the next connection

@@ -33,7 +33,7 @@ func TestWatchedHostBuiltByDiffsIsTheWholeRead(t *testing.T) {
 	}
 	events := rec.events(t)
 	w := &wireHost{}
-	host := &model.Node{ID: "h"}
+	const host = "h"
 	type published struct {
 		snap *model.Snapshot
 		doc  []byte
@@ -183,7 +183,7 @@ func TestADiffThatMovesNothingKeepsEachNodeInItsSession(t *testing.T) {
 		{Type: serve.EventDiff, Rev: "r.4", Nodes: []serve.WatchNode{node("B", "dead", "B/b")}},
 	}
 	w := &wireHost{}
-	host := &model.Node{ID: "h"}
+	const host = "h"
 	at := time.Now()
 	var took string
 	for k, ev := range events {
@@ -250,7 +250,7 @@ func TestADiffsTransitionsAreThoseOfTheForestsBeforeAndAfter(t *testing.T) {
 		for _, v := range views {
 			t.Run(stream.name+", "+v.name, func(t *testing.T) {
 				w := &wireHost{}
-				host := &model.Node{ID: "h"}
+				const host = "h"
 				at := time.Now()
 				for k, ev := range stream.events {
 					var trans *[]model.Transition
@@ -318,7 +318,7 @@ func TestADiffCopiesItsNodesAndTheirAncestorsAlone(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &wireHost{}
-			host := &model.Node{ID: "h"}
+			const host = "h"
 			at := time.Now()
 			if err := w.apply(snapshot, at, host, DefaultMaxNodes, nil, model.TransitionView{}); err != nil {
 				t.Fatal(err)

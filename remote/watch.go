@@ -308,7 +308,7 @@ type wireRec struct {
 	session string
 }
 
-// apply folds ev into w, rebuilding the sessions it touched under host;
+// apply folds ev into w, rebuilding the sessions it touched under the host row hostID;
 // an event the stream should not send (a diff before any snapshot, an
 // unknown type, more nodes than maxNodes) is an error: the host is read
 // again whole.
@@ -318,7 +318,7 @@ type wireRec struct {
 // tree order, the vanished after them by id): a node sent whose state or
 // flags changed, or that a session now holds and none did, and a node
 // removed that one held. A diff sends its nodes in tree order.
-func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, maxNodes int,
+func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, hostID string, maxNodes int,
 	trans *[]model.Transition, view model.TransitionView) error {
 	switch ev.Type {
 	case serve.EventHeartbeat:
@@ -340,14 +340,14 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 	if len(w.recs)+len(ev.Nodes)-len(ev.Removed) > maxNodes {
 		// Counted before anything is built: the records can only be
 		// fewer (a node sent again, an id removed twice).
-		if n := w.countAfter(ev, host.ID); n > maxNodes {
+		if n := w.countAfter(ev, hostID); n > maxNodes {
 			return &CapError{What: capNodes, Cap: int64(maxNodes)}
 		}
 	}
 	if ev.Head != nil {
 		w.head = *ev.Head
 	}
-	b := builder{received: got, prefix: host.ID, words: &w.words}
+	b := builder{received: got, prefix: hostID, words: &w.words}
 	touched := map[string]bool{}
 	was := w.pos // the sessions' places before ev: those of w.sessions
 	// moved: an id came or went, or an edge or a session's place moved;
@@ -372,17 +372,15 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 		w.reshaped = true // the places moved
 	}
 	// The nodes sent, built at once; the sessions that hold them touched.
-	// A node whose children are those it had keeps them by their nodes
-	// (sentFor: the node built in place of each one sent); its kids' ids
-	// are made only when some node moved.
+	// A node whose kids are those it had keeps its children by their
+	// nodes (sentFor: the node built in place of each one sent; same: each
+	// with its last node), and their ids are made only if some node moved.
 	fresh := make(map[string][]string, len(ev.Nodes))
 	sentFor := make(map[*model.Node]*model.Node, len(ev.Nodes))
 	var before []wireRec // with trans: each node sent as it was
 	if trans != nil {
 		before = make([]wireRec, 0, len(ev.Nodes))
 	}
-	// The sent nodes whose kids are those they had, each with its last
-	// node: their kids' ids are made only if some node moved.
 	type keptKids struct {
 		id   string
 		last *model.Node
@@ -471,7 +469,7 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 				release(c, n.ID)
 			}
 		}
-		release(s, host.ID)
+		release(s, hostID)
 	}
 	if ev.Sessions != nil {
 		// The places moved: each kept session to its new place.
@@ -495,7 +493,7 @@ func (w *wireHost) apply(ev *serve.WatchEvent, got time.Time, host *model.Node, 
 		if j, ok := was[sid]; ok && j == i && i < len(w.sessions) {
 			root = w.sessions[i]
 		}
-		w.sessions[i] = w.build(sid, host, root, fresh, sentFor, moved, wasUnder)
+		w.sessions[i] = w.build(sid, hostID, root, fresh, sentFor, moved, wasUnder)
 		w.renewed[i] = true
 		if w.sessions[i] == nil {
 			w.reshaped = true // a place left empty
@@ -624,7 +622,7 @@ func (w *wireHost) kidsOf(id string, n *model.Node) []string {
 // its place, not by its id. Claim, each node is found by its id, fresh
 // holding the kids of those sent, and wasUnder each released node's
 // parent as last built.
-func (w *wireHost) build(sid string, host, root *model.Node, fresh map[string][]string, sentFor map[*model.Node]*model.Node,
+func (w *wireHost) build(sid, hostID string, root *model.Node, fresh map[string][]string, sentFor map[*model.Node]*model.Node,
 	claim bool, wasUnder map[string]string) *model.Node {
 	var built []*model.Node // the children of the nodes being built, a stack
 	var node func(id, parent string, was *model.Node) *model.Node
@@ -721,7 +719,7 @@ func (w *wireHost) build(sid string, host, root *model.Node, fresh map[string][]
 	if claim || root == nil || root.ID != sid {
 		root = nil
 	}
-	return node(sid, host.ID, root)
+	return node(sid, hostID, root)
 }
 
 // nodes is how many nodes the host sent and did not remove.

@@ -67,13 +67,7 @@ func (c *tallyCache) count(sessions []*model.Node) {
 // old children, in their places (a host row of a fleet over the sessions
 // it shares): renew counts those by the children renewed.
 func movedSessions(prev, next []*model.Node) int {
-	moved := max(len(next), len(prev)) - min(len(next), len(prev))
-	for i := range min(len(next), len(prev)) {
-		if next[i] != prev[i] && !sharesMost(prev[i], next[i]) {
-			moved++
-		}
-	}
-	return moved
+	return countRenewed(prev, next, sharesMost)
 }
 
 // renewedSessions counts the sessions of next that are not prev's in the
@@ -81,9 +75,15 @@ func movedSessions(prev, next []*model.Node) int {
 // (and those of prev left beyond next's end). A snapshot shares the
 // sessions nothing touched with the one before (see model.Update).
 func renewedSessions(prev, next []*model.Node) int {
+	return countRenewed(prev, next, nil)
+}
+
+// countRenewed is renewedSessions, less the renewals kept says are not
+// worth counting (nil: none).
+func countRenewed(prev, next []*model.Node, kept func(was, is *model.Node) bool) int {
 	renewed := max(len(next), len(prev)) - min(len(next), len(prev))
 	for i := range min(len(next), len(prev)) {
-		if next[i] != prev[i] {
+		if next[i] != prev[i] && (kept == nil || !kept(prev[i], next[i])) {
 			renewed++
 		}
 	}

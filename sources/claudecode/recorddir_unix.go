@@ -2,17 +2,16 @@
 
 package claudecode
 
-import "golang.org/x/sys/unix"
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/dispatchtop/dispatchtop/internal/sysat"
+)
 
 // openDirFd opens the directory at path to open files relative to it.
 func openDirFd(path string) (int, bool) {
-	for {
-		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err == unix.EINTR {
-			continue
-		}
-		return fd, err == nil
-	}
+	fd, err := sysat.OpenDir(path)
+	return fd, err == nil
 }
 
 func closeFd(fd int) { unix.Close(fd) }

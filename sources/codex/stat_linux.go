@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dispatchtop/dispatchtop/internal/sysat"
 )
 
 // rolloutStats stats a read's rollouts relative to their directory, the
@@ -31,7 +33,7 @@ func (s *rolloutStats) modTime(path string) (time.Time, error) {
 	}
 	if dir != s.dir {
 		s.close()
-		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		fd, err := sysat.OpenDir(dir)
 		if err != nil {
 			return statPlain(path) // says what os.Stat says, or reads what the dir does not let be listed
 		}
@@ -39,7 +41,7 @@ func (s *rolloutStats) modTime(path string) (time.Time, error) {
 	}
 	var st unix.Stat_t
 	for {
-		err := unix.Fstatat(s.fd, base, &st, 0)
+		err := sysat.Fstatat(s.fd, base, &st, 0)
 		if err == unix.EINTR {
 			continue
 		}

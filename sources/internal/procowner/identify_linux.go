@@ -23,7 +23,7 @@ type lister struct {
 }
 
 func newLister(procDir string) (*lister, error) {
-	fd, err := unix.Open(procDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := sysat.OpenDir(procDir)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: procDir, Err: err}
 	}

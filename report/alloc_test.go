@@ -97,6 +97,18 @@ func sessionOf(nodes int) *model.Snapshot {
 	return snap
 }
 
+// loneNodesOf is a forest of sessions each of one node, forestOf's lead.
+func loneNodesOf(sessions int) *model.Snapshot {
+	snap := forestOf(sessions)
+	for _, s := range snap.Sessions {
+		for _, c := range s.Children {
+			delete(snap.ByID, c.ID)
+		}
+		s.Children = nil
+	}
+	return snap
+}
+
 // writeSizes records the size of every write it is given.
 type writeSizes struct {
 	total, largest int

@@ -31,7 +31,8 @@ import (
 // bus) held its NodeJSON tree and its bytes whole.
 func WriteJSON(w io.Writer, snap *model.Snapshot) error {
 	doc := documentHead(snap)
-	return encodeDocument(w, doc, len(snap.Sessions), func(b []byte, i int, a *nodeArena, sp *spiller) ([]byte, error) {
+	nodes := func(i int) int { return modelNodes(snap.Sessions[i]) }
+	return encodeDocument(w, doc, len(snap.Sessions), nodes, func(b []byte, i int, a *nodeArena, sp *spiller) ([]byte, error) {
 		b, ok := appendModelNode(b, snap.Sessions[i], snap.GeneratedAt, "    ", a, sp)
 		switch {
 		case ok:
@@ -116,7 +117,8 @@ func encodingError(n NodeJSON) error {
 // encoding it in one piece held it twice over (compact, then indented) in
 // freshly faulted memory, which cost more than the scan itself.
 func EncodeDocument(w io.Writer, doc Document) error {
-	return encodeDocument(w, doc, len(doc.Sessions), func(b []byte, i int, _ *nodeArena, _ *spiller) ([]byte, error) {
+	nodes := func(i int) int { return jsonNodes(&doc.Sessions[i]) }
+	return encodeDocument(w, doc, len(doc.Sessions), nodes, func(b []byte, i int, _ *nodeArena, _ *spiller) ([]byte, error) {
 		b, ok := appendNode(b, &doc.Sessions[i], "    ")
 		if !ok {
 			return b, encodingError(doc.Sessions[i])
@@ -129,10 +131,29 @@ func EncodeDocument(w io.Writer, doc Document) error {
 // in a, its bytes handed to sp as they pass spillAt.
 type sessionWriter func(b []byte, i int, a *nodeArena, sp *spiller) ([]byte, error)
 
+// modelNodes is how many nodes n's subtree holds, n with them.
+func modelNodes(n *model.Node) int {
+	total := 1
+	for _, c := range n.Children {
+		total += modelNodes(c)
+	}
+	return total
+}
+
+// jsonNodes is modelNodes of a NodeJSON.
+func jsonNodes(n *NodeJSON) int {
+	total := 1
+	for i := range n.Children {
+		total += jsonNodes(&n.Children[i])
+	}
+	return total
+}
+
 // encodeDocument writes doc with the sessions session(0..count-1) writes,
-// in place of its own; session may be called from several goroutines at
-// once, each with an arena and a spiller of its own.
-func encodeDocument(w io.Writer, doc Document, count int, session sessionWriter) error {
+// in place of its own, each holding nodes(i) nodes; session may be called
+// from several goroutines at once, each with an arena and a spiller of its
+// own.
+func encodeDocument(w io.Writer, doc Document, count int, nodes func(i int) int, session sessionWriter) error {
 	e := docEncoder{w: bufio.NewWriterSize(w, 64<<10)}
 	e.w.WriteString("{\n")
 	e.field("schema", doc.Schema)
@@ -146,7 +167,7 @@ func encodeDocument(w io.Writer, doc Document, count int, session sessionWriter)
 		e.field("sessions", doc.Sessions)
 	} else {
 		e.w.WriteString(`  "sessions": [` + "\n")
-		e.sessions(count, session)
+		e.sessions(chunkStarts(count, nodes), session)
 		e.w.WriteString("  ],\n")
 	}
 	e.w.WriteString(`  "problems": `)
@@ -158,19 +179,39 @@ func encodeDocument(w io.Writer, doc Document, count int, session sessionWriter)
 	return e.w.Flush()
 }
 
-// sessionsAChunk is how many sessions one encoder writes at a time.
-const sessionsAChunk = 4
+// chunkNodes is how many nodes one encoder writes at a time, at the
+// least: a chunk is a run of sessions that holds this many (a session
+// larger than that is a chunk of its own). Chunks of four sessions each,
+// as they were, made writing a forest of small sessions on two cores
+// slower than on one: each chunk of a few nodes, handed from its encoder
+// to the writer and back, cost more in that handing than in its encoding.
+const chunkNodes = 64
+
+// chunkStarts are the first sessions of the chunks count sessions are
+// written in, each holding nodes(i) nodes, followed by count: chunk k is
+// sessions starts[k] to starts[k+1]-1.
+func chunkStarts(count int, nodes func(i int) int) []int {
+	starts := []int{0}
+	held := 0
+	for i := range count {
+		if held += nodes(i); held >= chunkNodes && i+1 < count {
+			starts = append(starts, i+1)
+			held = 0
+		}
+	}
+	return append(starts, count)
+}
 
 // sessions writes the sessions, each line of the list after the first
-// joined by a comma. They are encoded a chunk at a time by an encoder on
-// every core, chunk k by encoder k mod n, and written in order: one encoder
-// was a tenth of `--once --json`, alone after the parallel scan. A chunk
-// larger than spillAt reaches the writer in parts, in order, as it is
-// encoded.
-func (e *docEncoder) sessions(count int, session sessionWriter) {
-	chunks := (count + sessionsAChunk - 1) / sessionsAChunk
+// joined by a comma; starts are their chunks' (chunkStarts). They are
+// encoded a chunk at a time by an encoder on every core, chunk k by
+// encoder k mod n, and written in order: one encoder was a tenth of
+// `--once --json`, alone after the parallel scan. A chunk larger than
+// spillAt reaches the writer in parts, in order, as it is encoded.
+func (e *docEncoder) sessions(starts []int, session sessionWriter) {
+	count, chunks := starts[len(starts)-1], len(starts)-1
 	if encoders := min(runtime.GOMAXPROCS(0), chunks); encoders > 1 {
-		e.sessionsInParallel(count, chunks, encoders, session)
+		e.sessionsInParallel(starts, encoders, session)
 		return
 	}
 	var a nodeArena
@@ -178,8 +219,8 @@ func (e *docEncoder) sessions(count int, session sessionWriter) {
 		_, err := e.w.Write(b)
 		return b[:0], err
 	}}
-	for lo := 0; lo < count && e.err == nil; lo += sessionsAChunk {
-		e.buf, e.err = appendSessions(e.buf[:0], lo, min(lo+sessionsAChunk, count), count, session, &a, sp)
+	for k := 0; k < chunks && e.err == nil; k++ {
+		e.buf, e.err = appendSessions(e.buf[:0], starts[k], starts[k+1], count, session, &a, sp)
 		if e.err == nil {
 			_, e.err = e.w.Write(e.buf)
 		}
@@ -204,7 +245,8 @@ type chunkEncoder struct {
 
 // sessionsInParallel has encoders encoders encode the chunks, chunk c by
 // encoder c mod encoders, and writes them in order.
-func (e *docEncoder) sessionsInParallel(count, chunks, encoders int, session sessionWriter) {
+func (e *docEncoder) sessionsInParallel(starts []int, encoders int, session sessionWriter) {
+	chunks := len(starts) - 1
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	encs := make([]chunkEncoder, encoders)
@@ -212,7 +254,7 @@ func (e *docEncoder) sessionsInParallel(count, chunks, encoders int, session ses
 		encs[k] = chunkEncoder{out: make(chan encoded, 1), free: make(chan []byte, 2), stop: stop}
 		encs[k].free <- nil
 		encs[k].free <- nil
-		wg.Go(func() { encs[k].encode(k, encoders, chunks, count, session) })
+		wg.Go(func() { encs[k].encode(k, encoders, starts, session) })
 	}
 	for c := 0; c < chunks && e.err == nil; c++ {
 		enc := &encs[c%encoders]
@@ -231,9 +273,10 @@ func (e *docEncoder) sessionsInParallel(count, chunks, encoders int, session ses
 	wg.Wait()
 }
 
-// encode encodes chunks first, first+step, ... of count sessions, until
-// they are done or the writing stopped.
-func (c *chunkEncoder) encode(first, step, chunks, count int, session sessionWriter) {
+// encode encodes chunks first, first+step, ... of the chunks that start
+// at starts, until they are done or the writing stopped.
+func (c *chunkEncoder) encode(first, step int, starts []int, session sessionWriter) {
+	count, chunks := starts[len(starts)-1], len(starts)-1
 	var a nodeArena
 	sp := &spiller{emit: c.emitPart}
 	for k := first; k < chunks; k += step {
@@ -243,8 +286,7 @@ func (c *chunkEncoder) encode(first, step, chunks, count int, session sessionWri
 		case <-c.stop:
 			return
 		}
-		lo := k * sessionsAChunk
-		b, err := appendSessions(b[:0], lo, min(lo+sessionsAChunk, count), count, session, &a, sp)
+		b, err := appendSessions(b[:0], starts[k], starts[k+1], count, session, &a, sp)
 		if errors.Is(err, errStopped) {
 			return
 		}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,6 +104,7 @@ func TestJSONStreamedIsTheReferenceByteForByte(t *testing.T) {
 		{"a hundred sessions, written a chunk an encoder", forestOf(100)},
 		{"a session larger than a spill, written in parts", sessionOf(3000)},
 		{"sessions larger than a spill, each encoder's in parts", largeSessions(9, 1500)},
+		{"lone nodes, many to a chunk", loneNodesOf(1000)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -110,6 +112,34 @@ func TestJSONStreamedIsTheReferenceByteForByte(t *testing.T) {
 		})
 	}
 }
+
+// Sessions are handed to an encoder in chunks of at least chunkNodes
+// nodes, a session larger than that a chunk of its own, the last chunk
+// whatever is left.
+func TestChunksHoldSessionsUntilTheyHoldChunkNodes(t *testing.T) {
+	const c = chunkNodes
+	tests := []struct {
+		name  string
+		nodes []int
+		want  []int
+	}{
+		{"one session", []int{1}, []int{0, 1}},
+		{"lone nodes, chunkNodes to a chunk", slicesOf(2*c+1, 1), []int{0, c, 2 * c, 2*c + 1}},
+		{"a session of chunkNodes alone", []int{c, 1, 1}, []int{0, 1, 3}},
+		{"a large session among small ones", []int{1, 1, 10 * c, 3, 3}, []int{0, 3, 5}},
+		{"the last chunk holds what is left", []int{c - 1, 1, c - 1}, []int{0, 2, 3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := chunkStarts(len(tt.nodes), func(i int) int { return tt.nodes[i] })
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("chunkStarts of %v = %v, want %v", tt.nodes, got, tt.want)
+			}
+		})
+	}
+}
+
+func slicesOf(n, v int) []int { return slices.Repeat([]int{v}, n) }
 
 // Random forests, every value a node shows drawn at random (strings of the
 // characters that escape differently, floats that switch to exponents,

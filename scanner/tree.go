@@ -17,7 +17,6 @@ package scanner
 import (
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -145,16 +144,23 @@ func newBuilder(roots []Root, nodes []*model.Node) (b *builder, stored []*model.
 		chosen:  make(map[*model.Node]int, len(nodes)),
 		refused: map[*model.Node]map[*model.Node]bool{},
 	}
-	sorted := append([]*model.Node(nil), nodes...)
-	if !slices.IsSortedFunc(sorted, byInfraDir) { // as a walk gives them
-		slices.SortStableFunc(sorted, byInfraDir)
-	}
+	// The walk's nodes come sorted by dir, the stores' after them, each
+	// store's in its own order: only the walk's are kept in dir order, and
+	// only sorted when they are not (a sort of them all with the stores'
+	// was a fifth of what 1,850 store nodes cost the build).
+	walked := make([]*model.Node, 0, len(nodes)-stores)
 	stored = make([]*model.Node, 0, stores)
-	for _, n := range sorted {
+	for _, n := range nodes {
 		if isStoreNode(n) {
 			stored = append(stored, n)
-			continue
+		} else {
+			walked = append(walked, n)
 		}
+	}
+	if !slices.IsSortedFunc(walked, byInfraDir) {
+		slices.SortStableFunc(walked, byInfraDir)
+	}
+	for _, n := range walked {
 		if _, dup := b.byDir[n.InfraDir]; dup {
 			continue // the same dir reached twice (a root given twice)
 		}
@@ -199,7 +205,13 @@ func (b *builder) addEdges() {
 // edges are the parents their records declare by key, strengthened as a
 // parent_heartbeat is; a store has no registry and no nesting.
 func (b *builder) addStoreNodes(stored []*model.Node) {
-	sort.SliceStable(stored, func(i, j int) bool { return stored[i].HeartbeatPath < stored[j].HeartbeatPath })
+	// By key; of one key (a store given twice), the first by dir is kept.
+	slices.SortStableFunc(stored, func(a, b *model.Node) int {
+		if c := strings.Compare(a.HeartbeatPath, b.HeartbeatPath); c != 0 {
+			return c
+		}
+		return byInfraDir(a, b)
+	})
 	b.byKey = make(map[string]*model.Node, len(b.nodes)+len(stored))
 	for _, n := range b.nodes {
 		b.byKey[n.HeartbeatPath] = n

@@ -1,8 +1,10 @@
 package scanner
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -51,6 +53,8 @@ func TestAStoreNodeWhoseDirLiesOutsideEveryRootIsOutsideRoot(t *testing.T) {
 		{"elsewhere", elsewhere, true},
 		{"a symlink out of the root", link, true},
 		{"below a symlink out of the root", filepath.Join(link, "sub"), true},
+		{"not there yet, inside its root", filepath.Join(root, "state", "s1"), false},
+		{"not there yet, below a symlink out of the root", filepath.Join(link, "state", "s1"), true},
 		{"/etc", "/etc", true},
 		{"the filesystem root", "/", true},
 		{"not absolute", "wt", true},
@@ -71,5 +75,32 @@ func TestAStoreNodeWhoseDirLiesOutsideEveryRootIsOutsideRoot(t *testing.T) {
 				t.Errorf("dir %q: outside_root = %v, want %v", tc.dir, got, tc.outside)
 			}
 		})
+	}
+}
+
+// resolve looks a path up once, and never a path whose parent is not
+// there: the state dirs of a store's sessions, all under one dir not made
+// yet, cost one lookup of that dir and one of its parent, not one each.
+func TestResolveLooksNothingUpUnderADirNotThere(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var looked []string
+	b := &builder{lstat: func(p string) (fs.FileInfo, error) {
+		looked = append(looked, p)
+		return os.Lstat(p)
+	}}
+	b.resolve(root) // the root and its parents, looked up once
+	looked = nil
+	for i := range 100 {
+		p := filepath.Join(root, ".dispatchtop", "claude", "s"+strconv.Itoa(i))
+		if got := b.resolve(p); got != p {
+			t.Fatalf("resolve(%s) = %s", p, got)
+		}
+	}
+	want := []string{filepath.Join(root, ".dispatchtop")}
+	if !slices.Equal(looked, want) {
+		t.Errorf("looked up %d paths %v, want %v", len(looked), looked[:min(len(looked), 4)], want)
 	}
 }

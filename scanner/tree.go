@@ -15,6 +15,7 @@ package scanner
 // parent lists the node in RefusedChildren.
 
 import (
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -57,8 +58,12 @@ type builder struct {
 	// refused[child][parent]: parent's registry claim on child, not adopted
 	// because child belongs to another session.
 	refused map[*model.Node]map[*model.Node]bool
-	// resolved memoizes resolve: path -> the path with symlinks resolved.
+	// resolved memoizes resolve: path -> the path with symlinks resolved;
+	// missing holds the paths resolve found not there.
 	resolved map[string]string
+	missing  map[string]bool
+	// lstat is os.Lstat, or a test's count of the lookups resolve makes.
+	lstat func(string) (fs.FileInfo, error)
 	// worktree memoizes isWorktree: dir -> it holds a `.git` entry.
 	worktree map[string]bool
 	// nodeDir memoizes isNodeDirOnDisk: dir -> it holds a heartbeat or a

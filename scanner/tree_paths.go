@@ -5,9 +5,12 @@ package scanner
 // once and the walk's skipping rules applied to paths it never walked.
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/dispatchtop/dispatchtop/model"
 	"github.com/dispatchtop/dispatchtop/protocol"
@@ -212,30 +215,46 @@ const unresolvable = "\x00unresolvable"
 
 // resolve is p with every symlink resolved, for a p that need not exist:
 // one lstat per path, the parents' answers remembered (a registry of
-// 100,000 missing children under one dir resolves that dir once).
+// 100,000 missing children under one dir resolves that dir once), and
+// none for a path whose parent is not there (the state dirs dispatchtop
+// has not made yet, one a store's session, all under one missing dir).
 func (b *builder) resolve(p string) string {
 	if real, ok := b.resolved[p]; ok {
 		return real
 	}
 	if b.resolved == nil {
-		b.resolved = map[string]string{}
+		b.resolved, b.missing = map[string]string{}, map[string]bool{}
+	}
+	parent := filepath.Dir(p)
+	if parent == p {
+		b.resolved[p] = p // the filesystem root
+		return p
+	}
+	realParent := b.resolve(parent)
+	var fi fs.FileInfo
+	err := error(fs.ErrNotExist)
+	if !b.missing[parent] {
+		lstat := b.lstat
+		if lstat == nil {
+			lstat = os.Lstat
+		}
+		fi, err = lstat(p)
 	}
 	var real string
-	fi, err := os.Lstat(p)
-	switch parent := filepath.Dir(p); {
+	switch {
 	case err == nil && fi.Mode()&os.ModeSymlink != 0:
 		if r, err := filepath.EvalSymlinks(p); err == nil {
 			real = r
 		} else {
 			real = unresolvable + p
 		}
-	case parent == p:
-		real = p // the filesystem root
+	case strings.HasPrefix(realParent, unresolvable):
+		real = unresolvable + p
 	default:
-		real = filepath.Join(b.resolve(parent), filepath.Base(p))
-		if strings.HasPrefix(real, unresolvable) {
-			real = unresolvable + p
-		}
+		real = filepath.Join(realParent, filepath.Base(p))
+	}
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		b.missing[p] = true
 	}
 	b.resolved[p] = real
 	return real

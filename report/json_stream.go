@@ -187,6 +187,13 @@ func encodeDocument(w io.Writer, doc Document, count int, nodes func(i int) int,
 // to the writer and back, cost more in that handing than in its encoding.
 const chunkNodes = 64
 
+// chunkBuffer is the room an encoder's buffer is made with: a part spilled
+// at spillAt and the node that took it past. Grown from nothing, the four
+// buffers of two encoders were copied on every doubling, and allocated
+// three times the bytes they came to hold; memory made and not written
+// costs nothing.
+const chunkBuffer = spillAt + 64<<10
+
 // chunkStarts are the first sessions of the chunks count sessions are
 // written in, each holding nodes(i) nodes, followed by count: chunk k is
 // sessions starts[k] to starts[k+1]-1.
@@ -252,8 +259,8 @@ func (e *docEncoder) sessionsInParallel(starts []int, encoders int, session sess
 	encs := make([]chunkEncoder, encoders)
 	for k := range encs {
 		encs[k] = chunkEncoder{out: make(chan encoded, 1), free: make(chan []byte, 2), stop: stop}
-		encs[k].free <- nil
-		encs[k].free <- nil
+		encs[k].free <- make([]byte, 0, chunkBuffer)
+		encs[k].free <- make([]byte, 0, chunkBuffer)
 		wg.Go(func() { encs[k].encode(k, encoders, starts, session) })
 	}
 	for c := 0; c < chunks && e.err == nil; c++ {

@@ -104,3 +104,38 @@ func TestResolveLooksNothingUpUnderADirNotThere(t *testing.T) {
 		t.Errorf("looked up %d paths %v, want %v", len(looked), looked[:min(len(looked), 4)], want)
 	}
 }
+
+// SPEC §2: a store's node declares its parent by key, the HeartbeatPath
+// of a node: another store node's, or a walked node's heartbeat file; a
+// key no node has invents no parent.
+func TestAStoreNodeHangsUnderTheNodeItsKeyNames(t *testing.T) {
+	root := t.TempDir()
+	walked := &model.Node{Root: root, InfraDir: filepath.Join(root, "lead"), HeartbeatPath: filepath.Join(root, "lead", ".heartbeat"),
+		HasHeartbeat: true, Heartbeat: &model.Heartbeat{PID: 1}}
+	stored := func(id, key, parent string) *model.Node {
+		return &model.Node{Root: root, Source: string(recordKind), ID: id, HeartbeatPath: key, HasHeartbeat: true,
+			Heartbeat: &model.Heartbeat{HasParentField: true, ParentHeartbeat: parent}}
+	}
+	tests := []struct {
+		name, parentKey, wantParent string
+	}{
+		{"a walked node's heartbeat", walked.HeartbeatPath, "lead"},
+		{"another store node's key", root + "#lead", "store-lead"},
+		{"a key no node has", root + "#gone", ""},
+		{"a walked node's dir, not its heartbeat", walked.InfraDir, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			walked := *walked
+			nodes := []*model.Node{&walked, stored("store-lead", root+"#lead", ""), stored("child", root+"#child", tt.parentKey)}
+			snap := BuildForest([]Root{{Path: root, Resolved: root, Source: recordStore{}, AlsoNative: true}}, nodes, nil)
+			child := snap.Node("child")
+			if child == nil {
+				t.Fatal("no child")
+			}
+			if got := child.ParentID; got != tt.wantParent {
+				t.Errorf("parent of a node declaring %q = %q, want %q", tt.parentKey, got, tt.wantParent)
+			}
+		})
+	}
+}

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // decodeFast is decodeFields' fast path: the object b decoded into v in one
@@ -48,7 +48,7 @@ func decodeMembers(b []byte, rv reflect.Value) bool {
 		return false
 	}
 	tf := fieldsOf(rv.Type())
-	d := memberDecoder{b: b, rv: rv, tf: tf}
+	d := memberDecoder{b: b, rv: rv, base: rv.Addr().UnsafePointer(), tf: tf}
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return skipSpace(b, i+1) == len(b)
@@ -97,6 +97,7 @@ func decodeMembers(b []byte, rv reflect.Value) bool {
 type memberDecoder struct {
 	b      []byte
 	rv     reflect.Value
+	base   unsafe.Pointer // rv's address
 	tf     *typeFields
 	text   string // b as a string, made at the first string or number field
 	strs   []string
@@ -107,17 +108,22 @@ type memberDecoder struct {
 // member decodes the member key whose value is b[start:end] (valid JSON);
 // false when the record is not the fast path's.
 func (d *memberDecoder) member(key []byte, start, end int) bool {
-	for _, name := range d.tf.names {
-		if string(key) != name && asciiEqualFold(key, name) {
-			return false
-		}
-	}
-	i := slices.Index(d.tf.names, string(key))
-	if i < 0 || d.tf.names[i] == "" {
-		return true
+	i, ok := d.tf.find(key)
+	switch {
+	case !ok:
+		// A key another name's case away from a field's: encoding/json
+		// would take it for that field; the plain decoder does not.
+		return !d.tf.foldsToAField(key)
+	case d.tf.caseTwin[i]:
+		return false // a field's name another's but for case
 	}
 	value := d.b[start:end]
 	f := d.rv.Field(i)
+	// Where the field lies in the record: a field of a kind below is set
+	// through its address as its kind's type (fieldsOf told the kind by
+	// the field's exact type), where reflect's Addr looked its pointer
+	// type up in a shared map, a member at a time.
+	at := unsafe.Add(d.base, d.tf.offsets[i])
 	if string(value) == "null" {
 		// encoding/json sets a pointer nil; the plain decoder skips a
 		// null, and a json.RawMessage left as null reads as absent.
@@ -140,7 +146,7 @@ func (d *memberDecoder) member(key []byte, start, end int) bool {
 			d.strs = make([]string, len(d.tf.names))
 		}
 		d.strs[i] = d.text[start+1 : end-1]
-		*f.Addr().Interface().(**string) = &d.strs[i]
+		*(**string)(at) = &d.strs[i]
 	case kindFloat:
 		if c := value[0]; c != '-' && (c < '0' || c > '9') {
 			return false
@@ -156,7 +162,7 @@ func (d *memberDecoder) member(key []byte, start, end int) bool {
 			d.floats = make([]float64, len(d.tf.names))
 		}
 		d.floats[i] = n
-		*f.Addr().Interface().(**float64) = &d.floats[i]
+		*(**float64)(at) = &d.floats[i]
 	case kindInt:
 		if c := value[0]; c != '-' && (c < '0' || c > '9') {
 			return false
@@ -174,11 +180,11 @@ func (d *memberDecoder) member(key []byte, start, end int) bool {
 			d.ints = make([]int, len(d.tf.names))
 		}
 		d.ints[i] = int(n)
-		*f.Addr().Interface().(**int) = &d.ints[i]
+		*(**int)(at) = &d.ints[i]
 	case kindRaw:
 		// The value's text, as encoding/json copies it, held in the
 		// record's own bytes (read for this record alone).
-		*f.Addr().Interface().(*json.RawMessage) = value[:len(value):len(value)]
+		*(*json.RawMessage)(at) = value[:len(value):len(value)]
 	case kindRawList:
 		// A list's items, each its bytes in the record (validValue has
 		// checked the list): encoding/json would check the list again and
@@ -198,7 +204,7 @@ func (d *memberDecoder) member(key []byte, start, end int) bool {
 				j = skipSpace(value, j+1)
 			}
 		}
-		*f.Addr().Interface().(*[]json.RawMessage) = items
+		*(*[]json.RawMessage)(at) = items
 	default:
 		return json.Unmarshal(value, f.Addr().Interface()) == nil
 	}
@@ -222,6 +228,60 @@ const (
 type typeFields struct {
 	names []string
 	kinds []fieldKind
+	// index is each named field's by its name; lower each by its name
+	// in lower case (a key that folds to a name, looked up without a
+	// loop over the names); caseTwin marks a name another folds to.
+	index    map[string]int
+	lower    map[string]int
+	caseTwin []bool
+	offsets  []uintptr
+	// slots find a name by its length and its first and last bytes
+	// (slotOf), one comparison of the whole key: a field's index + 1, 0
+	// for none, -1 for names that share a slot (found in index). A map's
+	// hash of each key cost more than the rest of a member's decoding.
+	slots [64]int8
+}
+
+func slotOf[T string | []byte](k T) int {
+	return (len(k)*7 + int(k[0])*3 + int(k[len(k)-1])) & 63
+}
+
+// find is the index of the field named key.
+func (tf *typeFields) find(key []byte) (int, bool) {
+	if len(key) == 0 {
+		return 0, false
+	}
+	switch s := tf.slots[slotOf(key)]; {
+	case s > 0:
+		return int(s - 1), tf.names[s-1] == string(key)
+	case s < 0:
+		i, ok := tf.index[string(key)]
+		return i, ok
+	}
+	return 0, false
+}
+
+// foldsToAField reports whether the ASCII key k, no field's name, is one
+// but for case.
+func (tf *typeFields) foldsToAField(k []byte) bool {
+	var buf [64]byte
+	if len(k) > len(buf) {
+		for _, name := range tf.names {
+			if name != "" && asciiEqualFold(k, name) {
+				return true
+			}
+		}
+		return false
+	}
+	lower := buf[:len(k)]
+	for i, c := range k {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	_, ok := tf.lower[string(lower)]
+	return ok
 }
 
 // fieldTable holds each record type's fields, learnt at its first record
@@ -232,9 +292,16 @@ func fieldsOf(rt reflect.Type) *typeFields {
 	if tf, ok := fieldTable.Load(rt); ok {
 		return tf.(*typeFields)
 	}
-	tf := &typeFields{names: make([]string, rt.NumField()), kinds: make([]fieldKind, rt.NumField())}
+	n := rt.NumField()
+	tf := &typeFields{names: make([]string, n), kinds: make([]fieldKind, n), index: map[string]int{}, lower: map[string]int{},
+		caseTwin: make([]bool, n), offsets: make([]uintptr, n)}
 	for i := range tf.names {
 		tf.names[i], _, _ = strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		tf.offsets[i] = rt.Field(i).Offset
+		if _, twice := tf.index[tf.names[i]]; tf.names[i] != "" && !twice {
+			tf.index[tf.names[i]] = i
+			tf.lower[strings.ToLower(tf.names[i])] = i
+		}
 		switch rt.Field(i).Type {
 		case reflect.TypeFor[*string]():
 			tf.kinds[i] = kindString
@@ -246,6 +313,19 @@ func fieldsOf(rt reflect.Type) *typeFields {
 			tf.kinds[i] = kindRaw
 		case reflect.TypeFor[[]json.RawMessage]():
 			tf.kinds[i] = kindRawList
+		}
+	}
+	for name, i := range tf.index {
+		switch slot := &tf.slots[slotOf(name)]; {
+		case *slot == 0 && i < 127:
+			*slot = int8(i + 1)
+		default:
+			*slot = -1
+		}
+	}
+	for i, name := range tf.names {
+		for j, other := range tf.names {
+			tf.caseTwin[i] = tf.caseTwin[i] || i != j && name != "" && name != other && strings.EqualFold(name, other)
 		}
 	}
 	got, _ := fieldTable.LoadOrStore(rt, tf)

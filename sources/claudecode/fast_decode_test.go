@@ -157,3 +157,63 @@ func TestDecodeFastAllocatesNoMemberList(t *testing.T) {
 		})
 	}
 }
+
+// A key that names a field exactly, in a record whose other field's name
+// is the same but for case, or a key that names one but for case, is left
+// to the plain decoder: encoding/json would take either for the field it
+// folds to.
+func TestDecodeFastLeavesCaseFoldedKeysToThePlainDecoder(t *testing.T) {
+	type twins struct {
+		Lower *string `json:"name"`
+		Upper *string `json:"Name"`
+		Other *string `json:"other"`
+	}
+	for _, tc := range []struct {
+		record string
+		taken  bool
+	}{
+		{`{"other": "x"}`, true},
+		{`{"OTHER": "x"}`, false},
+		{`{"oTher": "x"}`, false},
+		{`{"name": "x"}`, false},
+		{`{"Name": "x"}`, false},
+		{`{"unknown": "x"}`, true},
+	} {
+		if got := decodeFast([]byte(tc.record), new(twins)); got != tc.taken {
+			t.Errorf("%s: taken %v, want %v", tc.record, got, tc.taken)
+		}
+	}
+}
+
+// A record type's fields are found by their names, whichever share a
+// slot, and no other key is.
+func TestFindNamesEveryFieldAndNoOther(t *testing.T) {
+	type sharing struct { // "ab" and "eV" share a slot
+		A *string `json:"ab"`
+		B *string `json:"ab2"`
+		C *string `json:"eV"`
+	}
+	if slotOf("ab") != slotOf("eV") {
+		t.Fatal("the names meant to share a slot do not")
+	}
+	for _, rt := range []reflect.Type{reflect.TypeFor[sessionFile](), reflect.TypeFor[jobFile](), reflect.TypeFor[teamFile](),
+		reflect.TypeFor[teamMember](), reflect.TypeFor[sharing]()} {
+		tf := fieldsOf(rt)
+		for i, name := range tf.names {
+			if name == "" {
+				continue
+			}
+			if got, ok := tf.find([]byte(name)); !ok || got != i {
+				t.Errorf("%v: find(%q) = %d, %v, want %d", rt, name, got, ok, i)
+			}
+			for _, other := range []string{name + "x", "x" + name, name[:len(name)-1]} {
+				if j, ok := tf.find([]byte(other)); ok && tf.names[j] != other {
+					t.Errorf("%v: find(%q) = %q", rt, other, tf.names[j])
+				}
+			}
+		}
+		if _, ok := tf.find(nil); ok {
+			t.Errorf("%v: the empty key found", rt)
+		}
+	}
+}

@@ -47,7 +47,7 @@ func (r *reader) readJobs() {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue // pins.json and the like
 		}
-		path := filepath.Join(dir, e.Name(), jobState)
+		path := dir + sep + e.Name() + sep + jobState
 		r.readJob(d, e.Name(), path[len(dir)+1:], path) // its name in dir: a slice, no second string
 	}
 }

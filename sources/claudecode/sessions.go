@@ -66,7 +66,7 @@ func (r *reader) readSessions() {
 		if !ok {
 			continue
 		}
-		path := filepath.Join(dir, e.Name())
+		path := dir + sep + e.Name()
 		r.readSession(d, path[len(dir)+1:], path, namePID)
 	}
 }

@@ -1,7 +1,7 @@
 package claudecode
 
 import (
-	"path/filepath"
+	"os"
 	"strings"
 
 	"github.com/dispatchtop/dispatchtop/model"
@@ -36,20 +36,13 @@ type jobNode struct {
 const jobFields = 8
 
 func (r *reader) readJobs() {
-	dir := filepath.Join(r.store, jobsDir)
-	entries := r.listDir(dir)
-	if len(entries) == 0 {
-		return
-	}
-	d := openRecordDir(dir)
-	defer d.close()
-	for _, e := range entries {
+	r.eachRecordEntry(jobsDir, func(d recordDir, e os.DirEntry) {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue // pins.json and the like
+			return // pins.json and the like
 		}
-		path := dir + sep + e.Name() + sep + jobState
-		r.readJob(d, e.Name(), path[len(dir)+1:], path) // its name in dir: a slice, no second string
-	}
+		path := d.path + sep + e.Name() + sep + jobState
+		r.readJob(d, e.Name(), path[len(d.path)+1:], path) // its name in d: a slice, no second string
+	})
 }
 
 // readJob maps a job's state onto a node under the session that owns it:

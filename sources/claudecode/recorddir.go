@@ -1,6 +1,11 @@
 package claudecode
 
-import "github.com/dispatchtop/dispatchtop/protocol"
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/dispatchtop/dispatchtop/protocol"
+)
 
 // recordDir is a directory of records (sessions/, jobs/) held open while
 // its records are read, each opened relative to it: the kernel walks a
@@ -24,6 +29,22 @@ func openRecordDir(path string) recordDir {
 		return recordDir{fd: -1, path: path}
 	}
 	return recordDir{fd: fd, path: path}
+}
+
+// eachRecordEntry lists the store's directory sub (sessions/, jobs/) and
+// gives each of its entries, in the listing's order, with the directory
+// held open for their reads (its path d.path).
+func (r *reader) eachRecordEntry(sub string, each func(d recordDir, e os.DirEntry)) {
+	dir := filepath.Join(r.store, sub)
+	entries := r.listDir(dir)
+	if len(entries) == 0 {
+		return
+	}
+	d := openRecordDir(dir)
+	defer d.close()
+	for _, e := range entries {
+		each(d, e)
+	}
 }
 
 func (d recordDir) close() {

@@ -3,6 +3,7 @@ package claudecode
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -52,23 +53,16 @@ func sessionFileName(name string) (int, bool) {
 }
 
 func (r *reader) readSessions() {
-	dir := filepath.Join(r.store, sessionsDir)
-	entries := r.listDir(dir)
-	if len(entries) == 0 {
-		return
-	}
-	d := openRecordDir(dir)
-	defer d.close()
-	for _, e := range entries {
+	r.eachRecordEntry(sessionsDir, func(d recordDir, e os.DirEntry) {
 		// A directory so named is read too: its read is a problem, not a
 		// session skipped without a word.
 		namePID, ok := sessionFileName(e.Name())
 		if !ok {
-			continue
+			return
 		}
-		path := dir + sep + e.Name()
-		r.readSession(d, path[len(dir)+1:], path, namePID)
-	}
+		path := d.path + sep + e.Name()
+		r.readSession(d, path[len(d.path)+1:], path, namePID)
+	})
 }
 
 // readSession maps one session file onto a session node: the record name

@@ -206,10 +206,10 @@ func (b *builder) snapshot(problems []model.Problem) *model.Snapshot {
 	}
 	// Every node with a parent, sorted by its parent's id, then its own:
 	// each parent's children are then a run of one list, in id order,
-	// rather than a list grown child by child.
-	// The walk's children and the stores' are sorted apart and merged: the
-	// walk's come nearly in order, and sorting the stores' among them made
-	// a sort of them all cost three times a sort of theirs.
+	// rather than a list grown child by child. The walk's children and the
+	// stores' are sorted apart and merged: the walk's come nearly in order,
+	// and sorting the stores' among them made a sort of them all cost three
+	// times a sort of theirs.
 	children := make([]*model.Node, 0, len(b.nodes))
 	var storeChildren []*model.Node
 	for _, n := range b.nodes {

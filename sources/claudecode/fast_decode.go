@@ -228,11 +228,11 @@ const (
 type typeFields struct {
 	names []string
 	kinds []fieldKind
-	// index is each named field's by its name; lower each by its name
-	// in lower case (a key that folds to a name, looked up without a
-	// loop over the names); caseTwin marks a name another folds to.
+	// index is each named field's by its name; lower holds the names in
+	// lower case (a key that folds to a name, looked up without a loop
+	// over the names); caseTwin marks a name another folds to.
 	index    map[string]int
-	lower    map[string]int
+	lower    map[string]bool
 	caseTwin []bool
 	offsets  []uintptr
 	// slots find a name by its length and its first and last bytes
@@ -265,23 +265,13 @@ func (tf *typeFields) find(key []byte) (int, bool) {
 // but for case.
 func (tf *typeFields) foldsToAField(k []byte) bool {
 	var buf [64]byte
-	if len(k) > len(buf) {
-		for _, name := range tf.names {
-			if name != "" && asciiEqualFold(k, name) {
-				return true
-			}
-		}
-		return false
-	}
-	lower := buf[:len(k)]
-	for i, c := range k {
+	lower := append(buf[:0], k...) // on the stack but for a key longer than any name
+	for i, c := range lower {
 		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+			lower[i] = c + 'a' - 'A'
 		}
-		lower[i] = c
 	}
-	_, ok := tf.lower[string(lower)]
-	return ok
+	return tf.lower[string(lower)]
 }
 
 // fieldTable holds each record type's fields, learnt at its first record
@@ -293,14 +283,14 @@ func fieldsOf(rt reflect.Type) *typeFields {
 		return tf.(*typeFields)
 	}
 	n := rt.NumField()
-	tf := &typeFields{names: make([]string, n), kinds: make([]fieldKind, n), index: map[string]int{}, lower: map[string]int{},
+	tf := &typeFields{names: make([]string, n), kinds: make([]fieldKind, n), index: map[string]int{}, lower: map[string]bool{},
 		caseTwin: make([]bool, n), offsets: make([]uintptr, n)}
 	for i := range tf.names {
 		tf.names[i], _, _ = strings.Cut(rt.Field(i).Tag.Get("json"), ",")
 		tf.offsets[i] = rt.Field(i).Offset
 		if _, twice := tf.index[tf.names[i]]; tf.names[i] != "" && !twice {
 			tf.index[tf.names[i]] = i
-			tf.lower[strings.ToLower(tf.names[i])] = i
+			tf.lower[strings.ToLower(tf.names[i])] = true
 		}
 		switch rt.Field(i).Type {
 		case reflect.TypeFor[*string]():
@@ -330,28 +320,6 @@ func fieldsOf(rt reflect.Type) *typeFields {
 	}
 	got, _ := fieldTable.LoadOrStore(rt, tf)
 	return got.(*typeFields)
-}
-
-// asciiEqualFold reports whether the ASCII key k and the ASCII name are
-// equal but for case (objectMembers refuses a key that is not ASCII, which
-// encoding/json's Unicode folding could take for a name of another length).
-func asciiEqualFold(k []byte, name string) bool {
-	if len(k) != len(name) {
-		return false
-	}
-	for i := range k {
-		a, b := k[i], name[i]
-		if 'A' <= a && a <= 'Z' {
-			a += 'a' - 'A'
-		}
-		if 'A' <= b && b <= 'Z' {
-			b += 'a' - 'A'
-		}
-		if a != b {
-			return false
-		}
-	}
-	return true
 }
 
 func skipSpace(b []byte, i int) int {

@@ -44,7 +44,7 @@ type claudeStore struct {
 	dir string
 }
 
-func newStore(t *testing.T) *claudeStore {
+func newStore(t testing.TB) *claudeStore {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), ".claude")
 	if err := os.MkdirAll(filepath.Join(dir, sessionsDir), 0o755); err != nil {

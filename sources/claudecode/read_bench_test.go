@@ -1,7 +1,6 @@
 package claudecode
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,21 +13,9 @@ import (
 // a read opens and decodes, which the agents' homes of `--once` pay for
 // (SPEC §8, the agents' stores).
 func BenchmarkReadHome(b *testing.B) {
-	dir := filepath.Join(b.TempDir(), ".claude")
+	store := newStore(b)
+	dir, write := store.dir, store.write
 	now := time.Now()
-	write := func(rel string, v any) {
-		data, err := json.Marshal(v)
-		if err != nil {
-			b.Fatal(err)
-		}
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
 	const sessions, jobs = 200, 500
 	for i := range sessions {
 		pid := 4_000_000 + i // past any pid_max a host sets: gone
